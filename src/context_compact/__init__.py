@@ -1,0 +1,30 @@
+"""context-compact: keep long-running LLM agents inside their context window, losing nothing.
+
+compactor = Compactor(Policy.seed(), FileStore(workdir), summarizer)
+messages = compactor.prepare(messages, active_request)   # before every model call
+"""
+
+from .events import CompactionEvent
+from .invariants import InvalidHistory, Violation, check
+from .pipeline import Compactor
+from .policy import Policy
+from .sizing import estimate_chars
+from .store import FileStore, MemoryStore, Store
+from .summarize import LLMSummarizer, extractive_summary, summary_input, summary_message
+
+__all__ = [
+    "CompactionEvent",
+    "Compactor",
+    "FileStore",
+    "InvalidHistory",
+    "LLMSummarizer",
+    "MemoryStore",
+    "Policy",
+    "Store",
+    "Violation",
+    "check",
+    "estimate_chars",
+    "extractive_summary",
+    "summary_input",
+    "summary_message",
+]

@@ -1,0 +1,141 @@
+"""What a valid history is, defined once.
+
+``check(messages)`` returns every violation it finds; an empty list means the history can
+be sent to the Messages API as far as compaction is concerned. The rules:
+
+* ``malformed``: a message that is not a dict, has an unknown role, or content that is
+  neither a string nor a list.
+* ``orphan_result``: a ``tool_result`` whose ``tool_use_id`` is not a ``tool_use`` of the
+  previous message (which must be an assistant message).
+* ``unanswered_use``: a ``tool_use`` not answered by a ``tool_result`` in the next message,
+  unless its message is the last one (the model is still waiting for it).
+* ``duplicate_id``: the same ``tool_use`` id twice in the history.
+
+Roles are not required to alternate: the APIs merge consecutive same-role messages, and the
+seed's own markers create them. ``InvalidHistory`` is what the stages raise on bad input;
+they never repair it silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .messages import block_type
+
+ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class Violation:
+    index: int
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"message {self.index}: {self.rule}: {self.detail}"
+
+
+class InvalidHistory(ValueError):
+    """The history given to a stage violates ``check``; ``violations`` says where and why."""
+
+    def __init__(self, violations: list[Violation], where: str = "messages") -> None:
+        self.violations = violations
+        first = violations[0]
+        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        super().__init__(f"invalid {where}: {first}{more}")
+        self.index = first.index
+        self.rule = first.rule
+
+
+def _malformed(index: int, message: Any) -> Violation | None:
+    if not isinstance(message, dict):
+        return Violation(index, "malformed", f"expected a dict, got {type(message).__name__}")
+    role = message.get("role")
+    if role not in ROLES:
+        return Violation(index, "malformed", f"unknown role {role!r}")
+    content = message.get("content")
+    if not isinstance(content, (str, list)):
+        return Violation(
+            index, "malformed", f"content must be a str or a list, got {type(content).__name__}"
+        )
+    for bi, block in enumerate(content if isinstance(content, list) else []):
+        kind = block_type(block)
+        if kind == "tool_use" and not isinstance(block.get("id"), str):
+            return Violation(index, "malformed", f"block {bi}: tool_use without a string id")
+        if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
+            return Violation(index, "malformed", f"block {bi}: tool_result without tool_use_id")
+    return None
+
+
+def check(messages: Any) -> list[Violation]:
+    """Every violation of the history rules, in message order; empty when valid."""
+    if not isinstance(messages, list):
+        return [Violation(-1, "malformed", f"expected a list, got {type(messages).__name__}")]
+    found: list[Violation] = []
+    seen_ids: set[str] = set()
+    well_formed = []
+    for i, message in enumerate(messages):
+        bad = _malformed(i, message)
+        if bad:
+            found.append(bad)
+        well_formed.append(bad is None)
+    for i, message in enumerate(messages):
+        if not well_formed[i]:
+            continue
+        content = message["content"]
+        if not isinstance(content, list):
+            continue
+        uses = [b["id"] for b in content if block_type(b) == "tool_use"]
+        results = [b["tool_use_id"] for b in content if block_type(b) == "tool_result"]
+        if uses and message["role"] != "assistant":
+            found.append(Violation(i, "malformed", "tool_use in a user message"))
+        if results and message["role"] != "user":
+            found.append(Violation(i, "malformed", "tool_result in an assistant message"))
+        for use_id in uses:
+            if use_id in seen_ids:
+                found.append(Violation(i, "duplicate_id", f"tool_use id {use_id!r} repeats"))
+            seen_ids.add(use_id)
+        if results:
+            prev = messages[i - 1] if i > 0 and well_formed[i - 1] else None
+            prev_uses: set[str] = set()
+            if (
+                prev is not None
+                and prev["role"] == "assistant"
+                and isinstance(prev["content"], list)
+            ):
+                prev_uses = {b["id"] for b in prev["content"] if block_type(b) == "tool_use"}
+            for rid in results:
+                if rid not in prev_uses:
+                    found.append(
+                        Violation(
+                            i,
+                            "orphan_result",
+                            f"tool_result {rid!r} has no tool_use in the previous message",
+                        )
+                    )
+        if uses and message["role"] == "assistant" and i < len(messages) - 1:
+            nxt = messages[i + 1]
+            answered: set[str] = set()
+            if well_formed[i + 1] and nxt["role"] == "user" and isinstance(nxt["content"], list):
+                answered = {
+                    b["tool_use_id"] for b in nxt["content"] if block_type(b) == "tool_result"
+                }
+            for use_id in uses:
+                if use_id not in answered:
+                    found.append(
+                        Violation(
+                            i,
+                            "unanswered_use",
+                            f"tool_use {use_id!r} is not answered in the next message",
+                        )
+                    )
+    found.sort(key=lambda v: v.index)
+    return found
+
+
+def ensure_valid(messages: Any, where: str = "messages") -> None:
+    """Raise ``InvalidHistory`` naming the first bad message, or return quietly."""
+    violations = check(messages)
+    if violations:
+        raise InvalidHistory(violations, where)

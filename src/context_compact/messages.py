@@ -1,0 +1,90 @@
+"""Helpers over Anthropic-shaped message dicts.
+
+The canonical history is a list of Anthropic Messages API dicts (SPEC S-0.1):
+``{"role": "user" | "assistant", "content": str | [block, ...]}``. A *tool pair* is an
+assistant message holding ``tool_use`` blocks followed by the user message holding the
+matching ``tool_result`` blocks.
+
+Every helper here is read-only. Stages that change a block build a new block, a new
+message and a new list (``replace_block``); untouched messages are shared, never copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+Message = dict[str, Any]
+Block = dict[str, Any]
+
+
+def blocks(message: Message) -> list[Any]:
+    """The content blocks of a message; a string content has none."""
+    content = message.get("content")
+    return content if isinstance(content, list) else []
+
+
+def block_type(block: Any) -> str | None:
+    return block.get("type") if isinstance(block, dict) else None
+
+
+def has_tool_use(message: Message) -> bool:
+    """An assistant message with at least one ``tool_use`` block (the seed's test)."""
+    return message.get("role") == "assistant" and any(
+        block_type(b) == "tool_use" for b in blocks(message)
+    )
+
+
+def is_tool_result(message: Message) -> bool:
+    """A user message with at least one ``tool_result`` block (the seed's test)."""
+    return message.get("role") == "user" and any(
+        block_type(b) == "tool_result" for b in blocks(message)
+    )
+
+
+def tool_use_ids(message: Message) -> list[str]:
+    return [b.get("id") for b in blocks(message) if block_type(b) == "tool_use"]
+
+
+def tool_result_ids(message: Message) -> list[str]:
+    return [b.get("tool_use_id") for b in blocks(message) if block_type(b) == "tool_result"]
+
+
+def result_text(block: Block) -> str:
+    """The seed's size measure of a tool result: ``str(content)`` (S-0.2)."""
+    return str(block.get("content", ""))
+
+
+def tool_results(messages: list[Message]) -> Iterator[tuple[int, int, Block]]:
+    """Every ``tool_result`` block of every user message, oldest first, with its position."""
+    for mi, message in enumerate(messages):
+        if message.get("role") != "user":
+            continue
+        for bi, block in enumerate(blocks(message)):
+            if block_type(block) == "tool_result":
+                yield mi, bi, block
+
+
+def replace_blocks(messages: list[Message], changes: dict[tuple[int, int], Block]) -> list[Message]:
+    """A new list in which the blocks at the given ``(message, block)`` positions are replaced.
+
+    Only the touched messages are rebuilt (shallow copies with a new content list); every
+    other message object is shared with the input. The input is never modified.
+    """
+    if not changes:
+        return list(messages)
+    by_message: dict[int, dict[int, Block]] = {}
+    for (mi, bi), block in changes.items():
+        by_message.setdefault(mi, {})[bi] = block
+    out = list(messages)
+    for mi, replaced in by_message.items():
+        content = list(out[mi]["content"])
+        for bi, block in replaced.items():
+            content[bi] = block
+        out[mi] = {**out[mi], "content": content}
+    return out
+
+
+def with_content(block: Block, content: str) -> Block:
+    """A copy of a tool_result block with new content (the original is untouched)."""
+    return {**block, "content": content}

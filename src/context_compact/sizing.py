@@ -1,0 +1,139 @@
+"""How big a history is: characters for the seed, tokens for the default.
+
+* ``estimate_chars`` is the seed's measure (S-0.2): the length of the JSON text.
+* ``estimate_tokens`` is an offline estimate of tokens. English prose and code run at about
+  four characters per token for the Claude and GPT tokenizers (Anthropic's and OpenAI's
+  token-counting guides both give ~4 chars/token for English); CJK text packs far fewer
+  characters per token, so those characters count one token each. tiktoken, when installed
+  and its encoding files are cached locally, replaces the estimate with a real count.
+* ``TokenMeter`` calibrates: given the API's exact ``usage`` for a request it had sized, it
+  keeps the ratio real/estimated and applies it to later estimates.
+
+``context_window(model)`` knows the windows of the common model families.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+# Context windows in tokens, by model-name prefix (longest prefix wins). Sources: the
+# providers' model pages (Anthropic "Models overview", OpenAI model docs), as of 2025.
+MODEL_WINDOWS: dict[str, int] = {
+    "claude-": 200_000,
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "gpt-5": 400_000,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "llama": 128_000,
+    "qwen": 32_768,
+    "deepseek": 128_000,
+    "mistral": 32_768,
+    "gemini": 1_048_576,
+}
+DEFAULT_WINDOW = 200_000
+
+
+def context_window(model: str | None, table: dict[str, int] | None = None) -> int:
+    """The context window of ``model`` in tokens (longest matching prefix), or the default."""
+    if not model:
+        return DEFAULT_WINDOW
+    table = MODEL_WINDOWS if table is None else table
+    name = model.lower().rsplit("/", 1)[-1]
+    best = max((p for p in table if name.startswith(p)), key=len, default=None)
+    return table[best] if best else DEFAULT_WINDOW
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def estimate_chars(messages: list[Any]) -> int:
+    """The seed's size of a history (S-0.2)."""
+    return len(to_json(messages))
+
+
+def text_tokens(text: str) -> int:
+    """Offline token estimate of a text: ~4 chars/token, one token per CJK character."""
+    cjk = len(_CJK.findall(text)) if not text.isascii() else 0
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def _tiktoken_counter() -> Callable[[str], int] | None:
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    try:
+        encoding = tiktoken.get_encoding("o200k_base")
+    except Exception:
+        # Its encoding files come from the network; offline without a cache we estimate.
+        return None
+    return lambda text: len(encoding.encode(text, disallowed_special=()))
+
+
+class TokenCounter:
+    """Counts tokens of texts and messages; tiktoken when usable, else the estimate.
+
+    Each message's count is cached by identity of its JSON text, so sizing a growing
+    history costs only the new messages (the hot path of ``prepare``).
+    """
+
+    def __init__(self, use_tiktoken: bool = False) -> None:
+        counter = _tiktoken_counter() if use_tiktoken else None
+        self.exact = counter is not None
+        self._count = counter or text_tokens
+        self._cache: dict[int, tuple[Any, int]] = {}
+
+    def text(self, text: str) -> int:
+        return self._count(text)
+
+    def message(self, message: Any) -> int:
+        key = id(message)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        # Per-message framing (role, separators) costs a few tokens on every API.
+        count = (
+            self._count(
+                to_json(message.get("content", ""))
+                if isinstance(message, dict)
+                else to_json(message)
+            )
+            + 4
+        )
+        if len(self._cache) > 100_000:
+            self._cache.clear()
+        self._cache[key] = (message, count)
+        return count
+
+    def messages(self, messages: list[Any]) -> int:
+        return sum(self.message(m) for m in messages)
+
+
+class TokenMeter:
+    """Real tokens from ``usage``: exact for what was sent, estimated for what came after.
+
+    ``observe(sent_tokens_estimate, usage_prompt_tokens)`` records one call; ``calibrate``
+    scales later estimates by the last observed real/estimated ratio (kept within 0.5-2.0
+    so one odd response cannot swing the budget).
+    """
+
+    def __init__(self) -> None:
+        self.ratio = 1.0
+
+    def observe(self, estimated: int, actual: int) -> None:
+        if estimated > 0 and actual > 0:
+            self.ratio = min(2.0, max(0.5, actual / estimated))
+
+    def calibrate(self, estimated: int) -> int:
+        return round(estimated * self.ratio)

@@ -1,0 +1,32 @@
+"""What every stage gets: the policy, the store, a sizer, and a way to report what it did.
+
+A stage is a pure function of the messages it is given and this context: it returns a new
+list (sharing untouched messages), writes copies only through ``ctx.store`` and reports
+through ``ctx.emit``. It never modifies its input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..events import CompactionEvent
+from ..policy import Policy
+from ..store.base import Store
+
+Sizer = Callable[[list[Any]], int]
+Summarizer = Callable[[list[Any]], str]
+
+
+@dataclass(frozen=True)
+class StageContext:
+    policy: Policy
+    store: Store
+    size: Sizer
+    emit: Callable[[CompactionEvent], None]
+
+    def event(
+        self, stage: str, before: int, after: int, paths: tuple[str, ...] = (), note: str = ""
+    ) -> None:
+        self.emit(CompactionEvent(stage, before, after, self.policy.unit, paths, note))

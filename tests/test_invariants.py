@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
+from histories import assistant, call, pair, results, user
+
+
+def rules(messages: Any) -> list[tuple[int, str]]:
+    return [(v.index, v.rule) for v in check(messages)]
+
+
+def test_a_valid_history_has_no_violations() -> None:
+    assert check([user("t"), *pair("a", "r"), assistant("done")]) == []
+
+
+def test_an_unanswered_tool_use_in_the_last_message_is_allowed() -> None:
+    assert check([user("t"), call("a")]) == []
+
+
+def test_consecutive_same_role_messages_are_allowed() -> None:
+    assert check([user("t"), user("more"), assistant("a"), assistant("b")]) == []
+
+
+def test_a_result_whose_use_is_not_in_the_previous_message_is_an_orphan() -> None:
+    history = [user("t"), call("a"), results(("a", "r")), results(("a", "again"))]
+    assert (3, "orphan_result") in rules(history)
+
+
+def test_a_result_after_a_user_message_is_an_orphan() -> None:
+    assert rules([user("t"), results(("x", "r"))]) == [(1, "orphan_result")]
+
+
+def test_a_tool_use_not_answered_in_the_next_message_is_reported() -> None:
+    assert rules([user("t"), call("a", "b"), results(("a", "r"))]) == [(1, "unanswered_use")]
+
+
+def test_duplicate_tool_use_ids_are_reported() -> None:
+    history = [user("t"), *pair("a", "r"), *pair("a", "r")]
+    assert (3, "duplicate_id") in rules(history)
+
+
+@pytest.mark.parametrize(
+    ("message", "fragment"),
+    [
+        ("just a string", "expected a dict"),
+        ({"role": "system", "content": "x"}, "unknown role"),
+        ({"role": "user", "content": 3}, "content must be a str or a list"),
+        ({"role": "user"}, "content must be a str or a list"),
+    ],
+)
+def test_malformed_messages_are_reported_with_their_index(message: Any, fragment: str) -> None:
+    (violation,) = check([user("t"), message])
+    assert (violation.index, violation.rule) == (1, "malformed")
+    assert fragment in violation.detail
+
+
+def test_a_history_that_is_not_a_list_is_malformed() -> None:
+    assert rules({"role": "user"}) == [(-1, "malformed")]
+
+
+@pytest.mark.parametrize("method", ["prepare", "reactive_compact", "compact_history"])
+def test_bad_input_raises_invalid_history_naming_the_index(method: str) -> None:
+    compactor = Compactor(Policy.seed(), MemoryStore(), lambda m: "s")
+    bad = [user("t"), call("a"), user("no result")]
+    with pytest.raises(InvalidHistory, match=r"message 1: unanswered_use") as info:
+        getattr(compactor, method)(bad, "t")
+    assert info.value.index == 1 and info.value.rule == "unanswered_use"
+
+
+@pytest.mark.parametrize("method", ["tool_result_budget", "snip_compact", "micro_compact"])
+def test_each_stage_refuses_invalid_input(method: str) -> None:
+    compactor = Compactor(Policy.seed(), MemoryStore(), lambda m: "s")
+    with pytest.raises(InvalidHistory, match="message 1: malformed"):
+        getattr(compactor, method)([user("t"), {"role": "tool", "content": "x"}])
+
+
+def test_invalid_history_is_a_value_error() -> None:
+    assert issubclass(InvalidHistory, ValueError)
