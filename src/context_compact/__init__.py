@@ -4,6 +4,7 @@ compactor = Compactor(Policy.seed(), FileStore(workdir), summarizer)
 messages = compactor.prepare(messages, active_request)   # before every model call
 """
 
+from .errors import CompactionFailed
 from .events import CompactionEvent
 from .invariants import InvalidHistory, Violation, check
 from .pipeline import Compactor
@@ -14,6 +15,7 @@ from .summarize import LLMSummarizer, extractive_summary, summary_input, summary
 
 __all__ = [
     "CompactionEvent",
+    "CompactionFailed",
     "Compactor",
     "FileStore",
     "InvalidHistory",

@@ -7,6 +7,11 @@ micro_compact, then compact_history only if the view is still over ``context_lim
 ``reactive_compact`` is for after the API refused the prompt (S-5). Each stage is also
 callable on its own.
 
+Under ``Policy.default()`` the Compactor is stateful: it keeps an append-only log of every
+message it was given and returns a view derived from it (see ``view.py``). Callers may pass
+back the view they got plus what they appended (the seed's loop), or their own full
+history; both are recognized.
+
 Invariants, for every method: the input must pass ``check()`` (else ``InvalidHistory``
 naming the message and the rule); the output passes ``check()``; the input list, its
 messages and its blocks are never modified; every change is reported as a
@@ -22,12 +27,13 @@ from typing import Any
 from .events import CompactionEvent
 from .invariants import ensure_valid
 from .policy import Policy
-from .sizing import TokenCounter, estimate_chars
+from .sizing import TokenCounter, estimate_chars, to_json
 from .stages import budget, micro, snip, summary
 from .stages.base import StageContext, Summarizer
 from .store.base import Store
 from .store.files import FileStore
 from .summarize import extractive_summary
+from .view import SessionView
 
 Message = dict[str, Any]
 
@@ -46,6 +52,41 @@ class Compactor:
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
         self.tokens = TokenCounter()
         self.ctx = StageContext(self.policy, self.store, self.size, self._emit)
+        self.session: SessionView | None = None
+        if self.policy.preset == "default":
+            self.session = SessionView(
+                self.policy, self.store, self.summarizer, self.tokens, self._emit
+            )
+
+    def set_request(self, system: str | None = None, tools: list[Any] | None = None) -> None:
+        """Count the system prompt and tool schemas into the budget (default preset)."""
+        if self.session is not None:
+            self.session.overhead = self.tokens.text(system or "") + self.tokens.text(
+                to_json(tools or [])
+            )
+
+    def observe(self, usage: Any) -> None:
+        """Calibrate with the API's usage for the view returned last (default preset).
+
+        ``usage`` is a ``providers.Usage`` or anything with ``input_tokens`` (and optionally
+        ``cache_read_input_tokens`` / ``cache_creation_input_tokens``), or an int.
+        """
+        if self.session is None:
+            return
+        if isinstance(usage, int):
+            total = usage
+        elif hasattr(usage, "prompt_tokens") and isinstance(usage.prompt_tokens, int):
+            total = usage.prompt_tokens
+        else:
+            total = sum(
+                getattr(usage, name, 0) or 0
+                for name in (
+                    "input_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                )
+            )
+        self.session.observe(total)
 
     # -- sizing and events -------------------------------------------------
     def size(self, messages: list[Any]) -> int:
@@ -75,17 +116,25 @@ class Compactor:
         ensure_valid(messages)
         return micro.micro_compact(messages, self.ctx)
 
-    def compact_history(self, messages: list[Message], active_request: str) -> list[Message]:
+    def compact_history(
+        self, messages: list[Message], active_request: str, instructions: str | None = None
+    ) -> list[Message]:
+        if self.session is not None:
+            return self.session.compact(messages, active_request, instructions)
         ensure_valid(messages)
         return summary.compact_history(messages, active_request, self.ctx, self.summarizer)
 
     def reactive_compact(self, messages: list[Message], active_request: str) -> list[Message]:
+        if self.session is not None:
+            return self.session.reactive(messages, active_request)
         ensure_valid(messages)
         return summary.reactive_compact(messages, active_request, self.ctx, self.summarizer)
 
     # -- the pipeline --------------------------------------------------------
     def prepare(self, messages: list[Message], active_request: str) -> list[Message]:
         """S-6.1: budget, snip, micro, then summarize only if still over the limit."""
+        if self.session is not None:
+            return self.session.prepare(messages, active_request)
         ensure_valid(messages)
         view = budget.tool_result_budget(messages, self.ctx)
         view = snip.snip_compact(view, self.ctx)

@@ -34,14 +34,16 @@ class Policy:
     keep_recent_messages: int = 5
     max_reactive_retries: int = 1
     # Ours (used by the default preset only).
-    high_water: float = 0.80
-    low_water: float = 0.50
+    high_water: float = 0.85
+    low_water: float = 0.40
     clear_at_least: int = 2_000
     keep_recent_turns: int = 3
     batch_budget: float = 0.25
+    large_result_share: float = 0.10
     summary_target: float = 0.40
     max_summary_failures: int = 3
     max_over_limit: int = 3
+    summary_timeout: float = 120.0
     reserve_tokens: int = 8_000
     model: str | None = None
 
