@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from stub_api import StubAPI
 
 settings.register_profile(
     "ci",
@@ -11,3 +15,10 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def stub_api() -> Iterator[StubAPI]:
+    """A running ``StubAPI`` (see ``tests/stub_api.py``), stopped after the test."""
+    with StubAPI() as api:
+        yield api

@@ -1,4 +1,4 @@
-"""Synthetic coding sessions from a seeded generator, for the bench and the default-policy simulation.
+"""Synthetic coding sessions from a seeded generator, for the bench and the policy simulation.
 
 A session is a user request followed by turns; each turn is one assistant message with one
 to three ``tool_use`` blocks and the user message with their results. Result sizes follow
@@ -17,10 +17,31 @@ from typing import Any
 
 Message = dict[str, Any]
 
-_WORDS = (
-    "config parser handler request response cache token buffer index schema worker queue "
-    "session client server retry timeout payload record stream event filter render"
-).split()
+_WORDS = [
+    "config",
+    "parser",
+    "handler",
+    "request",
+    "response",
+    "cache",
+    "token",
+    "buffer",
+    "index",
+    "schema",
+    "worker",
+    "queue",
+    "session",
+    "client",
+    "server",
+    "retry",
+    "timeout",
+    "payload",
+    "record",
+    "stream",
+    "event",
+    "filter",
+    "render",
+]
 
 
 @dataclass(frozen=True)

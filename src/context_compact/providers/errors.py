@@ -17,7 +17,7 @@ look-alike without importing ``anthropic`` or ``openai``. It decides in this ord
 3. Other 5xx (500, 503, Anthropic's 529 ``overloaded_error``) give ``False``.
 4. Otherwise the error text decides, for 4xx errors and for exceptions without a status.
 
-Error shapes this relies on (checked against public reports, December 2025):
+Error shapes this relies on (as quoted in public reports and docs):
 
 - Anthropic 400: ``{"type": "error", "error": {"type": "invalid_request_error",
   "message": "prompt is too long: 209353 tokens > 199999 maximum"}}``

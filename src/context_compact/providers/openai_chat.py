@@ -131,10 +131,16 @@ def _assistant_to_openai(content: Any) -> dict[str, Any]:
                 {
                     "id": block.get("id"),
                     "type": "function",
-                    "function": {"name": block.get("name"), "arguments": _arguments(block.get("input"))},
+                    "function": {
+                        "name": block.get("name"),
+                        "arguments": _arguments(block.get("input")),
+                    },
                 }
             )
-    message: dict[str, Any] = {"role": "assistant", "content": parts if parts or not calls else None}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": parts if parts or not calls else None,
+    }
     if calls:
         message["tool_calls"] = calls
     return message

@@ -1,0 +1,369 @@
+"""Shared machinery of the trajectory loaders: the ``Session`` record, file reading, and the
+builder that turns log entries into a valid canonical history.
+
+Every format module feeds its entries, in log order, to a ``HistoryBuilder``:
+``assistant(blocks, key)`` and ``user(blocks)``. The builder does two things real logs need:
+
+* **Turn merging.** Several formats write one model response as several entries, with tool
+  outputs interleaved (Claude Code writes one block per line and runs each tool as soon as its
+  block arrives; OpenHands and Codex record ``call, output, call, output`` for parallel calls).
+  Assistant blocks sharing the current turn's ``key`` are appended to that turn's assistant
+  message as long as only its tool results came after it, and those results are collected in
+  the single user message that follows it.
+* **Repair** (``repair``), run once at the end, deterministic, each fix counted in ``notes``:
+
+  - a ``tool_use`` whose id was already used gets the id ``<id>_2`` (``_3``, ...), and the
+    matching result in the next message is renamed with it (``duplicate_id``);
+  - a ``tool_result`` that answers no ``tool_use`` of the immediately previous assistant
+    message becomes a user text block (``orphan_tool_result``);
+  - a ``tool_use`` left unanswered by the next message gets a ``tool_result`` with the content
+    ``"(no output recorded)"``, in a user message inserted if needed (``unanswered_tool_use``).
+    Dropping the call would hide what the model did; a placeholder keeps it and is what an
+    agent would send after a crash. A call in the *last* message is left alone: the history
+    simply ends while the model waits for it, which the validity rules allow;
+  - ``tool_use`` blocks in user messages and ``tool_result`` blocks in assistant messages
+    become text (``misplaced_tool_use`` / ``misplaced_tool_result``);
+  - in a user message, ``tool_result`` blocks are moved before any other block.
+
+Invariants of every loaded history: roles are ``user``/``assistant`` only; content is always a
+list of blocks of type ``text`` (non-blank ``text``), ``tool_use`` (``id``, ``name``, dict
+``input``) or ``tool_result`` (``tool_use_id``, string ``content``); tool_use ids are unique;
+every result answers a call of the previous message and every call but those of the last
+message is answered in the next one. System prompts are never messages.
+
+``Session.skipped`` counts what a loader had to drop against its will (unparseable or
+malformed entries, unknown entry types) plus every repair above; ``Session.notes`` breaks it
+down by reason, so ``sum(notes.values()) == skipped``. What a format's docstring lists as
+not model-visible (progress lines, reasoning items, bookkeeping events, ...) is dropped
+without being counted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("context_compact.loaders")
+
+Message = dict[str, Any]
+Block = dict[str, Any]
+
+NO_OUTPUT = "(no output recorded)"
+IMAGE = "[image]"
+
+FORMATS: tuple[str, ...] = (
+    "claude_code",
+    "codex",
+    "openhands",
+    "openai_chat",
+    "mini_swe_agent",
+    "swe_agent",
+)
+
+
+@dataclass(frozen=True)
+class Session:
+    """One recorded trajectory in canonical form.
+
+    ``name`` identifies the trajectory inside its file (file stem, instance id, or
+    ``<stem>/sidechain-<n>``); ``format`` is one of ``FORMATS``; ``system`` is the system
+    prompt when the log records it; ``skipped`` counts dropped entries and repairs, broken
+    down by reason in ``notes``; ``source`` is the path the session was read from.
+    """
+
+    name: str
+    format: str
+    system: str | None
+    messages: list[Message]
+    skipped: int
+    source: str
+    notes: Mapping[str, int] = field(default_factory=dict)
+
+
+class UnknownFormat(ValueError):
+    """The file is not a trajectory in any format the loaders know."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(
+            f"{self.path}: not a known trajectory format ({reason}); "
+            f"known formats: {', '.join(FORMATS)}"
+        )
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_jsonl(path: Path) -> tuple[list[Any], int]:
+    """The parsed lines of a JSON Lines file and the number of lines that did not parse."""
+    records: list[Any] = []
+    bad = 0
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                bad += 1
+    return records, bad
+
+
+def stem(source: str | Path) -> str:
+    """The file name without its trajectory extensions (``x.traj.json`` -> ``x``)."""
+    name = Path(source).name
+    for suffix in (".traj.json", ".jsonl", ".json", ".traj"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+def text_block(text: str) -> Block:
+    return {"type": "text", "text": text}
+
+
+def tool_use_block(use_id: str, name: str, arguments: dict[str, Any]) -> Block:
+    return {"type": "tool_use", "id": use_id, "name": name, "input": arguments}
+
+
+def tool_result_block(use_id: str, content: str) -> Block:
+    return {"type": "tool_result", "tool_use_id": use_id, "content": content}
+
+
+def text_of(value: Any) -> str:
+    """Flatten a content value to a string.
+
+    Strings pass through; lists of parts (Anthropic blocks, OpenAI content parts, Responses
+    items) are joined with newlines, images becoming ``[image]``; ``None`` is empty.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(part for part in (_part_text(p) for p in value) if part)
+    if isinstance(value, dict):
+        return _part_text(value)
+    return str(value)
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return "" if part is None else str(part)
+    kind = part.get("type")
+    if isinstance(kind, str) and "image" in kind:
+        return IMAGE
+    for key in ("text", "content", "output"):
+        if key in part:
+            return text_of(part[key])
+    return f"[{kind}]" if isinstance(kind, str) else json.dumps(part, ensure_ascii=False)
+
+
+def text_blocks(value: Any) -> list[Block]:
+    """A content value as text blocks (none when it holds no text)."""
+    text = text_of(value)
+    return [text_block(text)] if text.strip() else []
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any], bool]:
+    """Tool-call arguments as the dict ``tool_use.input`` requires, and whether they parsed.
+
+    OpenAI-style logs store arguments as a JSON string. Anything that is not a JSON object
+    is kept, unparsed, under the key ``"arguments"``.
+    """
+    if raw is None:
+        return {}, True
+    if isinstance(raw, dict):
+        return raw, True
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}, True
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {"arguments": raw}, False
+        if isinstance(value, dict):
+            return value, True
+        return {"arguments": value}, False
+    return {"arguments": raw}, False
+
+
+def _keep(block: Block) -> bool:
+    # The API rejects empty and whitespace-only text blocks; logs are full of them.
+    return block.get("type") != "text" or (
+        isinstance(block.get("text"), str) and bool(block["text"].strip())
+    )
+
+
+# ----------------------------------------------------------------------------- building
+
+
+class HistoryBuilder:
+    """Collects canonical messages in log order; ``build`` repairs and returns them."""
+
+    def __init__(self) -> None:
+        self.notes: Counter[str] = Counter()
+        self._messages: list[Message] = []
+        self._turn: Message | None = None
+        self._turn_key: object = None
+        self._answer: Message | None = None
+
+    def skip(self, reason: str, count: int = 1) -> None:
+        """Count entries dropped for ``reason``."""
+        if count:
+            self.notes[reason] += count
+
+    def assistant(self, blocks: Iterable[Block], key: object = None) -> None:
+        """Add model output; blocks with the current turn's ``key`` join that turn."""
+        kept = [b for b in blocks if _keep(b)]
+        if not kept:
+            return
+        if key is not None and self._turn is not None and key == self._turn_key and self._at_turn():
+            self._turn["content"].extend(kept)
+            return
+        message: Message = {"role": "assistant", "content": kept}
+        self._messages.append(message)
+        self._turn, self._turn_key, self._answer = message, key, None
+
+    def user(self, blocks: Iterable[Block]) -> None:
+        """Add user-side content; tool results right after a turn join its answer message."""
+        kept = [b for b in blocks if _keep(b)]
+        if not kept:
+            return
+        if (
+            self._turn is not None
+            and self._at_turn()
+            and any(b.get("type") == "tool_result" for b in kept)
+        ):
+            if self._answer is None:
+                self._answer = {"role": "user", "content": []}
+                self._messages.append(self._answer)
+            self._answer["content"].extend(kept)
+            return
+        self._messages.append({"role": "user", "content": kept})
+        self._turn, self._turn_key, self._answer = None, None, None
+
+    def _at_turn(self) -> bool:
+        tail = self._messages[-1]
+        return tail is self._turn or (self._answer is not None and tail is self._answer)
+
+    def build(self) -> tuple[list[Message], Counter[str]]:
+        return repair(self._messages, self.notes), self.notes
+
+
+def repair(messages: list[Message], notes: Counter[str]) -> list[Message]:
+    """A valid history from ``messages`` (see the module docstring); fixes are counted."""
+    out: list[Message] = []
+    used: set[str] = set()
+    waiting: dict[str, deque[str]] = {}
+    order: list[str] = []
+    for message in messages:
+        if message["role"] == "assistant":
+            if order:
+                notes["unanswered_tool_use"] += len(order)
+                out.append(
+                    {"role": "user", "content": [tool_result_block(i, NO_OUTPUT) for i in order]}
+                )
+            waiting, order = {}, []
+            blocks: list[Block] = []
+            for block in message["content"]:
+                kind = block.get("type")
+                if kind == "tool_result":
+                    notes["misplaced_tool_result"] += 1
+                    blocks.append(text_block(_result_as_text(block)))
+                    continue
+                if kind == "tool_use":
+                    original = block["id"]
+                    new = original
+                    if not new or new in used:
+                        new = _fresh_id(original, used)
+                        notes["duplicate_id"] += 1
+                        block = {**block, "id": new}
+                    used.add(new)
+                    waiting.setdefault(original, deque()).append(new)
+                    order.append(new)
+                blocks.append(block)
+            out.append({"role": "assistant", "content": blocks})
+            continue
+        results: list[Block] = []
+        rest: list[Block] = []
+        for block in message["content"]:
+            kind = block.get("type")
+            if kind == "tool_result":
+                queue = waiting.get(block["tool_use_id"])
+                if queue:
+                    new = queue.popleft()
+                    if new != block["tool_use_id"]:
+                        block = {**block, "tool_use_id": new}
+                    results.append(block)
+                else:
+                    notes["orphan_tool_result"] += 1
+                    rest.append(text_block(_result_as_text(block)))
+            elif kind == "tool_use":
+                notes["misplaced_tool_use"] += 1
+                rest.append(text_block(f"[tool call {block.get('name')}: {block.get('input')}]"))
+            else:
+                rest.append(block)
+        answered = {b["tool_use_id"] for b in results}
+        missing = [i for i in order if i not in answered]
+        if missing:
+            notes["unanswered_tool_use"] += len(missing)
+            results.extend(tool_result_block(i, NO_OUTPUT) for i in missing)
+        waiting, order = {}, []
+        out.append({"role": "user", "content": results + rest})
+    return out
+
+
+def _fresh_id(original: str, used: set[str]) -> str:
+    base = original or "call"
+    n = 2
+    while f"{base}_{n}" in used:
+        n += 1
+    return f"{base}_{n}"
+
+
+def _result_as_text(block: Block) -> str:
+    content = text_of(block.get("content"))
+    header = f"[tool result for missing call {block.get('tool_use_id')}]"
+    return f"{header}\n{content}" if content else header
+
+
+def make_session(
+    name: str,
+    fmt: str,
+    system: str | None,
+    builder: HistoryBuilder,
+    source: str | Path,
+) -> Session:
+    """Build, repair and wrap a history; log a warning when anything was skipped."""
+    messages, notes = builder.build()
+    counts = {reason: n for reason, n in sorted(notes.items()) if n}
+    skipped = sum(counts.values())
+    if skipped:
+        detail = ", ".join(f"{reason}={n}" for reason, n in counts.items())
+        log.warning("%s (%s): skipped or repaired %d entries: %s", name, source, skipped, detail)
+    return Session(
+        name=name,
+        format=fmt,
+        system=system,
+        messages=messages,
+        skipped=skipped,
+        source=str(source),
+        notes=counts,
+    )
+
+
+def join_system(parts: Iterable[str]) -> str | None:
+    kept = [p for p in parts if p and p.strip()]
+    return "\n\n".join(kept) if kept else None

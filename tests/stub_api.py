@@ -1,0 +1,500 @@
+"""A scripted HTTP stand-in for the Anthropic Messages and OpenAI Chat Completions APIs.
+
+``StubAPI`` listens on 127.0.0.1 (ephemeral port) and answers ``POST /v1/messages`` in the
+Anthropic shape and ``POST /v1/chat/completions`` in the OpenAI shape, so the real
+``anthropic`` and ``openai`` SDK clients can be pointed at it. Each request consumes the
+next item of a script:
+
+- ``Reply``: a neutral description (text, tool calls, stop reason, token counts) rendered
+  in whichever API shape the request path asks for;
+- ``ErrorReply``: a status, a JSON body (sent verbatim) and headers; the helper
+  constructors below build the error bodies the real services send;
+- a callable ``fn(request_json) -> item``, to answer from what was sent.
+
+Every request is recorded in ``requests`` (path, lower-cased headers, parsed JSON body)
+before it is answered. An exhausted script answers HTTP 500 with a body that says so.
+Responses are HTTP/1.0 (the connection closes after each), so ``stop()`` leaves no open
+socket or thread behind.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ANTHROPIC_PATH = "/v1/messages"
+OPENAI_PATH = "/v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call in a scripted reply; ``raw_arguments`` overrides the OpenAI JSON text."""
+
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    raw_arguments: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A successful model turn, independent of the API shape it is rendered in.
+
+    ``stop_reason`` is canonical (``end_turn``, ``tool_use``, ``max_tokens``); by default it
+    is ``tool_use`` when there are tool calls. ``input_tokens`` excludes cached tokens.
+    """
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: str | None = None
+    thinking: str | None = None
+    input_tokens: int = 10
+    output_tokens: int = 5
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """An HTTP error answer; ``body`` is JSON-encoded unless it is a ``str``."""
+
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+ScriptItem = Reply | ErrorReply | Callable[[Any], "ScriptItem"]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+# -- error bodies ------------------------------------------------------------------------
+
+_request_ids = itertools.count(1)
+
+
+def _anthropic_error(status: int, kind: str, message: str, **headers: str) -> ErrorReply:
+    request_id = f"req_stub{next(_request_ids):06d}"
+    body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
+    return ErrorReply(status, body, {"request-id": request_id, **headers})
+
+
+def anthropic_prompt_too_long(tokens: int = 210_000, maximum: int = 200_000) -> ErrorReply:
+    return _anthropic_error(
+        400, "invalid_request_error", f"prompt is too long: {tokens} tokens > {maximum} maximum"
+    )
+
+
+def anthropic_input_and_max_tokens_exceed(
+    input_tokens: int = 199_759, max_tokens: int = 8192, limit: int = 200_000
+) -> ErrorReply:
+    return _anthropic_error(
+        400,
+        "invalid_request_error",
+        f"input length and `max_tokens` exceed context limit: {input_tokens} + {max_tokens}"
+        f" > {limit}, decrease input length or `max_tokens` and try again",
+    )
+
+
+def anthropic_request_too_large() -> ErrorReply:
+    return _anthropic_error(
+        413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
+    )
+
+
+def anthropic_invalid_request(message: str) -> ErrorReply:
+    return _anthropic_error(400, "invalid_request_error", message)
+
+
+def anthropic_rate_limit() -> ErrorReply:
+    return _anthropic_error(
+        429,
+        "rate_limit_error",
+        "This request would exceed the rate limit for your organization of 30,000 input"
+        " tokens per minute. Please reduce the prompt length or the maximum tokens requested,"
+        " or try again later.",
+        **{"retry-after": "1"},
+    )
+
+
+def anthropic_overloaded() -> ErrorReply:
+    return _anthropic_error(529, "overloaded_error", "Overloaded")
+
+
+def anthropic_api_error() -> ErrorReply:
+    return _anthropic_error(500, "api_error", "Internal server error")
+
+
+def anthropic_authentication_error() -> ErrorReply:
+    return _anthropic_error(401, "authentication_error", "invalid x-api-key")
+
+
+def anthropic_permission_error() -> ErrorReply:
+    return _anthropic_error(
+        403, "permission_error", "Your API key does not have permission to use this resource."
+    )
+
+
+def _openai_error(
+    status: int, message: str, kind: str, param: str | None, code: str | None
+) -> ErrorReply:
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return ErrorReply(status, body, {"x-request-id": f"req_stub{next(_request_ids):06d}"})
+
+
+def openai_context_length_exceeded(maximum: int = 128_000, tokens: int = 130_000) -> ErrorReply:
+    return _openai_error(
+        400,
+        f"This model's maximum context length is {maximum} tokens. However, your messages"
+        f" resulted in {tokens} tokens. Please reduce the length of the messages.",
+        "invalid_request_error",
+        "messages",
+        "context_length_exceeded",
+    )
+
+
+def openai_input_exceeds_context_window() -> ErrorReply:
+    """The Responses API wording, seen through OpenAI-compatible gateways too."""
+    return _openai_error(
+        400,
+        "Your input exceeds the context window of this model. Please adjust your input and"
+        " try again.",
+        "invalid_request_error",
+        "input",
+        "context_length_exceeded",
+    )
+
+
+def openai_input_tokens_exceed_configured_limit(
+    limit: int = 272_000, tokens: int = 289_650
+) -> ErrorReply:
+    """GPT-5 wording; the code is left out because reports quote only the message."""
+    return _openai_error(
+        400,
+        f"Input tokens exceed the configured limit of {limit} tokens. Your messages resulted"
+        f" in {tokens} tokens. Please reduce the length of the messages.",
+        "invalid_request_error",
+        "messages",
+        None,
+    )
+
+
+def openai_invalid_request(
+    message: str, param: str | None = None, code: str | None = None
+) -> ErrorReply:
+    return _openai_error(400, message, "invalid_request_error", param, code)
+
+
+def openai_rate_limit() -> ErrorReply:
+    return _openai_error(
+        429,
+        "Rate limit reached for gpt-4o in organization org-stub on tokens per min (TPM):"
+        " Limit 30000, Used 29000, Requested 2000. Please try again in 2s.",
+        "tokens",
+        None,
+        "rate_limit_exceeded",
+    )
+
+
+def openai_request_too_large_for_tpm() -> ErrorReply:
+    """A 429 that mentions a too large request: a per-minute budget, not the window."""
+    return _openai_error(
+        429,
+        "Request too large for gpt-4o in organization org-stub on tokens per min (TPM):"
+        " Limit 30000, Requested 45000. The input or output tokens must be reduced in order"
+        " to run successfully.",
+        "tokens",
+        None,
+        "rate_limit_exceeded",
+    )
+
+
+def openai_server_error() -> ErrorReply:
+    return _openai_error(
+        500,
+        "The server had an error while processing your request. Sorry about that!",
+        "server_error",
+        None,
+        None,
+    )
+
+
+def openai_authentication_error() -> ErrorReply:
+    return _openai_error(
+        401,
+        "Incorrect API key provided: sk-stub. You can find your API key at"
+        " https://platform.openai.com/account/api-keys.",
+        "invalid_request_error",
+        None,
+        "invalid_api_key",
+    )
+
+
+def llamacpp_exceed_context(
+    n_prompt_tokens: int = 14_429, n_ctx: int = 8192, status: int = 400
+) -> ErrorReply:
+    """llama.cpp server; early builds answered the same body with HTTP 500."""
+    body = {
+        "error": {
+            "code": status,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": n_prompt_tokens,
+            "n_ctx": n_ctx,
+        }
+    }
+    return ErrorReply(status, body)
+
+
+def vllm_context_length_exceeded(
+    maximum: int = 16_384, messages: int = 112_946, completion: int = 10_000, wrapped: bool = False
+) -> ErrorReply:
+    """vLLM's 400; older servers send the flat ``"object": "error"`` body."""
+    error = {
+        "message": f"This model's maximum context length is {maximum} tokens. However, you"
+        f" requested {messages + completion} tokens ({messages} in the messages, {completion}"
+        " in the completion). Please reduce the length of the messages or completion.",
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    }
+    return ErrorReply(400, {"error": error} if wrapped else {"object": "error", **error})
+
+
+# -- rendering ---------------------------------------------------------------------------
+
+
+def _anthropic_message(reply: Reply, request: Any, number: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if reply.thinking is not None:
+        content.append({"type": "thinking", "thinking": reply.thinking, "signature": "sig-stub"})
+    if reply.text is not None:
+        content.append({"type": "text", "text": reply.text})
+    for index, call in enumerate(reply.tool_calls):
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call.id or f"toolu_stub_{number:04d}_{index}",
+                "name": call.name,
+                "input": call.input,
+            }
+        )
+    return {
+        "id": f"msg_stub_{number:04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": request.get("model", "stub") if isinstance(request, dict) else "stub",
+        "content": content,
+        "stop_reason": reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn"),
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": reply.input_tokens,
+            "output_tokens": reply.output_tokens,
+            "cache_read_input_tokens": reply.cache_read_tokens,
+            "cache_creation_input_tokens": reply.cache_creation_tokens,
+        },
+    }
+
+
+_FINISH_REASONS = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
+
+
+def _openai_completion(reply: Reply, request: Any, number: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id or f"call_stub_{number:04d}_{index}",
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": call.raw_arguments
+                    if call.raw_arguments is not None
+                    else json.dumps(call.input),
+                },
+            }
+            for index, call in enumerate(reply.tool_calls)
+        ]
+    stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
+    prompt = reply.input_tokens + reply.cache_read_tokens + reply.cache_creation_tokens
+    return {
+        "id": f"chatcmpl-stub-{number:04d}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "stub") if isinstance(request, dict) else "stub",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": _FINISH_REASONS.get(stop, stop),
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": reply.output_tokens,
+            "total_tokens": prompt + reply.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": reply.cache_read_tokens},
+        },
+    }
+
+
+# -- server ------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length).decode("utf-8")
+        try:
+            body: Any = json.loads(raw)
+        except ValueError:
+            body = raw
+        path = self.path.split("?", 1)[0]
+        status, payload, headers = self.server.stub.answer(
+            RecordedRequest(path, {k.lower(): v for k, v in self.headers.items()}, body)
+        )
+        data = payload.encode("utf-8") if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _Server(ThreadingHTTPServer):
+    # Non-daemon handler threads so that server_close() joins them.
+    daemon_threads = False
+
+    def __init__(self, stub: StubAPI) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.stub = stub
+
+
+class StubAPI:
+    """The scripted server; use as a context manager or call ``start()``/``stop()``."""
+
+    def __init__(self, *script: ScriptItem) -> None:
+        self._script: deque[ScriptItem] = deque(script)
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        self.requests: list[RecordedRequest] = []
+        self.failures: list[BaseException] = []
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+
+    def start(self) -> StubAPI:
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> StubAPI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # addresses
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``: the Anthropic SDK ``base_url``."""
+        if self._server is None:
+            raise RuntimeError("StubAPI is not running")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def openai_url(self) -> str:
+        """``<url>/v1``: the OpenAI SDK ``base_url``."""
+        return f"{self.url}/v1"
+
+    # script
+
+    def enqueue(self, *items: ScriptItem) -> StubAPI:
+        with self._lock:
+            self._script.extend(items)
+        return self
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The JSON bodies received so far, oldest first."""
+        with self._lock:
+            return [r.body for r in self.requests]
+
+    @property
+    def last_body(self) -> Any:
+        with self._lock:
+            return self.requests[-1].body
+
+    def answer(self, request: RecordedRequest) -> tuple[int, Any, dict[str, str]]:
+        """Record ``request`` and render the next script item for its path."""
+        with self._lock:
+            self.requests.append(request)
+            if request.path not in (ANTHROPIC_PATH, OPENAI_PATH):
+                return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}
+            if not self._script:
+                return 500, {"error": {"message": "stub_api: script exhausted"}}, {}
+            item = self._script.popleft()
+            number = next(self._numbers)
+        try:
+            while callable(item):
+                item = item(request.body)
+        except Exception as exc:
+            with self._lock:
+                self.failures.append(exc)
+            return 500, {"error": {"message": f"stub_api: script item raised {exc!r}"}}, {}
+        if isinstance(item, ErrorReply):
+            return item.status, item.body, dict(item.headers)
+        if not isinstance(item, Reply):
+            return 500, {"error": {"message": f"stub_api: bad script item {item!r}"}}, {}
+        if request.path == ANTHROPIC_PATH:
+            headers = {"request-id": f"req_stub{next(_request_ids):06d}"}
+            return 200, _anthropic_message(item, request.body, number), headers
+        return 200, _openai_completion(item, request.body, number), {}
+
+
+def closed_port_url() -> str:
+    """A 127.0.0.1 URL on which nothing listens (connections are refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
