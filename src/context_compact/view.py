@@ -106,6 +106,7 @@ class SessionView:
         self.full_copy: dict[Pos, str] = {}
         self.view: list[Message] = []
         self._returned: list[Message] | None = None
+        self._last_input: list[Any] | None = None
         self._returned_tokens = 0
         self.summary_failures = 0
         self.over_limit = 0
@@ -134,6 +135,9 @@ class SessionView:
             raise InvalidHistory(check(messages))
         if self._returned is not None and _same_prefix(messages, self._returned):
             new, base = messages[len(self._returned) :], self.view
+        elif self._last_input is not None and _same_prefix(messages, self._last_input):
+            # The same input again (or extended): what it held is already in the log.
+            new, base = messages[len(self._last_input) :], self.view
         elif self._inputs and _same_prefix(messages, self._inputs):
             new, base = messages[len(self._inputs) :], self.view
         elif not self.log:
@@ -148,6 +152,7 @@ class SessionView:
             for v in violations:
                 object.__setattr__(v, "index", v.index + offset)
             raise InvalidHistory(violations)
+        self._last_input = list(messages)
         for message in new:
             self._inputs.append(message)
             self.log.append(copy.deepcopy(message))
