@@ -1,4 +1,4 @@
-"""The default policy's principles (DESIGN.md), each pinned, and the seed's defects as regressions."""
+"""The default policy's principles (DESIGN.md), each pinned; the seed's defects as regressions."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from context_compact import (
     check,
 )
 from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.reach import reach
 from context_compact.bench.replay import replay
 from context_compact.bench.workload import synthetic_session
+from context_compact.providers.base import Usage
 from context_compact.sizing import context_window, text_tokens
 from histories import assistant, body, call, pair, results, user
 
@@ -230,9 +230,11 @@ def test_usage_from_the_api_calibrates_the_estimate() -> None:
     c = compactor()
     view = c.prepare([user("t"), *pair("a", body("a", 4_000))], "t")
     estimated = c.session.measure()  # type: ignore[union-attr]
-    c.observe({"input_tokens": estimated * 2} and estimated * 2)
+    c.observe(Usage(input_tokens=estimated, cache_read_tokens=estimated))
     assert c.session.measure() == pytest.approx(estimated * 2, rel=0.01)  # type: ignore[union-attr]
-    assert view
+    # The calibration carries over to what is appended next.
+    c.prepare([*view, *pair("b", body("b", 400))], "t")
+    assert c.session.measure() > c.session.estimate() * 1.9  # type: ignore[union-attr]
 
 
 # -- 4. seen before summarized -------------------------------------------------------------
@@ -401,10 +403,8 @@ def test_every_compaction_is_an_event_with_tokens_and_paths() -> None:
     assert got == c.events and got
     for event in got:
         assert (
-            event.unit == "tokens"
-            and event.before >= event.after
-            or event.stage == "summary_fallback"
-        )
+            event.unit == "tokens" and event.before >= event.after
+        ) or event.stage == "summary_fallback"
         if event.stage in ("clear_old_results", "summarize", "persist_new_results"):
             assert event.paths
 
