@@ -56,14 +56,14 @@ Block = dict[str, Any]
 NO_OUTPUT = "(no output recorded)"
 IMAGE = "[image]"
 
-FORMATS: tuple[str, ...] = (
+FORMATS: list[str] = [
     "claude_code",
     "codex",
     "openhands",
     "openai_chat",
     "mini_swe_agent",
     "swe_agent",
-)
+]
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ How the log differs from the conversation the model saw, and what the loader doe
 * ``tool_result`` content lists are flattened to a string (images become ``[image]``);
   ``is_error`` is not kept.
 * Sub-agents: a file whose conversation lines are all ``isSidechain`` (``subagents/*.jsonl``)
-  is one session. Older Claude Code versions wrote Task sub-agent threads *into* the main
-  file; those lines are not part of the main conversation, so each sidechain thread (the
-  lines sharing a ``parentUuid`` root) becomes its own session named
+  is one session, in file order. Older Claude Code versions wrote Task sub-agent threads
+  *into* the main file; those lines are not part of the main conversation, so each such
+  thread (the lines sharing a ``parentUuid`` root) becomes its own session named
   ``<stem>/sidechain-<n>``, after the main session.
 * The main thread is kept in file order; abandoned branches (after a rewind) are not pruned.
 """
@@ -66,33 +66,31 @@ def load_records(records: list[Any], source: str | Path, bad_lines: int = 0) -> 
     """The main session of a Claude Code log, then one session per inline sidechain."""
     base = stem(source)
     main: list[dict[str, Any]] = []
-    sidechains: dict[str, list[dict[str, Any]]] = {}
+    side: list[dict[str, Any]] = []
     unknown = 0
-    roots = _Roots(records)
     for record in records:
         if not isinstance(record, dict):
             unknown += 1
             continue
         kind = record.get("type")
         if kind in CONVERSATION:
-            if record.get("isSidechain") is True:
-                sidechains.setdefault(roots.of(record), []).append(record)
-            else:
-                main.append(record)
+            (side if record.get("isSidechain") is True else main).append(record)
         elif kind not in RUNTIME:
             unknown += 1
 
     groups: list[tuple[str, list[dict[str, Any]]]] = []
     if main:
         groups.append((base, main))
-    if not main and len(sidechains) == 1:
-        groups.extend((base, lines) for lines in sidechains.values())
-    else:
+        threads: dict[str, list[dict[str, Any]]] = {}
+        roots = _Roots(records)
+        for record in side:
+            threads.setdefault(roots.of(record), []).append(record)
         groups.extend(
-            (f"{base}/sidechain-{n}", lines) for n, lines in enumerate(sidechains.values(), 1)
+            (f"{base}/sidechain-{n}", lines) for n, lines in enumerate(threads.values(), 1)
         )
-    if not groups:
-        groups.append((base, []))
+    else:
+        # A sub-agent file is a single thread, even where its lines hang off several parents.
+        groups.append((base, side))
 
     sessions = []
     for index, (name, lines) in enumerate(groups):

@@ -237,7 +237,9 @@ class _Converter:
         meta = event.get("tool_call_metadata")
         call_id = meta.get("tool_call_id") if isinstance(meta, dict) else None
         if not isinstance(call_id, str) or not call_id:
-            call_id = self._call_of_event.get(event.get("cause"), self._unanswered)
+            cause = event.get("cause")
+            found = self._call_of_event.get(cause) if isinstance(cause, (int, str)) else None
+            call_id = found or self._unanswered
         content = text_of(event.get("content"))
         if call_id is None:
             self.builder.user([text_block(content or text_of(event.get("message")))])

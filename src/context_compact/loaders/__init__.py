@@ -1,0 +1,187 @@
+"""Load recorded agent sessions into the canonical history.
+
+``load_session(path)`` reads one trajectory file, detects its format from its content and
+returns a ``Session``: ``messages`` (Anthropic Messages dicts, valid by the history rules),
+``system`` (the system prompt, never a message), ``skipped`` (dropped entries plus repairs,
+by reason in ``notes``), ``name``, ``format`` and ``source``. ``load_file`` returns every
+trajectory of a file (an OpenHands output file holds one per line; an old Claude Code log
+holds its inline sub-agent threads after the main one); ``load_all`` walks a directory.
+
+Formats (``FORMATS``), one module each; their docstrings say what is kept and how:
+
+* ``claude_code``: Claude Code session ``.jsonl`` (``claude_code.py``);
+* ``codex``: Codex CLI rollout ``.jsonl`` (``codex.py``);
+* ``openhands``: OpenHands output ``.jsonl``, one instance per line (``openhands.py``);
+* ``openai_chat``: a list of OpenAI chat messages (``openai_chat.py``);
+* ``mini_swe_agent``: mini-swe-agent ``.traj.json``, chat messages with native tool calls or
+  (v1) a fenced bash block per assistant message (``openai_chat.py``);
+* ``swe_agent``: SWE-agent ``.traj`` (``swe_agent.py``).
+
+Detection looks at the parsed content, not at the file name (except that ``.traj.json``
+marks mini-swe-agent); a file it cannot place raises ``UnknownFormat`` naming the file. The
+loaders never modify the files they read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from . import claude_code, codex, openai_chat, openhands, swe_agent
+from ._common import FORMATS, Session, UnknownFormat, read_jsonl
+
+__all__ = [
+    "FORMATS",
+    "Session",
+    "UnknownFormat",
+    "detect_format",
+    "load_all",
+    "load_file",
+    "load_session",
+]
+
+log = logging.getLogger("context_compact.loaders")
+
+EXTENSIONS = (".jsonl", ".json", ".traj")
+
+
+def load_session(path: str | Path, index: int = 0) -> Session:
+    """The trajectory of a file; ``index`` picks one when the file holds several.
+
+    Index 0 is the main session of a Claude Code log and the first instance (line) of an
+    OpenHands output file; use ``load_file`` to get them all.
+    """
+    sessions = load_file(path)
+    if len(sessions) > 1:
+        log.info("%s holds %d trajectories; returning number %d", path, len(sessions), index)
+    try:
+        return sessions[index]
+    except IndexError:
+        raise IndexError(f"{path} holds {len(sessions)} trajectories, no index {index}") from None
+
+
+def load_file(path: str | Path) -> list[Session]:
+    """Every trajectory in one file, in file order."""
+    path = Path(path)
+    fmt, data, bad = _read(path)
+    if fmt == claude_code.FORMAT:
+        return claude_code.load_records(data, path, bad)
+    if fmt == codex.FORMAT:
+        return codex.load_records(data, path, bad)
+    if fmt == openhands.FORMAT:
+        return openhands.load_records(data if isinstance(data, list) else [data], path, bad)
+    if fmt == swe_agent.FORMAT:
+        # A .traj is one document; the same object written as a one-line .jsonl also loads.
+        return swe_agent.load_document(data[0] if isinstance(data, list) else data, path)
+    return openai_chat.load_document(data, path, fmt)
+
+
+def detect_format(path: str | Path) -> str:
+    """The format name (one of ``FORMATS``) of a trajectory file."""
+    return _read(Path(path))[0]
+
+
+def load_all(directory: str | Path, *, strict: bool = False) -> list[Session]:
+    """Every trajectory under ``directory`` (recursively, sorted by path).
+
+    Only ``.jsonl``, ``.json`` and ``.traj`` files are read (hidden ones are not). A file in
+    no known format is skipped with a logged warning, or raises ``UnknownFormat`` when
+    ``strict``.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise NotADirectoryError(f"{root} is not a directory")
+    sessions: list[Session] = []
+    for path in sorted(p for p in root.rglob("*") if _is_candidate(p, root)):
+        try:
+            sessions.extend(load_file(path))
+        except UnknownFormat as error:
+            if strict:
+                raise
+            log.warning("skipping %s", error)
+    return sessions
+
+
+def _is_candidate(path: Path, root: Path) -> bool:
+    if not path.is_file() or not path.name.endswith(EXTENSIONS):
+        return False
+    return not any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def _read(path: Path) -> tuple[str, Any, int]:
+    """``(format, data, unparseable lines)``: records for line formats, else the document."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.name.endswith(".jsonl"):
+        records, bad = read_jsonl(path)
+        return _detect_records(records, path), records, bad
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError:
+        records, bad = read_jsonl(path)
+        if len(records) < 2:
+            raise UnknownFormat(path, "not valid JSON or JSON Lines") from None
+        return _detect_records(records, path), records, bad
+    return _detect_document(document, path), document, 0
+
+
+def _detect_records(records: list[Any], path: Path) -> str:
+    objects = [r for r in records if isinstance(r, dict)]
+    if not objects:
+        raise UnknownFormat(path, "no JSON object lines")
+    if len(records) == 1 and _detect_dict(objects[0], path) == swe_agent.FORMAT:
+        return swe_agent.FORMAT
+    for record in objects:
+        if isinstance(record.get("history"), list):
+            return openhands.FORMAT
+        kind = record.get("type")
+        if kind in claude_code.LINE_TYPES and (
+            "uuid" in record
+            or "sessionId" in record
+            or "leafUuid" in record
+            or "messageId" in record
+        ):
+            return claude_code.FORMAT
+        if kind in codex.LINE_TYPES and "payload" in record:
+            return codex.FORMAT
+        if kind in codex.ITEM_TYPES or "record_type" in record:
+            return codex.FORMAT
+    raise UnknownFormat(path, "JSON Lines records match no known format")
+
+
+def _detect_document(document: Any, path: Path) -> str:
+    if isinstance(document, dict):
+        fmt = _detect_dict(document, path)
+        if fmt is None:
+            raise UnknownFormat(path, f"JSON object with keys {sorted(document)[:8]}")
+        return fmt
+    if isinstance(document, list):
+        if any(isinstance(m, dict) and m.get("role") in _CHAT_ROLES for m in document):
+            return _chat_format(document, path)
+        if any(isinstance(m, dict) and isinstance(m.get("history"), list) for m in document):
+            return openhands.FORMAT
+    raise UnknownFormat(path, "JSON document matches no known format")
+
+
+_CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+
+def _detect_dict(document: dict[str, Any], path: Path) -> str | None:
+    history = document.get("history")
+    if isinstance(history, list):
+        if any(key in document for key in ("trajectory", "replay_config", "environment")):
+            return swe_agent.FORMAT
+        first = next((e for e in history if isinstance(e, (dict, list))), None)
+        if isinstance(first, dict) and "role" in first:
+            return swe_agent.FORMAT
+        return openhands.FORMAT
+    if isinstance(document.get("messages"), list):
+        return _chat_format(document, path)
+    return None
+
+
+def _chat_format(document: Any, path: Path) -> str:
+    return openai_chat.MINI_FORMAT if openai_chat.is_mini(document, path) else openai_chat.FORMAT
