@@ -9,6 +9,7 @@ from .events import CompactionEvent
 from .invariants import InvalidHistory, Violation, check
 from .pipeline import Compactor
 from .policy import Policy
+from .providers.errors import is_context_overflow
 from .sizing import estimate_chars
 from .store import FileStore, MemoryStore, Store
 from .summarize import LLMSummarizer, extractive_summary, summary_input, summary_message
@@ -27,6 +28,7 @@ __all__ = [
     "check",
     "estimate_chars",
     "extractive_summary",
+    "is_context_overflow",
     "summary_input",
     "summary_message",
 ]

@@ -45,7 +45,7 @@ class Compactor:
         store: Store | None = None,
         summarizer: Summarizer | None = None,
     ) -> None:
-        self.policy = policy if policy is not None else Policy.seed()
+        self.policy = policy if policy is not None else Policy.default()
         self.store: Store = store if store is not None else FileStore(Path.cwd())
         self.summarizer: Summarizer = summarizer or (lambda msgs: extractive_summary(msgs))
         self.events: list[CompactionEvent] = []
