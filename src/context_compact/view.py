@@ -425,11 +425,18 @@ class SessionView:
         return self.returned()
 
     def reactive(self, messages: Any, request: str) -> list[Message]:
-        """After a refusal our estimate was low: compact hard, down to the low-water mark."""
+        """After a refusal: the request was at least as big as the limit, whatever we thought.
+
+        The calibration ratio is raised so that the refused view measures at least the limit
+        (the next real ``usage`` corrects it), then the view is compacted hard, down to the
+        low-water mark and at least to half its size: a retry that resends the same request
+        would be refused again.
+        """
         self.sync(messages)
-        self.ratio = max(self.ratio, self.measure() / max(1, self.estimate()), 1.0)
         self.budget_unseen()
-        target = int(self.policy.low_water * self.limit)
+        estimate = max(1, self.estimate())
+        self.ratio = min(8.0, max(self.ratio, self.limit / estimate))
+        target = min(int(self.policy.low_water * self.limit), self.measure() // 2)
         self.clear_old_results(target, force=True)
         if self.measure() > target:
             self.summarize_old(

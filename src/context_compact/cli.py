@@ -1,0 +1,504 @@
+"""The ``context-compact`` command: a coding agent whose context never overflows.
+
+    context-compact run "fix the failing test"     one task, the answer on stdout
+    context-compact chat                           a REPL; /compact [focus] summarizes now
+    context-compact demo                           offline: every kind of compaction, in seconds
+
+Configuration comes from options, then the environment, then a ``.env`` file in the work
+directory (the real environment wins): ``MODEL_ID``, ``ANTHROPIC_API_KEY``,
+``ANTHROPIC_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``.
+
+What the user sees on stdout: the model's text, one dim line per tool call, one line per
+compaction (stage, size before -> after, where the full copy went), a spinner while the
+model thinks (only on a terminal). A failure is ONE line on stderr saying what failed and
+what to do, with the path of the transcript holding the conversation so far; exit status 1
+(2 for usage errors); the traceback only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from .agent.loop import (
+    Agent,
+    AgentError,
+    Compaction,
+    LoopEvent,
+    ModelCall,
+    Refusal,
+    RunResult,
+    ToolCall,
+    describe_error,
+    system_prompt,
+)
+from .agent.tools import Workspace
+from .errors import CompactionFailed
+from .events import CompactionEvent
+from .invariants import InvalidHistory
+from .pipeline import Compactor
+from .policy import Policy
+from .providers.base import ModelReply, Provider
+from .providers.errors import is_context_overflow
+from .providers.openai_chat import is_local_url
+from .store.files import FileStore
+from .summarize import LLMSummarizer
+
+# The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
+LOCAL_ANTHROPIC_KEY = "sk-ant-local-no-key"
+QUIT_WORDS = ("q", "exit", "quit")
+
+
+# -- configuration -----------------------------------------------------------------------
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """``KEY=VALUE`` lines of a ``.env`` file; comments, blanks and ``export`` are allowed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        key = key.removeprefix("export ").strip()
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        if key:
+            values[key] = value
+    return values
+
+
+def environment(workdir: Path) -> dict[str, str]:
+    """The settings in force: ``<workdir>/.env`` overlaid by the real environment."""
+    return {**read_dotenv(workdir / ".env"), **os.environ}
+
+
+def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
+    if kind == "anthropic":
+        from .providers.anthropic import AnthropicProvider
+
+        key, base = env.get("ANTHROPIC_API_KEY"), env.get("ANTHROPIC_BASE_URL") or None
+        if not key:
+            if not (base and is_local_url(base)):
+                raise click.UsageError(
+                    "ANTHROPIC_API_KEY is not set; export it or put it in .env in the work "
+                    "directory"
+                )
+            key = LOCAL_ANTHROPIC_KEY
+        return AnthropicProvider(model, api_key=key, base_url=base, max_retries=2)
+    from .providers.openai_chat import OpenAIChatProvider
+
+    key, base = env.get("OPENAI_API_KEY") or None, env.get("OPENAI_BASE_URL") or None
+    if key is None and not (base and is_local_url(base)):
+        raise click.UsageError(
+            "OPENAI_API_KEY is not set; export it or put it in .env in the work directory "
+            "(a local OPENAI_BASE_URL needs no key)"
+        )
+    return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=2)
+
+
+def make_policy(preset: str, model: str | None, context_limit: int | None) -> Policy:
+    limit: dict[str, Any] = {} if context_limit is None else {"context_limit": context_limit}
+    try:
+        if preset == "seed":
+            return Policy.seed(**limit)
+        return Policy.default(model=model, **limit)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+
+
+# -- output ------------------------------------------------------------------------------
+
+
+def shown_path(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return path
+
+
+class Printer:
+    """Renders loop events: dim tool lines, one line per compaction, refusals."""
+
+    def __init__(self, console: Console, root: Path, show_turns: bool = False) -> None:
+        self.console = console
+        self.root = root
+        self.show_turns = show_turns
+        self.compactions = 0
+
+    def __call__(self, event: LoopEvent) -> None:
+        out = self.console
+        if isinstance(event, ModelCall):
+            if self.show_turns:
+                out.print(
+                    f"[bold]turn {event.turn}[/]  [dim]{event.input_tokens:,} tokens in · "
+                    f"{event.output_tokens:,} out[/]"
+                )
+            if event.tool_uses and event.text.strip():
+                out.print(event.text.strip(), markup=False, highlight=False)
+        elif isinstance(event, ToolCall):
+            style = "red" if event.is_error else "dim"
+            failed = " failed" if event.is_error else ""
+            out.print(
+                f"  → {event.name} {event.input_summary}  ({event.chars:,} chars{failed})",
+                style=style,
+                markup=False,
+                highlight=False,
+            )
+        elif isinstance(event, Compaction):
+            self.compactions += 1
+            out.print(self.compaction_line(event.event), style="yellow", highlight=False)
+        elif isinstance(event, Refusal):
+            then = "reactive compaction" if event.recovered else "giving up"
+            out.print(
+                f"  ✗ API refused the prompt ({event.error_text}) → {then}",
+                style="magenta",
+                markup=False,
+                highlight=False,
+            )
+
+    def compaction_line(self, event: CompactionEvent) -> str:
+        line = f"  ⟳ {event.stage}: {event.before:,} → {event.after:,} {event.unit}"
+        if event.note:
+            line += f" ({event.note})"
+        if event.paths:
+            more = f" (+{len(event.paths) - 1} more)" if len(event.paths) > 1 else ""
+            line += f"; full copy: {shown_path(event.paths[0], self.root)}{more}"
+        return line
+
+
+class Spinning:
+    """A Provider that shows a spinner while its model call runs."""
+
+    def __init__(self, provider: Provider, console: Console, doing: str) -> None:
+        self.provider = provider
+        self.console = console
+        self.doing = doing
+        self.name = provider.name
+        self.model = provider.model
+
+    def complete(self, **request: Any) -> ModelReply:
+        with self.console.status(self.doing, spinner="dots"):
+            return self.provider.complete(**request)
+
+
+# -- one session -------------------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    agent: Agent
+    compactor: Compactor
+    store: FileStore
+    printer: Printer
+    debug: bool
+    kind: str
+
+
+def open_session(options: dict[str, Any], console: Console) -> Session:
+    workdir = Path(options["workdir"] or Path.cwd()).resolve()
+    env = environment(workdir)
+    model = options["model"] or env.get("MODEL_ID")
+    if not model:
+        raise click.UsageError(
+            "no model given: pass --model or set MODEL_ID (environment or .env in the work "
+            "directory)"
+        )
+    provider = make_provider(options["provider"], model, env)
+    policy = make_policy(options["policy"], model, options["context_limit"])
+    store = FileStore(workdir)
+    agent_side: Provider = provider
+    summary_side: Provider = provider
+    if console.is_terminal:
+        agent_side = Spinning(provider, console, "waiting for the model…")
+        summary_side = Spinning(provider, console, "summarizing the conversation…")
+    summarizer = LLMSummarizer(
+        summary_side, input_limit=policy.summary_input_limit, max_tokens=policy.summary_max_tokens
+    )
+    compactor = Compactor(policy, store, summarizer)
+    printer = Printer(console, workdir, show_turns=options["debug"])
+    agent = Agent(
+        agent_side,
+        compactor,
+        Workspace(workdir, read_roots=(store.root,)),
+        max_turns=options["max_turns"],
+        on_event=printer,
+        system=system_prompt(workdir),
+    )
+    return Session(agent, compactor, store, printer, options["debug"], options["provider"])
+
+
+def hint(error: BaseException, kind: str) -> str:
+    """What to do about a failure, judged from the error that caused it."""
+    api = "ANTHROPIC" if kind == "anthropic" else "OPENAI"
+    cause = error.__cause__ or error
+    status = getattr(cause, "status_code", None)
+    name = type(cause).__name__
+    if isinstance(cause, CompactionFailed):
+        return ""
+    if is_context_overflow(cause):
+        return "Start a new session, or lower --context-limit so compaction starts earlier."
+    if status in (401, 403):
+        return f"Check {api}_API_KEY and that the key may use this model."
+    if status == 404:
+        return f"Check --model and {api}_BASE_URL."
+    if status == 429 or status == 529:
+        return "The API is rate limited or overloaded; wait a little and run again."
+    if "Connection" in name or "Timeout" in name:
+        return f"Check {api}_BASE_URL and the network."
+    return "Run again with --debug for the traceback."
+
+
+def fail_line(what: str, advice: str, transcript: str | None) -> str:
+    line = f"error: {what}"
+    if not line.endswith("."):
+        line += "."
+    if advice:
+        line += f" {advice}"
+    if transcript:
+        line += f" Conversation so far saved to {transcript}"
+    return " ".join(line.split())
+
+
+def report_failure(
+    session: Session, error: BaseException, history: list[Any], advice: str | None = None
+) -> None:
+    """ONE line on stderr (what failed, what to do, where the conversation went)."""
+    transcript = None
+    if history:
+        try:
+            transcript = session.store.write_transcript(history)
+        except OSError:
+            transcript = None
+    if session.debug:
+        traceback.print_exception(error, file=sys.stderr)
+    click.echo(
+        fail_line(str(error), hint(error, session.kind) if advice is None else advice, transcript),
+        err=True,
+    )
+
+
+RECOVERABLE = (AgentError, CompactionFailed, InvalidHistory)
+
+
+def ask(session: Session, history: list[Any], request: str) -> RunResult | AgentError:
+    """Run one request; a failure is reported and returned (it carries the history)."""
+    try:
+        return session.agent.run(history, request)
+    except AgentError as error:
+        report_failure(session, error, error.history)
+        return error
+    except KeyboardInterrupt:
+        # The turns of the interrupted request are lost; what came before is kept.
+        stopped = AgentError("interrupted", [*history, {"role": "user", "content": request}])
+        report_failure(session, stopped, stopped.history, advice="")
+        return stopped
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--provider",
+            type=click.Choice(["anthropic", "openai"]),
+            default="anthropic",
+            show_default=True,
+            help="Which API to talk to.",
+        ),
+        click.option("--model", default=None, help="Model id (default: env MODEL_ID)."),
+        click.option(
+            "--policy",
+            type=click.Choice(["seed", "default"]),
+            default="default",
+            show_default=True,
+            help="seed: the seed's stages in characters; default: ours, in tokens.",
+        ),
+        click.option(
+            "--context-limit",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Compaction limit (characters for seed, tokens for default).",
+        ),
+        click.option(
+            "--workdir",
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            default=None,
+            help="Work directory of the tools (default: current directory).",
+        ),
+        click.option("--max-turns", type=click.IntRange(min=1), default=50, show_default=True),
+        click.option("--debug", is_flag=True, help="Show tracebacks and per-turn token counts."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@click.group()
+def main() -> None:
+    """A coding agent that keeps its context inside the window without losing anything."""
+
+
+@main.command()
+@click.argument("task")
+@agent_options
+def run(task: str, **options: Any) -> None:
+    """Run one TASK to the end and print the answer."""
+    console = Console(soft_wrap=True)
+    session = open_session(options, console)
+    result = ask(session, [], task)
+    if isinstance(result, AgentError):
+        sys.exit(1)
+    if result.stopped_reason == "max_turns":
+        stopped = RuntimeError(f"stopped after {result.turns} turns before an answer")
+        advice = "Raise --max-turns, or continue the task in chat."
+        report_failure(session, stopped, result.history, advice)
+        sys.exit(1)
+    click.echo(result.text)
+
+
+@main.command()
+@agent_options
+def chat(**options: Any) -> None:
+    """Talk to the agent; history is kept across requests.
+
+    Type q, exit or press Ctrl-D to quit; /compact [focus] summarizes the conversation now.
+    The exit status is 1 when any request failed.
+    """
+    console = Console(soft_wrap=True)
+    session = open_session(options, console)
+    history: list[Any] = []
+    last_request = ""
+    failed = False
+    console.print(r"[dim]context-compact chat: q to quit, /compact \[focus] to summarize now[/]")
+    for line in _lines():
+        query = line.strip()
+        if not query:
+            continue
+        if query.lower() in QUIT_WORDS:
+            break
+        if query == "/compact" or query.startswith("/compact "):
+            history, ok = compact_now(session, history, last_request, query[len("/compact") :])
+            failed |= not ok
+            continue
+        last_request = query
+        result = ask(session, history, query)
+        history = result.history
+        if isinstance(result, AgentError):
+            failed = True
+            continue
+        console.print(result.text, markup=False, highlight=False)
+        if result.stopped_reason == "max_turns":
+            console.print(f"[yellow]stopped after {result.turns} turns (--max-turns)[/]")
+    sys.exit(1 if failed else 0)
+
+
+def _lines() -> Iterator[str]:
+    while True:
+        try:
+            yield input("> ")
+        except (EOFError, KeyboardInterrupt):
+            return
+
+
+def compact_now(
+    session: Session, history: list[Any], request: str, focus: str
+) -> tuple[list[Any], bool]:
+    """S-6.5's ``/compact [focus]``: summarize the conversation now."""
+    if not history:
+        session.printer.console.print("[dim]nothing to compact yet[/]")
+        return history, True
+    before = len(session.compactor.events)
+    try:
+        history = session.compactor.compact_history(
+            history, request, instructions=focus.strip() or None
+        )
+    except RECOVERABLE as error:
+        report_failure(session, error, history)
+        return history, False
+    if len(session.compactor.events) == before:
+        session.printer.console.print("[dim]nothing to compact yet[/]")
+    return history, True
+
+
+@main.command()
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Empty or new directory for the sample project (default: a temporary one).",
+)
+@click.option("--keep", is_flag=True, help="Keep the temporary workspace afterwards.")
+def demo(workdir: Path | None, keep: bool) -> None:
+    """Offline: a scripted model drives the real loop through every kind of compaction."""
+    from .demo import DEMO_CONTEXT_LIMIT, DEMO_TASK, run_demo
+
+    if workdir is not None and workdir.exists() and any(workdir.iterdir()):
+        raise click.UsageError(f"{workdir} is not empty; demo needs an empty or new directory")
+    temporary = workdir is None
+    root = Path(tempfile.mkdtemp(prefix="context-compact-demo-")) if workdir is None else workdir
+    root = root.resolve()
+    console = Console(soft_wrap=True)
+    console.print(
+        "[bold]context-compact demo[/]: scripted model (offline), real tools, real FileStore, "
+        f"default policy at a {DEMO_CONTEXT_LIMIT:,}-token limit"
+    )
+    console.print(f"workspace: {root}", highlight=False)
+    console.print(f"task: {DEMO_TASK}\n", highlight=False)
+    printer = Printer(console, root, show_turns=True)
+    try:
+        with _removed_unless(temporary and not keep, root):
+            outcome = run_demo(root, on_event=printer)
+            console.print("\n[bold]answer[/]")
+            console.print(outcome.result.text, markup=False, highlight=False)
+            console.print(f"\n[bold]artifacts[/] in {root}", highlight=False)
+            console.print(f"  .transcripts/                {len(outcome.transcripts)} files")
+            console.print(f"  .task_outputs/tool-results/  {len(outcome.tool_results)} files")
+            console.print(
+                f"{outcome.result.turns} turns, {outcome.model_calls} model calls, "
+                f"{outcome.refusals} refusal(s) recovered, {printer.compactions} compaction "
+                f"events; app/tax.py {'fixed' if outcome.fixed else 'NOT fixed'}"
+            )
+            if temporary and not keep:
+                console.print("[dim](temporary workspace removed; --keep keeps it)[/]")
+    except (AgentError, OSError) as error:
+        click.echo(f"error: the demo failed: {describe_error(error)}", err=True)
+        sys.exit(1)
+
+
+@contextmanager
+def _removed_unless(remove: bool, root: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if remove:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+# -- more commands -----------------------------------------------------------------------
+# Commands built elsewhere register here, e.g. the benchmark:
+#     from .bench.command import bench
+#     main.add_command(bench)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+"""The ``context-compact`` command, through ``CliRunner`` and the loopback stub API."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+import stub_api as s
+from context_compact.cli import main, read_dotenv
+from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
+from stub_api import Reply, StubAPI
+
+SETTINGS = (
+    "MODEL_ID",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "notes.txt").write_text("remember the milk\n", encoding="utf-8")
+    return root
+
+
+class Model:
+    """The stub's answers to agent calls, in order; summary calls get a summary."""
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = deque(answers)
+        self.summary_requests: list[Any] = []
+
+    def __call__(self, body: Any) -> Any:
+        if SUMMARY_SYSTEM_PROMPT[:40] in json.dumps(body):
+            self.summary_requests.append(body)
+            return Reply(text="Read notes.txt; nothing else done.")
+        return self.answers.popleft()
+
+
+def serve(stub: StubAPI, *answers: Any) -> Model:
+    model = Model(*answers)
+    stub.enqueue(*[model] * (len(answers) + 4))
+    return model
+
+
+def read_notes() -> Reply:
+    return Reply(text="Looking.", tool_calls=(s.ToolCall("read_file", {"path": "notes.txt"}),))
+
+
+def cli(args: list[str], env: dict[str, str] | None = None, input: str | None = None) -> Result:
+    return CliRunner().invoke(main, args, env=env, input=input)
+
+
+def stub_env(kind: str, stub: StubAPI, model: str = "test-model") -> dict[str, str]:
+    if kind == "anthropic":
+        return {"MODEL_ID": model, "ANTHROPIC_BASE_URL": stub.url}
+    return {"MODEL_ID": model, "OPENAI_BASE_URL": stub.openai_url}
+
+
+def one_error_line(result: Result) -> str:
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def saved_transcript(line: str) -> Path:
+    found = re.search(r"saved to (\S+\.jsonl)$", line)
+    assert found, line
+    path = Path(found.group(1))
+    assert path.is_file()
+    return path
+
+
+@pytest.fixture(params=["anthropic", "openai"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+# -- demo --------------------------------------------------------------------------------
+
+
+def test_demo_runs_offline_and_shows_where_the_artifacts_are(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    result = cli(["demo", "--workdir", str(root)])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert f"artifacts in {root.resolve()}" in out
+    assert "reactive compaction" in out and "compact_history" in out
+    assert "persist_new_results" in out and "app/tax.py fixed" in out
+    assert list((root / ".transcripts").glob("*.jsonl"))
+    assert list((root / ".task_outputs" / "tool-results").glob("*.txt"))
+    assert "quantize" in (root / "app" / "tax.py").read_text()
+
+
+def test_demo_without_a_workdir_removes_its_temporary_workspace() -> None:
+    result = cli(["demo"])
+    assert result.exit_code == 0, result.output
+    workspace = re.search(r"^workspace: (\S+)$", result.stdout, re.M)
+    assert workspace and not Path(workspace.group(1)).exists()
+    assert "--keep" in result.stdout
+
+
+def test_demo_refuses_a_directory_that_is_not_empty(work: Path) -> None:
+    result = cli(["demo", "--workdir", str(work)])
+    assert result.exit_code == 2
+    assert "not empty" in result.stderr
+
+
+# -- run ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["default", "seed"])
+def test_run_prints_the_answer_through_the_real_sdk(
+    kind: str, policy: str, stub_api: StubAPI, work: Path
+) -> None:
+    serve(stub_api, read_notes(), Reply(text="The note says: remember the milk."))
+    args = ["run", "What does notes.txt say?", "--workdir", str(work)]
+    result = cli([*args, "--provider", kind, "--policy", policy], stub_env(kind, stub_api))
+    assert result.exit_code == 0, result.output + result.stderr
+    assert result.stdout.endswith("The note says: remember the milk.\n")
+    assert "→ read_file notes.txt" in result.stdout
+    assert result.stderr == ""
+    assert [b["model"] for b in stub_api.bodies] == ["test-model", "test-model"]
+
+
+def test_a_second_refusal_exits_1_with_one_line_and_a_saved_transcript(
+    kind: str, stub_api: StubAPI, work: Path
+) -> None:
+    refusal = s.anthropic_prompt_too_long if kind == "anthropic" else s.llamacpp_exceed_context
+    serve(stub_api, read_notes(), refusal(), refusal())
+    args = ["run", "Summarize notes.txt", "--workdir", str(work), "--provider", kind]
+    result = cli(args, stub_env(kind, stub_api))
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert line.startswith("error: the API refused the prompt as too long again")
+    transcript = saved_transcript(line)
+    assert transcript.parent == work.resolve() / ".transcripts"
+    assert "Summarize notes.txt" in transcript.read_text()
+    assert "API refused the prompt" in result.stdout
+
+
+def test_an_authentication_error_exits_1_and_says_which_key_to_check(
+    kind: str, stub_api: StubAPI, work: Path
+) -> None:
+    error = (
+        s.anthropic_authentication_error if kind == "anthropic" else s.openai_authentication_error
+    )
+    serve(stub_api, error())
+    args = ["run", "hi", "--workdir", str(work), "--provider", kind]
+    result = cli(args, stub_env(kind, stub_api))
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert "HTTP 401" in line and f"Check {kind.upper()}_API_KEY" in line
+    assert saved_transcript(line).read_text().strip() == json.dumps(
+        {"role": "user", "content": "hi"}
+    )
+
+
+def test_debug_adds_the_traceback(stub_api: StubAPI, work: Path) -> None:
+    serve(stub_api, s.anthropic_authentication_error())
+    args = ["run", "hi", "--workdir", str(work), "--debug"]
+    result = cli(args, stub_env("anthropic", stub_api))
+    assert result.exit_code == 1
+    assert "Traceback" in result.stderr
+    assert result.stderr.splitlines()[-1].startswith("error: model call failed")
+
+
+def test_an_unreachable_server_exits_1_and_points_at_the_base_url(work: Path) -> None:
+    env = {"MODEL_ID": "m", "OPENAI_BASE_URL": s.closed_port_url() + "/v1"}
+    result = cli(["run", "hi", "--workdir", str(work), "--provider", "openai"], env)
+    assert result.exit_code == 1
+    assert "OPENAI_BASE_URL" in one_error_line(result)
+
+
+def test_running_out_of_turns_exits_1_and_saves_the_conversation(
+    stub_api: StubAPI, work: Path
+) -> None:
+    serve(stub_api, read_notes())
+    args = ["run", "hi", "--workdir", str(work), "--max-turns", "1"]
+    result = cli(args, stub_env("anthropic", stub_api))
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert "--max-turns" in line
+    saved_transcript(line)
+
+
+def test_a_missing_model_id_is_a_usage_error(work: Path) -> None:
+    result = cli(["run", "hi", "--workdir", str(work)], {"ANTHROPIC_API_KEY": "k"})
+    assert result.exit_code == 2
+    assert "MODEL_ID" in result.stderr and "--model" in result.stderr
+
+
+def test_a_missing_api_key_for_a_remote_api_is_a_usage_error(work: Path) -> None:
+    result = cli(["run", "hi", "--workdir", str(work)], {"MODEL_ID": "claude-x"})
+    assert result.exit_code == 2
+    assert "ANTHROPIC_API_KEY" in result.stderr
+
+
+def test_the_env_file_in_the_work_directory_is_read_and_the_real_environment_wins(
+    stub_api: StubAPI, work: Path
+) -> None:
+    (work / ".env").write_text(
+        f"# settings\nexport MODEL_ID=from-dotenv\nANTHROPIC_BASE_URL='{stub_api.url}'\n",
+        encoding="utf-8",
+    )
+    serve(stub_api, Reply(text="one"), Reply(text="two"))
+    assert cli(["run", "hi", "--workdir", str(work)]).exit_code == 0
+    assert cli(["run", "hi", "--workdir", str(work)], {"MODEL_ID": "from-env"}).exit_code == 0
+    assert [b["model"] for b in stub_api.bodies] == ["from-dotenv", "from-env"]
+
+
+def test_read_dotenv_understands_comments_quotes_and_export(tmp_path: Path) -> None:
+    path = tmp_path / ".env"
+    path.write_text(
+        "# comment\n\nexport A=1\nB = \"two words\"\nC=3 # trailing\nD='x=y'\nnot a pair\n",
+        encoding="utf-8",
+    )
+    assert read_dotenv(path) == {"A": "1", "B": "two words", "C": "3", "D": "x=y"}
+    assert read_dotenv(tmp_path / "missing") == {}
+
+
+# -- chat --------------------------------------------------------------------------------
+
+
+def test_chat_answers_a_request_and_quits_on_q(stub_api: StubAPI, work: Path) -> None:
+    serve(stub_api, Reply(text="Hello there."))
+    result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), "hello\nq\n")
+    assert result.exit_code == 0, result.output
+    assert "/compact [focus]" in result.stdout
+    assert "Hello there." in result.stdout
+    assert len(stub_api.bodies) == 1
+
+
+def test_chat_keeps_the_history_across_requests_until_end_of_input(
+    kind: str, stub_api: StubAPI, work: Path
+) -> None:
+    serve(stub_api, read_notes(), Reply(text="It says milk."), Reply(text="Yes, milk."))
+    args = ["chat", "--workdir", str(work), "--provider", kind]
+    result = cli(args, stub_env(kind, stub_api), "what is in notes.txt?\nare you sure?\n")
+    assert result.exit_code == 0, result.output
+    assert "It says milk." in result.stdout and "Yes, milk." in result.stdout
+    last = json.dumps(stub_api.bodies[-1])
+    assert "what is in notes.txt?" in last and "It says milk." in last
+    assert "remember the milk" in last
+
+
+def test_slash_compact_in_chat_summarizes_now_with_the_focus(stub_api: StubAPI, work: Path) -> None:
+    model = serve(stub_api, read_notes(), Reply(text="It says milk."), Reply(text="Still milk."))
+    script = "read notes.txt\n/compact keep the grocery list\nanything else?\nexit\n"
+    result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), script)
+    assert result.exit_code == 0, result.output
+    assert "⟳ compact_history" in result.stdout
+    assert len(model.summary_requests) == 1
+    assert "keep the grocery list" in json.dumps(model.summary_requests[0]["system"])
+    after = json.dumps(stub_api.bodies[-1]["messages"])
+    assert "[Compacted]" in after and "Current user request:\\nread notes.txt" in after
+
+
+def test_slash_compact_before_any_request_has_nothing_to_do(stub_api: StubAPI, work: Path) -> None:
+    result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), "/compact\n")
+    assert result.exit_code == 0
+    assert "nothing to compact" in result.stdout
+    assert stub_api.bodies == []
+
+
+def test_chat_reports_a_failed_request_keeps_going_and_exits_1(
+    stub_api: StubAPI, work: Path
+) -> None:
+    serve(stub_api, s.anthropic_authentication_error(), Reply(text="Back again."))
+    script = "hello\nhello again\nq\n"
+    result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), script)
+    assert result.exit_code == 1
+    saved_transcript(one_error_line(result))
+    assert "Back again." in result.stdout
