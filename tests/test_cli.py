@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -109,12 +110,19 @@ def test_demo_runs_offline_and_shows_where_the_artifacts_are(tmp_path: Path) -> 
     assert "quantize" in (root / "app" / "tax.py").read_text()
 
 
-def test_demo_without_a_workdir_removes_its_temporary_workspace() -> None:
+def test_demo_keeps_its_temporary_workspace_to_look_at() -> None:
     result = cli(["demo"])
     assert result.exit_code == 0, result.output
     workspace = re.search(r"^workspace: (\S+)$", result.stdout, re.M)
+    assert workspace and Path(workspace.group(1), ".transcripts").is_dir()
+    shutil.rmtree(workspace.group(1))
+
+
+def test_demo_with_clean_removes_its_temporary_workspace() -> None:
+    result = cli(["demo", "--clean"])
+    assert result.exit_code == 0, result.output
+    workspace = re.search(r"^workspace: (\S+)$", result.stdout, re.M)
     assert workspace and not Path(workspace.group(1)).exists()
-    assert "--keep" in result.stdout
 
 
 def test_demo_refuses_a_directory_that_is_not_empty(work: Path) -> None:

@@ -447,8 +447,10 @@ def compact_now(
     default=None,
     help="Empty or new directory for the sample project (default: a temporary one).",
 )
-@click.option("--keep", is_flag=True, help="Keep the temporary workspace afterwards.")
-def demo(workdir: Path | None, keep: bool) -> None:
+@click.option(
+    "--clean", is_flag=True, help="Remove the temporary workspace afterwards (default: keep it)."
+)
+def demo(workdir: Path | None, clean: bool) -> None:
     """Offline: a scripted model drives the real loop through every kind of compaction."""
     from .demo import DEMO_CONTEXT_LIMIT, DEMO_TASK, run_demo
 
@@ -466,7 +468,7 @@ def demo(workdir: Path | None, keep: bool) -> None:
     console.print(f"task: {DEMO_TASK}\n", highlight=False)
     printer = Printer(console, root, show_turns=True)
     try:
-        with _removed_unless(temporary and not keep, root):
+        with _removed_if(temporary and clean, root):
             outcome = run_demo(root, on_event=printer)
             console.print("\n[bold]answer[/]")
             console.print(outcome.result.text, markup=False, highlight=False)
@@ -478,15 +480,17 @@ def demo(workdir: Path | None, keep: bool) -> None:
                 f"{outcome.refusals} refusal(s) recovered, {printer.compactions} compaction "
                 f"events; app/tax.py {'fixed' if outcome.fixed else 'NOT fixed'}"
             )
-            if temporary and not keep:
-                console.print("[dim](temporary workspace removed; --keep keeps it)[/]")
+            if temporary and clean:
+                console.print("[dim](temporary workspace removed)[/]")
+            else:
+                console.print(f"[dim](look around: ls -a {root}; --clean removes it)[/]")
     except (AgentError, OSError) as error:
         click.echo(f"error: the demo failed: {describe_error(error)}", err=True)
         sys.exit(1)
 
 
 @contextmanager
-def _removed_unless(remove: bool, root: Path) -> Iterator[None]:
+def _removed_if(remove: bool, root: Path) -> Iterator[None]:
     try:
         yield
     finally:
