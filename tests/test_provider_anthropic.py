@@ -162,7 +162,7 @@ def test_an_empty_system_prompt_and_no_tools_are_left_out_of_the_request(
         assert "tools" not in body
 
 
-def test_cache_breakpoints_sit_on_the_last_tool_the_system_and_the_older_user_turn(
+def test_cache_breakpoints_sit_on_the_last_tool_the_system_and_the_two_newest_user_turns(
     stub_api: StubAPI, make_provider: Any
 ) -> None:
     stub_api.enqueue(Reply(text="ok"))
@@ -171,13 +171,13 @@ def test_cache_breakpoints_sit_on_the_last_tool_the_system_and_the_older_user_tu
     assert body["system"] == [{"type": "text", "text": SYSTEM, "cache_control": EPHEMERAL}]
     assert body["tools"][-1] == {**TOOLS[-1], "cache_control": EPHEMERAL}
     assert body["tools"][0] == TOOLS[0]
-    second_to_last_user = body["messages"][2]
+    second_to_last_user, last_user = body["messages"][2], body["messages"][-1]
     assert second_to_last_user["content"][-1]["cache_control"] == EPHEMERAL
-    assert markers(body["messages"]) == 1
-    assert markers(body) == 3
-    for sent, original in zip(body["messages"], HISTORY, strict=True):
-        if sent is not second_to_last_user:
-            assert sent == original
+    assert last_user["content"] == [{"type": "text", "text": "Go on.", "cache_control": EPHEMERAL}]
+    assert markers(body["messages"]) == 2
+    assert markers(body) == 4
+    for sent, original in zip(body["messages"][:2], HISTORY, strict=False):
+        assert sent == original
 
 
 def test_a_string_user_turn_becomes_a_marked_text_block_when_it_takes_the_breakpoint() -> None:
@@ -192,15 +192,19 @@ def test_a_string_user_turn_becomes_a_marked_text_block_when_it_takes_the_breakp
         "content": [{"type": "text", "text": "First.", "cache_control": EPHEMERAL}],
     }
     assert messages[1] is history[1]
-    assert messages[2] is history[2]
+    assert messages[2] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Second.", "cache_control": EPHEMERAL}],
+    }
+    assert history[2] == {"role": "user", "content": "Second."}
 
 
-def test_a_single_user_turn_gets_no_message_breakpoint() -> None:
+def test_a_single_user_turn_gets_one_message_breakpoint() -> None:
     request = build_request(
         model="m", system=SYSTEM, messages=HISTORY[:1], tools=[], max_tokens=8, cache=True
     )
-    assert markers(request["messages"]) == 0
-    assert markers(request) == 1
+    assert markers(request["messages"]) == 1
+    assert markers(request) == 2
 
 
 def test_the_callers_messages_and_tools_are_never_mutated(
@@ -222,7 +226,7 @@ BLOCK_CONTENT = st.lists(st.builds(lambda t: {"type": "text", "text": t}, TEXTS)
     tool_count=st.integers(0, 3),
     system=TEXTS,
 )
-def test_breakpoints_never_exceed_three_and_never_touch_the_input(
+def test_breakpoints_never_exceed_the_api_maximum_of_four_and_never_touch_the_input(
     contents: list[Any], tool_count: int, system: str
 ) -> None:
     history = [
@@ -235,7 +239,7 @@ def test_breakpoints_never_exceed_three_and_never_touch_the_input(
         model="m", system=system, messages=history, tools=tools, max_tokens=8, cache=True
     )
     assert (history, tools) == before
-    assert markers(request) <= 3
+    assert markers(request) <= 4
     assert markers(request.get("tools", [])) == (1 if tools else 0)
     assert markers(request.get("system", [])) == (1 if system else 0)
 

@@ -103,7 +103,7 @@ def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
                     "directory"
                 )
             key = LOCAL_ANTHROPIC_KEY
-        return AnthropicProvider(model, api_key=key, base_url=base, max_retries=2)
+        return AnthropicProvider(model, api_key=key, base_url=base, max_retries=2, cache=True)
     from .providers.openai_chat import OpenAIChatProvider
 
     key, base = env.get("OPENAI_API_KEY") or None, env.get("OPENAI_BASE_URL") or None

@@ -54,9 +54,11 @@ def with_cache_breakpoints(
     if new_tools:
         new_tools[-1] = {**new_tools[-1], "cache_control": dict(EPHEMERAL)}
     new_messages = list(messages)
+    # The previous turn's end (already cached by the last call, so this call reads it) and
+    # the newest message (written now, read by the next call): four breakpoints in all, the
+    # API's maximum.
     user_positions = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    if len(user_positions) >= 2:
-        index = user_positions[-2]
+    for index in user_positions[-2:]:
         marked = _mark_last_block(new_messages[index])
         if marked is not None:
             new_messages[index] = marked
