@@ -12,10 +12,11 @@ Invariants:
 - Reply blocks are plain dicts. ``text`` and ``tool_use`` keep only the fields the API
   accepts back; ``thinking``/``redacted_thinking`` and any other block type are kept whole
   (without ``None`` fields) so a thinking signature survives the next turn.
-- With ``cache=True`` at most three breakpoints are placed (the API allows four): the last
-  tool schema, the system prompt, and the last block of the second-to-last user message.
-  That message is the newest prefix the previous request already ended on, so it is the
-  most recent point certain to repeat byte-for-byte; the newest user message is new.
+- With ``cache=True`` up to four breakpoints are placed (the API's maximum, per Anthropic's
+  prompt-caching docs): the last tool schema, the system prompt, and the last block of the
+  two newest user messages. The older one is where the previous request ended, so this
+  request reads the cache there; the newest one writes the cache the next request reads.
+  Under the default policy the history before them changes rarely, so both keep hitting.
 - The SDK is imported lazily and the client defaults to ``max_retries=0``: a refusal
   (e.g. "prompt is too long") reaches the loop at once instead of after retries.
 """
