@@ -499,9 +499,9 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 
 
 # -- more commands -----------------------------------------------------------------------
-# Commands built elsewhere register here, e.g. the benchmark:
-#     from .bench.command import bench
-#     main.add_command(bench)
+from .bench.command import bench  # noqa: E402  (registered after the group exists)
+
+main.add_command(bench)
 
 
 if __name__ == "__main__":

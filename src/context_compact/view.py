@@ -45,6 +45,8 @@ from .store.base import Store
 from .summarize import extractive_summary, summary_message
 
 Pos = tuple[int, int]
+# Tokens we expect a summary message to take (the seed caps the summary call at 2,000).
+SUMMARY_ALLOWANCE = 800
 
 
 def persisted_preview(path: str, text: str, preview_chars: int) -> str:
@@ -336,13 +338,30 @@ class SessionView:
         if not candidates:
             return False
         head = 1 if self.log and _is_request(self.log[0]) else 0
-        cut = candidates[0]
-        for c in candidates:  # drop more only while the kept tail is still too big
-            cut = c
-            tail = sum(self.counter.message(self._render(li)) for li in range(c, len(self.log)))
-            if tail + self.overhead + 800 <= target / self.ratio:
-                break
         start = max(self.first_kept, head)
+        offset = len(self.prefix) - self.first_kept
+
+        def tokens(lo: int, hi: int) -> int:
+            return self.counter.messages(self.view[offset + max(lo, self.first_kept) : offset + hi])
+
+        latest = next(
+            (li for li in range(len(self.log) - 1, -1, -1) if _is_request(self.log[li])), None
+        )
+        first_tokens = self.counter.message(self.view[0]) if head else 0
+        budget = target / self.ratio - self.overhead - SUMMARY_ALLOWANCE - first_tokens
+        cut = candidates[0]
+        for c in candidates:  # drop more only while what stays is still too big
+            cut = c
+            kept_latest = latest is not None and head <= latest < c and latest != 0
+            pinned_tokens = tokens(latest, latest + 1) if kept_latest and latest else 0
+            if tokens(c, len(self.log)) + pinned_tokens <= budget:
+                break
+        saving = tokens(start, cut) - SUMMARY_ALLOWANCE
+        urgent = self.measure() > self.limit
+        least = 1 if urgent else self.policy.clear_at_least
+        if stage == "summarize" and saving < least:
+            # Summarizing so little would not shrink the view: it would only churn the cache.
+            return False
         dropped_view = [self._render(li) for li in range(start, cut)]
         rolling = [self.summary] if self.summary is not None else []
         archive = self.store.save_messages(rolling + self.log[start:cut])
@@ -350,9 +369,6 @@ class SessionView:
         before = self.measure()
         self.summary = summary_message("Compacted", request, summary_text, archive)
         first = [self._render(0)] if head else []
-        latest = next(
-            (li for li in range(len(self.log) - 1, -1, -1) if _is_request(self.log[li])), None
-        )
         pinned = (
             [self._render(latest)]
             if latest is not None and head <= latest < cut and latest != 0
@@ -409,7 +425,7 @@ class SessionView:
         self.budget_unseen()
         if self.measure() > self.policy.high_water * self.limit:
             target = int(self.policy.low_water * self.limit)
-            self.clear_old_results(target)
+            self.clear_old_results(target, force=self.measure() > self.limit)
             if self.measure() > target:
                 self.summarize_old(target, request, self.policy.keep_recent_turns)
             self._check_limit()

@@ -2,8 +2,10 @@
 
 Starting from the view's text, every path the store issued that appears in it is opened;
 the text found there is searched the same way (archives name older archives), until
-nothing new turns up. A result is *in view* when its planted fact is in the view itself,
-*recoverable* when its content is in some reachable file, and *lost* otherwise.
+nothing new turns up. A needle (a planted fact, or the full text of a tool result) is *in
+view* when it is in the view itself, *recoverable* when it is in some reachable file, and
+*lost* otherwise. Text is compared as it appears inside JSON (escaped, non-ASCII kept), the
+form both the view and the archives are written in.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ class Reach:
     lost_items: tuple[str, ...] = ()
 
 
-def reachable_texts(view: list[Any], store: Store, root: str) -> tuple[str, list[str]]:
+def reachable_texts(view: list[Any], store: Store | None, root: str) -> tuple[str, list[str]]:
     view_text = to_json(view)
+    if store is None or not root:
+        return view_text, []
     pattern = re.compile(re.escape(root.rstrip("/")) + r"/[^\s\]\)\"'\\,]+")
     seen: set[str] = set()
     texts: list[str] = []
@@ -48,18 +52,43 @@ def reachable_texts(view: list[Any], store: Store, root: str) -> tuple[str, list
     return view_text, texts
 
 
-def reach(view: list[Any], store: Store, root: str, contents: Iterable[str]) -> Reach:
-    """Classify every full result text of a session as in view, recoverable or lost."""
+def _escaped(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def reach(
+    view: list[Any],
+    store: Store | None,
+    root: str,
+    contents: Iterable[str],
+    pattern: re.Pattern[str] | None = None,
+) -> Reach:
+    """Classify every needle (full result text, or planted fact) as in view, recoverable or lost.
+
+    With ``pattern`` (which must match every needle) the texts are scanned once for all
+    matches, which is what makes this fast on long synthetic sessions.
+    """
     view_text, files = reachable_texts(view, store, root)
-    exact = set(files)
-    archives = "\n".join(files)
     in_view = recoverable = 0
     lost: list[str] = []
+    if pattern is not None:
+        seen_in_view = set(pattern.findall(view_text))
+        seen_in_files = {m for text in files for m in pattern.findall(text)}
+        for needle in contents:
+            if needle in seen_in_view:
+                in_view += 1
+            elif needle in seen_in_files:
+                recoverable += 1
+            else:
+                lost.append(needle[:80])
+        return Reach(in_view, recoverable, len(lost), tuple(lost))
+    exact = set(files)
+    archives = "\n".join(files)
     for content in contents:
-        escaped = json.dumps(content, ensure_ascii=False)[1:-1]
+        escaped = _escaped(content)
         if escaped in view_text:
             in_view += 1
-        elif content in exact or escaped in archives:
+        elif content in exact or escaped in archives or content in archives:
             recoverable += 1
         else:
             lost.append(content[:80])

@@ -1,15 +1,20 @@
 """Replay a session through a strategy, turn by turn, the way the seed's loop drives it.
 
-    messages = [request]
-    for each turn:  messages = strategy.prepare(messages, request)   # what is sent
-                    messages += [assistant turn, tool results]
+    messages = head                                   # the user's request
+    for each call:  messages = strategy.prepare(messages, request)   # what is sent
+                    messages += step                  # assistant turn, tool results
 
 Per call we record the tokens sent (system prompt and tool schemas included), how much of
 the request is a prefix of the previous one (what a prompt cache can reuse) and whether
 earlier history was rewritten, and how long ``prepare`` took. Cost follows Anthropic's
 prompt-caching multipliers (cache reads 0.1x base input, cache writes 1.25x: Anthropic
-"Prompt caching" docs, 2025): the shared prefix is read, the rest is written. Summary calls
-are priced as plain input plus output.
+"Prompt caching" docs, 2025): the shared prefix is read, the rest is written (a cache
+breakpoint at the end of every request, as agent loops set it). Summary calls are priced as
+plain input plus output; the assistant's own replies are output tokens.
+
+A ``Workload`` (synthetic) or a ``Script`` (any session, see ``script.py``) can be replayed.
+At the end, every needle (planted fact, or full tool-result text) is classified by
+``reach``: in the final view, recoverable through references the store issued, or lost.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ..invariants import check
 from ..sizing import TokenCounter
 from ..store.base import Store
 from .reach import reach
+from .script import Script, as_script
 from .workload import Workload
 
 
@@ -48,10 +54,14 @@ class Replay:
     summary_calls: int = 0
     summary_input_tokens: int = 0
     summary_output_tokens: int = 0
+    output_tokens: int = 0
     overflow_turn: int | None = None
+    over_budget_calls: int = 0
     in_view: int = 0
     recoverable: int = 0
     lost: int = 0
+    needles: int = 0
+    error: str | None = None
 
     @property
     def peak_tokens(self) -> int:
@@ -70,6 +80,7 @@ class Replay:
         return 0.1 * self.cache_read + 1.25 * self.cache_write + self.summary_input_tokens
 
     def p(self, q: float) -> float:
+        """The ``q`` quantile of prepare times (nearest rank), in ms."""
         if not self.prepare_ms:
             return 0.0
         ordered = sorted(self.prepare_ms)
@@ -78,6 +89,10 @@ class Replay:
     @property
     def p50_ms(self) -> float:
         return statistics.median(self.prepare_ms) if self.prepare_ms else 0.0
+
+    @property
+    def p99_ms(self) -> float:
+        return self.p(0.99)
 
 
 def _common_prefix(a: list[Any], b: list[Any]) -> int:
@@ -91,7 +106,7 @@ def _common_prefix(a: list[Any], b: list[Any]) -> int:
 
 def replay(
     strategy: Strategy,
-    workload: Workload,
+    workload: Workload | Script,
     *,
     store: Store | None = None,
     root: str = "",
@@ -100,16 +115,21 @@ def replay(
     summarizer: Any = None,
     on_turn: Callable[[int], None] | None = None,
 ) -> Replay:
-    """Drive ``strategy`` through ``workload``; ``window`` marks the turn a view overflows."""
+    """Drive ``strategy`` through ``workload``; ``window`` marks the calls a view overflows."""
+    script = as_script(workload)
     counter = TokenCounter()
-    out = Replay(strategy.name, workload.name)
-    messages: list[Any] = [{"role": "user", "content": workload.request}]
+    out = Replay(strategy.name, script.name)
+    messages: list[Any] = list(script.head)
     previous: list[Any] = []
-    previous_tokens: list[int] = []
-    calls = len(workload.turns) + 1
+    calls = script.turns + 1
     for index in range(calls):
         started = time.perf_counter()
-        view = strategy.prepare(messages, workload.request)
+        try:
+            view = strategy.prepare(messages, script.requests[index])
+        except Exception as error:  # a strategy that gives up ends its session here
+            out.error = f"call {index}: {type(error).__name__}: {error}"
+            out.calls = index
+            break
         out.prepare_ms.append((time.perf_counter() - started) * 1000)
         if check(view):
             out.violations += 1
@@ -122,23 +142,26 @@ def replay(
         out.cache_read += read
         out.cache_write += total - read
         out.view_tokens.append(total)
-        if window is not None and out.overflow_turn is None and total > window:
-            out.overflow_turn = index
-        previous, previous_tokens = view, sizes
-        if index < len(workload.turns):
-            turn = workload.turns[index]
-            messages = [*view, turn.assistant, turn.results]
+        if window is not None and total > window:
+            out.over_budget_calls += 1
+            if out.overflow_turn is None:
+                out.overflow_turn = index
+        previous = view
+        if index < script.turns:
+            step = script.steps[index]
+            out.output_tokens += sum(counter.message(m) for m in step if m["role"] == "assistant")
+            messages = [*view, *step]
         if on_turn:
             on_turn(index)
-    out.turns = len(workload.turns)
-    out.calls = calls
+    else:
+        out.calls = calls
+    out.turns = script.turns
     if summarizer is not None:
         out.summary_calls = summarizer.calls
         out.summary_input_tokens = summarizer.input_tokens
         out.summary_output_tokens = summarizer.output_tokens
-    if store is not None:
-        contents = [b["content"] for t in workload.turns for b in t.results["content"]]
-        r = reach(previous, store, root, contents)
+    out.needles = len(script.needles)
+    if store is not None or script.needles:
+        r = reach(previous, store, root, script.needles, script.pattern)
         out.in_view, out.recoverable, out.lost = r.in_view, r.recoverable, r.lost
-    del previous_tokens
     return out

@@ -1,0 +1,88 @@
+"""What the peer strategies share: the agent's own full log, and cheap re-rendering.
+
+A peer keeps the history its agent would keep (``LoggedStrategy.log``) and derives each
+request from it. The bench's loop hands back the view it was given plus what it appended
+(as the seed's loop does); ``sync`` recognizes that, and also a caller's own full history,
+and appends only the new messages. Rendered messages are cached by (log index, variant) so
+an unchanged message is the same object from call to call: the replay's prefix comparison
+and token counting stay cheap, and a cache prefix is never broken by a copy.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from ...messages import block_type, blocks
+
+Message = dict[str, Any]
+
+
+def truncate_middle(text: str, limit: int, unit: str = "chars") -> str:
+    """Head and tail of ``text`` around a marker, at most about ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n…{cut:,} {unit} truncated…\n{text[len(text) - half :]}"
+
+
+def with_result(message: Message, replaced: dict[int, str]) -> Message:
+    """A copy of a user message whose tool_result blocks at ``replaced`` get new content."""
+    content = [
+        {**b, "content": replaced[i]} if i in replaced else b for i, b in enumerate(blocks(message))
+    ]
+    return {**message, "content": content}
+
+
+def result_positions(message: Message) -> list[int]:
+    if message.get("role") != "user":
+        return []
+    return [i for i, b in enumerate(blocks(message)) if block_type(b) == "tool_result"]
+
+
+class LoggedStrategy:
+    name = "logged"
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything (a new session, or a caller whose history no longer extends ours)."""
+        self.log: list[Message] = []
+        self._returned: list[Message] | None = None
+        self._cache: dict[int, tuple[Any, Message]] = {}
+
+    def sync(self, messages: list[Message]) -> list[Message]:
+        """Append what the caller added since the last call; return the new messages."""
+        returned = self._returned
+        if (
+            returned is not None
+            and len(messages) >= len(returned)
+            and all(map(operator.is_, messages, returned))
+        ):
+            new = messages[len(returned) :]
+        elif len(messages) >= len(self.log) and all(map(operator.is_, messages, self.log)):
+            new = messages[len(self.log) :]
+        else:
+            self.reset()
+            new = list(messages)
+        for message in new:
+            self.log.append(self.admit(message))
+        return new
+
+    def admit(self, message: Message) -> Message:
+        """What the agent records for an incoming message (peers may truncate outputs)."""
+        return message
+
+    def rendered(self, index: int, variant: Any, build: Any) -> Message:
+        hit = self._cache.get(index)
+        if hit is not None and hit[0] == variant:
+            return hit[1]
+        message = build()
+        self._cache[index] = (variant, message)
+        return message
+
+    def returned(self, view: list[Message]) -> list[Message]:
+        self._returned = view
+        return view

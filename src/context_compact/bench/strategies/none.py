@@ -1,0 +1,23 @@
+"""``none``: no context management at all; every request is the whole history.
+
+What an agent loop without compaction sends. It never rewrites history (a perfect cache
+prefix) and loses nothing, until the history outgrows the window: the bench reports the
+first call over the budget (``overflow_turn``), where a real API refuses the request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Message
+
+
+class NoManagement:
+    name = "none"
+
+    def prepare(self, messages: list[Message], active_request: str) -> list[Message]:
+        return list(messages)
+
+
+def build(setup: Any) -> NoManagement:
+    return NoManagement()

@@ -1,0 +1,181 @@
+"""``openhands-summarizer``: OpenHands' LLM summarizing condenser.
+
+Source: OpenHands software-agent-sdk, ``openhands/sdk/context/condenser/
+llm_summarizing_condenser.py`` (``LLMSummarizingCondenser``: ``max_size`` = 120 events,
+``keep_first`` = 4), read 2025-11. As published:
+
+* The agent's history is a list of *events*: each tool call (action) and each tool output
+  (observation) is one event, as is each plain message.
+* When the view holds more than ``max_size`` events, it is condensed to half: the first
+  ``keep_first`` events stay, then one summary event, then the newest
+  ``max_size // 2 - keep_first - 1`` events. Everything between is *forgotten*: the LLM
+  is asked to summarize it, together with the previous summary (a rolling summary).
+* When the model refuses the request as too long (context window exceeded), the agent
+  emits a condensation request and the condenser condenses the current view to half of
+  its length. The bench models that refusal as "the view is over the budget".
+* The view never splits a tool call from its output (the SDK drops unmatched calls and
+  keeps a parallel batch together); so a batch cut by a boundary is forgotten whole.
+* Observations are cut to ``MAX_CMD_OUTPUT_SIZE`` = 30,000 characters (head and tail)
+  when recorded (``openhands/tools/.../terminal/constants.py``).
+
+The event store keeps every event, but the model has no way to address a forgotten one, so
+forgotten results count as lost unless the summary happens to carry them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...messages import block_type, blocks, result_text
+from ...sizing import TokenCounter
+from .base import LoggedStrategy, Message, result_positions, truncate_middle, with_result
+
+MAX_SIZE = 120
+KEEP_FIRST = 4
+MAX_OUTPUT_CHARS = 30_000
+
+# An event: (log index, block index or -1 for the message's non-tool part, batch or -1).
+Event = tuple[int, int, int]
+SUMMARY: Event = (-1, -1, -1)
+
+
+def events_of(li: int, message: Message) -> list[Event]:
+    uses = [bi for bi, b in enumerate(blocks(message)) if block_type(b) == "tool_use"]
+    if message.get("role") == "assistant" and uses:
+        return [(li, bi, li) for bi in uses]
+    results = result_positions(message)
+    out: list[Event] = [(li, bi, li - 1) for bi in results]
+    content = message.get("content")
+    if not results or isinstance(content, str) or len(results) < len(blocks(message)):
+        out.append((li, -1, -1))
+    return out
+
+
+class SummarizingCondenser(LoggedStrategy):
+    name = "openhands-summarizer"
+
+    def __init__(
+        self,
+        summarizer: Any,
+        budget: int | None = None,
+        overhead: int = 0,
+        max_size: int = MAX_SIZE,
+        keep_first: int = KEEP_FIRST,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+    ) -> None:
+        if max_size // 2 - keep_first - 1 <= 0:
+            raise ValueError("keep_first must be less than max_size // 2")
+        self.summarizer = summarizer
+        self.budget = budget
+        self.overhead = overhead
+        self.max_size = max_size
+        self.keep_first = keep_first
+        self.max_output_chars = max_output_chars
+        self.counter = TokenCounter()
+        super().__init__()
+
+    def reset(self) -> None:
+        super().reset()
+        self.head: list[Event] | None = None
+        self.tail: list[Event] = []
+        self.summary: Message | None = None
+        self._indexed = 0
+
+    def admit(self, message: Message) -> Message:
+        long = {
+            bi: truncate_middle(result_text(blocks(message)[bi]), self.max_output_chars)
+            for bi in result_positions(message)
+            if len(result_text(blocks(message)[bi])) > self.max_output_chars
+        }
+        return with_result(message, long) if long else message
+
+    # -- the view ----------------------------------------------------------------------
+    def events(self) -> list[Event]:
+        if self.head is None:
+            return self.tail
+        return [*self.head, SUMMARY, *self.tail]
+
+    def render(self, events: list[Event]) -> list[Message]:
+        out: list[Message] = []
+        i = 0
+        while i < len(events):
+            li = events[i][0]
+            if li < 0:
+                if self.summary is not None:
+                    out.append(self.summary)
+                i += 1
+                continue
+            j = i
+            while j < len(events) and events[j][0] == li:
+                j += 1
+            parts = tuple(e[1] for e in events[i:j])
+            out.append(self._message(li, parts))
+            i = j
+        return out
+
+    def _message(self, li: int, parts: tuple[int, ...]) -> Message:
+        message = self.log[li]
+        if len(parts) == len(events_of(li, message)):
+            return message
+        return self.rendered(li, parts, lambda: self._partial(message, parts))
+
+    @staticmethod
+    def _partial(message: Message, parts: tuple[int, ...]) -> Message:
+        keep_rest = -1 in parts
+        content = [
+            b
+            for bi, b in enumerate(blocks(message))
+            if bi in parts or (keep_rest and block_type(b) not in ("tool_use", "tool_result"))
+        ]
+        return {**message, "content": content}
+
+    def size(self) -> int:
+        return self.counter.messages(self.render(self.events())) + self.overhead
+
+    # -- condensing --------------------------------------------------------------------
+    def condense(self, target: int) -> bool:
+        view = self.events()
+        events_from_tail = target - self.keep_first - 1
+        if events_from_tail <= 0:
+            return False
+        head = view[: self.keep_first] if self.head is None else self.head
+        body = view[self.keep_first :] if self.head is None else self.tail
+        cut = len(body) - events_from_tail
+        if cut <= 0:
+            return False
+        forgotten, tail = body[:cut], body[cut:]
+        gone = {e[2] for e in forgotten if e[2] >= 0}
+        head_batches = {e[2] for e in head if e[2] >= 0}
+        # A batch is kept whole or forgotten whole; the head keeps only complete batches.
+        tail_cut = {e[2] for e in tail if e[2] in gone}
+        forgotten += [e for e in tail if e[2] in tail_cut]
+        tail = [e for e in tail if e[2] not in tail_cut]
+        split = {b for b in head_batches if b in gone}
+        forgotten = [e for e in head if e[2] in split] + forgotten
+        head = [e for e in head if e[2] not in split]
+        if not forgotten:
+            return False
+        previous = [self.summary] if self.summary is not None else []
+        text = self.summarizer(previous + self.render(forgotten))
+        self.summary = {
+            "role": "user",
+            "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",
+        }
+        self.head, self.tail = head, tail
+        return True
+
+    def prepare(self, messages: list[Message], active_request: str) -> list[Message]:
+        self.sync(messages)
+        for li in range(self._indexed, len(self.log)):
+            self.tail.extend(events_of(li, self.log[li]))
+        self._indexed = len(self.log)
+        if len(self.events()) > self.max_size:
+            self.condense(self.max_size // 2)
+        while self.budget is not None and self.size() > self.budget:
+            if not self.condense(len(self.events()) // 2):
+                break
+        return self.returned(self.render(self.events()))
+
+
+def build(setup: Any) -> SummarizingCondenser:
+    return SummarizingCondenser(setup.summarizer, budget=setup.budget, overhead=setup.overhead)
