@@ -119,7 +119,7 @@ ROOMY = {
 # -- offline: the loop itself ------------------------------------------------------------
 
 
-def test_the_system_prompt_holds_the_s_6_4_sentence_and_names_the_work_directory(
+def test_s6_4_the_system_prompt_holds_the_sentence_and_names_the_work_directory(
     root: Path,
 ) -> None:
     sentence = (
@@ -137,7 +137,7 @@ def test_the_system_prompt_holds_the_s_6_4_sentence_and_names_the_work_directory
     assert sentence in sent and str(root.resolve()) in sent
 
 
-def test_every_call_sends_max_tokens_8000_and_the_six_tools(root: Path) -> None:
+def test_s6_2_every_call_sends_max_tokens_8000_and_the_six_tools(root: Path) -> None:
     provider = ScriptedProvider([read(1), "done"])
     agent, _ = make_agent(provider, root, Policy.seed())
     agent.run([], REQUEST)
@@ -202,7 +202,9 @@ def test_a_tool_batch_runs_in_order_and_one_user_message_carries_every_result(
 
 
 @pytest.mark.parametrize("preset", ["seed", "default"])
-def test_compact_has_no_side_effect_and_runs_after_the_whole_batch(root: Path, preset: str) -> None:
+def test_s6_3_compact_has_no_side_effect_and_runs_after_the_whole_batch(
+    root: Path, preset: str
+) -> None:
     policy = Policy.seed() if preset == "seed" else Policy.default()
     batch = tool_calls(
         [("compact", {}), ("write_file", {"path": "after.txt", "content": "written"})],
@@ -257,7 +259,7 @@ def test_max_turns_stops_the_run_with_a_flag_and_a_valid_history(root: Path) -> 
 # -- offline: refusals (S-5.2) -----------------------------------------------------------
 
 
-def test_a_refusal_is_answered_by_reactive_compaction_and_the_same_turn_is_retried(
+def test_s5_1_a_refusal_is_answered_by_reactive_compaction_and_the_same_turn_is_retried(
     root: Path,
 ) -> None:
     steps: list[Any] = [read(1), read(2), read(3), read(4), read(5)]
@@ -277,7 +279,7 @@ def test_a_refusal_is_answered_by_reactive_compaction_and_the_same_turn_is_retri
 
 
 @pytest.mark.parametrize("preset", ["seed", "default"])
-def test_the_retry_counter_resets_after_a_successful_call(root: Path, preset: str) -> None:
+def test_s5_2_the_retry_counter_resets_after_a_successful_call(root: Path, preset: str) -> None:
     policy = POLICIES[preset]()
     steps: list[Any] = [read(1), read(2), read(3), read(4)]
     steps += [FakeContextOverflow(9, 8), read(5), read(6), FakeContextOverflow(9, 8), "done"]
@@ -288,7 +290,7 @@ def test_the_retry_counter_resets_after_a_successful_call(root: Path, preset: st
 
 
 @pytest.mark.parametrize("preset", ["seed", "default"])
-def test_a_second_refusal_in_a_row_raises_agent_error_carrying_the_history(
+def test_s5_2_a_second_refusal_in_a_row_raises_agent_error_carrying_the_history(
     root: Path, preset: str
 ) -> None:
     steps: list[Any] = [read(1), read(2), read(3), read(4)]

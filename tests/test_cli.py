@@ -209,7 +209,7 @@ def test_running_out_of_turns_exits_1_and_saves_the_conversation(
     saved_transcript(line)
 
 
-def test_a_missing_model_id_is_a_usage_error(work: Path) -> None:
+def test_s6_5_a_missing_model_id_is_a_usage_error(work: Path) -> None:
     result = cli(["run", "hi", "--workdir", str(work)], {"ANTHROPIC_API_KEY": "k"})
     assert result.exit_code == 2
     assert "MODEL_ID" in result.stderr and "--model" in result.stderr
@@ -221,7 +221,7 @@ def test_a_missing_api_key_for_a_remote_api_is_a_usage_error(work: Path) -> None
     assert "ANTHROPIC_API_KEY" in result.stderr
 
 
-def test_the_env_file_in_the_work_directory_is_read_and_the_real_environment_wins(
+def test_s6_5_the_env_file_in_the_work_directory_is_read_and_the_real_environment_wins(
     stub_api: StubAPI, work: Path
 ) -> None:
     (work / ".env").write_text(
@@ -247,7 +247,7 @@ def test_read_dotenv_understands_comments_quotes_and_export(tmp_path: Path) -> N
 # -- chat --------------------------------------------------------------------------------
 
 
-def test_chat_answers_a_request_and_quits_on_q(stub_api: StubAPI, work: Path) -> None:
+def test_s6_5_chat_answers_a_request_and_quits_on_q(stub_api: StubAPI, work: Path) -> None:
     serve(stub_api, Reply(text="Hello there."))
     result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), "hello\nq\n")
     assert result.exit_code == 0, result.output

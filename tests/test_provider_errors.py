@@ -112,7 +112,7 @@ OPENAI_OTHERS: dict[str, Callable[[], ErrorReply]] = {
 
 
 @pytest.mark.parametrize("answer", ANTHROPIC_OVERFLOWS.values(), ids=ANTHROPIC_OVERFLOWS.keys())
-def test_anthropic_overflow_refusals_are_context_overflows(
+def test_s5_3_anthropic_overflow_refusals_are_context_overflows(
     stub_api: StubAPI, answer: Callable[[], ErrorReply]
 ) -> None:
     assert is_context_overflow(raised_by_anthropic(stub_api, answer()))
@@ -126,7 +126,7 @@ def test_other_anthropic_errors_are_not_context_overflows(
 
 
 @pytest.mark.parametrize("answer", OPENAI_OVERFLOWS.values(), ids=OPENAI_OVERFLOWS.keys())
-def test_openai_compatible_overflow_refusals_are_context_overflows(
+def test_s5_3_openai_compatible_overflow_refusals_are_context_overflows(
     stub_api: StubAPI, answer: Callable[[], ErrorReply]
 ) -> None:
     assert is_context_overflow(raised_by_openai(stub_api, answer()))

@@ -1,7 +1,9 @@
 """One test per requirement of SPEC.md (S-0 .. S-7), run against ``Policy.seed()``.
 
-S-5.2, S-5.3 and S-6.2 .. S-6.5 concern the agent loop and the CLI; their tests live with
-the agent (tests/test_agent_loop.py).
+S-5.2, S-5.3 and S-6.2 .. S-6.5 concern the agent loop and the CLI; their tests carry the
+same names elsewhere: ``test_s5_2_*``, ``test_s6_2_*``, ``test_s6_3_*``, ``test_s6_4_*`` in
+tests/test_agent_loop.py, ``test_s5_3_*`` in tests/test_provider_errors.py, ``test_s6_5_*`` in
+tests/test_cli.py.
 """
 
 from __future__ import annotations
