@@ -367,3 +367,18 @@ def make_session(
 def join_system(parts: Iterable[str]) -> str | None:
     kept = [p for p in parts if p and p.strip()]
     return "\n\n".join(kept) if kept else None
+
+
+def openai_tool_calls(builder: HistoryBuilder, calls: Any) -> list[Block]:
+    """``tool_use`` blocks from OpenAI-style ``tool_calls``; malformed calls are counted."""
+    blocks: list[Block] = []
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(call.get("id"), str):
+            builder.skip("malformed_tool_call")
+            continue
+        arguments, parsed = parse_arguments(function.get("arguments"))
+        if not parsed:
+            builder.skip("unparsed_arguments")
+        blocks.append(tool_use_block(call["id"], str(function.get("name") or ""), arguments))
+    return blocks

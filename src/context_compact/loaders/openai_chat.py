@@ -39,6 +39,7 @@ from ._common import (
     UnknownFormat,
     join_system,
     make_session,
+    openai_tool_calls,
     parse_arguments,
     stem,
     text_block,
@@ -110,7 +111,7 @@ def load_document(document: Any, source: str | Path, fmt: str | None = None) -> 
             blocks = text_blocks(content)
             if text_actions:
                 blocks, pending = _text_action(content, index)
-            blocks.extend(_tool_calls(builder, message.get("tool_calls")))
+            blocks.extend(openai_tool_calls(builder, message.get("tool_calls")))
             function_call = message.get("function_call")
             if isinstance(function_call, dict) and function_call.get("name"):
                 last_function = f"call_{index}"
@@ -127,20 +128,6 @@ def load_document(document: Any, source: str | Path, fmt: str | None = None) -> 
         else:
             builder.skip("unknown_role")
     return [make_session(stem(source), fmt, join_system(system), builder, source)]
-
-
-def _tool_calls(builder: HistoryBuilder, calls: Any) -> list[Block]:
-    blocks: list[Block] = []
-    for call in calls if isinstance(calls, list) else []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(call.get("id"), str):
-            builder.skip("malformed_tool_call")
-            continue
-        arguments, parsed = parse_arguments(function.get("arguments"))
-        if not parsed:
-            builder.skip("unparsed_arguments")
-        blocks.append(tool_use_block(call["id"], str(function.get("name") or ""), arguments))
-    return blocks
 
 
 def _text_action(content: Any, index: int) -> tuple[list[Block], str | None]:

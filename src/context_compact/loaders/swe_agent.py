@@ -32,7 +32,7 @@ from ._common import (
     UnknownFormat,
     join_system,
     make_session,
-    parse_arguments,
+    openai_tool_calls,
     stem,
     text_blocks,
     text_of,
@@ -86,7 +86,7 @@ def load_document(document: Any, source: str | Path) -> list[Session]:
             action = entry.get("action")
             if isinstance(calls, list) and calls:
                 blocks = text_blocks(content)
-                blocks.extend(_tool_calls(builder, calls))
+                blocks.extend(openai_tool_calls(builder, calls))
             elif isinstance(action, str) and action.strip():
                 thought = entry.get("thought")
                 blocks = text_blocks(thought.strip() if isinstance(thought, str) else content)
@@ -105,17 +105,3 @@ def load_document(document: Any, source: str | Path) -> list[Session]:
         else:
             builder.user(text_blocks(content))
     return [make_session(stem(source), FORMAT, join_system(system), builder, source)]
-
-
-def _tool_calls(builder: HistoryBuilder, calls: list[Any]) -> list[dict[str, Any]]:
-    blocks = []
-    for call in calls:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(call.get("id"), str):
-            builder.skip("malformed_tool_call")
-            continue
-        arguments, parsed = parse_arguments(function.get("arguments"))
-        if not parsed:
-            builder.skip("unparsed_arguments")
-        blocks.append(tool_use_block(call["id"], str(function.get("name") or ""), arguments))
-    return blocks
