@@ -42,6 +42,16 @@ def is_tool_result(message: Message) -> bool:
     )
 
 
+def is_request(message: Message) -> bool:
+    """A user message typed by a person (or a harness): text only, no tool results."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    return bool(content) and all(block_type(b) == "text" for b in blocks(message))
+
+
 def tool_use_ids(message: Message) -> list[str]:
     return [b.get("id") for b in blocks(message) if block_type(b) == "tool_use"]
 

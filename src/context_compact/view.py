@@ -38,7 +38,7 @@ from typing import Any
 from .errors import CompactionFailed
 from .events import CompactionEvent
 from .invariants import InvalidHistory, check
-from .messages import Message, block_type, blocks, result_text
+from .messages import Message, block_type, blocks, is_request, result_text
 from .policy import Policy
 from .sizing import TokenCounter
 from .store.base import Store
@@ -63,20 +63,6 @@ def cleared_marker(path: str, chars: int) -> str:
 
 def _same_prefix(messages: list[Any], prefix: list[Any]) -> bool:
     return len(messages) >= len(prefix) and all(map(operator.is_, messages, prefix))
-
-
-def _is_request(message: Message) -> bool:
-    """A user message typed by a person: text only, no tool results."""
-    if message.get("role") != "user":
-        return False
-    content = message.get("content")
-    if isinstance(content, str):
-        return True
-    return (
-        isinstance(content, list)
-        and bool(content)
-        and all(block_type(b) == "text" for b in content)
-    )
 
 
 class SessionView:
@@ -337,7 +323,7 @@ class SessionView:
             candidates = [c for c in starts[-1:] if c > self.first_kept]
         if not candidates:
             return False
-        head = 1 if self.log and _is_request(self.log[0]) else 0
+        head = 1 if self.log and is_request(self.log[0]) else 0
         start = max(self.first_kept, head)
         offset = len(self.prefix) - self.first_kept
 
@@ -345,7 +331,7 @@ class SessionView:
             return self.counter.messages(self.view[offset + max(lo, self.first_kept) : offset + hi])
 
         latest = next(
-            (li for li in range(len(self.log) - 1, -1, -1) if _is_request(self.log[li])), None
+            (li for li in range(len(self.log) - 1, -1, -1) if is_request(self.log[li])), None
         )
         first_tokens = self.counter.message(self.view[0]) if head else 0
         budget = target / self.ratio - self.overhead - SUMMARY_ALLOWANCE - first_tokens

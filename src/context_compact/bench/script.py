@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import block_type, blocks, result_text
+from ..messages import block_type, blocks, is_request, result_text
 from .workload import Workload
 
 Message = dict[str, Any]
@@ -61,16 +61,6 @@ def from_workload(workload: Workload) -> Script:
         pattern=FACT_PATTERN,
         kind="synthetic",
     )
-
-
-def is_request(message: Message) -> bool:
-    """A user message typed by a person (or harness): text only, no tool results."""
-    if message.get("role") != "user":
-        return False
-    content = message.get("content")
-    if isinstance(content, str):
-        return True
-    return bool(content) and all(block_type(b) == "text" for b in blocks(message))
 
 
 def request_text(message: Message) -> str:
