@@ -33,6 +33,7 @@ import copy
 import inspect
 import operator
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from .errors import CompactionFailed
@@ -92,6 +93,7 @@ class SessionView:
         self.summary: Message | None = None
         self.repl: dict[Pos, dict[str, Any]] = {}
         self.full_copy: dict[Pos, str] = {}
+        self.cleared: set[Pos] = set()
         self.view: list[Message] = []
         self._returned: list[Message] | None = None
         self._last_input: list[Any] | None = None
@@ -136,10 +138,9 @@ class SessionView:
             new, base = self._restart(messages), []
         violations = check(base + new)
         if violations:
+            # Indices into what the caller passed, not into our view.
             offset = len(messages) - len(new) - len(base)
-            for v in violations:
-                object.__setattr__(v, "index", v.index + offset)
-            raise InvalidHistory(violations)
+            raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
         self._last_input = list(messages)
         for message in new:
             self._inputs.append(message)
@@ -270,9 +271,9 @@ class SessionView:
         protect_from = min(protect_from, self._last_assistant() + 1)
         candidates = []
         for pos, block in self._results(self.first_kept, protect_from):
-            text = self._current_text(pos, block)
-            if text.startswith("[Tool result cleared"):
+            if pos in self.cleared:
                 continue
+            text = self._current_text(pos, block)
             original = result_text(block)
             saving = self.counter.text(text) - 30
             if saving > 0:
@@ -292,6 +293,7 @@ class SessionView:
             path = self.full_copy.get(pos) or self.store.save_blob(original)
             self.full_copy[pos] = path
             self.repl[pos] = {**block, "content": cleared_marker(path, len(original))}
+            self.cleared.add(pos)
             paths.append(path)
             touched.add(pos[0])
         self._rerender(touched)
