@@ -471,3 +471,13 @@ def test_a_result_that_merely_looks_like_our_marker_is_still_cleared_with_a_copy
     view = c.prepare(view, "t")
     assert fake not in json.dumps(view)
     assert fake in store.files.values()
+
+
+def test_the_size_is_the_apis_last_count_plus_an_estimate_of_what_came_after() -> None:
+    c = compactor(context_limit=100_000)
+    view = c.prepare([user("t"), *pair("a", body("a", 4_000))], "t")
+    c.observe(12_345)
+    view = c.prepare([*view, *pair("b", "x" * 400)], "t")
+    appended = c.tokens.messages(view[-2:])
+    ratio = c.session.ratio  # type: ignore[union-attr]
+    assert c.session.measure() == 12_345 + round(appended * ratio)  # type: ignore[union-attr]

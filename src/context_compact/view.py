@@ -98,6 +98,7 @@ class SessionView:
         self._returned: list[Message] | None = None
         self._last_input: list[Any] | None = None
         self._returned_tokens = 0
+        self._anchor: tuple[list[Message], int] | None = None
         self.summary_failures = 0
         self.over_limit = 0
 
@@ -110,13 +111,23 @@ class SessionView:
         return self.counter.messages(self.view) + self.overhead
 
     def measure(self) -> int:
-        """Tokens of the request as it would be sent, calibrated by the last real usage."""
+        """Tokens of the request as it would be sent.
+
+        When the view still starts with the one the API last measured, that is the API's own
+        count plus an estimate of what was appended since; otherwise the whole estimate. Either
+        estimate is scaled by the last observed real/estimated ratio.
+        """
+        if self._anchor is not None:
+            sent, real = self._anchor
+            if _same_prefix(self.view, sent):
+                return real + round(self.counter.messages(self.view[len(sent) :]) * self.ratio)
         return round(self.estimate() * self.ratio)
 
     def observe(self, prompt_tokens: int) -> None:
         """Real prompt tokens of the view returned last (system and tools included)."""
-        if prompt_tokens > 0 and self._returned_tokens > 0:
+        if prompt_tokens > 0 and self._returned is not None and self._returned_tokens > 0:
             self.ratio = min(3.0, max(0.5, prompt_tokens / self._returned_tokens))
+            self._anchor = (self._returned, prompt_tokens)
 
     # -- syncing with the caller ---------------------------------------------------------
     def sync(self, messages: Any) -> None:
@@ -439,6 +450,7 @@ class SessionView:
         self.sync(messages)
         self.budget_unseen()
         estimate = max(1, self.estimate())
+        self._anchor = None  # the refusal says the last count no longer describes this view
         self.ratio = min(8.0, max(self.ratio, self.limit / estimate))
         target = min(int(self.policy.low_water * self.limit), self.measure() // 2)
         self.clear_old_results(target, force=True)
