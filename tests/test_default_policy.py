@@ -481,3 +481,18 @@ def test_the_size_is_the_apis_last_count_plus_an_estimate_of_what_came_after() -
     appended = c.tokens.messages(view[-2:])
     ratio = c.session.ratio  # type: ignore[union-attr]
     assert c.session.measure() == 12_345 + round(appended * ratio)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        1_000,
+        {"input_tokens": 400, "cache_read_input_tokens": 500, "cache_creation_input_tokens": 100},
+        {"prompt_tokens": 1_000, "completion_tokens": 7},
+        Usage(input_tokens=100, cache_read_tokens=900),
+    ],
+)
+def test_usage_is_read_from_every_shape_the_sdks_report(usage: Any) -> None:
+    from context_compact.pipeline import prompt_tokens_of
+
+    assert prompt_tokens_of(usage) == 1_000

@@ -68,25 +68,13 @@ class Compactor:
     def observe(self, usage: Any) -> None:
         """Calibrate with the API's usage for the view returned last (default preset).
 
-        ``usage`` is a ``providers.Usage`` or anything with ``input_tokens`` (and optionally
-        ``cache_read_input_tokens`` / ``cache_creation_input_tokens``), or an int.
+        ``usage`` is a ``providers.Usage``, an Anthropic SDK usage (``input_tokens`` plus the
+        cache read/creation counts), an OpenAI SDK usage (``prompt_tokens``), the same as a
+        dict, or an int. Anything else is ignored rather than guessed at.
         """
         if self.session is None:
             return
-        if isinstance(usage, int):
-            total = usage
-        elif hasattr(usage, "prompt_tokens") and isinstance(usage.prompt_tokens, int):
-            total = usage.prompt_tokens
-        else:
-            total = sum(
-                getattr(usage, name, 0) or 0
-                for name in (
-                    "input_tokens",
-                    "cache_read_input_tokens",
-                    "cache_creation_input_tokens",
-                )
-            )
-        self.session.observe(total)
+        self.session.observe(prompt_tokens_of(usage))
 
     # -- sizing and events -------------------------------------------------
     def size(self, messages: list[Any]) -> int:
@@ -142,3 +130,17 @@ class Compactor:
         if self.size(view) > self.policy.context_limit:
             view = summary.compact_history(view, active_request, self.ctx, self.summarizer)
         return view
+
+
+def prompt_tokens_of(usage: Any) -> int:
+    """Every input token a usage report counts, cached or not; 0 when it says nothing."""
+    if isinstance(usage, bool):
+        return 0
+    if isinstance(usage, int):
+        return usage
+    get = usage.get if isinstance(usage, dict) else lambda name: getattr(usage, name, None)
+    prompt = get("prompt_tokens")
+    if isinstance(prompt, int) and not isinstance(prompt, bool):
+        return prompt
+    names = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return sum(v for v in map(get, names) if isinstance(v, int) and not isinstance(v, bool))
