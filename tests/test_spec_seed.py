@@ -514,3 +514,16 @@ def test_stages_never_mutate_their_input(compactor: Compactor) -> None:
     compactor.reactive_compact(history, "t")
     compactor.compact_history(history, "t")
     assert history == frozen
+
+
+def test_compact_history_passes_a_focus_to_the_summarizer_under_the_seed_too(
+    store: FileStore,
+) -> None:
+    seen: list[Any] = []
+
+    def plain(messages: list[dict[str, Any]]) -> str:
+        seen.append(messages[-1])
+        return "s"
+
+    Compactor(Policy.seed(), store, plain).compact_history([user("t")], "t", instructions="tax")
+    assert seen == [{"role": "user", "content": "[Summary focus: tax]"}]

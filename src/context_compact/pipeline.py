@@ -32,7 +32,7 @@ from .stages import budget, micro, snip, summary
 from .stages.base import StageContext, Summarizer
 from .store.base import Store
 from .store.files import FileStore
-from .summarize import extractive_summary
+from .summarize import extractive_summary, focused
 from .view import SessionView
 
 Message = dict[str, Any]
@@ -110,7 +110,8 @@ class Compactor:
         if self.session is not None:
             return self.session.compact(messages, active_request, instructions)
         ensure_valid(messages)
-        return summary.compact_history(messages, active_request, self.ctx, self.summarizer)
+        summarizer = focused(self.summarizer, instructions)
+        return summary.compact_history(messages, active_request, self.ctx, summarizer)
 
     def reactive_compact(self, messages: list[Message], active_request: str) -> list[Message]:
         if self.session is not None:

@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .messages import block_type, blocks, result_text
@@ -53,6 +55,24 @@ def summary_message(label: str, request: str, summary: str, transcript: Any) -> 
             f"Full transcript: {transcript}"
         ),
     }
+
+
+def focused(summarizer: Callable[..., str], instructions: str | None) -> Callable[[list[Any]], str]:
+    """``summarizer`` asked to focus on ``instructions`` (``/compact focus on X``).
+
+    A summarizer that takes an ``instructions`` keyword gets it; any other callable sees one
+    more user message, ``[Summary focus: ...]``, after the history it summarizes.
+    """
+    if not instructions:
+        return summarizer
+    try:
+        takes = "instructions" in inspect.signature(summarizer).parameters
+    except (TypeError, ValueError):
+        takes = False
+    if takes:
+        return lambda messages: summarizer(messages, instructions=instructions)
+    note = {"role": "user", "content": f"[Summary focus: {instructions}]"}
+    return lambda messages: summarizer([*messages, note])
 
 
 class LLMSummarizer:

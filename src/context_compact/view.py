@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import copy
-import inspect
 import operator
 from collections.abc import Callable
 from dataclasses import replace
@@ -43,7 +42,7 @@ from .messages import Message, block_type, blocks, is_request, result_text
 from .policy import Policy
 from .sizing import TokenCounter
 from .store.base import Store
-from .summarize import extractive_summary, summary_message
+from .summarize import extractive_summary, focused, summary_message
 
 Pos = tuple[int, int]
 # Tokens we expect a summary message to take (the seed caps the summary call at 2,000).
@@ -82,7 +81,6 @@ class SessionView:
         self.emit = emit
         self.overhead = 0
         self.ratio = 1.0
-        self._takes_instructions = "instructions" in _parameters(summarizer)
         self._reset()
 
     def _reset(self) -> None:
@@ -389,15 +387,10 @@ class SessionView:
         return True
 
     def _summarize(self, messages: list[Message], request: str, instructions: str | None) -> str:
+        summarizer = focused(self.summarizer, instructions)
+
         def call() -> str:
-            if instructions and self._takes_instructions:
-                return str(self.summarizer(messages, instructions=instructions))
-            extra = (
-                [{"role": "user", "content": f"[Summary focus: {instructions}]"}]
-                if instructions
-                else []
-            )
-            return str(self.summarizer(messages + extra))
+            return str(summarizer(messages))
 
         timeout = self.policy.summary_timeout
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -471,13 +464,6 @@ class SessionView:
                 f"after {self.over_limit} compactions in a row; the newest turn alone is too big. "
                 "Raise context_limit or lower batch_budget."
             )
-
-
-def _parameters(fn: Callable[..., Any]) -> set[str]:
-    try:
-        return set(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return set()
 
 
 __all__ = ["SessionView", "cleared_marker", "persisted_preview"]
