@@ -328,6 +328,24 @@ def test_s4_1_over_the_limit_after_stages_1_to_3_summarizes(
     assert len(list(store.transcripts_dir.iterdir())) == 1
 
 
+def test_s4_1_prints_auto_compact_and_the_transcript_path_as_the_seed_does(
+    compactor: Compactor, store: FileStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    history = [user("t"), *pair("a", body("a", 30_000)), *pair("b", body("b", 30_000))]
+    compactor.prepare(history, "t")
+    (transcript,) = list(store.transcripts_dir.iterdir())
+    assert capsys.readouterr().out == f"[auto compact]\n[transcript saved: {transcript}]\n"
+
+
+def test_s4_1_a_host_that_shows_events_can_silence_the_prints(
+    store: FileStore, summarizer: Recorder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quiet = Compactor(Policy.seed(echo=False), store, summarizer)
+    quiet.prepare([user("t"), *pair("a", body("a", 30_000)), *pair("b", body("b", 30_000))], "t")
+    assert capsys.readouterr().out == ""
+    assert [e.stage for e in quiet.events] == ["compact_history"]
+
+
 def test_s4_1_within_the_limit_nothing_is_summarized(
     compactor: Compactor, summarizer: Recorder
 ) -> None:

@@ -119,7 +119,7 @@ def make_policy(preset: str, model: str | None, context_limit: int | None) -> Po
     limit: dict[str, Any] = {} if context_limit is None else {"context_limit": context_limit}
     try:
         if preset == "seed":
-            return Policy.seed(**limit)
+            return Policy.seed(echo=False, **limit)
         return Policy.default(model=model, **limit)
     except ValueError as error:
         raise click.UsageError(str(error)) from error

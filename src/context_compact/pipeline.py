@@ -129,6 +129,8 @@ class Compactor:
         view = snip.snip_compact(view, self.ctx)
         view = micro.micro_compact(view, self.ctx)
         if self.size(view) > self.policy.context_limit:
+            if self.policy.echo:
+                print("[auto compact]")
             view = summary.compact_history(view, active_request, self.ctx, self.summarizer)
         return view
 

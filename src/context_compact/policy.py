@@ -46,11 +46,14 @@ class Policy:
     summary_timeout: float = 120.0
     reserve_tokens: int = 8_000
     model: str | None = None
+    # The seed prints `[auto compact]` and `[transcript saved: PATH]` (S-4.1); a host that
+    # shows CompactionEvents itself (our CLI, the bench) turns this off.
+    echo: bool = False
 
     @classmethod
     def seed(cls, **overrides: Any) -> Policy:
-        """The seed's preset (SPEC S-0.3), every constant a field."""
-        return _with(cls(), overrides)
+        """The seed's preset (SPEC S-0.3), every constant a field; it prints as the seed does."""
+        return _with(cls(echo=True), overrides)
 
     @classmethod
     def default(cls, **overrides: Any) -> Policy:

@@ -95,7 +95,7 @@ def measure_scaling(
         Policy.default(context_limit=budget),
         "per-turn call, log already synced (agent loop)",
     )
-    seed_policy = Policy.seed(context_limit=4 * budget)
+    seed_policy = Policy.seed(context_limit=4 * budget, echo=False)
     for n in sizes:
         compactor = Compactor(seed_policy, MemoryStore(), BenchSummarizer())
         size = n if n % 2 == 1 else n - 1  # end on a tool-result message

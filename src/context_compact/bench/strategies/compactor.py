@@ -27,7 +27,7 @@ class CompactorStrategy:
 
 
 def build_seed(setup: Any) -> CompactorStrategy:
-    policy = Policy.seed(context_limit=CHARS_PER_TOKEN * setup.budget)
+    policy = Policy.seed(context_limit=CHARS_PER_TOKEN * setup.budget, echo=False)
     return CompactorStrategy("seed", Compactor(policy, setup.store, setup.summarizer))
 
 
