@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
 from histories import assistant, call, pair, results, user
@@ -79,3 +81,51 @@ def test_each_stage_refuses_invalid_input(method: str) -> None:
 
 def test_invalid_history_is_a_value_error() -> None:
     assert issubclass(InvalidHistory, ValueError)
+
+
+def test_a_block_that_is_not_a_dict_is_malformed() -> None:
+    (violation,) = check([user("t"), {"role": "assistant", "content": ["loose text"]}])
+    assert (violation.index, violation.rule) == (1, "malformed")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+MESSAGEISH = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool", 3])},
+    optional={
+        "content": st.one_of(
+            st.text(max_size=5),
+            st.lists(
+                JSON
+                | st.fixed_dictionaries(
+                    {
+                        "type": st.sampled_from(["text", "tool_use", "tool_result"]),
+                        "id": st.text(max_size=2),
+                        "tool_use_id": st.text(max_size=2),
+                        "content": JSON,
+                    }
+                ),
+                max_size=3,
+            ),
+            JSON,
+        )
+    },
+)
+
+
+@given(st.lists(MESSAGEISH | JSON, max_size=6) | JSON)
+def test_check_and_every_entry_point_never_crash_on_arbitrary_input(messages: Any) -> None:
+    violations = check(messages)
+    for preset in (Policy.seed(echo=False), Policy.default(context_limit=2_000)):
+        compactor = Compactor(preset, MemoryStore(), lambda m: "s")
+        try:
+            view = compactor.prepare(messages, "r")
+        except InvalidHistory:
+            assert violations
+        else:
+            assert not violations and check(view) == []

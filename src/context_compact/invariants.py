@@ -3,8 +3,8 @@
 ``check(messages)`` returns every violation it finds; an empty list means the history can
 be sent to the Messages API as far as compaction is concerned. The rules:
 
-* ``malformed``: a message that is not a dict, has an unknown role, or content that is
-  neither a string nor a list.
+* ``malformed``: a message that is not a dict, has an unknown role, content that is
+  neither a string nor a list, a block that is not a dict, or a tool block without its id.
 * ``orphan_result``: a ``tool_result`` whose ``tool_use_id`` is not a ``tool_use`` of the
   previous message (which must be an assistant message).
 * ``unanswered_use``: a ``tool_use`` not answered by a ``tool_result`` in the next message,
@@ -60,6 +60,10 @@ def _malformed(index: int, message: Any) -> Violation | None:
             index, "malformed", f"content must be a str or a list, got {type(content).__name__}"
         )
     for bi, block in enumerate(content if isinstance(content, list) else []):
+        if not isinstance(block, dict):
+            return Violation(
+                index, "malformed", f"block {bi}: expected a dict, got {type(block).__name__}"
+            )
         kind = block_type(block)
         if kind == "tool_use" and not isinstance(block.get("id"), str):
             return Violation(index, "malformed", f"block {bi}: tool_use without a string id")
