@@ -50,7 +50,9 @@ class Compactor:
         self.summarizer: Summarizer = summarizer or (lambda msgs: extractive_summary(msgs))
         self.events: list[CompactionEvent] = []
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
-        self.tokens = TokenCounter()
+        # Real token counts where tiktoken and its encoding files are present; the estimate
+        # otherwise (and always for the seed preset, which counts characters).
+        self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens")
         self.ctx = StageContext(self.policy, self.store, self.size, self._emit)
         self.session: SessionView | None = None
         if self.policy.preset == "default":

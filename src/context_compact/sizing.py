@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -68,6 +69,7 @@ def text_tokens(text: str) -> int:
     return cjk + (len(text) - cjk + 3) // 4
 
 
+@functools.cache
 def _tiktoken_counter() -> Callable[[str], int] | None:
     try:
         import tiktoken
