@@ -52,14 +52,6 @@ def is_request(message: Message) -> bool:
     return bool(content) and all(block_type(b) == "text" for b in blocks(message))
 
 
-def tool_use_ids(message: Message) -> list[str]:
-    return [b.get("id") for b in blocks(message) if block_type(b) == "tool_use"]
-
-
-def tool_result_ids(message: Message) -> list[str]:
-    return [b.get("tool_use_id") for b in blocks(message) if block_type(b) == "tool_result"]
-
-
 def result_text(block: Block) -> str:
     """The seed's size measure of a tool result: ``str(content)`` (S-0.2)."""
     return str(block.get("content", ""))

@@ -77,9 +77,6 @@ class Policy:
         )
         return _with(base, overrides)
 
-    def with_limit(self, context_limit: int) -> Policy:
-        return replace(self, context_limit=context_limit)
-
 
 def _with(base: Policy, overrides: dict[str, Any]) -> Policy:
     known = {f.name for f in fields(Policy)}

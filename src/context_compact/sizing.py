@@ -1,13 +1,13 @@
 """How big a history is: characters for the seed, tokens for the default.
 
 * ``estimate_chars`` is the seed's measure (S-0.2): the length of the JSON text.
-* ``estimate_tokens`` is an offline estimate of tokens. English prose and code run at about
-  four characters per token for the Claude and GPT tokenizers (Anthropic's and OpenAI's
-  token-counting guides both give ~4 chars/token for English); CJK text packs far fewer
-  characters per token, so those characters count one token each. tiktoken, when installed
-  and its encoding files are cached locally, replaces the estimate with a real count.
-* ``TokenMeter`` calibrates: given the API's exact ``usage`` for a request it had sized, it
-  keeps the ratio real/estimated and applies it to later estimates.
+* ``text_tokens`` is an offline estimate of tokens: about four characters per token for
+  English text (OpenAI's help article "What are tokens and how to count them": one token is
+  ~4 characters of common English), while CJK text packs far fewer characters per token, so
+  each CJK character counts as one. tiktoken, when installed and its encoding files are
+  cached locally, replaces the estimate with a real count (``TokenCounter``).
+* Calibration against the API's real ``usage`` lives with the default policy's view
+  (``view.SessionView.measure``): the last real count plus an estimate of what came after.
 
 ``context_window(model)`` knows the windows of the common model families.
 """
@@ -120,22 +120,3 @@ class TokenCounter:
 
     def messages(self, messages: list[Any]) -> int:
         return sum(self.message(m) for m in messages)
-
-
-class TokenMeter:
-    """Real tokens from ``usage``: exact for what was sent, estimated for what came after.
-
-    ``observe(sent_tokens_estimate, usage_prompt_tokens)`` records one call; ``calibrate``
-    scales later estimates by the last observed real/estimated ratio (kept within 0.5-2.0
-    so one odd response cannot swing the budget).
-    """
-
-    def __init__(self) -> None:
-        self.ratio = 1.0
-
-    def observe(self, estimated: int, actual: int) -> None:
-        if estimated > 0 and actual > 0:
-            self.ratio = min(2.0, max(0.5, actual / estimated))
-
-    def calibrate(self, estimated: int) -> int:
-        return round(estimated * self.ratio)
