@@ -349,8 +349,8 @@ class SessionView:
         cut = candidates[0]
         for c in candidates:  # drop more only while what stays is still too big
             cut = c
-            kept_latest = latest is not None and head <= latest < c and latest != 0
-            pinned_tokens = tokens(latest, latest + 1) if kept_latest and latest else 0
+            keeps_latest = latest is not None and head <= latest < c and latest != 0
+            pinned_tokens = self.counter.message(self.log[latest]) if keeps_latest and latest else 0
             if tokens(c, len(self.log)) + pinned_tokens <= budget:
                 break
         saving = tokens(start, cut) - SUMMARY_ALLOWANCE
