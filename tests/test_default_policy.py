@@ -496,3 +496,22 @@ def test_usage_is_read_from_every_shape_the_sdks_report(usage: Any) -> None:
     from context_compact.pipeline import prompt_tokens_of
 
     assert prompt_tokens_of(usage) == 1_000
+
+
+def test_regression_a_long_store_path_does_not_turn_a_saved_reference_into_omitted(
+    tmp_path: Path,
+) -> None:
+    # The seed re-compacts its own "[Earlier tool result saved at PATH]" once that placeholder
+    # is over 120 characters (a long PATH), and the reference is gone. Seed preset: kept exact.
+    root = tmp_path / ("deep" * 20)
+    seed = Compactor(Policy.seed(echo=False), FileStore(root), lambda m: "s")
+    default = compactor(FileStore(root), context_limit=200_000)
+    for c in (seed, default):
+        view = c.prepare([user("t"), *pair("big", body("big", 210_000))], "t")
+        for i in range(4):
+            view = c.prepare([*view, *pair(f"n{i}", body(f"n{i}", 500))], "t")
+        text = view[2]["content"][0]["content"]
+        if c is seed:
+            assert text == "[Earlier tool result omitted.]"
+        else:
+            assert str(root) in text
