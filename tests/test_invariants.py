@@ -76,7 +76,7 @@ def test_bad_input_raises_invalid_history_naming_the_index(method: str) -> None:
 def test_each_stage_refuses_invalid_input(method: str) -> None:
     compactor = Compactor(Policy.seed(), MemoryStore(), lambda m: "s")
     with pytest.raises(InvalidHistory, match="message 1: malformed"):
-        getattr(compactor, method)([user("t"), {"role": "tool", "content": "x"}])
+        getattr(compactor.engine, method)([user("t"), {"role": "tool", "content": "x"}])
 
 
 def test_invalid_history_is_a_value_error() -> None:

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy, check, estimate_chars, summary_message
-from context_compact.stages.summary import reactive_cut
+from context_compact.seed.summary import reactive_cut
 from histories import histories
 
 SUMMARY = "summary of the dropped part"
@@ -43,7 +43,7 @@ def test_every_stage_keeps_a_valid_history_valid_and_leaves_the_input_alone(
 ) -> None:
     compactor, _, _ = seed_compactor()
     frozen = copy.deepcopy(messages)
-    out = getattr(compactor, stage)(messages)
+    out = getattr(compactor.engine, stage)(messages)
     assert check(out) == []
     assert messages == frozen
 
@@ -51,7 +51,7 @@ def test_every_stage_keeps_a_valid_history_valid_and_leaves_the_input_alone(
 @given(histories(), st.sampled_from(["tool_result_budget", "snip_compact", "micro_compact"]))
 def test_no_stage_grows_the_history(messages: list[dict[str, Any]], stage: str) -> None:
     compactor, _, _ = seed_compactor()
-    out = getattr(compactor, stage)(messages)
+    out = getattr(compactor.engine, stage)(messages)
     assert len(out) <= len(messages)
     if stage != "snip_compact":  # the marker can outweigh a short middle
         assert estimate_chars(out) <= estimate_chars(messages)

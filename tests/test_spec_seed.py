@@ -104,12 +104,12 @@ def test_s0_3_overrides_replace_fields_and_typos_are_refused() -> None:
 def test_s1_1_budget_looks_only_at_the_newest_batch(compactor: Compactor) -> None:
     old_big = body("old", 250_000)
     history = [user("t"), *pair("old", old_big), *pair("new", "small")]
-    assert compactor.tool_result_budget(history) == history
+    assert compactor.engine.tool_result_budget(history) == history
 
 
 def test_s1_1_budget_ignores_a_last_message_that_is_not_a_user_list(compactor: Compactor) -> None:
     history = [user("t"), *pair("a", body("a", 250_000)), assistant("done")]
-    assert compactor.tool_result_budget(history) == history
+    assert compactor.engine.tool_result_budget(history) == history
 
 
 def test_s1_2_largest_first_and_stops_once_within_budget(
@@ -117,7 +117,7 @@ def test_s1_2_largest_first_and_stops_once_within_budget(
 ) -> None:
     sizes = {"a": 120_000, "b": 90_000, "c": 60_000, "d": 20_000}  # total 290k
     history = [user("t"), call(*sizes), results(*((i, body(i, n)) for i, n in sizes.items()))]
-    out = compactor.tool_result_budget(history)
+    out = compactor.engine.tool_result_budget(history)
     contents = {b["tool_use_id"]: b["content"] for b in out[-1]["content"]}
     # a (120k) persisted -> ~172k total, already within 200k: b stays.
     assert contents["a"].startswith("<persisted-output>")
@@ -128,14 +128,14 @@ def test_s1_2_largest_first_and_stops_once_within_budget(
 def test_s1_2_recomputes_the_total_after_each_persisted_result(compactor: Compactor) -> None:
     sizes = {"a": 110_000, "b": 100_000, "c": 95_000}  # 305k: a -> 197k... within after a
     history = [user("t"), call(*sizes), results(*((i, body(i, n)) for i, n in sizes.items()))]
-    out = compactor.tool_result_budget(history)
+    out = compactor.engine.tool_result_budget(history)
     persisted = [
         b["tool_use_id"] for b in out[-1]["content"] if b["content"].startswith("<persisted")
     ]
     assert persisted == ["a"]
     sizes = {"a": 110_000, "b": 100_000, "c": 99_000, "d": 90_000}  # 399k: a, then b, then stop
     history = [user("t"), call(*sizes), results(*((i, body(i, n)) for i, n in sizes.items()))]
-    out = compactor.tool_result_budget(history)
+    out = compactor.engine.tool_result_budget(history)
     persisted = [
         b["tool_use_id"] for b in out[-1]["content"] if b["content"].startswith("<persisted")
     ]
@@ -145,13 +145,13 @@ def test_s1_2_recomputes_the_total_after_each_persisted_result(compactor: Compac
 def test_s1_2_results_at_most_the_large_limit_are_never_persisted(compactor: Compactor) -> None:
     ids = [f"r{i}" for i in range(8)]
     history = [user("t"), call(*ids), results(*((i, body(i, 30_000)) for i in ids))]  # 240k
-    assert compactor.tool_result_budget(history) == history
+    assert compactor.engine.tool_result_budget(history) == history
 
 
 def test_s1_3_persisted_form_is_exact(compactor: Compactor, store: FileStore) -> None:
     content = body("big", 210_000)
     history = [user("t"), *pair("toolu_01", content)]
-    out = compactor.tool_result_budget(history)
+    out = compactor.engine.tool_result_budget(history)
     path = store.results_dir / "toolu_01.txt"
     assert out[-1]["content"][0]["content"] == (
         f"<persisted-output>\nFull output: {path}\nPreview:\n{content[:2000]}\n</persisted-output>"
@@ -164,7 +164,7 @@ def test_s1_3_file_name_is_the_sanitized_id_cut_to_120(
 ) -> None:
     weird = "id/with:bad chars*" + "x" * 200
     history = [user("t"), *pair(weird, body("w", 210_000))]
-    compactor.tool_result_budget(history)
+    compactor.engine.tool_result_budget(history)
     expected = re.sub(r"[^A-Za-z0-9._-]", "_", weird)[:120] + ".txt"
     assert [p.name for p in store.results_dir.iterdir()] == [expected]
 
@@ -176,9 +176,9 @@ def test_s1_3_missing_id_is_saved_as_unknown(compactor: Compactor, store: FileSt
     ]
     # A tool_result without an id fails check(), so Compactor refuses it; the stage function
     # itself still follows the seed when called directly.
-    from context_compact.stages.budget import tool_result_budget
+    from context_compact.seed.budget import tool_result_budget
 
-    out = tool_result_budget(history, compactor.ctx)
+    out = tool_result_budget(history, compactor.engine.ctx)
     assert (store.results_dir / "unknown.txt").exists()
     assert "unknown.txt" in out[-1]["content"][0]["content"]
 
@@ -188,13 +188,13 @@ def test_s1_3_an_existing_file_is_reused_not_rewritten(
 ) -> None:
     store.results_dir.mkdir(parents=True)
     (store.results_dir / "dup.txt").write_text("first copy", encoding="utf-8")
-    compactor.tool_result_budget([user("t"), *pair("dup", body("second", 210_000))])
+    compactor.engine.tool_result_budget([user("t"), *pair("dup", body("second", 210_000))])
     assert (store.results_dir / "dup.txt").read_text(encoding="utf-8") == "first copy"
 
 
 def test_s1_3_files_are_utf8(compactor: Compactor, store: FileStore) -> None:
     content = "日本語テキスト" * 40_000
-    compactor.tool_result_budget([user("t"), *pair("u", content)])
+    compactor.engine.tool_result_budget([user("t"), *pair("u", content)])
     assert (store.results_dir / "u.txt").read_bytes().decode("utf-8") == content
 
 
@@ -204,12 +204,12 @@ def test_s1_3_files_are_utf8(compactor: Compactor, store: FileStore) -> None:
 def test_s2_1_snip_acts_only_above_max_messages(compactor: Compactor) -> None:
     history = long_history(24) + [user("x")]  # 1 + 48 + 1 = 50
     assert len(history) == 50
-    assert compactor.snip_compact(history) == history
+    assert compactor.engine.snip_compact(history) == history
 
 
 def test_s2_1_snip_keeps_first_three_and_last_47(compactor: Compactor) -> None:
     history = [user(f"m{i}") if i % 2 == 0 else assistant(f"m{i}") for i in range(60)]
-    out = compactor.snip_compact(history)
+    out = compactor.engine.snip_compact(history)
     assert out[:3] == history[:3]
     assert out[4:] == history[-47:]
     assert len(out) == 51
@@ -217,7 +217,7 @@ def test_s2_1_snip_keeps_first_three_and_last_47(compactor: Compactor) -> None:
 
 def test_s2_2_head_cut_moves_past_the_results_of_a_tool_use(compactor: Compactor) -> None:
     history = [user("t"), assistant("a"), call("h"), results(("h", "r")), *long_history(30)[1:]]
-    out = compactor.snip_compact(history)
+    out = compactor.engine.snip_compact(history)
     assert out[:4] == history[:4]
     assert out[4]["content"].startswith("[")
     assert check(out) == []
@@ -226,7 +226,7 @@ def test_s2_2_head_cut_moves_past_the_results_of_a_tool_use(compactor: Compactor
 def test_s2_3_tail_cut_moves_back_over_a_tool_pair(compactor: Compactor) -> None:
     history = long_history(30)  # 61 messages: tail_start = 14, a tool_result after a tool_use
     assert history[14]["content"][0]["type"] == "tool_result"
-    out = compactor.snip_compact(history)
+    out = compactor.engine.snip_compact(history)
     assert out[4:] == history[13:]
     assert check(out) == []
 
@@ -235,7 +235,7 @@ def test_s2_4_whole_list_is_written_to_a_uuid_transcript_first(
     compactor: Compactor, store: FileStore
 ) -> None:
     history = long_history(30)
-    compactor.snip_compact(history)
+    compactor.engine.snip_compact(history)
     (transcript,) = list(store.transcripts_dir.iterdir())
     assert re.fullmatch(r"transcript_[0-9a-f]{32}\.jsonl", transcript.name)
     lines = transcript.read_text(encoding="utf-8").splitlines()
@@ -246,7 +246,7 @@ def test_s2_5_middle_becomes_one_marker_naming_the_transcript(
     compactor: Compactor, store: FileStore
 ) -> None:
     history = long_history(30)
-    out = compactor.snip_compact(history)
+    out = compactor.engine.snip_compact(history)
     (transcript,) = list(store.transcripts_dir.iterdir())
     assert out[3] == {
         "role": "user",
@@ -260,21 +260,21 @@ def test_s2_5_middle_becomes_one_marker_naming_the_transcript(
 
 def test_s3_1_newest_three_results_stay_whole(compactor: Compactor) -> None:
     history = long_history(6, size=500)
-    out = compactor.micro_compact(history)
+    out = compactor.engine.micro_compact(history)
     kept = [m["content"][0]["content"] for m in out[-6:] if m["role"] == "user"]
     assert kept == [body(f"t{i}", 500) for i in (3, 4, 5)]
 
 
 def test_s3_2_older_long_results_become_placeholders(compactor: Compactor) -> None:
     history = long_history(5, size=500)
-    out = compactor.micro_compact(history)
+    out = compactor.engine.micro_compact(history)
     assert out[2]["content"][0]["content"] == "[Earlier tool result omitted.]"
     assert out[4]["content"][0]["content"] == "[Earlier tool result omitted.]"
 
 
 def test_s3_2_results_of_at_most_120_chars_are_left_alone(compactor: Compactor) -> None:
     history = long_history(5, size=120)
-    assert compactor.micro_compact(history) == history
+    assert compactor.engine.micro_compact(history) == history
 
 
 def test_s3_2_a_full_output_line_becomes_a_saved_at_placeholder(compactor: Compactor) -> None:
@@ -284,7 +284,7 @@ def test_s3_2_a_full_output_line_becomes_a_saved_at_placeholder(compactor: Compa
         + "\n</persisted-output>"
     )
     history = [user("t"), *pair("a", persisted), *long_history(3, 500)[1:]]
-    out = compactor.micro_compact(history)
+    out = compactor.engine.micro_compact(history)
     assert out[2]["content"][0]["content"] == "[Earlier tool result saved at /x/y.txt]"
 
 
@@ -292,9 +292,9 @@ def test_s3_3_the_full_output_line_is_the_only_link_to_stage_one(
     compactor: Compactor, store: FileStore
 ) -> None:
     history = [user("t"), *pair("big", body("big", 210_000))]
-    history = compactor.tool_result_budget(history)
+    history = compactor.engine.tool_result_budget(history)
     history += long_history(3, 500)[1:]
-    out = compactor.micro_compact(history)
+    out = compactor.engine.micro_compact(history)
     assert (
         out[2]["content"][0]["content"]
         == f"[Earlier tool result saved at {store.results_dir / 'big.txt'}]"
@@ -305,7 +305,7 @@ def test_s3_omitted_results_still_get_a_durable_copy(
     compactor: Compactor, store: FileStore
 ) -> None:
     history = long_history(5, size=500)
-    compactor.micro_compact(history)
+    compactor.engine.micro_compact(history)
     copies = {p.read_text(encoding="utf-8") for p in store.results_dir.iterdir()}
     assert body("t0", 500) in copies and body("t1", 500) in copies
 
@@ -492,12 +492,12 @@ def test_s6_1_stages_run_in_the_fixed_order(compactor: Compactor) -> None:
 
 def test_s7_1_no_orphan_after_snip_with_pairs_at_both_cuts(compactor: Compactor) -> None:
     history = [user("t"), assistant("a"), call("h"), results(("h", "r")), *long_history(30)[1:]]
-    assert check(compactor.snip_compact(history)) == []
+    assert check(compactor.engine.snip_compact(history)) == []
 
 
 def test_s7_2_snip_keeps_head_and_tail_pairs_whole(compactor: Compactor) -> None:
     history = [user("t"), assistant("a"), call("h"), results(("h", "r")), *long_history(30)[1:]]
-    out = compactor.snip_compact(history)
+    out = compactor.engine.snip_compact(history)
     ids_in = {
         b["id"]
         for m in out
@@ -526,7 +526,7 @@ def test_s7_3_summarizer_sees_exactly_the_dropped_prefix(
 def test_stages_never_mutate_their_input(compactor: Compactor) -> None:
     history = long_history(30, size=600) + [call("big"), results(("big", body("big", 210_000)))]
     frozen = copy.deepcopy(history)
-    for stage in (compactor.tool_result_budget, compactor.snip_compact, compactor.micro_compact):
+    for stage in (compactor.engine.tool_result_budget, compactor.engine.snip_compact, compactor.engine.micro_compact):
         stage(history)
     compactor.prepare(history, "t")
     compactor.reactive_compact(history, "t")

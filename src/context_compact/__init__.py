@@ -4,15 +4,16 @@ compactor = Compactor(Policy.seed(), FileStore(workdir), summarizer)
 messages = compactor.prepare(messages, active_request)   # before every model call
 """
 
+from .compactor import Compactor
 from .errors import CompactionFailed
 from .events import CompactionEvent
 from .invariants import InvalidHistory, Violation, check
-from .pipeline import Compactor
+from .markers import summary_message
 from .policy import Policy
 from .providers.errors import is_context_overflow
 from .sizing import estimate_chars
 from .store import FileStore, MemoryStore, Store
-from .summarize import LLMSummarizer, extractive_summary, summary_input, summary_message
+from .summarize import LLMSummarizer, extractive_summary, summary_input
 
 __all__ = [
     "CompactionEvent",

@@ -44,14 +44,15 @@ from .agent.loop import (
     system_prompt,
 )
 from .agent.tools import Workspace
+from .compactor import Compactor
 from .errors import CompactionFailed
 from .events import CompactionEvent
 from .invariants import InvalidHistory
-from .pipeline import Compactor
 from .policy import Policy
 from .providers.base import ModelReply, Provider
 from .providers.errors import is_context_overflow
 from .providers.openai_chat import is_local_url
+from .registry import NAMES, policy_for
 from .store.files import FileStore
 from .summarize import LLMSummarizer
 
@@ -115,13 +116,17 @@ def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
     return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=2)
 
 
-def make_policy(preset: str, model: str | None, context_limit: int | None) -> Policy:
+def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
+    """The policy ``--policy NAME`` names in the registry, at ``--context-limit`` if given."""
     limit: dict[str, Any] = {} if context_limit is None else {"context_limit": context_limit}
     try:
-        if preset == "seed":
+        if name == "seed":
             return Policy.seed(echo=False, **limit)
-        return Policy.default(model=model, **limit)
-    except ValueError as error:
+        if name == "default":
+            return Policy.default(model=model, **limit)
+        base = Policy.default(model=model)
+        return policy_for(name, **{"context_limit": base.context_limit, **limit})
+    except (ValueError, TypeError) as error:
         raise click.UsageError(str(error)) from error
 
 
@@ -231,7 +236,9 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         agent_side = Spinning(provider, console, "waiting for the model…")
         summary_side = Spinning(provider, console, "summarizing the conversation…")
     summarizer = LLMSummarizer(
-        summary_side, input_limit=policy.summary_input_limit, max_tokens=policy.summary_max_tokens
+        summary_side,
+        input_limit=getattr(policy, "summary_input_limit", 80_000),
+        max_tokens=getattr(policy, "summary_max_tokens", 2_000),
     )
     compactor = Compactor(policy, store, summarizer)
     printer = Printer(console, workdir, show_turns=options["debug"])
@@ -328,7 +335,7 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--model", default=None, help="Model id (default: env MODEL_ID)."),
         click.option(
             "--policy",
-            type=click.Choice(["seed", "default"]),
+            type=click.Choice(list(NAMES)),
             default="default",
             show_default=True,
             help="seed: the seed's stages in characters; default: ours, in tokens.",

@@ -29,7 +29,7 @@ from typing import Any
 
 from .agent.loop import Agent, LoopEvent, Refusal, RunResult
 from .agent.tools import Workspace
-from .pipeline import Compactor
+from .compactor import Compactor
 from .policy import Policy
 from .providers.fake import (
     FakeContextOverflow,

@@ -18,7 +18,7 @@ they never repair it silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .messages import block_type
@@ -136,6 +136,29 @@ def check(messages: Any) -> list[Violation]:
                     )
     found.sort(key=lambda v: v.index)
     return found
+
+
+def check_appended(prev: Any, new: list[Any], seen_ids: set[str]) -> list[Violation]:
+    """``check`` of ``new`` appended after ``prev`` (a message already checked, or None) in a
+    history whose tool_use ids are ``seen_ids``: O(len(new)), whatever came before.
+
+    Indices count from the first new message; a violation of ``prev`` (its tool_use left
+    unanswered by what follows) has index -1.
+    """
+    head = [prev] if prev is not None else []
+    found = []
+    for v in check(head + new):
+        if head and v.index == 0 and v.rule != "unanswered_use":
+            continue
+        found.append(replace(v, index=v.index - len(head)))
+    for i, message in enumerate(new):
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                use_id = block.get("id") if block_type(block) == "tool_use" else None
+                if isinstance(use_id, str) and use_id in seen_ids:
+                    detail = f"tool_use id {block['id']!r} repeats"
+                    found.append(Violation(i, "duplicate_id", detail))
+    return sorted(dict.fromkeys(found), key=lambda v: v.index)
 
 
 def ensure_valid(messages: Any, where: str = "messages") -> None:

@@ -1,101 +1,167 @@
-"""Every threshold of the compaction pipeline, in one frozen dataclass.
+"""One documented policy class per engine, and ``Policy``, the way to make them.
 
-``Policy.seed()`` is the seed's preset (SPEC S-0.3), exact: limits in characters, the
-four stages as the seed runs them. ``Policy.default()`` is ours (DESIGN.md, "Principles of
-the default policy"): limits in tokens of the request as sent, an append-only session log
-with a derived view, high/low-water clearing, nothing lost. Overrides replace fields by
-name; an unknown name is an error, not a silently ignored typo.
+* ``SeedPolicy`` drives the seed engine (``seed/``): the seed's constants (SPEC S-0.3),
+  limits in characters, the four stages exactly as the seed runs them.
+* ``SessionPolicy`` drives the session engine (``session/``), our default (DESIGN.md,
+  "Principles of the default policy"): limits in tokens of the request as sent, an
+  append-only durable log with a view derived from it, high/low-water clearing.
+
+``Policy.seed(**overrides)``, ``Policy.default(**overrides)`` and ``Policy.named(name,
+**overrides)`` (any engine of the registry, bench peers included) build them. Overrides replace
+fields by name; an unknown name is a ``TypeError``, never a silently ignored typo, and values
+are checked (``ValueError`` naming the field).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, TypeVar
 
-Preset = Literal["seed", "default"]
-Unit = Literal["chars", "tokens"]
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
-class Policy:
-    preset: Preset = "seed"
-    unit: Unit = "chars"
-    # S-0.3, the seed's constants (names follow the seed's, lower-cased).
+class SeedPolicy:
+    """The seed's preset, exact (SPEC S-0.3). Every limit is in characters (S-0.2)."""
+
+    engine: ClassVar[str] = "seed"
+    unit: ClassVar[str] = "chars"
+
     context_limit: int = 50_000
+    """CONTEXT_CHAR_LIMIT: above this, after stages 1-3, summarize (stage 4)."""
     tool_result_batch_limit: int = 200_000
+    """TOOL_RESULT_BATCH_CHAR_LIMIT: newest batch total before stage 1 acts."""
     large_result_limit: int = 30_000
+    """LARGE_RESULT_CHAR_LIMIT: only results longer than this are persisted by stage 1."""
     preview_chars: int = 2_000
+    """Characters of a persisted result kept in context."""
     snip_max_messages: int = 50
+    """Stage 2 acts only above this many messages."""
     snip_head: int = 3
+    """First messages kept by stage 2."""
     keep_recent_results: int = 3
+    """KEEP_RECENT_RESULTS: newest tool results stage 3 never touches."""
     micro_threshold: int = 120
+    """Older results of at most this length are left alone by stage 3."""
     summary_input_limit: int = 80_000
+    """SUMMARY_INPUT_CHAR_LIMIT: most characters sent to the summarizer."""
     summary_max_tokens: int = 2_000
+    """Output budget of the summary call."""
     keep_recent_messages: int = 5
+    """KEEP_RECENT_MESSAGES: messages kept verbatim by reactive compaction."""
     max_reactive_retries: int = 1
-    # Ours (used by the default preset only).
-    high_water: float = 0.85
-    low_water: float = 0.40
-    clear_at_least: int = 2_000
-    keep_recent_turns: int = 3
-    batch_budget: float = 0.25
-    large_result_share: float = 0.10
-    summary_target: float = 0.40
-    max_summary_failures: int = 3
-    max_over_limit: int = 3
-    summary_timeout: float = 120.0
-    reserve_tokens: int = 8_000
+    """MAX_REACTIVE_RETRIES: reactive compactions per failing call."""
+    echo: bool = True
+    """Print ``[auto compact]`` and ``[transcript saved: PATH]`` as the seed does (S-4.1); a
+    host that shows CompactionEvents itself (our CLI, the bench) turns this off."""
+
+    def __post_init__(self) -> None:
+        _positive(self, "context_limit", "tool_result_batch_limit", "snip_max_messages")
+        if self.snip_head < 1 or self.snip_max_messages <= self.snip_head:
+            raise ValueError("need 1 <= snip_head < snip_max_messages")
+        if self.keep_recent_messages < 0 or self.keep_recent_results < 0:
+            raise ValueError("keep_recent_* must be >= 0")
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    """Our default: token budgets, a view over a durable append-only log, nothing lost."""
+
+    engine: ClassVar[str] = "default"
+    unit: ClassVar[str] = "tokens"
+
+    context_limit: int = 192_000
+    """Most tokens a request may take, system prompt and tools included. ``Policy.default``
+    sets it to the model's window minus ``reserve_tokens``."""
     model: str | None = None
-    # The seed prints `[auto compact]` and `[transcript saved: PATH]` (S-4.1); a host that
-    # shows CompactionEvents itself (our CLI, the bench) turns this off.
-    echo: bool = False
+    """The model whose window sets ``context_limit`` (``sizing.context_window``)."""
+    reserve_tokens: int = 8_000
+    """Tokens kept free for the reply when the limit comes from the model's window."""
+    high_water: float = 0.85
+    """Compaction starts when the request passes this share of the limit..."""
+    low_water: float = 0.40
+    """...and clears or summarizes down to this share, so history changes in rare batches."""
+    clear_at_least: int = 2_000
+    """A clearing or summary that would free fewer tokens is skipped: it would only churn the
+    prompt cache (unless the request is over the limit)."""
+    keep_recent_turns: int = 3
+    """Assistant turns at the end of the view whose results are never cleared or summarized."""
+    batch_budget: float = 0.25
+    """Share of the limit the newest, unseen results may take before the largest are persisted
+    with a preview."""
+    large_result_limit: int = 8_000
+    """A new result over this many tokens is persisted with a preview whatever the batch."""
+    large_result_share: float = 0.10
+    """...or over this share of the limit, if that is smaller."""
+    preview_chars: int = 1_500
+    """Characters of a persisted result kept in view."""
+    summary_input_limit: int = 160_000
+    """Most characters of history the model summarizer is given."""
+    summary_max_tokens: int = 2_000
+    """Output budget of the summary call."""
+    summary_timeout: float = 120.0
+    """Seconds a summary call may take before the extractive fallback is used."""
+    max_summary_failures: int = 3
+    """Summarizer failures in a row before ``CompactionFailed``."""
+    max_over_limit: int = 3
+    """Calls in a row still over the limit after compaction before ``CompactionFailed``."""
+    max_reactive_retries: int = 1
+    """Reactive compactions the agent loop tries per refused call."""
 
-    @classmethod
-    def seed(cls, **overrides: Any) -> Policy:
+    def __post_init__(self) -> None:
+        _positive(self, "context_limit", "preview_chars", "summary_input_limit")
+        if not 0 < self.low_water < self.high_water <= 1:
+            raise ValueError(
+                f"need 0 < low_water < high_water <= 1, got {self.low_water}, {self.high_water}"
+            )
+        if self.keep_recent_turns < 0:
+            raise ValueError("keep_recent_turns must be >= 0")
+
+
+def _positive(policy: Any, *names: str) -> None:
+    for name in names:
+        value = getattr(policy, name)
+        if value <= 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+
+
+def with_overrides(base: P, overrides: dict[str, Any]) -> P:
+    """``base`` with fields replaced by name; an unknown name is a TypeError."""
+    known = {f.name for f in fields(base)}  # type: ignore[arg-type]
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        kind = type(base).__name__
+        raise TypeError(
+            f"unknown {kind} field(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return replace(base, **overrides)  # type: ignore[type-var]
+
+
+class Policy:
+    """Makes policies: ``Policy.seed()``, ``Policy.default()``, ``Policy.named(name)``."""
+
+    @staticmethod
+    def seed(**overrides: Any) -> SeedPolicy:
         """The seed's preset (SPEC S-0.3), every constant a field; it prints as the seed does."""
-        return _with(cls(echo=True), overrides)
+        return with_overrides(SeedPolicy(), overrides)
 
-    @classmethod
-    def default(cls, **overrides: Any) -> Policy:
-        """Our default: token budgets, a view over an append-only log, nothing lost.
-
-        ``context_limit`` defaults to the window of ``model`` (``sizing.context_window``)
-        minus ``reserve_tokens`` for the reply; without a model, 200,000 tokens.
-        """
+    @staticmethod
+    def default(**overrides: Any) -> SessionPolicy:
+        """Our default. ``context_limit`` defaults to the window of ``model`` minus
+        ``reserve_tokens``; without a model, 200,000 - 8,000 tokens."""
         from .sizing import context_window
 
         model = overrides.get("model")
-        reserve = overrides.get("reserve_tokens", cls.reserve_tokens)
-        limit = context_window(model) - reserve
-        base = cls(
-            preset="default",
-            unit="tokens",
-            context_limit=limit,
-            large_result_limit=8_000,
-            preview_chars=1_500,
-            summary_input_limit=160_000,
-        )
-        return _with(base, overrides)
+        reserve = overrides.get("reserve_tokens", SessionPolicy.reserve_tokens)
+        base = SessionPolicy(context_limit=max(1, context_window(model) - reserve))
+        return with_overrides(base, overrides)
+
+    @staticmethod
+    def named(name: str, **overrides: Any) -> Any:
+        """The policy of any engine in the registry (``registry.NAMES``), with overrides."""
+        from .registry import policy_for
+
+        return policy_for(name, **overrides)
 
 
-def _with(base: Policy, overrides: dict[str, Any]) -> Policy:
-    known = {f.name for f in fields(Policy)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise TypeError(f"unknown Policy field(s): {', '.join(unknown)}")
-    policy = replace(base, **overrides)
-    _validate(policy)
-    return policy
-
-
-def _validate(policy: Policy) -> None:
-    if policy.context_limit <= 0:
-        raise ValueError(f"context_limit must be positive, got {policy.context_limit}")
-    if not 0 < policy.low_water < policy.high_water <= 1:
-        raise ValueError(
-            f"need 0 < low_water < high_water <= 1, got {policy.low_water}, {policy.high_water}"
-        )
-    if policy.snip_head < 1 or policy.snip_max_messages <= policy.snip_head:
-        raise ValueError("need 1 <= snip_head < snip_max_messages")
-    if policy.keep_recent_messages < 0 or policy.keep_recent_results < 0:
-        raise ValueError("keep_recent_* must be >= 0")
+__all__ = ["Policy", "SeedPolicy", "SessionPolicy", "with_overrides"]

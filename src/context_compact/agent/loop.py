@@ -32,11 +32,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..compactor import Compactor
 from ..events import CompactionEvent
-from ..pipeline import Compactor
 from ..providers.base import Provider
 from ..providers.errors import is_context_overflow
-from .tools import COMPACT_TOOL_NAME, TOOL_SCHEMAS, Workspace
+from .tools import (
+    COMPACT_TOOL_NAME,
+    RECALL_SCHEMA,
+    RECALL_TOOL_NAME,
+    TOOL_SCHEMAS,
+    Workspace,
+)
 
 Message = dict[str, Any]
 
@@ -139,7 +145,10 @@ class Agent:
         self.max_turns = max_turns
         self.on_event = on_event
         self.system = system if system is not None else system_prompt(workspace.root)
-        compactor.set_request(self.system, TOOL_SCHEMAS)
+        # The recall tool is offered only where there is a log to search (not under the seed,
+        # whose six tools are exact to S-6.3).
+        self.tools = [*TOOL_SCHEMAS, RECALL_SCHEMA] if compactor.keeps_log else TOOL_SCHEMAS
+        compactor.set_request(self.system, self.tools)
         compactor.subscribe(lambda event: self._emit(Compaction(event)))
 
     def _emit(self, event: LoopEvent) -> None:
@@ -163,7 +172,7 @@ class Agent:
                 reply = self.provider.complete(
                     system=self.system,
                     messages=history,
-                    tools=TOOL_SCHEMAS,
+                    tools=self.tools,
                     max_tokens=self.max_tokens,
                 )
             except Exception as error:
@@ -204,6 +213,8 @@ class Agent:
             name, args = str(use.get("name")), use.get("input") or {}
             if name == COMPACT_TOOL_NAME:
                 compact, output, is_error = True, COMPACT_RESULT, False
+            elif name == RECALL_TOOL_NAME and self.compactor.keeps_log:
+                output, is_error = self._recall(args)
             else:
                 ran = self.workspace.run(name, args)
                 output, is_error = ran.text, ran.is_error
@@ -219,6 +230,16 @@ class Agent:
                 ToolCall(name, summarize_input(args, self.workspace.root), is_error, len(output))
             )
         return results, compact
+
+    def _recall(self, args: Any) -> tuple[str, bool]:
+        query = args.get("query") if isinstance(args, dict) else None
+        offset = args.get("offset", 0) if isinstance(args, dict) else 0
+        if not isinstance(query, str) or not isinstance(offset, int) or isinstance(offset, bool):
+            return "Error: recall takes query (a string) and optional offset (an integer)", True
+        try:
+            return str(self.compactor.recall(query, offset=offset)), False
+        except (ValueError, KeyError, OSError) as error:
+            return f"Error: {error}", True
 
     def _compacting(
         self,

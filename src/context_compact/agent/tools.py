@@ -95,6 +95,24 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
     },
 ]
 
+RECALL_TOOL_NAME = "recall"
+RECALL_SCHEMA: dict[str, Any] = {
+    "name": RECALL_TOOL_NAME,
+    "description": (
+        "Search the whole conversation log, including everything compacted out of context, "
+        "and get the original content back. query: text to find, a file path named in the "
+        "context, or 'message N'. Long answers are paged: pass the offset it gives."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "offset": {"type": "integer", "description": "Character offset of the page."},
+        },
+        "required": ["query"],
+    },
+}
+
 GLOB_MAX_MATCHES = 200
 _HEAD_SHARE = 0.4
 _JSON_TYPES: dict[str, type] = {"string": str, "integer": int}
@@ -163,8 +181,8 @@ class Workspace:
             return ToolOutput(f"Error: {type(error).__name__}: {error}", is_error=True)
 
     def _arguments(self, name: str, input: Any) -> dict[str, Any]:
-        if name == COMPACT_TOOL_NAME:
-            raise _Refused("compact is handled by the agent loop, not by the workspace")
+        if name in (COMPACT_TOOL_NAME, RECALL_TOOL_NAME):
+            raise _Refused(f"{name} is handled by the agent loop, not by the workspace")
         schema = self._params.get(name)
         if schema is None:
             known = ", ".join(s["name"] for s in TOOL_SCHEMAS)

@@ -28,27 +28,36 @@ class Reach:
     lost_items: tuple[str, ...] = ()
 
 
-def reachable_texts(view: list[Any], store: Store | None, root: str) -> tuple[str, list[str]]:
+def reachable_texts(
+    view: list[Any], store: Store | None, root: str, max_reads: int | None = None
+) -> tuple[str, list[str]]:
+    """The view's text, and the text of every store file reachable from it: a file named in
+    the view is one read away, a file named in that file two, and so on (``max_reads``
+    bounds the depth; None follows every reference)."""
     view_text = to_json(view)
     if store is None or not root:
         return view_text, []
     pattern = re.compile(re.escape(root.rstrip("/")) + r"/[^\s\]\)\"'\\,]+")
     seen: set[str] = set()
     texts: list[str] = []
-    frontier = [view_text]
-    while frontier:
-        text = frontier.pop()
-        for path in pattern.findall(text):
-            path = path.rstrip(".")
-            if path in seen or not store.issued(path):
-                continue
-            seen.add(path)
-            try:
-                content = store.read_text(path)
-            except (KeyError, OSError):
-                continue
-            texts.append(content)
-            frontier.append(content)
+    level = [view_text]
+    depth = 0
+    while level and (max_reads is None or depth < max_reads):
+        depth += 1
+        following: list[str] = []
+        for text in level:
+            for path in pattern.findall(text):
+                path = path.rstrip(".")
+                if path in seen or not store.issued(path):
+                    continue
+                seen.add(path)
+                try:
+                    content = store.read_text(path)
+                except (KeyError, OSError):
+                    continue
+                texts.append(content)
+                following.append(content)
+        level = following
     return view_text, texts
 
 
@@ -62,13 +71,14 @@ def reach(
     root: str,
     contents: Iterable[str],
     pattern: re.Pattern[str] | None = None,
+    max_reads: int | None = None,
 ) -> Reach:
     """Classify every needle (full result text, or planted fact) as in view, recoverable or lost.
 
     With ``pattern`` (which must match every needle) the texts are scanned once for all
     matches, which is what makes this fast on long synthetic sessions.
     """
-    view_text, files = reachable_texts(view, store, root)
+    view_text, files = reachable_texts(view, store, root, max_reads)
     in_view = recoverable = 0
     lost: list[str] = []
     if pattern is not None:

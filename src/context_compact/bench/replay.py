@@ -34,7 +34,8 @@ from .workload import Workload
 
 
 class Strategy(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]: ...
 

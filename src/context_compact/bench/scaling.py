@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..pipeline import Compactor
+from ..compactor import Compactor
 from ..policy import Policy
 from ..store.memory import MemoryStore
 from .fakes import BenchSummarizer

@@ -1,16 +1,43 @@
-"""The Store seam: where content goes before it leaves the context view.
+"""The Store seam: where content goes before it leaves the context view, and the session log.
 
-Invariant (the project's first rule): a stage calls the store *before* it drops or shortens
-anything, and puts the path the store returned into the view. Every path a store returns is
-one it issued (``issued(path)`` is true), so only our own references are ever honored.
+A store has two jobs.
+
+1. **Files the model can open.** ``save_blob``, ``save_messages``, ``save_tool_result``,
+   ``write_transcript`` and ``append_file`` return a path that exists on disk (or, for the
+   in-memory store, in its dict) *before* they return, under ``root``. The view only ever
+   names paths a store returned, and ``issued(path)`` is true exactly for those (also after a
+   restart on the same root), so only our own references are honored. ``read_text`` gives the
+   text back.
+2. **The durable session journal.** A session is an ordered list of records, plain JSON
+   dicts with a ``"kind"`` key (``message``, ``edit``, ``event``, ``observe`` ...; the
+   engine defines them, the store treats them as data). ``append`` writes a batch of
+   records atomically and durably, in order; ``records`` gives them back equal to what was
+   appended (JSON round trip). A process killed at any point leaves every appended batch
+   whole or absent, never torn. One writer per session; several sessions may be written at
+   once from several processes.
+
+Invariant (the project's first rule): the engine calls the store *before* it drops or
+shortens anything and puts the path the store returned into the view. Every text may hold
+lone surrogates (tool output is not always valid UTF-8): a store never crashes on them and
+gives them back unchanged.
+
+Implementations: ``FileStore`` (plain files), ``SqliteStore`` (one embedded database plus the
+files the view names), ``MemoryStore`` (tests and benchmarks). A networked backend is one more
+module implementing this protocol.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol
+
+Record = dict[str, Any]
 
 
 class Store(Protocol):
+    root: str
+
+    # -- files the model can open ---------------------------------------------------------
     def save_tool_result(self, tool_use_id: str, content: str) -> str:
         """The seed's layout (S-1.3): one file per tool_use id; an existing file is reused."""
         ...
@@ -27,10 +54,43 @@ class Store(Protocol):
         """Content-addressed JSONL of messages: deterministic path, written once."""
         ...
 
+    def append_file(self, name: str, text: str) -> str:
+        """Append ``text`` to the store's file ``name`` (a safe relative name); its path.
+
+        The path depends only on ``name``, so a view that names it never changes when the
+        file grows (a session's index of everything that left its view).
+        """
+        ...
+
     def issued(self, path: str) -> bool:
         """True when ``path`` names a file this store wrote."""
         ...
 
     def read_text(self, path: str) -> str:
         """The text behind a path this store issued (``KeyError`` otherwise)."""
+        ...
+
+    # -- the session journal --------------------------------------------------------------
+    def create_session(self, meta: dict[str, Any]) -> str:
+        """Start a new, empty session; its id (``meta["id"]`` when given, else a new one)."""
+        ...
+
+    def session_meta(self, session: str) -> dict[str, Any] | None:
+        """What ``create_session`` was given (plus ``id`` and ``created``), or None."""
+        ...
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """Every session's meta, newest first."""
+        ...
+
+    def append(self, session: str, records: list[Record]) -> None:
+        """Add records at the end of the session's journal, all or none, durably."""
+        ...
+
+    def records(self, session: str) -> Iterator[Record]:
+        """The session's records in the order appended."""
+        ...
+
+    def close(self) -> None:
+        """Release files and connections; the store is not used afterwards."""
         ...

@@ -1,7 +1,8 @@
 """The strategies the bench prices side by side, one small module each.
 
-Every strategy is an object with a ``name`` and ``prepare(messages, active_request) ->
-messages``, built from a ``Setup`` (equal budget, its own store and counted summarizer).
+Every strategy is an engine of the registry (``registry.py``), driven through a
+``Compactor`` built from a ``Setup`` (equal budget, its own store and counted summarizer), so
+the bench measures exactly what a library user of that policy would run.
 The peers are written from their published behaviour; each module's docstring cites it.
 
     none                  no management (reports where it overflows)
@@ -15,12 +16,16 @@ The peers are written from their published behaviour; each module's docstring ci
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...compactor import Compactor
+from ...policy import Policy
+from ...registry import policy_for
 from ...store.base import Store
-from . import anthropic_clearing, codex, compactor, masking, none, openhands
+
+# The seed counts characters (S-0.2); at ~4 characters a token its limit is 4 x the budget.
+CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
@@ -31,24 +36,30 @@ class Setup:
     overhead: int = 0
 
 
-STRATEGIES: dict[str, Callable[[Setup], Any]] = {
-    "none": none.build,
-    "seed": compactor.build_seed,
-    "default": compactor.build_default,
-    "masking": masking.build,
-    "openhands-summarizer": openhands.build,
-    "anthropic-clearing": anthropic_clearing.build,
-    "codex": codex.build,
-}
-NAMES: tuple[str, ...] = tuple(STRATEGIES)
+NAMES: tuple[str, ...] = (
+    "none",
+    "seed",
+    "default",
+    "masking",
+    "openhands-summarizer",
+    "anthropic-clearing",
+    "codex",
+)
 
 
-def build(name: str, setup: Setup) -> Any:
-    try:
-        factory = STRATEGIES[name]
-    except KeyError:
-        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}") from None
-    return factory(setup)
+def build(name: str, setup: Setup) -> Compactor:
+    """A Compactor over strategy ``name`` from the registry, at the bench's budget."""
+    if name not in NAMES:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}")
+    if name == "seed":
+        policy: Any = Policy.seed(context_limit=CHARS_PER_TOKEN * setup.budget, echo=False)
+    elif name == "default":
+        policy = Policy.default(context_limit=setup.budget)
+    else:
+        policy = policy_for(name, context_limit=setup.budget)
+    compactor = Compactor(policy, setup.store, setup.summarizer)
+    compactor.engine.overhead(setup.overhead)
+    return compactor
 
 
-__all__ = ["NAMES", "STRATEGIES", "Setup", "build"]
+__all__ = ["NAMES", "Setup", "build"]

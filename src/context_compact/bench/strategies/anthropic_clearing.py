@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...engine import Env
 from ...messages import block_type, blocks, result_text
 from ...sizing import TokenCounter
 from .base import LoggedStrategy, Message, result_positions, with_result
@@ -45,7 +46,7 @@ class ToolResultClearing(LoggedStrategy):
         self.trigger = trigger
         self.keep = keep
         self.clear_at_least = clear_at_least
-        self.overhead = overhead
+        self.fixed_tokens = overhead
         self.counter = TokenCounter()
         super().__init__()
 
@@ -72,7 +73,7 @@ class ToolResultClearing(LoggedStrategy):
     def prepare(self, messages: list[Message], active_request: str) -> list[Message]:
         self.sync(messages)
         self._index()
-        full = self.counter.messages(self.log) + self.overhead
+        full = self.counter.messages(self.log) + self.fixed_tokens
         if full <= self.trigger:
             return self.returned(list(self.log))
         kept = set(self._uses[-self.keep :]) if self.keep else set()
@@ -98,5 +99,5 @@ def _clear(message: Message, which: tuple[int, ...]) -> Message:
     return with_result(message, dict.fromkeys(which, PLACEHOLDER))
 
 
-def build(setup: Any) -> ToolResultClearing:
-    return ToolResultClearing(trigger=min(TRIGGER, setup.budget), overhead=setup.overhead)
+def engine(policy: Any, env: Env) -> ToolResultClearing:
+    return ToolResultClearing(trigger=min(TRIGGER, policy.context_limit))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ...engine import StatelessEngine
 from ...messages import block_type, blocks
 
 Message = dict[str, Any]
@@ -41,7 +42,7 @@ def result_positions(message: Message) -> list[int]:
     return [i for i, b in enumerate(blocks(message)) if block_type(b) == "tool_result"]
 
 
-class LoggedStrategy:
+class LoggedStrategy(StatelessEngine):
     name = "logged"
 
     def __init__(self) -> None:

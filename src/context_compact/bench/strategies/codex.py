@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...engine import Env
 from ...messages import blocks, result_text
 from ...sizing import TokenCounter, text_tokens
 from ..script import is_request, request_text
@@ -49,7 +50,7 @@ class AutoCompact(LoggedStrategy):
     ) -> None:
         self.summarizer = summarizer
         self.limit = limit
-        self.overhead = overhead
+        self.fixed_tokens = overhead
         self.user_message_max_tokens = user_message_max_tokens
         self.max_output = max_output
         self.counter = TokenCounter()
@@ -67,7 +68,7 @@ class AutoCompact(LoggedStrategy):
         content = message.get("content")
         return isinstance(content, str) and content.startswith(SUMMARY_PREFIX)
 
-    def compact(self) -> None:
+    def _summarize_now(self) -> None:
         summary = self.summarizer(list(self.log))
         users = [m for m in self.log if is_request(m) and not self._is_summary(m)]
         selected: list[Message] = []
@@ -89,10 +90,10 @@ class AutoCompact(LoggedStrategy):
 
     def prepare(self, messages: list[Message], active_request: str) -> list[Message]:
         self.sync(messages)
-        if self.counter.messages(self.log) + self.overhead > self.limit:
-            self.compact()
+        if self.counter.messages(self.log) + self.fixed_tokens > self.limit:
+            self._summarize_now()
         return self.returned(list(self.log))
 
 
-def build(setup: Any) -> AutoCompact:
-    return AutoCompact(setup.summarizer, limit=setup.budget, overhead=setup.overhead)
+def engine(policy: Any, env: Env) -> AutoCompact:
+    return AutoCompact(env.summarizer, limit=policy.context_limit)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...engine import Env
 from ...messages import blocks, result_text
 from .base import LoggedStrategy, Message, result_positions, with_result
 
@@ -82,5 +83,5 @@ class ObservationMasking(LoggedStrategy):
         )
 
 
-def build(setup: Any) -> ObservationMasking:
+def engine(policy: Any, env: Env) -> ObservationMasking:
     return ObservationMasking()

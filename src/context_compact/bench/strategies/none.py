@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...engine import Env, StatelessEngine
 from .base import Message
 
 
-class NoManagement:
+class NoManagement(StatelessEngine):
     name = "none"
 
     def prepare(self, messages: list[Message], active_request: str) -> list[Message]:
@@ -20,4 +21,8 @@ class NoManagement:
 
 
 def build(setup: Any) -> NoManagement:
+    return NoManagement()
+
+
+def engine(policy: Any, env: Env) -> NoManagement:
     return NoManagement()

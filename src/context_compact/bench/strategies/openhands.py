@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...engine import Env
 from ...messages import block_type, blocks, result_text
 from ...sizing import TokenCounter
 from .base import LoggedStrategy, Message, result_positions, truncate_middle, with_result
@@ -67,7 +68,7 @@ class SummarizingCondenser(LoggedStrategy):
             raise ValueError("keep_first must be less than max_size // 2")
         self.summarizer = summarizer
         self.budget = budget
-        self.overhead = overhead
+        self.fixed_tokens = overhead
         self.max_size = max_size
         self.keep_first = keep_first
         self.max_output_chars = max_output_chars
@@ -130,7 +131,7 @@ class SummarizingCondenser(LoggedStrategy):
         return {**message, "content": content}
 
     def size(self) -> int:
-        return self.counter.messages(self.render(self.events())) + self.overhead
+        return self.counter.messages(self.render(self.events())) + self.fixed_tokens
 
     # -- condensing --------------------------------------------------------------------
     def condense(self, target: int) -> bool:
@@ -177,5 +178,5 @@ class SummarizingCondenser(LoggedStrategy):
         return self.returned(self.render(self.events()))
 
 
-def build(setup: Any) -> SummarizingCondenser:
-    return SummarizingCondenser(setup.summarizer, budget=setup.budget, overhead=setup.overhead)
+def engine(policy: Any, env: Env) -> SummarizingCondenser:
+    return SummarizingCondenser(env.summarizer, budget=policy.context_limit)

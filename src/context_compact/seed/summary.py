@@ -12,8 +12,8 @@ The active request is always passed in by the caller, never inferred (S-4.5).
 
 from __future__ import annotations
 
+from ..markers import summary_message
 from ..messages import Message, has_tool_use, is_tool_result
-from ..summarize import summary_message
 from .base import StageContext, Summarizer
 
 

@@ -11,16 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..markers import persisted_form
 from ..messages import Message, block_type, replace_blocks, result_text, with_content
 from .base import StageContext
-
-
-def persisted_form(path: str, content: str, preview_chars: int) -> str:
-    """S-1.3: the block content that replaces a persisted result."""
-    return (
-        f"<persisted-output>\nFull output: {path}\nPreview:\n"
-        f"{content[:preview_chars]}\n</persisted-output>"
-    )
 
 
 def tool_result_budget(messages: list[Message], ctx: StageContext) -> list[Message]:

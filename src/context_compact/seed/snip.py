@@ -9,6 +9,7 @@ one marker message naming it (S-2.5).
 
 from __future__ import annotations
 
+from ..markers import snip_marker
 from ..messages import Message, has_tool_use, is_tool_result
 from .base import StageContext
 
@@ -41,7 +42,7 @@ def snip_compact(messages: list[Message], ctx: StageContext) -> list[Message]:
     transcript = ctx.store.write_transcript(messages)
     marker = {
         "role": "user",
-        "content": f"[{tail_start - head_end} messages archived at {transcript}]",
+        "content": snip_marker(tail_start - head_end, transcript),
     }
     out = [*messages[:head_end], marker, *messages[tail_start:]]
     ctx.event(

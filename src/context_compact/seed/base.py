@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import CompactionEvent
-from ..policy import Policy
+from ..policy import SeedPolicy
 from ..store.base import Store
 
 Sizer = Callable[[list[Any]], int]
@@ -21,7 +21,7 @@ Summarizer = Callable[[list[Any]], str]
 
 @dataclass(frozen=True)
 class StageContext:
-    policy: Policy
+    policy: SeedPolicy
     store: Store
     size: Sizer
     emit: Callable[[CompactionEvent], None]

@@ -12,15 +12,9 @@ unrecoverable even under the seed preset.
 
 from __future__ import annotations
 
+from ..markers import FULL_OUTPUT, OMITTED, saved_placeholder
 from ..messages import Message, replace_blocks, result_text, tool_results, with_content
 from .base import StageContext
-
-FULL_OUTPUT = "Full output: "
-OMITTED = "[Earlier tool result omitted.]"
-
-
-def saved_placeholder(path: str) -> str:
-    return f"[Earlier tool result saved at {path}]"
 
 
 def micro_compact(messages: list[Message], ctx: StageContext) -> list[Message]:

@@ -1,0 +1,138 @@
+"""Compactor: the one object an agent loop calls before every model request.
+
+    compactor = Compactor(Policy.default(model=MODEL), SqliteStore("sessions.db"), summarizer)
+    messages = compactor.prepare(messages, active_request)
+
+It forwards to one Engine (``engine.py``), built by the registry from the policy, and means
+the same thing under every engine:
+
+* ``prepare``: the request to send now; ``compact_history``: compact now (``/compact``);
+  ``reactive_compact``: after the API refused the prompt as too long (S-5);
+* ``observe(usage)`` and ``set_request(system, tools)``: calibrate the budget with the API's
+  real counts and the fixed part of every request.
+
+Invariants, for every method: the input must pass ``check()`` (else ``InvalidHistory`` naming
+the message and the rule); the output passes ``check()``; the input list, its messages and
+blocks are never modified; every change is reported as a ``CompactionEvent`` to ``events``
+and to subscribers. ``session=ID`` continues a durable session kept by the store (the default
+engine); ``view()`` is the request as it stands, to continue from after a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .engine import Engine, Env, Message, Summarizer
+from .events import CompactionEvent
+from .policy import Policy
+from .registry import build_engine
+from .session.recall import PAGE, RecallPage, recall
+from .sizing import TokenCounter, to_json
+from .store.base import Store
+from .store.files import FileStore
+from .summarize import extractive_summary
+
+
+class Compactor:
+    def __init__(
+        self,
+        policy: Any = None,
+        store: Store | None = None,
+        summarizer: Summarizer | None = None,
+        *,
+        session: str | None = None,
+    ) -> None:
+        self.policy = policy if policy is not None else Policy.default()
+        self.store: Store = store if store is not None else FileStore(Path.cwd())
+        self.summarizer: Summarizer = summarizer or (lambda msgs: extractive_summary(msgs))
+        self.events: list[CompactionEvent] = []
+        self._subscribers: list[Callable[[CompactionEvent], None]] = []
+        # Real token counts where an encoding ships with an installed package; the estimate
+        # otherwise (the seed counts characters and never uses it).
+        self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens")
+        env = Env(self.store, self.summarizer, self.tokens, self._emit, session)
+        self.engine: Engine = build_engine(self.policy, env)
+
+    @property
+    def name(self) -> str:
+        """The engine's registry name (``default``, ``seed``, a bench peer...)."""
+        return self.engine.name
+
+    @property
+    def session_id(self) -> str | None:
+        """The durable session this compactor writes (None for engines that keep none)."""
+        sid = getattr(self.engine, "sid", None)
+        return sid() if callable(sid) else None
+
+    def view(self) -> list[Message]:
+        """The request as it stands, without new messages (after a resume: what the stopped
+        process would have sent next). Engines without state have none: an empty list."""
+        view = getattr(self.engine, "view", None)
+        return view() if callable(view) else []
+
+    def recall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
+        """Search this session's whole log (text, a path the store issued, or ``message N``)
+        and get the original content back, one page of ``limit`` characters from ``offset``."""
+        if not self.keeps_log:
+            raise ValueError(f"recall needs a session log; the {self.name!r} engine keeps none")
+        sid = self.session_id
+        assert sid is not None
+        return recall(self.store, sid, query, offset=offset, limit=limit)
+
+    @property
+    def keeps_log(self) -> bool:
+        """True when the engine keeps a durable session log (``recall`` and resume work)."""
+        return callable(getattr(self.engine, "sid", None))
+
+    def set_request(self, system: str | None = None, tools: list[Any] | None = None) -> None:
+        """Count the system prompt and tool schemas into every budget."""
+        self.engine.overhead(
+            self.tokens.text(system or "") + self.tokens.text(to_json(tools or []))
+        )
+
+    def observe(self, usage: Any) -> None:
+        """Calibrate with the API's usage for the request returned last.
+
+        ``usage`` is a ``providers.Usage``, an Anthropic SDK usage (``input_tokens`` plus the
+        cache read/creation counts), an OpenAI SDK usage (``prompt_tokens``), the same as a
+        dict, or an int. Anything else is ignored rather than guessed at.
+        """
+        self.engine.observe(prompt_tokens_of(usage))
+
+    def subscribe(self, callback: Callable[[CompactionEvent], None]) -> None:
+        self._subscribers.append(callback)
+
+    def _emit(self, event: CompactionEvent) -> None:
+        self.events.append(event)
+        for callback in self._subscribers:
+            callback(event)
+
+    def prepare(self, messages: list[Any], active_request: str) -> list[Message]:
+        return self.engine.prepare(messages, active_request)
+
+    def compact_history(
+        self, messages: list[Any], active_request: str, instructions: str | None = None
+    ) -> list[Message]:
+        return self.engine.compact(messages, active_request, instructions)
+
+    def reactive_compact(self, messages: list[Any], active_request: str) -> list[Message]:
+        return self.engine.reactive(messages, active_request)
+
+
+def prompt_tokens_of(usage: Any) -> int:
+    """Every input token a usage report counts, cached or not; 0 when it says nothing."""
+    if isinstance(usage, bool):
+        return 0
+    if isinstance(usage, int):
+        return usage
+    get = usage.get if isinstance(usage, dict) else lambda name: getattr(usage, name, None)
+    prompt = get("prompt_tokens")
+    if isinstance(prompt, int) and not isinstance(prompt, bool):
+        return prompt
+    names = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return sum(v for v in map(get, names) if isinstance(v, int) and not isinstance(v, bool))
+
+
+__all__ = ["Compactor", "prompt_tokens_of"]

@@ -1,0 +1,318 @@
+"""The session engine (our default): a durable append-only log and a view derived from it.
+
+Each call, in this order:
+
+1. **sync**: recognize the caller's list by content (``log.Recognizer``), validate only what
+   is new against the view's last message, and log it (a private copy, an id chained to its
+   parent's).
+2. **persist** the newest, unseen results that do not fit (``passes.persist``).
+3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then, if
+   still over, **summarize** the oldest turns (``passes.clear``, ``passes.summarize``).
+4. **journal** every record of the call (messages, edits, events) in one store append, then
+   return the view.
+
+Sizes are tokens of the request as sent: the API's last count of the view's head plus an
+estimate of what came after (``observe``), the system prompt and tools included
+(``overhead``). Per call the work is O(new messages): validation, hashing, sizing and the
+journal touch only what is new; the identity checks that recognize the caller's list are a
+pass of ``is`` over it.
+
+Resume: ``Env.session`` names a session in the store; its journal is replayed through the
+same ``SessionState.apply`` the live engine uses, so the next view is the one the process
+that stopped would have sent. The caller continues with ``view()`` (or its own full history,
+or the last view it kept, all recognized).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+from dataclasses import asdict, replace
+from typing import Any
+
+from ..engine import Env, Message
+from ..errors import CompactionFailed
+from ..events import CompactionEvent
+from ..invariants import InvalidHistory, check, check_appended
+from ..policy import SessionPolicy
+from ..summarize import extractive_summary, focused
+from . import passes
+from .log import Match, Recognizer, chain_id, content_key
+from .state import Record, SessionState
+
+NEVER = -(10**12)
+
+
+class SessionEngine:
+    name = "default"
+
+    def __init__(self, policy: SessionPolicy, env: Env) -> None:
+        self.policy = policy
+        self.env = env
+        self.store = env.store
+        self.state = SessionState(env.counter)
+        self.recognizer = Recognizer()
+        self.session_id: str | None = None
+        self._pending: list[Record] = []
+        self._returned: tuple[int, int] | None = None
+        self.summary_failures = 0
+        self.over_limit = 0
+        if env.session is not None:
+            self._open(env.session)
+
+    # -- the durable session ---------------------------------------------------------------
+    def _open(self, session: str) -> None:
+        meta = self.store.session_meta(session)
+        self.session_id = session
+        if meta is None:
+            self.store.create_session({**self._meta(), "id": session})
+            return
+        state = self.state
+        for record in self.store.records(session):
+            kind = record.get("kind")
+            if kind == "message":
+                state.add_message(record, content_key(record["message"]))
+            elif kind != "event":
+                state.apply(record)
+
+    def _meta(self) -> dict[str, Any]:
+        return {"engine": self.name, "policy": asdict(self.policy)}
+
+    def sid(self) -> str:
+        if self.session_id is None:
+            self.session_id = self.store.create_session(self._meta())
+        return self.session_id
+
+    def _record(self, record: Record) -> None:
+        if record["kind"] != "message":
+            self.state.apply(record)
+        self._pending.append(record)
+
+    def _flush(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self.store.append(self.sid(), pending)
+
+    def _emit(self, stage: str, before: int, after: int, paths: tuple[str, ...], note: str) -> None:
+        event = CompactionEvent(stage, before, after, "tokens", paths, note)
+        self._pending.append({"kind": "event", **asdict(event), "paths": list(paths)})
+        self.env.emit(event)
+
+    def _io(self) -> passes.PassIO:
+        return passes.PassIO(self.store, f"sessions/{self.sid()}.index.md", self._summarize)
+
+    # -- syncing with the caller -----------------------------------------------------------
+    def sync(self, messages: Any) -> None:
+        """Log what the caller added since the last call; validate only that."""
+        if not isinstance(messages, list):
+            raise InvalidHistory(check(messages))
+        state = self.state
+        match = self.recognizer.match(
+            messages, state.view_keys, state.conversation_len(), state.head
+        )
+        if match is None:
+            self._restart()
+            match = Match(0, "view")
+        new = messages[match.start :]
+        if not new:
+            return
+        prev = state.view[-1] if state.view else None
+        violations = check_appended(prev, new, state.use_ids)
+        if violations:
+            offset = len(messages) - len(new)
+            raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
+        keys = self.recognizer.keys(messages)[match.start :]
+        for message, key in zip(new, keys, strict=True):
+            record = {
+                "kind": "message",
+                "seq": state.n,
+                "id": chain_id(state.head, key),
+                "parent": state.head,
+                "message": copy.deepcopy(message),
+            }
+            state.add_message(record, key)
+            self._pending.append(record)
+
+    def _restart(self) -> None:
+        """The caller's list extends neither our view nor our log: a new conversation. The
+        old one stays in the journal (nothing is lost); the view starts again."""
+        if self.state.conversation_len() == 0:
+            return
+        before = self.state.measure()
+        self._record({"kind": "restart"})
+        self._emit(
+            "session_restart", before, 0, (), "the caller's history no longer extends this one"
+        )
+
+    def view(self) -> list[Message]:
+        """The request as it stands (after a resume: what the stopped process would send)."""
+        out = list(self.state.view)
+        self.recognizer.prime(out, self.state.view_keys)
+        self._returned = (len(out), self.state.estimate())
+        return out
+
+    # -- calibration -----------------------------------------------------------------------
+    @property
+    def limit(self) -> int:
+        return self.policy.context_limit
+
+    def observe(self, prompt_tokens: int) -> None:
+        """Real prompt tokens of the view returned last (system and tools included)."""
+        if prompt_tokens <= 0 or self._returned is None or self._returned[1] <= 0:
+            return
+        length, estimate = self._returned
+        ratio = min(3.0, max(0.5, prompt_tokens / estimate))
+        self._record({"kind": "calibrate", "ratio": ratio, "anchor": [length, prompt_tokens]})
+        self._flush()
+
+    def overhead(self, tokens: int) -> None:
+        if tokens != self.state.overhead:
+            self._record({"kind": "overhead", "tokens": tokens})
+
+    # -- passes ----------------------------------------------------------------------------
+    def _persist(self) -> None:
+        state = self.state
+        before = state.measure()
+        edit = passes.persist(state, self.policy, self._io(), self.limit)
+        if edit is not None:
+            self._record(edit)
+            paths = tuple(b[2] for b in edit["blocks"])
+            note = f"{len(paths)} new results persisted with a preview"
+            self._emit("persist_new_results", before, state.measure(), paths, note)
+
+    def _clear(self, target: int, force: bool) -> None:
+        state = self.state
+        before = state.measure()
+        edit = passes.clear(state, self.policy, self._io(), target, force)
+        if edit is not None:
+            self._record(edit)
+            paths = tuple(dict.fromkeys(b[2] for b in edit["blocks"]))
+            note = f"{len(edit['blocks'])} seen results cleared"
+            self._emit("clear_old_results", before, state.measure(), paths, note)
+
+    def _summarize_old(
+        self,
+        target: int,
+        request: str,
+        keep_turns: int,
+        *,
+        least: int,
+        instructions: str | None = None,
+        stage: str = "summarize",
+    ) -> None:
+        state = self.state
+        before = state.measure()
+        edit = passes.summarize(
+            state,
+            self._io(),
+            target=target,
+            least=least,
+            request=request,
+            keep_turns=keep_turns,
+            instructions=instructions,
+        )
+        if edit is not None:
+            self._record(edit)
+            note = f"{edit['cut'] - edit['start']} messages summarized"
+            self._emit(stage, before, state.measure(), (edit["archive"],), note)
+
+    def _summarize(self, messages: list[Message], request: str, instructions: str | None) -> str:
+        summarizer = focused(self.env.summarizer, instructions)
+
+        def call() -> str:
+            return str(summarizer(messages))
+
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        try:
+            text = pool.submit(call).result(timeout=self.policy.summary_timeout)
+            self.summary_failures = 0
+            return text
+        except Exception as error:
+            self.summary_failures += 1
+            if self.summary_failures >= self.policy.max_summary_failures:
+                raise CompactionFailed(
+                    f"the summarizer failed {self.summary_failures} times in a row "
+                    f"(last: {type(error).__name__}: {error}); check the model/provider settings"
+                ) from error
+            note = f"summarizer failed ({type(error).__name__}); extractive summary used"
+            self._emit("summary_fallback", 0, 0, (), note)
+            return extractive_summary(messages, request)
+        finally:
+            pool.shutdown(wait=False)
+
+    def _check_limit(self) -> None:
+        size = self.state.measure()
+        if size <= self.limit:
+            self.over_limit = 0
+            return
+        self.over_limit += 1
+        if self.over_limit >= self.policy.max_over_limit:
+            raise CompactionFailed(
+                f"the context is still over its limit ({size:,} > {self.limit:,} tokens) "
+                f"after {self.over_limit} compactions in a row; the newest turn alone is too big. "
+                "Raise context_limit or lower batch_budget."
+            )
+
+    # -- entry points ----------------------------------------------------------------------
+    def prepare(self, messages: Any, request: str) -> list[Message]:
+        try:
+            self.sync(messages)
+            self._persist()
+            policy, state = self.policy, self.state
+            if state.measure() > policy.high_water * self.limit:
+                target = int(policy.low_water * self.limit)
+                urgent = state.measure() > self.limit
+                self._clear(target, force=urgent)
+                if state.measure() > target:
+                    least = 1 if state.measure() > self.limit else policy.clear_at_least
+                    self._summarize_old(target, request, policy.keep_recent_turns, least=least)
+                self._check_limit()
+            return self.view()
+        finally:
+            self._flush()
+
+    def compact(
+        self, messages: Any, request: str, instructions: str | None = None
+    ) -> list[Message]:
+        """Summarize everything but the newest turn (the ``compact`` tool, ``/compact``)."""
+        try:
+            self.sync(messages)
+            self._persist()
+            self._summarize_old(
+                0, request, 1, least=NEVER, instructions=instructions, stage="compact_history"
+            )
+            return self.view()
+        finally:
+            self._flush()
+
+    def reactive(self, messages: Any, request: str) -> list[Message]:
+        """After a refusal: the request was at least as big as the limit, whatever we thought.
+
+        The calibration ratio is raised so that the refused view measures at least the limit
+        (the next real ``usage`` corrects it), then the view is compacted hard, down to the
+        low-water mark and at least to half its size: a retry that resends the same request
+        would be refused again.
+        """
+        try:
+            self.sync(messages)
+            self._persist()
+            state = self.state
+            estimate = max(1, state.estimate())
+            ratio = min(8.0, max(state.ratio, self.limit / estimate))
+            self._record({"kind": "calibrate", "ratio": ratio, "anchor": None})
+            target = min(int(self.policy.low_water * self.limit), state.measure() // 2)
+            self._clear(target, force=True)
+            if state.measure() > target:
+                self._summarize_old(
+                    target,
+                    request,
+                    self.policy.keep_recent_turns,
+                    least=NEVER,
+                    stage="reactive_compact",
+                )
+            return self.view()
+        finally:
+            self._flush()
+
+
+__all__ = ["SessionEngine"]

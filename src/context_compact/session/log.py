@@ -1,0 +1,108 @@
+"""Messages known by content: keys, chain ids, and recognizing the caller's history.
+
+A message's *key* is a hash of its canonical JSON (sorted keys, ASCII escapes, no spaces), so
+two equal dicts have the same key whatever object holds them. A logged message's *id* is a
+hash of its parent's id and its key: the same content at another place in the conversation
+is another message, and one id names a whole prefix of the log (as content-addressed
+conversation logs do).
+
+``Recognizer.match`` decides which of the caller's messages are new. The caller may pass
+
+* the list ``prepare`` returned plus what it appended (the SDK docs' loop, also after
+  ``messages[:] = prepare(...)``): its head equals the view, key by key;
+* its own full history: its head equals the log, which one chain id checks;
+* a copy of either (keys, not object identity, are compared).
+
+Anything else is a new conversation (``None``). Keys of objects seen at the same position
+in the previous call are reused by identity, so recognizing a long list costs a pass of
+``is`` checks plus hashing only what is new: O(new) hashing per call. A message object the
+caller mutates in place after passing it keeps its old key; replace messages instead (the
+SDK idioms all do).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+ROOT = ""
+
+
+def canonical(message: Any) -> bytes:
+    return json.dumps(
+        message, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str
+    ).encode("ascii")
+
+
+def content_key(message: Any) -> str:
+    return hashlib.blake2b(canonical(message), digest_size=16).hexdigest()
+
+
+def chain_id(parent: str, key: str) -> str:
+    return hashlib.blake2b(f"{parent}/{key}".encode("ascii"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class Match:
+    """How the caller's list lines up with ours: ``new`` starts at ``start``."""
+
+    start: int
+    via: str  # "view" or "log"
+
+
+class Recognizer:
+    """Keys of the caller's last list by position, reused while the objects are the same."""
+
+    def __init__(self) -> None:
+        self._objects: list[Any] = []
+        self._keys: list[str] = []
+        self._chain: list[str] = []
+
+    def prime(self, objects: list[Any], keys: list[str]) -> None:
+        """Remember keys we already know (the view we return), so the next call reuses them."""
+        self._objects = list(objects)
+        self._keys = list(keys)
+        self._chain = []
+
+    def keys(self, messages: list[Any]) -> list[str]:
+        objects, keys = self._objects, self._keys
+        out: list[str] = []
+        same = 0
+        for i, message in enumerate(messages):
+            if i < len(objects) and objects[i] is message:
+                out.append(keys[i])
+                if same == i:
+                    same += 1
+            else:
+                out.append(content_key(message))
+        if same < len(self._chain):
+            del self._chain[same:]
+        self._objects = list(messages)
+        self._keys = out
+        return out
+
+    def chain_at(self, keys: list[str], n: int) -> str:
+        """The chain id of ``keys[:n]``; prefixes computed on an earlier call are reused."""
+        chain = self._chain
+        if n <= len(chain):
+            return chain[n - 1] if n else ROOT
+        parent = chain[-1] if chain else ROOT
+        for key in keys[len(chain) : n]:
+            parent = chain_id(parent, key)
+            chain.append(parent)
+        return parent
+
+    def match(
+        self, messages: list[Any], view_keys: list[str], log_len: int, log_head: str
+    ) -> Match | None:
+        keys = self.keys(messages)
+        if len(keys) >= len(view_keys) and keys[: len(view_keys)] == view_keys:
+            return Match(len(view_keys), "view")
+        if log_len and len(keys) >= log_len and self.chain_at(keys, log_len) == log_head:
+            return Match(log_len, "log")
+        return None
+
+
+__all__ = ["ROOT", "Match", "Recognizer", "canonical", "chain_id", "content_key"]

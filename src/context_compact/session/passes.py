@@ -1,0 +1,208 @@
+"""The session engine's passes: each decides one edit, as data, after writing its copies.
+
+In order of cost to the prompt cache:
+
+1. ``persist``: new results the model has not seen are budgeted as they arrive
+   (``batch_budget`` of the limit; any result over the large-result cap): the full text is
+   saved and the block becomes a preview naming the file. New text only: seen history is
+   never rewritten by this pass.
+2. ``clear``: over the high-water mark, seen results outside the last ``keep_recent_turns``
+   turns are cleared oldest first, down to the low-water mark, and only when that frees at
+   least ``clear_at_least`` tokens; each names its saved copy.
+3. ``summarize``: still over the low-water mark, the oldest turns are archived and replaced
+   by one summary message (rolling: the previous summary is part of the input), the recent
+   turns kept verbatim, the first and latest requests pinned.
+
+A pass returns ``None`` (nothing worth doing) or an edit record; it never changes the state
+itself. Every path it puts in an edit was returned by the store *before* the edit exists,
+and is listed in the session's index file, so anything that leaves the view stays at most two
+reads away: its own marker, or the summary's index, name it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import markers
+from ..messages import Message, block_type, blocks, result_text
+from ..policy import SessionPolicy
+from ..store.base import Store
+from .state import Pos, Record, SessionState
+
+# Tokens we expect a summary message to take (the summary call is capped at 2,000).
+SUMMARY_ALLOWANCE = 800
+MARKER_TOKENS = 30
+
+
+@dataclass
+class PassIO:
+    """What passes may touch: the store, the session's index file and the summarizer."""
+
+    store: Store
+    index_name: str
+    summarize: Callable[[list[Message], str, str | None], str]
+
+    def index(self, lines: list[str]) -> str:
+        return self.store.append_file(self.index_name, "".join(lines))
+
+
+def describe(state: SessionState, pos: Pos) -> str:
+    """One line naming a result: its tool, input and first words."""
+    seq, bi = pos
+    block = state.msgs[seq]["content"][bi]
+    use = None
+    if seq - 1 in state.msgs:
+        use = next(
+            (
+                b
+                for b in blocks(state.msgs[seq - 1])
+                if block_type(b) == "tool_use" and b.get("id") == block.get("tool_use_id")
+            ),
+            None,
+        )
+    tool = f"{use.get('name')} {str(use.get('input'))[:80]}" if use else "tool result"
+    head = " ".join(result_text(block).split())[:80]
+    return f"message {seq}, {tool} -> {head}"
+
+
+def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) -> Record | None:
+    unseen = [
+        (pos, block)
+        for pos, block in state.results(state.last_assistant() + 1, state.n)
+        if pos not in state.repl
+    ]
+    if not unseen:
+        return None
+    counter = state.counter
+    sizes = {pos: counter.text(result_text(block)) for pos, block in unseen}
+    total = sum(sizes.values())
+    batch_limit = int(policy.batch_budget * limit)
+    cap = min(policy.large_result_limit, int(policy.large_result_share * limit))
+    chosen, lines = [], []
+    for pos, block in sorted(unseen, key=lambda item: sizes[item[0]], reverse=True):
+        text = result_text(block)
+        if sizes[pos] <= cap and total <= batch_limit:
+            continue
+        if len(text) <= policy.preview_chars * 2:
+            continue
+        path = io.store.save_blob(text)
+        preview = markers.persisted_preview(path, text, policy.preview_chars)
+        chosen.append([pos[0], pos[1], path, preview])
+        lines.append(markers.index_line("result", path, describe(state, pos)))
+        total += counter.text(preview) - sizes[pos]
+    if not chosen:
+        return None
+    io.index(lines)
+    return {"kind": "edit", "op": "persist", "blocks": chosen}
+
+
+def clear(
+    state: SessionState, policy: SessionPolicy, io: PassIO, target: int, force: bool
+) -> Record | None:
+    starts = state.turn_starts()
+    keep = policy.keep_recent_turns
+    protect_from = (
+        starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
+    )
+    protect_from = min(protect_from, state.last_assistant() + 1)
+    candidates = []
+    for pos, block in state.results(state.first_kept, protect_from):
+        if pos in state.cleared:
+            continue
+        current = result_text(state.repl.get(pos, block))
+        saving = state.counter.text(current) - MARKER_TOKENS
+        if saving > 0:
+            candidates.append((pos, block, saving))
+    excess = (state.measure() - target) / state.ratio
+    chosen, freed = [], 0
+    for item in candidates:
+        if freed >= excess:
+            break
+        chosen.append(item)
+        freed += item[2]
+    if not chosen or (freed < policy.clear_at_least and not force):
+        return None
+    edits, lines = [], []
+    for pos, block, _ in chosen:
+        original = result_text(block)
+        path = state.copies.get(pos)
+        if path is None:
+            path = io.store.save_blob(original)
+            lines.append(markers.index_line("result", path, describe(state, pos)))
+        edits.append([pos[0], pos[1], path, markers.cleared_marker(path, len(original))])
+    if lines:
+        io.index(lines)
+    return {"kind": "edit", "op": "clear", "blocks": edits}
+
+
+def summarize(
+    state: SessionState,
+    io: PassIO,
+    *,
+    target: int,
+    least: int,
+    request: str,
+    keep_turns: int,
+    instructions: str | None = None,
+    label: str = "Compacted",
+) -> Record | None:
+    starts = state.turn_starts()
+    # The newest turn (the model's latest call and its unseen results) is never summarized.
+    candidates = [
+        c for c in (starts[-keep_turns:] if keep_turns else starts[-1:]) if c > state.first_kept
+    ]
+    if not candidates:
+        candidates = [c for c in starts[-1:] if c > state.first_kept]
+    if not candidates:
+        return None
+    first = state.first_request
+    start = max(state.first_kept, state.base + (1 if first is not None else 0))
+    offset = len(state.prefix) - state.first_kept
+
+    def tokens(lo: int, hi: int) -> int:
+        return sum(state.tokens[offset + max(lo, state.first_kept) : offset + hi])
+
+    latest = state.latest_request
+    first_tokens = state.counter.message(state.msgs[first]) if first is not None else 0
+    budget = target / state.ratio - state.overhead - SUMMARY_ALLOWANCE - first_tokens
+    cut = candidates[0]
+    for c in candidates:  # drop more only while what stays is still too big
+        cut = c
+        pinned = latest is not None and latest != first and latest < c
+        pinned_tokens = (
+            state.counter.message(state.msgs[latest]) if pinned and latest is not None else 0
+        )
+        if tokens(c, state.n) + pinned_tokens <= budget:
+            break
+    if cut <= start:
+        return None
+    saving = tokens(start, cut) - SUMMARY_ALLOWANCE
+    if saving < least:
+        # Summarizing so little would not shrink the view: it would only churn the cache.
+        return None
+    dropped = [state.view[offset + seq] for seq in range(max(start, state.first_kept), cut)]
+    archive = io.store.save_messages(dropped)
+    rolling = [state.summary] if state.summary is not None else []
+    text = io.summarize(rolling + dropped, request, instructions)
+    index = io.index(
+        [
+            markers.index_line(
+                "messages", archive, f"messages {start}-{cut - 1}, summary {state.summaries + 1}"
+            )
+        ]
+    )
+    message = markers.session_summary(label, request, text, archive, start, cut - 1, index)
+    pins = [seq for seq in (first, latest) if seq is not None and (seq == first or seq < cut)]
+    return {
+        "kind": "edit",
+        "op": "summarize",
+        "start": start,
+        "cut": cut,
+        "pins": list(dict.fromkeys(pins)),
+        "archive": archive,
+        "message": message,
+    }
+
+
+__all__ = ["PassIO", "clear", "describe", "persist", "summarize"]

@@ -1,0 +1,70 @@
+"""A scripted agent session over a SqliteStore, for the resume tests (also run as a process).
+
+``python resume_script.py DB SESSION`` plays the script from wherever the session stands (with
+4 ms per model call, so that a kill lands mid-session), so a process killed at any moment and
+started again continues it. ``play`` returns every view it
+sent, keyed by the number of logged messages after the call, for comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from context_compact import Compactor, Policy
+from context_compact.bench.fakes import BenchSummarizer
+from context_compact.bench.workload import synthetic_session
+from context_compact.store import SqliteStore
+
+TURNS = 240
+LIMIT = 5_000
+SEED = 7
+
+
+def usage_of(view: list[Any]) -> int:
+    """What a model would report: a deterministic function of the request."""
+    return len(json.dumps(view)) // 4 + 400
+
+
+def script() -> tuple[str, list[list[dict[str, Any]]]]:
+    w = synthetic_session(TURNS, seed=SEED)
+    return w.request, [[t.assistant, t.results] for t in w.turns]
+
+
+def open_compactor(db: str, session: str | None) -> Compactor:
+    policy = Policy.default(context_limit=LIMIT)
+    return Compactor(policy, SqliteStore(db), BenchSummarizer(), session=session)
+
+
+def play(c: Compactor, model_seconds: float = 0.0) -> dict[int, str]:
+    """Continue the script from what the session has logged; the views sent (as JSON, taken
+    when sent: the loop goes on appending to the list), by log length."""
+    request, turns = script()
+    sid = c.session_id
+    assert sid is not None
+    logged = sum(1 for r in c.store.records(sid) if r["kind"] == "message")
+    sent: dict[int, str] = {}
+    if logged == 0:
+        view = c.prepare([{"role": "user", "content": request}], request)
+        logged = 1
+    else:
+        view = c.view()
+    sent[logged] = json.dumps(view)
+    c.observe(usage_of(view))
+    done = (logged - 1) // 2
+    for step in turns[done:]:
+        view.extend(step)
+        view = c.prepare(view, request)
+        logged += len(step)
+        sent[logged] = json.dumps(view)
+        time.sleep(model_seconds)  # the model call, during which a kill is most likely
+        c.observe(usage_of(view))
+    return sent
+
+
+if __name__ == "__main__":
+    compactor = open_compactor(sys.argv[1], sys.argv[2])
+    play(compactor, model_seconds=0.004)
+    compactor.store.close()

@@ -1,0 +1,105 @@
+"""A session continues after any exit, SIGKILL included, exactly where it was.
+
+The reference is the same script run without interruption: after a kill, the reopened
+session's view and every view it sends next are equal to the reference's, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from context_compact.store import SqliteStore
+from resume_script import open_compactor, play
+
+HERE = Path(__file__).parent
+KILLS = int(os.environ.get("RESUME_KILLS", "6"))
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """Where each run keeps its store. Paths are part of the views (and of the archives'
+    content hashes), so the reference runs in the same directory first and moves away."""
+    return tmp_path / "work"
+
+
+@pytest.fixture
+def reference(work: Path) -> dict[int, str]:
+    work.mkdir()
+    c = open_compactor(str(work / "sessions.db"), "s")
+    sent = play(c)
+    c.store.close()
+    work.rename(work.with_name("reference"))
+    work.mkdir()
+    return sent
+
+
+def test_the_reference_script_compacts_many_times(
+    reference: dict[int, str],
+) -> None:
+    # The script must exercise persist, clear and summarize or the comparison proves little.
+    views = [json.loads(v) for v in reference.values()]
+    assert max(map(len, views)) > 2 * min(map(len, views[10:]))
+    for marker in ("<persisted-output>", "[Tool result cleared", "[Compacted]"):
+        assert any(marker in view for view in reference.values()), marker
+
+
+def test_a_session_reopened_in_process_shows_the_same_view(tmp_path: Path) -> None:
+    db = str(tmp_path / "sessions.db")
+    first = open_compactor(db, "s1")
+    request_view = first.prepare([{"role": "user", "content": "x"}], "x")
+    assert request_view
+    first.store.close()
+    again = open_compactor(db, "s1")
+    assert again.view() == request_view
+    again.store.close()
+
+
+def test_a_resumed_session_continues_byte_for_byte(
+    work: Path, reference: dict[int, str]
+) -> None:
+    db = str(work / "sessions.db")
+    c = open_compactor(db, "s")
+    sent = play(c)
+    c.store.close()
+    assert sent == reference
+    reopened = open_compactor(db, "s")
+    assert json.dumps(reopened.view()) == reference[max(reference)]
+    reopened.store.close()
+
+
+@pytest.mark.parametrize("run", range(KILLS))
+def test_a_session_killed_at_a_random_moment_resumes_intact(
+    work: Path, reference: dict[int, str], run: int
+) -> None:
+    db = work / "sessions.db"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
+    process = subprocess.Popen([sys.executable, str(HERE / "resume_script.py"), str(db), "s"], env=env)
+    time.sleep(random.Random(run).uniform(0.3, 1.4))
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    raw.close()
+    c = open_compactor(str(db), "s")
+    store = c.store
+    assert isinstance(store, SqliteStore)
+    messages = [r for r in store.records("s") if r["kind"] == "message"]
+    assert [r["seq"] for r in messages] == list(range(len(messages)))
+    logged = len(messages)
+    if logged:
+        assert json.dumps(c.view()) == reference[logged]
+    sent = play(c)
+    store.close()
+    for length, view in sent.items():
+        assert view == reference[length], f"view after {length} messages differs"
