@@ -526,7 +526,11 @@ def test_s7_3_summarizer_sees_exactly_the_dropped_prefix(
 def test_stages_never_mutate_their_input(compactor: Compactor) -> None:
     history = long_history(30, size=600) + [call("big"), results(("big", body("big", 210_000)))]
     frozen = copy.deepcopy(history)
-    for stage in (compactor.engine.tool_result_budget, compactor.engine.snip_compact, compactor.engine.micro_compact):
+    for stage in (
+        compactor.engine.tool_result_budget,
+        compactor.engine.snip_compact,
+        compactor.engine.micro_compact,
+    ):
         stage(history)
     compactor.prepare(history, "t")
     compactor.reactive_compact(history, "t")

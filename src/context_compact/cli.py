@@ -245,7 +245,7 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
     agent = Agent(
         agent_side,
         compactor,
-        Workspace(workdir, read_roots=(store.root,)),
+        Workspace(workdir, read_roots=(store.root_path,)),
         max_turns=options["max_turns"],
         on_event=printer,
         system=system_prompt(workdir),

@@ -310,7 +310,7 @@ def run_demo(root: Path, on_event: Callable[[LoopEvent], None] | None = None) ->
     policy = Policy.default(context_limit=DEMO_CONTEXT_LIMIT)
     compactor = Compactor(policy, store, lambda messages: extractive_summary(messages))
     provider = ScriptedProvider(demo_script(), name="demo-model", model="scripted")
-    workspace = Workspace(root, bash_timeout=30, read_roots=(store.root,))
+    workspace = Workspace(root, bash_timeout=30, read_roots=(store.root_path,))
     refusals = 0
 
     def count(event: LoopEvent) -> None:

@@ -28,7 +28,9 @@ def default() -> Compactor:
 
 
 def seed() -> Compactor:
-    return Compactor(Policy.seed(context_limit=24_000, echo=False), MemoryStore(), BenchSummarizer())
+    return Compactor(
+        Policy.seed(context_limit=24_000, echo=False), MemoryStore(), BenchSummarizer()
+    )
 
 
 def logged(c: Compactor) -> list[Message]:

@@ -15,12 +15,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from resume_script import open_compactor, play
 
 from context_compact.store import SqliteStore
-from resume_script import open_compactor, play
 
 HERE = Path(__file__).parent
 KILLS = int(os.environ.get("RESUME_KILLS", "6"))
@@ -65,9 +64,7 @@ def test_a_session_reopened_in_process_shows_the_same_view(tmp_path: Path) -> No
     again.store.close()
 
 
-def test_a_resumed_session_continues_byte_for_byte(
-    work: Path, reference: dict[int, str]
-) -> None:
+def test_a_resumed_session_continues_byte_for_byte(work: Path, reference: dict[int, str]) -> None:
     db = str(work / "sessions.db")
     c = open_compactor(db, "s")
     sent = play(c)
@@ -84,7 +81,9 @@ def test_a_session_killed_at_a_random_moment_resumes_intact(
 ) -> None:
     db = work / "sessions.db"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
-    process = subprocess.Popen([sys.executable, str(HERE / "resume_script.py"), str(db), "s"], env=env)
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "resume_script.py"), str(db), "s"], env=env
+    )
     time.sleep(random.Random(run).uniform(0.3, 1.4))
     process.send_signal(signal.SIGKILL)
     process.wait()

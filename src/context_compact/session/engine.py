@@ -115,6 +115,7 @@ class SessionEngine:
             match = Match(0, "view")
         new = messages[match.start :]
         if not new:
+            self.recognizer.accept(messages)
             return
         prev = state.view[-1] if state.view else None
         violations = check_appended(prev, new, state.use_ids)
@@ -132,6 +133,7 @@ class SessionEngine:
             }
             state.add_message(record, key)
             self._pending.append(record)
+        self.recognizer.accept(messages)
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The

@@ -11,7 +11,8 @@ conversation logs do).
 * the list ``prepare`` returned plus what it appended (the SDK docs' loop, also after
   ``messages[:] = prepare(...)``): its head equals the view, key by key;
 * its own full history: its head equals the log, which one chain id checks;
-* a copy of either (keys, not object identity, are compared).
+* the list it passed last time, again or extended (a retry after a failed model call);
+* a copy of any of these (keys, not object identity, are compared).
 
 Anything else is a new conversation (``None``). Keys of objects seen at the same position
 in the previous call are reused by identity, so recognizing a long list costs a pass of
@@ -49,7 +50,7 @@ class Match:
     """How the caller's list lines up with ours: ``new`` starts at ``start``."""
 
     start: int
-    via: str  # "view" or "log"
+    via: str  # "view", "input" (the previous call's list again) or "log"
 
 
 class Recognizer:
@@ -59,6 +60,10 @@ class Recognizer:
         self._objects: list[Any] = []
         self._keys: list[str] = []
         self._chain: list[str] = []
+        # The previous call's input: a caller retrying the same list (or that list extended)
+        # after the model call failed is recognized without hashing it again.
+        self._last_objects: list[Any] = []
+        self._last_keys: list[str] = []
 
     def prime(self, objects: list[Any], keys: list[str]) -> None:
         """Remember keys we already know (the view we return), so the next call reuses them."""
@@ -68,6 +73,7 @@ class Recognizer:
 
     def keys(self, messages: list[Any]) -> list[str]:
         objects, keys = self._objects, self._keys
+        last_objects, last_keys = self._last_objects, self._last_keys
         out: list[str] = []
         same = 0
         for i, message in enumerate(messages):
@@ -75,6 +81,8 @@ class Recognizer:
                 out.append(keys[i])
                 if same == i:
                     same += 1
+            elif i < len(last_objects) and last_objects[i] is message:
+                out.append(last_keys[i])
             else:
                 out.append(content_key(message))
         if same < len(self._chain):
@@ -82,6 +90,10 @@ class Recognizer:
         self._objects = list(messages)
         self._keys = out
         return out
+
+    def accept(self, messages: list[Any]) -> None:
+        """``messages`` (just matched) is now wholly logged: recognize it again next time."""
+        self._last_objects, self._last_keys = list(messages), self._keys
 
     def chain_at(self, keys: list[str], n: int) -> str:
         """The chain id of ``keys[:n]``; prefixes computed on an earlier call are reused."""
@@ -97,9 +109,12 @@ class Recognizer:
     def match(
         self, messages: list[Any], view_keys: list[str], log_len: int, log_head: str
     ) -> Match | None:
+        last = self._last_keys
         keys = self.keys(messages)
         if len(keys) >= len(view_keys) and keys[: len(view_keys)] == view_keys:
             return Match(len(view_keys), "view")
+        if last and len(keys) >= len(last) and keys[: len(last)] == last:
+            return Match(len(last), "input")
         if log_len and len(keys) >= log_len and self.chain_at(keys, log_len) == log_head:
             return Match(log_len, "log")
         return None

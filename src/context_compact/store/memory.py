@@ -1,15 +1,33 @@
-"""MemoryStore: the Store protocol in a dict, for tests and benchmarks.
+"""MemoryStore: the Store protocol in dicts, for tests and benchmarks.
 
-Same paths as ``FileStore`` would issue (under a fake root), nothing touches the disk.
+Files live in ``files`` (path -> text) under a fake root, at the paths ``FileStore`` would
+issue, except that transcripts are numbered instead of named by a uuid (deterministic runs).
+Nothing touches the disk and nothing survives the process.
+
+The journal keeps each appended batch as its JSON text, like the durable stores do, so
+``records`` hands out fresh copies equal to what was appended after a JSON round trip (and a
+caller mutating its records later changes nothing stored), and what JSON cannot hold is
+refused at ``append`` here too.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
+from collections.abc import Iterator
 from typing import Any
 
-from ..sizing import to_json
-from .files import safe_id
+from .base import Record
+from .disk import (
+    append_rel,
+    archive_rel,
+    blob_rel,
+    encode,
+    jsonl,
+    sha256,
+    tool_result_rel,
+    transcript_rel,
+)
+from .journal import SessionExists, check_records, dumps, new_meta
 
 
 class MemoryStore:
@@ -17,29 +35,41 @@ class MemoryStore:
         self.root = root
         self.files: dict[str, str] = {}
         self._transcripts = 0
+        self._sessions: dict[str, str] = {}  # id -> meta JSON, in creation order
+        self._journals: dict[str, list[str]] = {}  # id -> one JSON array per append
 
+    def __repr__(self) -> str:
+        return f"MemoryStore({self.root!r})"
+
+    def _path(self, rel: str) -> str:
+        return f"{self.root}/{rel}"
+
+    # -- files the model can open --------------------------------------------------------------
     def save_tool_result(self, tool_use_id: str, content: str) -> str:
-        path = f"{self.root}/.task_outputs/tool-results/{safe_id(tool_use_id)}.txt"
+        path = self._path(tool_result_rel(tool_use_id))
         self.files.setdefault(path, content)
         return path
 
     def save_blob(self, content: str) -> str:
-        digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        path = f"{self.root}/.task_outputs/tool-results/sha256-{digest}.txt"
+        path = self._path(blob_rel(sha256(encode(content))))
         self.files.setdefault(path, content)
         return path
 
     def write_transcript(self, messages: list[Any]) -> str:
         self._transcripts += 1
-        path = f"{self.root}/.transcripts/transcript_{self._transcripts:032x}.jsonl"
-        self.files[path] = "".join(to_json(m) + "\n" for m in messages)
+        path = self._path(transcript_rel(f"{self._transcripts:032x}"))
+        self.files[path] = jsonl(messages)
         return path
 
     def save_messages(self, messages: list[Any]) -> str:
-        text = "".join(to_json(m) + "\n" for m in messages)
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        path = f"{self.root}/.transcripts/archive_{digest}.jsonl"
+        text = jsonl(messages)
+        path = self._path(archive_rel(sha256(encode(text))))
         self.files.setdefault(path, text)
+        return path
+
+    def append_file(self, name: str, text: str) -> str:
+        path = self._path(append_rel(name))
+        self.files[path] = self.files.get(path, "") + text
         return path
 
     def issued(self, path: str) -> bool:
@@ -49,3 +79,38 @@ class MemoryStore:
         if path not in self.files:
             raise KeyError(f"not a path this store issued: {path}")
         return self.files[path]
+
+    # -- the session journal ---------------------------------------------------------------------
+    def create_session(self, meta: dict[str, Any]) -> str:
+        full = new_meta(meta)
+        session: str = full["id"]
+        if session in self._sessions:
+            raise SessionExists(f"session {session!r} already exists in {self.root}")
+        self._sessions[session] = dumps(full)
+        self._journals[session] = []
+        return session
+
+    def session_meta(self, session: str) -> dict[str, Any] | None:
+        text = self._sessions.get(session)
+        return None if text is None else dict(json.loads(text))
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        metas = [json.loads(text) for text in reversed(self._sessions.values())]
+        # Stable sort: sessions created at the same instant stay newest first.
+        return sorted(metas, key=lambda m: str(m["created"]), reverse=True)
+
+    def append(self, session: str, records: list[Record]) -> None:
+        check_records(records)
+        if session not in self._journals:
+            raise KeyError(f"no session {session!r} in {self.root}")
+        if records:
+            self._journals[session].append(dumps(records))
+
+    def records(self, session: str) -> Iterator[Record]:
+        if session not in self._journals:
+            raise KeyError(f"no session {session!r} in {self.root}")
+        batches = list(self._journals[session])  # a snapshot, like the durable stores give
+        return (record for batch in batches for record in json.loads(batch))
+
+    def close(self) -> None:
+        pass

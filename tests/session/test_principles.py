@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,12 @@ class Named(Compactor):
 
 def compactor(store: Any = None, summarizer: Any = None, **overrides: Any) -> Named:
     policy = Policy.default(**{"context_limit": LIMIT, **overrides})
-    return Named(policy, store or MemoryStore(), summarizer or BenchSummarizer())
+    return Named(policy, store or MemoryStore(), summarizer or BenchSummarizer(), session="s")
+
+
+def logged(c: Compactor) -> list[dict[str, Any]]:
+    assert c.session_id is not None
+    return [r["message"] for r in c.store.records(c.session_id) if r["kind"] == "message"]
 
 
 def drive(c: Compactor, turns: int, size: int = 1_500, seed: int = 0) -> list[dict[str, Any]]:
@@ -73,7 +79,7 @@ def test_cleared_results_name_a_store_file_holding_the_original(tmp_path: Path) 
         messages = c.prepare(messages, workload.request)
         for m in messages:
             if isinstance(m["content"], str) and m["content"].startswith("[Compacted]"):
-                summaries.add(m["content"].rsplit("Full transcript: ", 1)[-1])
+                summaries.update(re.findall(r"(?:verbatim|per file\)): (\S+)", m["content"]))
             for b in m["content"] if isinstance(m["content"], list) else []:
                 if b.get("type") == "tool_result" and b["content"].startswith(
                     "[Tool result cleared"
@@ -86,20 +92,27 @@ def test_cleared_results_name_a_store_file_holding_the_original(tmp_path: Path) 
         assert Path(path).is_file()
 
 
-def test_archives_hold_the_original_messages_not_placeholders() -> None:
+def test_archives_hold_what_the_model_saw_and_every_reference_in_them_is_ours() -> None:
     store = MemoryStore()
     c = compactor(store)
     drive(c, 60)
+    originals = {json.dumps(m, ensure_ascii=False) for m in logged(c)}
+    results = {
+        b["content"]
+        for m in logged(c)
+        for b in m["content"]
+        if isinstance(m["content"], list)
+        if b.get("type") == "tool_result"
+    }
     archives = [p for p in store.files if "/archive_" in p]
     assert archives
-    originals = {json.dumps(m, ensure_ascii=False) for m in c.session.log}  # type: ignore[union-attr]
     for path in archives:
         for line in store.files[path].splitlines():
-            message = json.loads(line)
-            if isinstance(message["content"], str) and message["content"].startswith("[Compacted]"):
-                continue  # the previous summary: the link to the older archive
-            assert json.dumps(message, ensure_ascii=False) in originals
-            assert "[Tool result cleared" not in line
+            assert json.loads(line)["content"] not in ("", None)
+            for ref in re.findall(r"full text at (\S+?)\]", line):
+                assert store.read_text(ref) in results
+            if "full text at" not in line and "persisted-output" not in line:
+                assert line in originals
 
 
 def test_large_results_are_stored_once_by_content_hash() -> None:
@@ -144,14 +157,15 @@ def test_calling_prepare_twice_with_the_same_input_changes_nothing() -> None:
     assert not [e for e in c.events if e.stage == "session_restart"]
 
 
-def test_a_caller_that_replaces_its_history_starts_a_new_log_and_archives_the_old() -> None:
+def test_a_caller_that_replaces_its_history_starts_a_new_conversation_in_the_same_log() -> None:
     store = MemoryStore()
     c = compactor(store)
     c.prepare([user("t"), *pair("a", "r")], "t")
     view = c.prepare([user("something else entirely")], "x")
     assert view == [user("something else entirely")]
-    (event,) = [e for e in c.events if e.stage == "session_restart"]
-    assert store.read_text(event.paths[0]).count("\n") == 3
+    assert [e.stage for e in c.events] == ["session_restart"]
+    assert len(logged(c)) == 4  # the old conversation stays in the log
+    assert c.recall("something else").hits == 1 and c.recall("message 1").hits == 1
 
 
 def test_a_caller_passing_its_full_history_each_time_is_recognized() -> None:
@@ -162,7 +176,7 @@ def test_a_caller_passing_its_full_history_each_time_is_recognized() -> None:
         view = c.prepare(full, workload.request)
         assert check(view) == []
         full += [turn.assistant, turn.results]
-    assert len(c.session.log) == len(full) - 2  # type: ignore[union-attr]
+    assert len(logged(c)) == len(full) - 2
     assert not [e for e in c.events if e.stage == "session_restart"]
 
 
@@ -223,20 +237,20 @@ def test_system_prompt_and_tools_count_toward_the_limit() -> None:
     c = compactor()
     history = [user("t"), *pair("a", body("a", 4_000))]
     c.prepare(history, "t")
-    before = c.session.measure()  # type: ignore[union-attr]
+    before = c.engine.state.measure()
     c.set_request("s" * 4_000, [{"name": "bash", "description": "d" * 400, "input_schema": {}}])
-    assert c.session.measure() > before + 1_000  # type: ignore[union-attr]
+    assert c.engine.state.measure() > before + 1_000
 
 
 def test_usage_from_the_api_calibrates_the_estimate() -> None:
     c = compactor()
     view = c.prepare([user("t"), *pair("a", body("a", 4_000))], "t")
-    estimated = c.session.measure()  # type: ignore[union-attr]
+    estimated = c.engine.state.measure()
     c.observe(Usage(input_tokens=estimated, cache_read_tokens=estimated))
-    assert c.session.measure() == pytest.approx(estimated * 2, rel=0.01)  # type: ignore[union-attr]
+    assert c.engine.state.measure() == pytest.approx(estimated * 2, rel=0.01)
     # The calibration carries over to what is appended next.
     c.prepare([*view, *pair("b", body("b", 400))], "t")
-    assert c.session.measure() > c.session.estimate() * 1.9  # type: ignore[union-attr]
+    assert c.engine.state.measure() > c.engine.state.estimate() * 1.9
 
 
 # -- 4. seen before summarized -------------------------------------------------------------
@@ -352,9 +366,10 @@ def test_three_summarizer_failures_in_a_row_raise_compaction_failed() -> None:
         raise RuntimeError("boom")
 
     c = compactor(summarizer=broken)
-    history = [user("t"), *pair("a", "r" * 300)]
+    history = [user("t"), *pair("a", "r" * 300), *pair("b", "r" * 300)]
     for i in range(2):
         history = [*c.compact_history(history, "t"), *pair(f"x{i}", "r" * 300)]
+        history += pair(f"y{i}", "r" * 300)
     with pytest.raises(CompactionFailed, match="failed 3 times in a row"):
         c.compact_history(history, "t")
 
@@ -479,8 +494,8 @@ def test_the_size_is_the_apis_last_count_plus_an_estimate_of_what_came_after() -
     c.observe(12_345)
     view = c.prepare([*view, *pair("b", "x" * 400)], "t")
     appended = c.tokens.messages(view[-2:])
-    ratio = c.session.ratio  # type: ignore[union-attr]
-    assert c.session.measure() == 12_345 + round(appended * ratio)  # type: ignore[union-attr]
+    ratio = c.engine.state.ratio
+    assert c.engine.state.measure() == 12_345 + round(appended * ratio)
 
 
 @pytest.mark.parametrize(
@@ -493,7 +508,7 @@ def test_the_size_is_the_apis_last_count_plus_an_estimate_of_what_came_after() -
     ],
 )
 def test_usage_is_read_from_every_shape_the_sdks_report(usage: Any) -> None:
-    from context_compact.pipeline import prompt_tokens_of
+    from context_compact.compactor import prompt_tokens_of
 
     assert prompt_tokens_of(usage) == 1_000
 

@@ -1,0 +1,265 @@
+"""The file half of a store on disk: one layout, atomic writes, and which paths were issued.
+
+Layout under ``root`` (SPEC S-1.3 and S-2.4 for the seed, plus our own files):
+
+    .task_outputs/tool-results/<safe id>.txt         seed: one per tool_use id, never rewritten
+    .task_outputs/tool-results/sha256-<32 hex>.txt   save_blob: content-addressed
+    .transcripts/transcript_<uuid4 hex>.jsonl        seed: a new one per snip or summary
+    .transcripts/archive_<32 hex>.jsonl              save_messages: content-addressed
+    .transcripts/<name>                              append_file: grows, its path fixed by name
+
+Invariants:
+
+* A path is returned only once its file holds the whole text. Whole files go to a temporary
+  file that is renamed into place, so a reader never sees half a copy and a crash never leaves
+  a truncated one; ``append_file`` adds at the end of its file.
+* Texts are stored as UTF-8 with lone surrogates passed through ("surrogatepass") and read
+  back the same way: every ``str`` comes back exactly, also tool output that was not UTF-8.
+* A content-addressed file is written once: an existing file with the same bytes is left
+  alone (mtime included); one with other bytes (truncated, tampered with) is replaced. A
+  seed tool-result file is never rewritten (S-1.3 reuses an existing file).
+* ``issued`` answers from what the concrete store remembers (``_remember``/``_known``), never
+  from what happens to exist on disk: a file someone else put under ``root`` is not ours.
+
+``FileStore`` remembers in a ledger file, ``SqliteStore`` in its database (which also keeps a
+copy of every text, so a deleted file can be re-exported: ``_recover``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..sizing import to_json
+
+RESULTS = ".task_outputs/tool-results"
+TRANSCRIPTS = ".transcripts"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_NAME = re.compile(r"[A-Za-z0-9._/-]+")
+# Every relative path a store issues matches this; anything else is not ours without a lookup.
+_ISSUABLE = re.compile(r"\.(task_outputs|transcripts)/[A-Za-z0-9._/-]+")
+
+
+def safe_id(tool_use_id: Any) -> str:
+    """S-1.3: characters outside ``[A-Za-z0-9._-]`` become ``_``, cut to 120."""
+    return _UNSAFE.sub("_", str(tool_use_id))[:120]
+
+
+def encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def jsonl(messages: list[Any]) -> str:
+    # to_json, not strict JSON: the seed's transcripts stringify what JSON cannot hold.
+    return "".join(to_json(m) + "\n" for m in messages)
+
+
+# -- relative paths of the layout (shared with MemoryStore, which has no disk) ----------------
+def tool_result_rel(tool_use_id: str) -> str:
+    return f"{RESULTS}/{safe_id(tool_use_id)}.txt"
+
+
+def blob_rel(digest: str) -> str:
+    return f"{RESULTS}/sha256-{digest[:32]}.txt"
+
+
+def transcript_rel(token: str) -> str:
+    return f"{TRANSCRIPTS}/transcript_{token}.jsonl"
+
+
+def archive_rel(digest: str) -> str:
+    return f"{TRANSCRIPTS}/archive_{digest[:32]}.jsonl"
+
+
+def append_rel(name: str) -> str:
+    """The path of ``append_file(name)``; ``ValueError`` naming ``name`` unless it is safe."""
+    parts = name.split("/") if isinstance(name, str) else []
+    if (
+        not isinstance(name, str)
+        or not _NAME.fullmatch(name)
+        or any(part in ("", ".", "..") for part in parts)
+        or (parts[0] == "sessions" and name.endswith((".jsonl", ".meta.json")))
+    ):
+        # The second rule keeps FileStore's journals (sessions/<id>.jsonl) out of reach.
+        raise ValueError(
+            f"not a safe relative file name: {name!r} (characters [A-Za-z0-9._/-], "
+            "no '..', '.', empty or leading '/' part, not a journal file under 'sessions/')"
+        )
+    return f"{TRANSCRIPTS}/{name}"
+
+
+# -- writing ------------------------------------------------------------------------------------
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def atomic_write(path: Path, data: bytes, durable: bool = False) -> None:
+    """``path`` holds ``data`` afterwards, or (on any failure) what it held before."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        try:
+            write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def append_bytes(path: Path, data: bytes, durable: bool = False) -> None:
+    """Add ``data`` at the end of ``path`` with one ``write`` (O_APPEND: also across processes)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    created = durable and not path.exists()
+    try:
+        fd = os.open(path, flags, 0o666)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, flags, 0o666)
+    try:
+        write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_dir(path.parent)  # the new file's directory entry, or the file is not durable
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        if path.stat().st_size != len(data):
+            return False
+        return path.read_bytes() == data
+    except FileNotFoundError:
+        return False
+
+
+class DiskFiles:
+    """The file half of the Store protocol over the layout above.
+
+    Subclasses say where issued paths are remembered: ``_remember(rel, kind, data)`` runs
+    *before* the file is written (so a crash in between leaves the store knowing more, never
+    less; the path was not returned yet), ``_known(rel)`` answers ``issued``, and
+    ``_recover(rel)`` may return the bytes of a file that was deleted behind our back.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], durable: bool = False) -> None:
+        self.root_path = Path(root)
+        self.root: str = str(self.root_path)
+        self.results_dir = self.root_path / RESULTS
+        self.transcripts_dir = self.root_path / TRANSCRIPTS
+        self.durable = durable
+        self._abs_root = os.path.abspath(self.root)
+
+    # -- what a concrete store provides --------------------------------------------------------
+    def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
+        """``rel`` is about to be issued; ``data`` its bytes (None: a kept file, or an append)."""
+        raise NotImplementedError
+
+    def _known(self, rel: str) -> bool:
+        raise NotImplementedError
+
+    def _recover(self, rel: str) -> bytes | None:
+        return None
+
+    # -- the protocol ------------------------------------------------------------------------
+    def save_tool_result(self, tool_use_id: str, content: str) -> str:
+        rel = tool_result_rel(tool_use_id)
+        path = self.root_path / rel
+        if path.exists():
+            self._remember(rel, "tool_result", None)
+        else:
+            data = encode(content)
+            self._remember(rel, "tool_result", data)
+            atomic_write(path, data, self.durable)
+        return str(path)
+
+    def save_blob(self, content: str) -> str:
+        data = encode(content)
+        return self._save_addressed(blob_rel(sha256(data)), "blob", data)
+
+    def write_transcript(self, messages: list[Any]) -> str:
+        rel = transcript_rel(uuid.uuid4().hex)
+        data = encode(jsonl(messages))
+        self._remember(rel, "transcript", data)
+        atomic_write(self.root_path / rel, data, self.durable)
+        return str(self.root_path / rel)
+
+    def save_messages(self, messages: list[Any]) -> str:
+        data = encode(jsonl(messages))
+        return self._save_addressed(archive_rel(sha256(data)), "archive", data)
+
+    def append_file(self, name: str, text: str) -> str:
+        rel = append_rel(name)
+        self._remember(rel, "append", None)
+        append_bytes(self.root_path / rel, encode(text), self.durable)
+        return str(self.root_path / rel)
+
+    def issued(self, path: str) -> bool:
+        rel = self.relative(path)
+        return rel is not None and self._known(rel)
+
+    def read_text(self, path: str) -> str:
+        rel = self.relative(path)
+        if rel is None or not self._known(rel):
+            raise KeyError(f"not a path this store issued: {path}")
+        file = self.root_path / rel
+        try:
+            return decode(file.read_bytes())
+        except FileNotFoundError:
+            data = self._recover(rel)
+            if data is None:
+                raise
+            atomic_write(file, data, self.durable)
+            return decode(data)
+
+    def relative(self, path: str) -> str | None:
+        """``path`` relative to ``root`` (POSIX form) when it can be one we issued, else None."""
+        if not isinstance(path, str):
+            return None
+        full = os.path.abspath(path)
+        prefix = self._abs_root.rstrip(os.sep) + os.sep
+        if not full.startswith(prefix):
+            return None
+        rel = Path(full[len(prefix) :]).as_posix()
+        return rel if _ISSUABLE.fullmatch(rel) else None
+
+    def _save_addressed(self, rel: str, kind: str, data: bytes) -> str:
+        path = self.root_path / rel
+        self._remember(rel, kind, data)
+        if not _same_bytes(path, data):
+            atomic_write(path, data, self.durable)
+        return str(path)

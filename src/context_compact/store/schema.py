@@ -1,0 +1,153 @@
+"""The SQLite schema of ``SqliteStore``: ordered, named migrations, and how a connection opens.
+
+``MIGRATIONS`` is append-only: a released migration is never edited or reordered, a change is
+a new entry at the end. Each is applied at most once, in its own ``BEGIN IMMEDIATE``
+transaction together with its row in ``schema_migrations``, so a crash or a failing statement
+leaves it wholly unapplied; two processes opening a new database at once apply it once (the
+second re-checks under the write lock). Opening an up-to-date database writes nothing. A
+database that records a migration this code does not know was written by a newer version:
+opening it raises ``UnknownMigration`` naming it, rather than guessing at its tables.
+
+Tables. Every journal row carries its ``session`` and ``pos``, its position in the session's
+journal (``sessions.length`` is the next one), so the four record tables merge back into
+append order. ``body`` is the whole record as ASCII JSON with long strings moved to ``blobs``
+(``blobrefs.py``); ``messages`` also keeps the message's ``id`` and ``parent`` as columns to
+look them up. ``blobs`` holds each text once, keyed by the sha256 of its UTF-8. ``files`` is
+every path the store issued, relative to its root, with the blob it can be re-exported from
+(``file_chunks`` for appended files, in order).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_journal_and_blobs",
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            created TEXT NOT NULL,
+            meta TEXT NOT NULL,
+            length INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX sessions_by_created ON sessions (created);
+        CREATE TABLE blobs (
+            hash TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            body BLOB NOT NULL
+        );
+        CREATE TABLE messages (
+            session TEXT NOT NULL REFERENCES sessions (id),
+            pos INTEGER NOT NULL,
+            id TEXT,
+            parent TEXT,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session, pos)
+        );
+        CREATE INDEX messages_by_id ON messages (id);
+        CREATE TABLE edits (
+            session TEXT NOT NULL REFERENCES sessions (id),
+            pos INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session, pos)
+        );
+        CREATE TABLE events (
+            session TEXT NOT NULL REFERENCES sessions (id),
+            pos INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session, pos)
+        );
+        CREATE TABLE records (
+            session TEXT NOT NULL REFERENCES sessions (id),
+            pos INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (session, pos)
+        );
+        CREATE TABLE files (
+            path TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            hash TEXT REFERENCES blobs (hash),
+            size INTEGER NOT NULL
+        );
+        CREATE TABLE file_chunks (
+            path TEXT NOT NULL REFERENCES files (path),
+            seq INTEGER NOT NULL,
+            hash TEXT NOT NULL REFERENCES blobs (hash),
+            PRIMARY KEY (path, seq)
+        );
+        """,
+    ),
+]
+
+
+class UnknownMigration(RuntimeError):
+    """The database was migrated by a newer version of this library."""
+
+
+def connect(path: str, durable: bool = False) -> sqlite3.Connection:
+    """An open, migrated connection in autocommit mode (transactions are explicit)."""
+    db = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        db.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL mode survives any process crash; FULL also survives power loss.
+        db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+        db.execute("PRAGMA foreign_keys = ON")
+        migrate(db, path)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def migrate(db: sqlite3.Connection, where: str = "the database") -> list[str]:
+    """Apply the migrations ``db`` lacks, in order; the names applied now."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+    )
+    known = [name for name, _ in MIGRATIONS]
+    applied = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+    unknown = sorted(applied.difference(known))
+    if unknown:
+        raise UnknownMigration(
+            f"{where} has migration {unknown[0]!r}, unknown to this version of context_compact "
+            f"(it knows {known}): it was written by a newer version; upgrade to open it"
+        )
+    done = []
+    for name, script in MIGRATIONS:
+        if name in applied:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone():
+                db.execute("COMMIT")  # another process applied it meanwhile
+                continue
+            for statement in statements(script):
+                db.execute(statement)
+            db.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                (name, datetime.now(UTC).isoformat(timespec="seconds")),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        done.append(name)
+    return done
+
+
+def statements(script: str) -> Iterator[str]:
+    """The SQL statements of ``script``, one at a time (``execute`` takes only one)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending.strip()
+            pending = ""
+    if pending.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {pending.strip()[:80]!r}")

@@ -1,0 +1,272 @@
+"""SqliteStore: the journal and a copy of every text in one SQLite file, files exported to root.
+
+The database (``schema.py``) is the store's truth; the files under ``root`` are exports the
+model opens with a plain file tool, at the same layout as ``FileStore`` (``disk.py``).
+
+Invariants:
+
+* ``append`` is one ``BEGIN IMMEDIATE`` transaction: a batch is wholly in or wholly out, also
+  when the process is killed mid-way; WAL lets readers and other sessions' writers proceed.
+  Different sessions may be appended from several processes at once (the write lock is held
+  for one batch; ``busy_timeout`` waits for it); one writer per session.
+* Every text is stored once: strings of 1 KiB or more in records go to ``blobs`` by hash
+  (``blobrefs.py``), and so do the texts of exported files, so persisting a tool result that
+  a message already holds costs only its file.
+* A file is recorded in the database before it is exported, so every issued path can be
+  re-exported: ``read_text`` of a file deleted behind our back serves it from the database and
+  writes it again. ``issued`` is exactly the paths in ``files`` (kept relative to root, so a
+  database and its root can move together).
+* One connection, shared by threads under a lock; ``close`` releases it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .base import Record
+from .blobrefs import externalize, references, restore
+from .disk import DiskFiles, append_bytes, append_rel, atomic_write, encode, sha256
+from .journal import SessionExists, check_records, dumps, new_meta, valid_session_id
+from .schema import connect
+
+_TABLES = {"message": "messages", "edit": "edits", "event": "events"}
+_INSERT = {
+    "messages": "INSERT INTO messages (session, pos, id, parent, body) VALUES (?, ?, ?, ?, ?)",
+    "edits": "INSERT INTO edits (session, pos, body) VALUES (?, ?, ?)",
+    "events": "INSERT INTO events (session, pos, body) VALUES (?, ?, ?)",
+    "records": "INSERT INTO records (session, pos, kind, body) VALUES (?, ?, ?, ?)",
+}
+_JOURNAL = " UNION ALL ".join(
+    f"SELECT pos, body FROM {table} WHERE session = :s" for table in _INSERT
+)
+_INSERT_BLOB = "INSERT OR IGNORE INTO blobs (hash, size, body) VALUES (?, ?, ?)"
+_MAX_VARIABLES = 500  # under SQLite's smallest default limit on ? per statement
+
+
+class SqliteStore(DiskFiles):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        root: str | os.PathLike[str] | None = None,
+        durable: bool = False,
+    ) -> None:
+        self.db_path = Path(path)
+        super().__init__(self.db_path.parent if root is None else root, durable)
+        self._lock = threading.Lock()
+        self._known_paths: set[str] = set()
+        self._db = connect(str(self.db_path), durable)
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({str(self.db_path)!r}, root={self.root!r})"
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- files --------------------------------------------------------------------------------
+    def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
+        if rel in self._known_paths or (data is None and self._known(rel)):
+            return
+        if data is None:
+            # The seed reuses a file that was there already: keep a copy of what it holds.
+            data = (self.root_path / rel).read_bytes()
+        digest = sha256(data)
+        with self._lock, self._transaction():
+            self._db.execute(_INSERT_BLOB, (digest, len(data), data))
+            self._db.execute(
+                "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, ?, ?)",
+                (rel, kind, digest, len(data)),
+            )
+        self._known_paths.add(rel)
+
+    def _known(self, rel: str) -> bool:
+        if rel in self._known_paths:
+            return True
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM files WHERE path = ?", (rel,)).fetchone()
+        if row is not None:
+            self._known_paths.add(rel)
+        return row is not None
+
+    def _recover(self, rel: str) -> bytes | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT blobs.body FROM files JOIN blobs ON blobs.hash = files.hash "
+                "WHERE files.path = ?",
+                (rel,),
+            ).fetchone()
+            if row is not None:
+                return bytes(row[0])
+            chunks = self._db.execute(
+                "SELECT blobs.body FROM file_chunks JOIN blobs ON blobs.hash = file_chunks.hash "
+                "WHERE file_chunks.path = ? ORDER BY file_chunks.seq",
+                (rel,),
+            ).fetchall()
+        return b"".join(bytes(chunk[0]) for chunk in chunks) if chunks else None
+
+    def append_file(self, name: str, text: str) -> str:
+        rel = append_rel(name)
+        data = encode(text)
+        digest = sha256(data)
+        with self._lock, self._transaction():
+            self._db.execute(_INSERT_BLOB, (digest, len(data), data))
+            self._db.execute(
+                "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, NULL, 0)",
+                (rel, "append"),
+            )
+            before, seq = self._db.execute(
+                "SELECT size, (SELECT coalesce(max(seq) + 1, 0) FROM file_chunks WHERE path = :p) "
+                "FROM files WHERE path = :p",
+                {"p": rel},
+            ).fetchone()
+            self._db.execute(
+                "INSERT INTO file_chunks (path, seq, hash) VALUES (?, ?, ?)", (rel, seq, digest)
+            )
+            self._db.execute("UPDATE files SET size = size + ? WHERE path = ?", (len(data), rel))
+        self._known_paths.add(rel)
+        path = self.root_path / rel
+        try:
+            exported = path.stat().st_size
+        except FileNotFoundError:
+            exported = -1
+        if exported == before:
+            append_bytes(path, data, self.durable)
+        else:
+            # The export fell behind the database (a crash between the two, or deleted).
+            atomic_write(path, self._recover(rel) or b"", self.durable)
+        return str(path)
+
+    # -- the session journal ---------------------------------------------------------------------
+    def create_session(self, meta: dict[str, Any]) -> str:
+        full = new_meta(meta)
+        session: str = full["id"]
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT INTO sessions (id, created, meta) VALUES (?, ?, ?)",
+                    (session, full["created"], dumps(full)),
+                )
+        except sqlite3.IntegrityError:
+            raise SessionExists(f"session {session!r} already exists in {self.db_path}") from None
+        return session
+
+    def session_meta(self, session: str) -> dict[str, Any] | None:
+        if not valid_session_id(session):
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT meta FROM sessions WHERE id = ?", (session,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT meta FROM sessions ORDER BY created DESC, rowid DESC"
+            ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def append(self, session: str, records: list[Record]) -> None:
+        check_records(records)
+        if not valid_session_id(session):
+            raise KeyError(f"no session {session!r} in {self.db_path}")
+        # The JSON and hashing work happens before the write lock is taken.
+        blobs: dict[str, bytes] = {}
+        rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERT}
+        for offset, record in enumerate(records):
+            body = dumps(externalize(record, blobs))
+            table = _TABLES.get(record["kind"], "records")
+            if table == "messages":
+                row: tuple[Any, ...] = (offset, _column(record.get("id")))
+                rows[table].append((*row, _column(record.get("parent")), body))
+            elif table == "records":
+                rows[table].append((offset, record["kind"], body))
+            else:
+                rows[table].append((offset, body))
+        with self._lock, self._transaction():
+            found = self._db.execute("SELECT length FROM sessions WHERE id = ?", (session,))
+            start = found.fetchone()
+            if start is None:
+                raise KeyError(f"no session {session!r} in {self.db_path}")
+            self._db.executemany(
+                _INSERT_BLOB, [(digest, len(data), data) for digest, data in blobs.items()]
+            )
+            for table, table_rows in rows.items():
+                if table_rows:
+                    self._db.executemany(
+                        _INSERT[table],
+                        [(session, start[0] + row[0], *row[1:]) for row in table_rows],
+                    )
+            self._db.execute(
+                "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
+            )
+
+    def records(self, session: str) -> Iterator[Record]:
+        missing = KeyError(f"no session {session!r} in {self.db_path}")
+        if not valid_session_id(session):
+            raise missing
+        with self._lock:
+            # One read transaction: the journal and its blobs as of one moment.
+            self._db.execute("BEGIN")
+            try:
+                if not self._db.execute(
+                    "SELECT 1 FROM sessions WHERE id = ?", (session,)
+                ).fetchone():
+                    raise missing
+                bodies = [
+                    json.loads(row[1])
+                    for row in self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session})
+                ]
+                blobs = self._blobs(set().union(*(references(b, set()) for b in bodies)))
+            finally:
+                self._db.execute("COMMIT")
+        return iter([restore(body, blobs.__getitem__) for body in bodies])
+
+    def _blobs(self, hashes: set[str]) -> dict[str, bytes]:
+        wanted = sorted(hashes)
+        found: dict[str, bytes] = {}
+        for at in range(0, len(wanted), _MAX_VARIABLES):
+            part = wanted[at : at + _MAX_VARIABLES]
+            marks = ",".join("?" * len(part))
+            query = f"SELECT hash, body FROM blobs WHERE hash IN ({marks})"
+            found.update((h, bytes(body)) for h, body in self._db.execute(query, part))
+        return found
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            if kind is None:
+                self._db.execute("COMMIT")
+        finally:
+            # Also after a failed COMMIT: the connection must not stay inside a transaction.
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+
+
+def _column(value: Any) -> str | None:
+    """A message's id or parent as a column: the text when SQLite can hold it, else its JSON."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            pass
+    return dumps(value)
