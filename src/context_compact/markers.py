@@ -69,9 +69,11 @@ def persisted_preview(path: str, text: str, preview_chars: int) -> str:
     )
 
 
-def cleared_marker(path: str, chars: int) -> str:
-    """A result the model has seen, cleared from the view: where its full text is."""
-    return f"[Tool result cleared from context: {chars:,} chars, full text at {path}]"
+def cleared_marker(path: str, chars: int, lines: tuple[int, int] | None = None) -> str:
+    """A result the model has seen, cleared from the view: where its full text is (a file of
+    its own, or ``lines`` first-last of a pack shared by the results cleared together)."""
+    where = f"{path} lines {lines[0]}-{lines[1]}" if lines else path
+    return f"[Tool result cleared from context: {chars:,} chars, full text at {where}]"
 
 
 def session_summary(

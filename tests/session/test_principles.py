@@ -84,7 +84,8 @@ def test_cleared_results_name_a_store_file_holding_the_original(tmp_path: Path) 
                 if b.get("type") == "tool_result" and b["content"].startswith(
                     "[Tool result cleared"
                 ):
-                    cleared.add(b["content"].rsplit(" at ", 1)[-1].rstrip("]"))
+                    where = b["content"].rsplit(" at ", 1)[-1].rstrip("]")
+                    cleared.add(where.split(" lines ")[0])
         messages = [*messages, turn.assistant, turn.results]
     assert cleared and summaries
     for path in cleared | summaries:
@@ -109,8 +110,12 @@ def test_archives_hold_what_the_model_saw_and_every_reference_in_them_is_ours() 
     for path in archives:
         for line in store.files[path].splitlines():
             assert json.loads(line)["content"] not in ("", None)
-            for ref in re.findall(r"full text at (\S+?)\]", line):
-                assert store.read_text(ref) in results
+            for ref, lines in re.findall(r"full text at (\S+?)(?: lines (\d+-\d+))?\]", line):
+                text = store.read_text(ref)
+                if lines:
+                    first, last = map(int, lines.split("-"))
+                    text = "\n".join(text.splitlines()[first - 1 : last])
+                assert text in results or text + "\n" in results
             if "full text at" not in line and "persisted-output" not in line:
                 assert line in originals
 

@@ -26,7 +26,6 @@ or the last view it kept, all recognized).
 from __future__ import annotations
 
 import concurrent.futures
-import copy
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -38,7 +37,7 @@ from ..policy import SessionPolicy
 from ..summarize import extractive_summary, focused
 from . import passes
 from .log import Match, Recognizer, chain_id, content_key
-from .state import Record, SessionState
+from .state import Record, SessionState, clone
 
 NEVER = -(10**12)
 
@@ -122,14 +121,14 @@ class SessionEngine:
         if violations:
             offset = len(messages) - len(new)
             raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
-        keys = self.recognizer.keys(messages)[match.start :]
+        keys = self.recognizer.last_keys()[match.start :]
         for message, key in zip(new, keys, strict=True):
             record = {
                 "kind": "message",
                 "seq": state.n,
                 "id": chain_id(state.head, key),
                 "parent": state.head,
-                "message": copy.deepcopy(message),
+                "message": clone(message),
             }
             state.add_message(record, key)
             self._pending.append(record)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,14 @@ def content_key(message: Any) -> str:
 
 def chain_id(parent: str, key: str) -> str:
     return hashlib.blake2b(f"{parent}/{key}".encode("ascii"), digest_size=16).hexdigest()
+
+
+def _same_prefix(messages: list[Any], objects: list[Any]) -> int:
+    """How many leading items are the same objects (the common case, checked at C speed)."""
+    n = min(len(messages), len(objects))
+    if all(map(operator.is_, messages[:n], objects[:n])):
+        return n
+    return next(i for i in range(n) if messages[i] is not objects[i])
 
 
 @dataclass(frozen=True)
@@ -73,14 +82,13 @@ class Recognizer:
 
     def keys(self, messages: list[Any]) -> list[str]:
         objects, keys = self._objects, self._keys
+        same = _same_prefix(messages, objects)
+        out = keys[:same]
         last_objects, last_keys = self._last_objects, self._last_keys
-        out: list[str] = []
-        same = 0
-        for i, message in enumerate(messages):
+        for i in range(same, len(messages)):
+            message = messages[i]
             if i < len(objects) and objects[i] is message:
                 out.append(keys[i])
-                if same == i:
-                    same += 1
             elif i < len(last_objects) and last_objects[i] is message:
                 out.append(last_keys[i])
             else:
@@ -90,6 +98,10 @@ class Recognizer:
         self._objects = list(messages)
         self._keys = out
         return out
+
+    def last_keys(self) -> list[str]:
+        """The keys of the list ``match`` was given last."""
+        return self._keys
 
     def accept(self, messages: list[Any]) -> None:
         """``messages`` (just matched) is now wholly logged: recognize it again next time."""

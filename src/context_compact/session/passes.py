@@ -21,6 +21,7 @@ reads away: its own marker, or the summary's index, name it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,6 +34,9 @@ from .state import Pos, Record, SessionState
 # Tokens we expect a summary message to take (the summary call is capped at 2,000).
 SUMMARY_ALLOWANCE = 800
 MARKER_TOKENS = 30
+# Line breaks other than \n: str.splitlines (and so read_file) counts them, a pack's line
+# ranges would drift.
+_ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @dataclass
@@ -62,7 +66,7 @@ def describe(state: SessionState, pos: Pos) -> str:
             None,
         )
     tool = f"{use.get('name')} {str(use.get('input'))[:80]}" if use else "tool result"
-    head = " ".join(result_text(block).split())[:80]
+    head = " ".join(result_text(block)[:400].split())[:80]
     return f"message {seq}, {tool} -> {head}"
 
 
@@ -123,16 +127,35 @@ def clear(
         freed += item[2]
     if not chosen or (freed < policy.clear_at_least and not force):
         return None
-    edits, lines = [], []
+    # Results without a copy yet go into one pack file, each at a line range, so a clearing
+    # writes one file however many results it clears (those that read_file could not
+    # address by lines get files of their own).
+    packed: dict[Pos, tuple[int, int]] = {}
+    pieces: list[str] = []
+    line = 1
+    for pos, block, _ in chosen:
+        text = result_text(block)
+        if pos in state.copies or not text or _ODD_BREAKS.search(text):
+            continue
+        piece = text if text.endswith("\n") else text + "\n"
+        count = piece.count("\n")
+        packed[pos] = (line, line + count - 1)
+        pieces.append(piece)
+        line += count
+    pack = io.store.save_blob("".join(pieces)) if len(pieces) > 1 else None
+    edits, index = [], []
     for pos, block, _ in chosen:
         original = result_text(block)
         path = state.copies.get(pos)
+        lines = packed.get(pos) if pack is not None else None
         if path is None:
-            path = io.store.save_blob(original)
-            lines.append(markers.index_line("result", path, describe(state, pos)))
-        edits.append([pos[0], pos[1], path, markers.cleared_marker(path, len(original))])
-    if lines:
-        io.index(lines)
+            path = pack if pack is not None and lines is not None else io.store.save_blob(original)
+            where = f"{path} lines {lines[0]}-{lines[1]}" if lines else path
+            index.append(markers.index_line("result", where, describe(state, pos)))
+        marker = markers.cleared_marker(path, len(original), lines)
+        edits.append([pos[0], pos[1], path, marker])
+    if index:
+        io.index(index)
     return {"kind": "edit", "op": "clear", "blocks": edits}
 
 

@@ -24,6 +24,21 @@ from ..sizing import TokenCounter
 from .log import ROOT, content_key
 
 Pos = tuple[int, int]
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def clone(value: Any) -> Any:
+    """A private deep copy of JSON-shaped data (several times faster than ``copy.deepcopy``
+    on messages); anything else is deep-copied the slow way."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    if isinstance(value, _ATOMS):
+        return value
+    return copy.deepcopy(value)
+
+
 Record = dict[str, Any]
 
 
@@ -70,11 +85,11 @@ class SessionState:
         if not isinstance(content, list) or not any(
             (seq, bi) in self.repl for bi in range(len(content))
         ):
-            return copy.deepcopy(message)
+            return clone(message)
         return {
-            **copy.deepcopy({k: v for k, v in message.items() if k != "content"}),
+            **clone({k: v for k, v in message.items() if k != "content"}),
             "content": [
-                dict(self.repl[(seq, bi)]) if (seq, bi) in self.repl else copy.deepcopy(block)
+                dict(self.repl[(seq, bi)]) if (seq, bi) in self.repl else clone(block)
                 for bi, block in enumerate(content)
             ],
         }
@@ -157,7 +172,7 @@ class SessionState:
                 self.first_request = seq
             self.latest_request = seq
         self.use_ids.update(b["id"] for b in blocks(message) if block_type(b) == "tool_use")
-        self._push_view(copy.deepcopy(message), key)
+        self._push_view(clone(message), key)
 
     def apply(self, record: Record) -> None:
         kind = record["kind"]

@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -47,6 +48,7 @@ _JOURNAL = " UNION ALL ".join(
 )
 _INSERT_BLOB = "INSERT OR IGNORE INTO blobs (hash, size, body) VALUES (?, ?, ?)"
 _MAX_VARIABLES = 500  # under SQLite's smallest default limit on ? per statement
+CHECKPOINT_EVERY = 32  # appends between two background WAL checkpoints
 
 
 class SqliteStore(DiskFiles):
@@ -61,11 +63,18 @@ class SqliteStore(DiskFiles):
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
         self._db = connect(str(self.db_path), durable)
+        # WAL checkpoints run on a background connection, not inside the caller's append
+        # (measured: an automatic checkpoint every ~90 turns took 10-20 ms of one prepare).
+        self._db.execute("PRAGMA wal_autocheckpoint = 0")
+        self._checkpointer: _Checkpointer | None = None
+        self._appends = 0
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.db_path)!r}, root={self.root!r})"
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
         with self._lock:
             self._db.close()
 
@@ -204,6 +213,11 @@ class SqliteStore(DiskFiles):
             self._db.execute(
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )
+        self._appends += 1
+        if self._appends % CHECKPOINT_EVERY == 0:
+            if self._checkpointer is None:
+                self._checkpointer = _Checkpointer(str(self.db_path))
+            self._checkpointer.wake()
 
     def records(self, session: str) -> Iterator[Record]:
         missing = KeyError(f"no session {session!r} in {self.db_path}")
@@ -270,3 +284,36 @@ def _column(value: Any) -> str | None:
         except UnicodeEncodeError:
             pass
     return dumps(value)
+
+
+class _Checkpointer:
+    """A daemon thread that checkpoints the WAL (PASSIVE: never blocks a writer) when woken."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._event = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="sqlite-checkpoint", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._event.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        db = sqlite3.connect(self._path, timeout=5.0, isolation_level=None)
+        try:
+            while True:
+                self._event.wait()
+                self._event.clear()
+                if self._stopping:
+                    return
+                # On failure the next wake tries again; the WAL only grows meanwhile.
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            db.close()
