@@ -53,7 +53,7 @@ from .providers.base import ModelReply, Provider
 from .providers.errors import is_context_overflow
 from .providers.openai_chat import is_local_url
 from .registry import NAMES, policy_for
-from .store.files import FileStore
+from .store import WORKDIR_DB, Store, workdir_store
 from .summarize import LLMSummarizer
 
 # The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
@@ -212,7 +212,7 @@ class Spinning:
 class Session:
     agent: Agent
     compactor: Compactor
-    store: FileStore
+    store: Store
     printer: Printer
     debug: bool
     kind: str
@@ -229,7 +229,11 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         )
     provider = make_provider(options["provider"], model, env)
     policy = make_policy(options["policy"], model, options["context_limit"])
-    store = FileStore(workdir)
+    store = workdir_store(workdir)
+    resume = options.get("resume")
+    if resume is not None and store.session_meta(resume) is None:
+        known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
+        raise click.UsageError(f"no session {resume!r} in {workdir / WORKDIR_DB} (newest: {known})")
     agent_side: Provider = provider
     summary_side: Provider = provider
     if console.is_terminal:
@@ -240,7 +244,11 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         input_limit=getattr(policy, "summary_input_limit", 80_000),
         max_tokens=getattr(policy, "summary_max_tokens", 2_000),
     )
-    compactor = Compactor(policy, store, summarizer)
+    compactor = Compactor(policy, store, summarizer, session=resume)
+    if resume is not None and not compactor.keeps_log:
+        raise click.UsageError(
+            f"--resume needs a policy that keeps a session log, not {policy.engine!r}"
+        )
     printer = Printer(console, workdir, show_turns=options["debug"])
     agent = Agent(
         agent_side,
@@ -251,6 +259,14 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         system=system_prompt(workdir),
     )
     return Session(agent, compactor, store, printer, options["debug"], options["provider"])
+
+
+def resume_hint(session: Session) -> str:
+    """How to continue this session later ('' for engines that keep no log)."""
+    if not session.compactor.keeps_log:
+        return ""
+    sid = session.compactor.session_id
+    return f"Session {sid} is saved: continue it with --resume {sid}."
 
 
 def hint(error: BaseException, kind: str) -> str:
@@ -297,10 +313,8 @@ def report_failure(
             transcript = None
     if session.debug:
         traceback.print_exception(error, file=sys.stderr)
-    click.echo(
-        fail_line(str(error), hint(error, session.kind) if advice is None else advice, transcript),
-        err=True,
-    )
+    advice = hint(error, session.kind) if advice is None else advice
+    click.echo(fail_line(str(error), f"{advice} {resume_hint(session)}", transcript), err=True)
 
 
 RECOVERABLE = (AgentError, CompactionFailed, InvalidHistory)
@@ -353,6 +367,12 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Work directory of the tools (default: current directory).",
         ),
         click.option("--max-turns", type=click.IntRange(min=1), default=50, show_default=True),
+        click.option(
+            "--resume",
+            metavar="ID",
+            default=None,
+            help="Continue session ID (from .context-compact/sessions.db in the work directory).",
+        ),
         click.option("--debug", is_flag=True, help="Show tracebacks and per-turn token counts."),
     ]
     for option in reversed(options):
@@ -372,7 +392,7 @@ def run(task: str, **options: Any) -> None:
     """Run one TASK to the end and print the answer."""
     console = Console(soft_wrap=True)
     session = open_session(options, console)
-    result = ask(session, [], task)
+    result = ask(session, session.compactor.view(), task)
     if isinstance(result, AgentError):
         sys.exit(1)
     if result.stopped_reason == "max_turns":
@@ -393,10 +413,12 @@ def chat(**options: Any) -> None:
     """
     console = Console(soft_wrap=True)
     session = open_session(options, console)
-    history: list[Any] = []
+    history: list[Any] = session.compactor.view()
     last_request = ""
     failed = False
     console.print(r"[dim]context-compact chat: q to quit, /compact \[focus] to summarize now[/]")
+    if session.compactor.keeps_log:
+        console.print(f"[dim]{resume_hint(session)}[/]", markup=True, highlight=False)
     for line in _lines():
         query = line.strip()
         if not query:
@@ -468,8 +490,8 @@ def demo(workdir: Path | None, clean: bool) -> None:
     root = root.resolve()
     console = Console(soft_wrap=True)
     console.print(
-        "[bold]context-compact demo[/]: scripted model (offline), real tools, real FileStore, "
-        f"default policy at a {DEMO_CONTEXT_LIMIT:,}-token limit"
+        "[bold]context-compact demo[/]: scripted model (offline), real tools, a real SQLite "
+        f"session store, default policy at a {DEMO_CONTEXT_LIMIT:,}-token limit"
     )
     console.print(f"workspace: {root}", highlight=False)
     console.print(f"task: {DEMO_TASK}\n", highlight=False)
@@ -482,6 +504,16 @@ def demo(workdir: Path | None, clean: bool) -> None:
             console.print(f"\n[bold]artifacts[/] in {root}", highlight=False)
             console.print(f"  .transcripts/                {len(outcome.transcripts)} files")
             console.print(f"  .task_outputs/tool-results/  {len(outcome.tool_results)} files")
+            console.print(
+                f"  {WORKDIR_DB}   session {outcome.session}: {outcome.logged} messages "
+                f"logged, the view sent last holds {outcome.in_view}",
+                highlight=False,
+            )
+            console.print(
+                f"  recall({outcome.recalled[0]!r}) finds it in {outcome.recalled[1]} logged "
+                "message(s), compacted or not",
+                highlight=False,
+            )
             console.print(
                 f"{outcome.result.turns} turns, {outcome.model_calls} model calls, "
                 f"{outcome.refusals} refusal(s) recovered, {printer.compactions} compaction "

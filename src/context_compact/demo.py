@@ -2,7 +2,7 @@
 
 ``run_demo(root)`` writes a small invoicing project into ``root`` (sixteen Python modules
 of a few KB, a ~150 KB server log, a README), then runs the real ``Agent`` with the real
-tools, a real ``FileStore`` and the DEFAULT policy at a deliberately small context limit,
+tools, a real ``SqliteStore`` (as the CLI uses) and the DEFAULT policy at a deliberately small context limit,
 so that within eight turns the loop:
 
 - persists big new results with a preview (source files, the log dumped by ``cat``),
@@ -40,7 +40,7 @@ from .providers.fake import (
     tool_call,
     tool_calls,
 )
-from .store.files import FileStore
+from .store import workdir_store
 from .summarize import extractive_summary
 
 DEMO_CONTEXT_LIMIT = 6_000
@@ -297,16 +297,23 @@ class DemoRun:
     root: Path
     transcripts: list[Path]
     tool_results: list[Path]
+    session: str
+    logged: int
+    in_view: int
+    recalled: tuple[str, int]
     model_calls: int
     refusals: int
     fixed: bool
+
+
+RECALL_EXAMPLE = "TaxMismatch"
 
 
 def run_demo(root: Path, on_event: Callable[[LoopEvent], None] | None = None) -> DemoRun:
     """Build the project in ``root`` and run the scripted agent over it."""
     root = Path(root)
     build_project(root)
-    store = FileStore(root)
+    store = workdir_store(root)
     policy = Policy.default(context_limit=DEMO_CONTEXT_LIMIT)
     compactor = Compactor(policy, store, lambda messages: extractive_summary(messages))
     provider = ScriptedProvider(demo_script(), name="demo-model", model="scripted")
@@ -320,12 +327,23 @@ def run_demo(root: Path, on_event: Callable[[LoopEvent], None] | None = None) ->
             on_event(event)
 
     agent = Agent(provider, compactor, workspace, on_event=count)
-    result = agent.run([], DEMO_TASK)
+    try:
+        result = agent.run([], DEMO_TASK)
+        session = compactor.session_id or ""
+        logged = sum(1 for r in store.records(session) if r["kind"] == "message")
+        recalled = (RECALL_EXAMPLE, compactor.recall(RECALL_EXAMPLE).hits)
+        in_view = len(compactor.view())
+    finally:
+        store.close()
     return DemoRun(
         result=result,
         root=root,
         transcripts=sorted(store.transcripts_dir.glob("*.jsonl")),
         tool_results=sorted(store.results_dir.glob("*.txt")),
+        session=session,
+        logged=logged,
+        in_view=in_view,
+        recalled=recalled,
         model_calls=len(provider.calls),
         refusals=refusals,
         fixed="quantize" in (root / "app" / "tax.py").read_text(encoding="utf-8"),

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..compactor import Compactor
 from ..events import CompactionEvent
+from ..messages import has_tool_use
 from ..providers.base import Provider
 from ..providers.errors import is_context_overflow
 from .tools import (
@@ -162,6 +163,10 @@ class Agent:
         """
         request_message = {"role": "user", "content": active_request}
         history = list(history)
+        if history and has_tool_use(history[-1]):
+            # A resumed session that stopped between a tool call and its result: the calls
+            # never ran, and the model is told so rather than the history being rewritten.
+            history.append(not_run(history[-1]))
         if not history or history[-1] != request_message:
             history.append(request_message)
         retries = turns = 0
@@ -251,6 +256,21 @@ class Agent:
             return list(stage(history, request))
         except Exception as error:
             raise AgentError(f"compaction failed: {describe_error(error)}", history) from error
+
+
+NOT_RUN = "Error: not run: the session stopped before this tool call could run."
+
+
+def not_run(message: Message) -> Message:
+    """The results of tool calls that never ran (the session was interrupted)."""
+    return {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": b["id"], "content": NOT_RUN, "is_error": True}
+            for b in message["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ],
+    }
 
 
 def summarize_input(args: Any, root: str | Path | None = None, limit: int = 120) -> str:

@@ -5,9 +5,10 @@ from .files import FileStore, safe_id
 from .journal import CorruptJournal, SessionExists
 from .memory import MemoryStore
 from .schema import UnknownMigration
-from .sqlite import SqliteStore
+from .sqlite import WORKDIR_DB, SqliteStore, workdir_store
 
 __all__ = [
+    "WORKDIR_DB",
     "CorruptJournal",
     "FileStore",
     "MemoryStore",
@@ -17,4 +18,5 @@ __all__ = [
     "Store",
     "UnknownMigration",
     "safe_id",
+    "workdir_store",
 ]

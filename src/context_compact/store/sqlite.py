@@ -51,6 +51,18 @@ _MAX_VARIABLES = 500  # under SQLite's smallest default limit on ? per statement
 CHECKPOINT_EVERY = 32  # appends between two background WAL checkpoints
 
 
+WORKDIR_DB = Path(".context-compact") / "sessions.db"
+
+
+def workdir_store(workdir: str | os.PathLike[str]) -> SqliteStore:
+    """The agent CLI's store: every session in ``<workdir>/.context-compact/sessions.db`` and
+    the files the model reads (saved results, archives, session indexes) under the work
+    directory itself, where its tools can open them."""
+    root = Path(workdir)
+    (root / WORKDIR_DB).parent.mkdir(parents=True, exist_ok=True)
+    return SqliteStore(root / WORKDIR_DB, root=root)
+
+
 class SqliteStore(DiskFiles):
     def __init__(
         self,
