@@ -2,8 +2,8 @@
 
 ``run_demo(root)`` writes a small invoicing project into ``root`` (sixteen Python modules
 of a few KB, a ~150 KB server log, a README), then runs the real ``Agent`` with the real
-tools, a real ``SqliteStore`` (as the CLI uses) and the DEFAULT policy at a deliberately small context limit,
-so that within eight turns the loop:
+tools, a real ``SqliteStore`` (as the CLI uses) and the DEFAULT policy at a deliberately
+small context limit, so that within eight turns the loop:
 
 - persists big new results with a preview (source files, the log dumped by ``cat``),
 - reads a persisted output back through ``read_file`` with offset/limit,
