@@ -97,6 +97,11 @@ def session_summary(
     }
 
 
+def summary_gap(count: int, archive: str) -> str:
+    """Shown to the summarizer in place of the middle of a history too long to show it."""
+    return f"[{count} messages omitted here for length; they are in {archive}]"
+
+
 def index_line(kind: str, path: str, what: str) -> str:
     """One line of a session's index file."""
     return f"- {kind}: {path} :: {what}\n"
@@ -115,5 +120,6 @@ __all__ = [
     "session_summary",
     "snip_marker",
     "summary_focus",
+    "summary_gap",
     "summary_message",
 ]

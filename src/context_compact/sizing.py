@@ -99,20 +99,18 @@ class TokenCounter:
     def text(self, text: str) -> int:
         return self._count(text)
 
+    def count(self, message: Any) -> int:
+        """Tokens of one message, uncached (for callers that keep the count themselves)."""
+        content = message.get("content", "") if isinstance(message, dict) else message
+        # Per-message framing (role, separators) costs a few tokens on every API.
+        return self._count(to_json(content)) + 4
+
     def message(self, message: Any) -> int:
         key = id(message)
         hit = self._cache.get(key)
         if hit is not None and hit[0] is message:
             return hit[1]
-        # Per-message framing (role, separators) costs a few tokens on every API.
-        count = (
-            self._count(
-                to_json(message.get("content", ""))
-                if isinstance(message, dict)
-                else to_json(message)
-            )
-            + 4
-        )
+        count = self.count(message)
         if len(self._cache) > 100_000:
             self._cache.clear()
         self._cache[key] = (message, count)

@@ -181,10 +181,10 @@ class SessionEngine:
             note = f"{len(paths)} new results persisted with a preview"
             self._emit("persist_new_results", before, state.measure(), paths, note)
 
-    def _clear(self, target: int, force: bool) -> None:
+    def _clear(self, target: int, force: bool, futile_below: int | None = None) -> None:
         state = self.state
         before = state.measure()
-        edit = passes.clear(state, self.policy, self._io(), target, force)
+        edit = passes.clear(state, self.policy, self._io(), target, force, futile_below)
         if edit is not None:
             self._record(edit)
             paths = tuple(dict.fromkeys(b[2] for b in edit["blocks"]))
@@ -210,6 +210,7 @@ class SessionEngine:
             least=least,
             request=request,
             keep_turns=keep_turns,
+            input_tokens=self.policy.summary_input_limit // 4,
             instructions=instructions,
         )
         if edit is not None:
@@ -260,13 +261,19 @@ class SessionEngine:
             self.sync(messages)
             self._persist()
             policy, state = self.policy, self.state
-            if state.measure() > policy.high_water * self.limit:
+            high = policy.high_water * self.limit
+            if state.measure() > high:
                 target = int(policy.low_water * self.limit)
                 urgent = state.measure() > self.limit
-                self._clear(target, force=urgent)
+                # A clearing that cannot even get under the high-water mark is skipped: the
+                # summary that must follow would archive what it cleared (a cold start on a
+                # long history); clearing runs after the summary if still needed.
+                self._clear(target, force=urgent, futile_below=int(high))
                 if state.measure() > target:
                     least = 1 if state.measure() > self.limit else policy.clear_at_least
                     self._summarize_old(target, request, policy.keep_recent_turns, least=least)
+                if state.measure() > high:
+                    self._clear(target, force=state.measure() > self.limit)
                 self._check_limit()
             return self.view()
         finally:

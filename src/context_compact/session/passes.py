@@ -102,7 +102,12 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
 
 
 def clear(
-    state: SessionState, policy: SessionPolicy, io: PassIO, target: int, force: bool
+    state: SessionState,
+    policy: SessionPolicy,
+    io: PassIO,
+    target: int,
+    force: bool,
+    futile_below: int | None = None,
 ) -> Record | None:
     starts = state.turn_starts()
     keep = policy.keep_recent_turns
@@ -119,6 +124,12 @@ def clear(
         if saving > 0:
             candidates.append((pos, block, saving))
     excess = (state.measure() - target) / state.ratio
+    if futile_below is not None:
+        # Clearing everything would still leave the view over this mark: a summary must
+        # follow anyway, and would archive what we cleared. Leave it to the summary.
+        reachable = state.measure() - sum(item[2] for item in candidates) * state.ratio
+        if reachable > futile_below:
+            return None
     chosen, freed = [], 0
     for item in candidates:
         if freed >= excess:
@@ -167,6 +178,7 @@ def summarize(
     least: int,
     request: str,
     keep_turns: int,
+    input_tokens: int,
     instructions: str | None = None,
     label: str = "Compacted",
 ) -> Record | None:
@@ -187,14 +199,14 @@ def summarize(
         return sum(state.tokens[offset + max(lo, state.first_kept) : offset + hi])
 
     latest = state.latest_request
-    first_tokens = state.counter.message(state.msgs[first]) if first is not None else 0
+    first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
     budget = target / state.ratio - state.overhead - SUMMARY_ALLOWANCE - first_tokens
     cut = candidates[0]
     for c in candidates:  # drop more only while what stays is still too big
         cut = c
         pinned = latest is not None and latest != first and latest < c
         pinned_tokens = (
-            state.counter.message(state.msgs[latest]) if pinned and latest is not None else 0
+            state.counter.count(state.msgs[latest]) if pinned and latest is not None else 0
         )
         if tokens(c, state.n) + pinned_tokens <= budget:
             break
@@ -204,10 +216,13 @@ def summarize(
     if saving < least:
         # Summarizing so little would not shrink the view: it would only churn the cache.
         return None
-    dropped = [state.view[offset + seq] for seq in range(max(start, state.first_kept), cut)]
+    first_dropped = max(start, state.first_kept)
+    dropped = [state.view[offset + seq] for seq in range(first_dropped, cut)]
     archive = io.store.save_messages(dropped)
     rolling = [state.summary] if state.summary is not None else []
-    text = io.summarize(rolling + dropped, request, instructions)
+    sizes = state.tokens[offset + first_dropped : offset + cut]
+    shown = summary_view(dropped, sizes, input_tokens, archive)
+    text = io.summarize(rolling + shown, request, instructions)
     index = io.index(
         [
             markers.index_line(
@@ -228,4 +243,26 @@ def summarize(
     }
 
 
-__all__ = ["PassIO", "clear", "describe", "persist", "summarize"]
+def summary_view(
+    messages: list[Message], sizes: list[int], budget: int, archive: str
+) -> list[Message]:
+    """What the summarizer is shown of ``messages``: all of them if they fit ``budget``
+    tokens, else the first quarter and the last three quarters of the budget (S-4.2's cut,
+    made between whole messages) around one message naming the archive that holds the rest.
+    A model could not read more; serializing all of a long history only to cut it is what
+    made a cold start on 20,000 messages slow."""
+    if sum(sizes) <= budget:
+        return messages
+    head, used = 0, 0
+    while head < len(messages) and used + sizes[head] <= budget // 4:
+        used += sizes[head]
+        head += 1
+    tail, used = len(messages), 0
+    while tail > head and used + sizes[tail - 1] <= budget - budget // 4:
+        used += sizes[tail - 1]
+        tail -= 1
+    gap = {"role": "user", "content": markers.summary_gap(tail - head, archive)}
+    return [*messages[:head], gap, *messages[tail:]]
+
+
+__all__ = ["PassIO", "clear", "describe", "persist", "summarize", "summary_view"]

@@ -134,7 +134,7 @@ class SessionState:
 
     # -- changing ----------------------------------------------------------------------
     def _set_view(self, index: int, message: Message) -> None:
-        tokens = self.counter.message(message)
+        tokens = self.counter.count(message)
         self.total += tokens - self.tokens[index]
         self.view[index] = message
         self.view_keys[index] = content_key(message)
@@ -143,7 +143,7 @@ class SessionState:
             self.anchor = None
 
     def _push_view(self, message: Message, key: str | None = None) -> None:
-        tokens = self.counter.message(message)
+        tokens = self.counter.count(message)
         self.view.append(message)
         self.view_keys.append(key or content_key(message))
         self.tokens.append(tokens)
