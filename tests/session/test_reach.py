@@ -39,7 +39,7 @@ def drive(turns: int, seed: int, limit: int) -> tuple[Compactor, list[Any], list
     seed=st.integers(0, 10_000),
     limit=st.sampled_from([4_000, 12_500, 30_000]),
 )
-def test_every_result_of_a_long_session_is_within_two_reads_of_the_view(
+def test_every_result_of_a_long_session_is_within_two_reads_of_the_view_and_one_recall(
     turns: int, seed: int, limit: int
 ) -> None:
     c, view, texts = drive(turns, seed, limit)
@@ -47,6 +47,10 @@ def test_every_result_of_a_long_session_is_within_two_reads_of_the_view(
     assert isinstance(store, MemoryStore)
     found = reach(view, store, store.root, texts, max_reads=2)
     assert found.lost == 0, found.lost_items[:3]
+    shown = str(view)
+    gone = [t for t in texts if t[:100] not in shown]
+    for text in gone[:: max(1, len(gone) // 5)]:
+        assert text in c.recall(text[:80], limit=10**9).text
 
 
 def test_a_thousand_turns_compact_many_times_and_lose_nothing_within_two_reads() -> None:
