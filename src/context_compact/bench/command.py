@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,13 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
 
 @click.command("bench")
 @click.option("--quick", is_flag=True, help="Fewer turns, 3 real sessions, small scaling sizes.")
+@click.option(
+    "--long",
+    "long_run",
+    is_flag=True,
+    help="Only the long-session measurements: per-turn time, memory and files at 1k, 10k and "
+    "50k turns, and cold starts (with --quick: 200 and 1,000 turns).",
+)
 @click.option(
     "--budget",
     type=click.IntRange(min=1_000),
@@ -78,6 +86,7 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
     quick: bool,
+    long_run: bool,
     budget: int | None,
     real_budget: int | None,
     trajectories: Path | None,
@@ -101,6 +110,9 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if long_run:
+        _long(quick, json_path)
+        return
     config = BenchConfig.quick() if quick else BenchConfig()
     changes: dict[str, Any] = {}
     if budget is not None:
@@ -163,3 +175,31 @@ def bench(
         console.print(f"JSON report: {json_path}")
     if chart_path is not None:
         console.print(f"chart: {write_chart(report, chart_path)}")
+
+
+def _long(quick: bool, json_path: Path | None) -> None:
+    from dataclasses import asdict
+
+    from rich.console import Console
+
+    from .longrun import measure_long, render_long
+    from .run import machine_info
+
+    console = Console()
+    started = time.perf_counter()
+    with console.status("long sessions…") as status:
+        loops, colds = measure_long(quick, on_step=lambda label: status.update(label))
+    elapsed = time.perf_counter() - started
+    render_long(loops, colds, console)
+    where = machine_info()
+    console.print(f"ran in {elapsed:.0f} s on {where['cpus']} CPUs, Python {where['python']}")
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "loops": [asdict(p) for p in loops],
+            "cold": [asdict(c) for c in colds],
+            "machine": where,
+            "seconds": round(elapsed, 1),
+        }
+        json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        console.print(f"JSON report: {json_path}")

@@ -148,12 +148,14 @@ def clear(
         text = result_text(block)
         if pos in state.copies or not text or _ODD_BREAKS.search(text):
             continue
-        piece = text if text.endswith("\n") else text + "\n"
-        count = piece.count("\n")
+        # The text and its line end are separate pieces: a store that keeps texts by hash
+        # then holds the text once for the log and the pack.
+        ending = [] if text.endswith("\n") else ["\n"]
+        count = text.count("\n") + len(ending)
         packed[pos] = (line, line + count - 1)
-        pieces.append(piece)
+        pieces += [text, *ending]
         line += count
-    pack = io.store.save_blob("".join(pieces)) if len(pieces) > 1 else None
+    pack = io.store.save_pack(pieces) if len(packed) > 1 else None
     edits, index = [], []
     for pos, block, _ in chosen:
         original = result_text(block)

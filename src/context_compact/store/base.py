@@ -2,12 +2,12 @@
 
 A store has two jobs.
 
-1. **Files the model can open.** ``save_blob``, ``save_messages``, ``save_tool_result``,
-   ``write_transcript`` and ``append_file`` return a path that exists on disk (or, for the
-   in-memory store, in its dict) *before* they return, under ``root``. The view only ever
-   names paths a store returned, and ``issued(path)`` is true exactly for those (also after a
-   restart on the same root), so only our own references are honored. ``read_text`` gives the
-   text back.
+1. **Files the model can open.** ``save_blob``, ``save_pack``, ``save_messages``,
+   ``save_tool_result``, ``write_transcript`` and ``append_file`` return a path that exists on
+   disk (or, for the in-memory store, in its dict) *before* they return, under ``root``. The
+   view only ever names paths a store returned, and ``issued(path)`` is true exactly for those
+   (also after a restart on the same root), so only our own references are honored.
+   ``read_text`` gives the text back.
 2. **The durable session journal.** A session is an ordered list of records, plain JSON
    dicts with a ``"kind"`` key (``message``, ``edit``, ``event``, ``observe`` ...; the
    engine defines them, the store treats them as data). ``append`` writes a batch of
@@ -44,6 +44,12 @@ class Store(Protocol):
 
     def save_blob(self, content: str) -> str:
         """Content-addressed copy of a text; the same text always gets the same path."""
+        ...
+
+    def save_pack(self, pieces: list[str]) -> str:
+        """Content-addressed copy of ``"".join(pieces)`` (the same path as ``save_blob`` of the
+        joined text). A store that keeps texts by hash may keep the pieces by reference, so
+        results packed together cost no second copy of what the log already holds."""
         ...
 
     def write_transcript(self, messages: list[Any]) -> str:

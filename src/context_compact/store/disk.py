@@ -211,6 +211,9 @@ class DiskFiles:
         data = encode(content)
         return self._save_addressed(blob_rel(sha256(data)), "blob", data)
 
+    def save_pack(self, pieces: list[str]) -> str:
+        return self.save_blob("".join(pieces))
+
     def write_transcript(self, messages: list[Any]) -> str:
         rel = transcript_rel(uuid.uuid4().hex)
         data = encode(jsonl(messages))

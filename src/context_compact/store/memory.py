@@ -55,6 +55,9 @@ class MemoryStore:
         self.files.setdefault(path, content)
         return path
 
+    def save_pack(self, pieces: list[str]) -> str:
+        return self.save_blob("".join(pieces))
+
     def write_transcript(self, messages: list[Any]) -> str:
         self._transcripts += 1
         path = self._path(transcript_rel(f"{self._transcripts:032x}"))
