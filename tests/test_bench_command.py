@@ -87,7 +87,12 @@ def test_run_bench_reports_every_strategy_on_every_workload_with_the_documented_
         assert set(row) >= DOCUMENTED
         assert row["violations"] == 0
     assert all(r["lost"] == 0 for r in data["results"] if r["strategy"] == "default")
-    assert {p["strategy"] for p in data["scaling"]} == {"default", "seed", "seed-loop"}
+    assert {p["strategy"] for p in data["scaling"]} == {
+        "default loop",
+        "seed loop",
+        "default cold",
+        "seed cold",
+    }
     assert {p["messages"] for p in data["scaling"]} == {21, 41}
     assert data["machine"]["cpus"] and data["machine"]["python"]
     assert [r["strategy"] for r in data["aggregates"]["real"]] == list(report.config.strategies)
@@ -122,13 +127,17 @@ def test_the_chart_is_valid_svg_or_an_html_page_of_svgs(tmp_path: Path) -> None:
         ET.fromstring("<svg " + piece.split("</svg>")[0] + "</svg>")
 
 
-def test_scaling_times_every_size_for_the_default_and_the_seed() -> None:
-    points = measure_scaling((21, 41), budget=3_000, samples=2, repeats=1, seed_loop=False)
+def test_scaling_sets_loop_against_loop_and_cold_against_cold() -> None:
+    points = measure_scaling((21, 41), budget=3_000, samples=2, repeats=1)
     assert [(p.strategy, p.messages) for p in points] == [
-        ("default", 21),
-        ("default", 41),
-        ("seed", 21),
-        ("seed", 41),
+        ("default loop", 21),
+        ("default loop", 41),
+        ("seed loop", 21),
+        ("seed loop", 41),
+        ("default cold", 21),
+        ("default cold", 41),
+        ("seed cold", 21),
+        ("seed cold", 41),
     ]
     assert all(p.p50_ms >= 0 and p.samples >= 1 for p in points)
 

@@ -135,14 +135,9 @@ def scaling_table(report: BenchReport) -> Table:
     table.add_column("messages", justify="right")
     for name in names:
         table.add_column(name, justify="right")
-    if "seed" in names and "default" in names:
-        table.add_column("seed / default", justify="right")
     for n in sorted({p.messages for p in report.scaling}):
         at = {p.strategy: p for p in report.scaling if p.messages == n}
         cells = [f"{at[name].p50_ms:.3f}" if name in at else "" for name in names]
-        if "seed" in at and "default" in at:
-            ratio = at["seed"].p50_ms / at["default"].p50_ms if at["default"].p50_ms else 0.0
-            cells.append(f"{ratio:,.0f}x")
         table.add_row(_int(n), *cells)
     return table
 

@@ -3,15 +3,15 @@
 One synthetic session is generated long enough for the largest size; then, per size N
 (messages of history):
 
-* ``default``: the stateful Compactor is driven turn by turn through the session, the way
-  an agent loop drives it; the calls made once the log holds N messages are timed: the
-  per-turn cost of a session of that length (the log is already synced).
-* ``seed``: one ``prepare`` over the caller's full N-message history (the seed is
-  stateless: that is the call an agent holding its full history makes each turn), timed
-  ``repeats`` times.
-* ``seed-loop``: the seed driven by its own loop (it is handed back its own, bounded view
-  each turn): per-turn cost once N messages have been produced. Cheap because the seed's
-  view forgot the history; shown for completeness.
+* ``<policy> loop``: the compactor driven turn by turn the way an agent loop drives it
+  (handed back what it returned plus the new turn); the calls made once the session holds N
+  messages are timed: the per-turn cost at that length.
+* ``<policy> cold``: one ``prepare`` on a fresh compactor over a whole N-message history
+  (an agent that starts with a long history, or passes its full history to a stateless
+  policy), timed ``repeats`` times.
+
+Like is set against like: per turn against per turn, cold against cold. (An earlier version
+set the default's per-turn time against the seed's whole-history call.)
 
 Times are medians (ms) of wall-clock ``perf_counter`` around ``prepare``.
 """
@@ -66,6 +66,17 @@ def _loop_times(
     return times
 
 
+def _cold(policy: Any, history: list[Any], request: str, n: int, repeats: int) -> list[float]:
+    size = n if n % 2 == 1 else n - 1  # end on a tool-result message
+    times = []
+    for _ in range(repeats):
+        compactor = Compactor(policy, MemoryStore(), BenchSummarizer())
+        started = time.perf_counter()
+        compactor.prepare(history[:size], request)
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
 def measure_scaling(
     sizes: Sequence[int] = (100, 1_000, 5_000, 20_000),
     budget: int = 12_500,
@@ -74,6 +85,9 @@ def measure_scaling(
     seed_loop: bool = True,
     on_step: Callable[[str], None] | None = None,
 ) -> list[ScalingPoint]:
+    """Like for like: each policy per turn in its loop, and each cold (one call, whole history).
+
+    ``seed_loop=False`` skips the loop rows (the slower part) for a quick check."""
     sizes = sorted(sizes)
     turns = (max(sizes) + 2 * samples) // 2 + 1
     workload = synthetic_session(turns, seed=7)
@@ -81,41 +95,40 @@ def measure_scaling(
     for turn in workload.turns:
         history += [turn.assistant, turn.results]
     request = workload.request
+    policies = {
+        "default": Policy.default(context_limit=budget),
+        "seed": Policy.seed(context_limit=4 * budget, echo=False),
+    }
     points: list[ScalingPoint] = []
-
-    def loop(name: str, policy: Policy, how: str) -> None:
-        compactor = Compactor(policy, MemoryStore(), BenchSummarizer())
-        for n, t in _loop_times(compactor, history, request, sizes, samples).items():
-            points.append(ScalingPoint(name, n, statistics.median(t), max(t), len(t), how))
-        if on_step:
-            on_step(name)
-
-    loop(
-        "default",
-        Policy.default(context_limit=budget),
-        "per-turn call, log already synced (agent loop)",
-    )
-    seed_policy = Policy.seed(context_limit=4 * budget, echo=False)
-    for n in sizes:
-        compactor = Compactor(seed_policy, MemoryStore(), BenchSummarizer())
-        size = n if n % 2 == 1 else n - 1  # end on a tool-result message
-        times = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            compactor.prepare(history[:size], request)
-            times.append((time.perf_counter() - started) * 1000)
-        points.append(
-            ScalingPoint(
-                "seed",
-                n,
-                statistics.median(times),
-                max(times),
-                repeats,
-                "one prepare over the full N-message history",
-            )
-        )
-        if on_step:
-            on_step(f"seed {n}")
     if seed_loop:
-        loop("seed-loop", seed_policy, "per-turn call in the seed's own loop (bounded view)")
+        for name, policy in policies.items():
+            compactor = Compactor(policy, MemoryStore(), BenchSummarizer())
+            for n, t in _loop_times(compactor, history, request, sizes, samples).items():
+                points.append(
+                    ScalingPoint(
+                        f"{name} loop",
+                        n,
+                        statistics.median(t),
+                        max(t),
+                        len(t),
+                        "per-turn call once the session holds N messages (agent loop)",
+                    )
+                )
+            if on_step:
+                on_step(f"{name} loop")
+    for name, policy in policies.items():
+        for n in sizes:
+            times = _cold(policy, history, request, n, repeats)
+            points.append(
+                ScalingPoint(
+                    f"{name} cold",
+                    n,
+                    statistics.median(times),
+                    max(times),
+                    repeats,
+                    "one prepare on a fresh compactor over the whole N-message history",
+                )
+            )
+            if on_step:
+                on_step(f"{name} cold {n}")
     return points
