@@ -21,7 +21,6 @@ reads away: its own marker, or the summary's index, name it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,7 +35,15 @@ SUMMARY_ALLOWANCE = 800
 MARKER_TOKENS = 30
 # Line breaks other than \n: str.splitlines (and so read_file) counts them, a pack's line
 # ranges would drift.
-_ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+_OTHER_BREAKS = "\x85\u2028\u2029"
+
+
+def odd_breaks(text: str) -> bool:
+    """Whether ``text`` holds a line break other than ``\\n`` (``in`` scans at C speed)."""
+    if any(c in text for c in _ASCII_BREAKS):
+        return True
+    return not text.isascii() and any(c in text for c in _OTHER_BREAKS)
 
 
 @dataclass
@@ -146,7 +153,7 @@ def clear(
     line = 1
     for pos, block, _ in chosen:
         text = result_text(block)
-        if pos in state.copies or not text or _ODD_BREAKS.search(text):
+        if pos in state.copies or not text or odd_breaks(text):
             continue
         # The text and its line end are separate pieces: a store that keeps texts by hash
         # then holds the text once for the log and the pack.
