@@ -15,8 +15,11 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
 import re
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -69,16 +72,47 @@ def text_tokens(text: str) -> int:
     return cjk + (len(text) - cjk + 3) // 4
 
 
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+def tiktoken_cache_file(url: str = O200K_URL) -> str:
+    """Where tiktoken keeps its copy of an encoding file (its own rule: TIKTOKEN_CACHE_DIR,
+    else DATA_GYM_CACHE_DIR, else <tmp>/data-gym-cache; the name is the SHA-1 of the URL)."""
+    folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    folder = folder or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    return os.path.join(folder, hashlib.sha1(url.encode()).hexdigest())
+
+
 @functools.cache
 def _tiktoken_counter() -> Callable[[str], int] | None:
+    """An exact o200k counter that never touches the network, or None.
+
+    bpe-openai (the ``tokens`` extra) ships its tables in the wheel; tiktoken is used only when
+    its o200k file is already in its cache, since its first use otherwise downloads it.
+    """
+    try:
+        from bpe_openai._bindings import tokenizer_for_encoding
+
+        tokenizer = tokenizer_for_encoding("o200k_base")
+
+        def bpe_count(text: str) -> int:
+            try:
+                return int(tokenizer.count(text))
+            except UnicodeError:  # a lone surrogate: count what the API would receive
+                return int(tokenizer.count(text.encode("utf-8", "replace").decode("utf-8")))
+
+        return bpe_count
+    except Exception:
+        pass
     try:
         import tiktoken
     except ImportError:
         return None
+    if not os.path.exists(tiktoken_cache_file()):
+        return None
     try:
         encoding = tiktoken.get_encoding("o200k_base")
     except Exception:
-        # Its encoding files come from the network; offline without a cache we estimate.
         return None
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
