@@ -1,0 +1,53 @@
+"""One registry: every engine it names is a library policy, a CLI --policy and a bench strategy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from context_compact import POLICIES, Compactor, MemoryStore, Policy, check
+from context_compact.bench.fakes import BenchSummarizer
+from context_compact.bench.strategies import NAMES as BENCH_NAMES
+from context_compact.bench.workload import synthetic_session
+from context_compact.cli import main
+from histories import user
+
+
+def test_the_bench_prices_exactly_the_engines_of_the_registry() -> None:
+    assert set(BENCH_NAMES) == set(POLICIES)
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_every_engine_runs_the_sdk_loop_and_keeps_the_request_valid(name: str) -> None:
+    limit = 24_000 if name == "seed" else 6_000
+    c = Compactor(Policy.named(name, context_limit=limit), MemoryStore(), BenchSummarizer())
+    assert c.name == name
+    c.set_request("system prompt", [{"name": "bash"}])
+    w = synthetic_session(40, seed=1)
+    messages: list[Any] = [user(w.request)]
+    for turn in w.turns:
+        messages = c.prepare(messages, w.request)
+        assert check(messages) == []
+        c.observe({"input_tokens": 1_000})
+        messages.append(turn.assistant)
+        messages.append(turn.results)
+    assert check(c.compact_history(messages, w.request)) == []
+    assert check(c.reactive_compact(messages, w.request)) == []
+
+
+def test_an_unknown_policy_name_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="codex"):
+        Policy.named("codx")
+
+
+def test_a_misspelt_field_of_a_peer_policy_is_refused() -> None:
+    with pytest.raises(TypeError, match="context_limt"):
+        Policy.named("masking", context_limt=3)
+
+
+def test_the_cli_offers_every_engine_as_a_policy() -> None:
+    run = main.get_command(None, "run")  # type: ignore[arg-type]
+    assert run is not None
+    option = next(p for p in run.params if p.name == "policy")
+    assert list(option.type.choices) == list(POLICIES)  # type: ignore[attr-defined]
