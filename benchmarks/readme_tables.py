@@ -1,13 +1,18 @@
-"""Print the README's bench tables (markdown) from a `context-compact bench --json` report.
+"""Print the README's bench tables (markdown) from `context-compact bench --json` reports.
 
 context-compact bench --json benchmarks/results/bench.json --chart benchmarks/results/bench.svg
-python benchmarks/readme_tables.py benchmarks/results/bench.json
+context-compact bench --scaling --json benchmarks/results/scaling.json
+python benchmarks/readme_tables.py benchmarks/results/bench.json benchmarks/results/scaling.json
+
+The scaling suite's rows are like for like: the default and the seed each per turn in the same
+loop (1k, 10k, 50k turns; memory and files too), and each in one cold call.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -51,8 +56,82 @@ HEADERS = [
 ]
 
 
-def main(path: str) -> None:
-    report = json.load(open(path, encoding="utf-8"))
+def loop_rows(scaling: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for run in scaling["loops"]:
+        for p in run.get("points", []):
+            results, written = p.get("result_bytes") or 0, p.get("written_bytes") or 0
+            rows.append(
+                [
+                    run["engine"],
+                    run["store"],
+                    f"{run['window']:,}",
+                    f"{p['turns']:,}",
+                    f"{p['p50_ms']:.3f}",
+                    f"{p['p99_ms']:.2f}",
+                    f"{p['max_ms']:,.1f}",
+                    f"{p['vs_dumps']:.2f}x" if p.get("vs_dumps") is not None else "",
+                    f"{p['rss_mb']:,.0f}" if p.get("rss_mb") is not None else "",
+                    f"{p['files']:,}",
+                    f"{written / results:.1f}x" if results else "",
+                ]
+            )
+    return rows
+
+
+LOOP_HEADERS = [
+    "engine",
+    "store",
+    "window",
+    "turns",
+    "p50 ms",
+    "p99 ms",
+    "max ms",
+    "vs json.dumps(view)",
+    "RSS MB",
+    "files",
+    "written / result bytes",
+]
+
+
+def print_scaling(path: str) -> None:
+    scaling = json.loads(Path(path).read_text(encoding="utf-8"))
+    print(
+        "\nprepare() per turn in the SDK loop (p50/p99/max over the turns since the previous row)\n"
+    )
+    print(table(LOOP_HEADERS, loop_rows(scaling)))
+    cold = scaling["cold"]
+    if cold:
+        print(
+            f"\nCold start: a fresh Compactor, one prepare() of a "
+            f"{cold[0]['messages']:,}-message history\n"
+        )
+        print(
+            table(
+                ["engine", "window", "seconds (median)", "next turn ms", "RSS MB", "files"],
+                [
+                    [
+                        r["engine"],
+                        f"{r['window']:,}",
+                        f"{r['seconds']:.3f}",
+                        f"{r['next_ms']:.2f}" if r.get("next_ms") is not None else "",
+                        f"{r['rss_mb']:,.0f}" if r.get("rss_mb") is not None else "",
+                        f"{r['files']:,}",
+                    ]
+                    for r in cold
+                    if "error" not in r
+                ],
+            )
+        )
+    m = scaling["machine"]
+    print(
+        f"\nscaling: {m['cpus']} CPUs, {m['machine']}, Python {m['python']}; "
+        f"run {m['duration_s']:.0f} s"
+    )
+
+
+def main(path: str, scaling_path: str | None = None) -> None:
+    report = json.loads(Path(path).read_text(encoding="utf-8"))
     synthetic = [r for r in report["results"] if r["workload"] == "synthetic-300x0"]
     print(f"Synthetic, 300 turns, seed 0, budget {synthetic[0]['budget']:,} tokens\n")
     print(table(HEADERS, rows_of(synthetic)))
@@ -75,9 +154,15 @@ def main(path: str) -> None:
     )
     m = report["machine"]
     print(
-        f"\nmachine: {m['cpus']} CPUs, {m['machine']}, Python {m['python']}; run {m['duration_s']:.0f} s"
+        f"\nmachine: {m['cpus']} CPUs, {m['machine']}, Python {m['python']}; "
+        f"run {m['duration_s']:.0f} s"
     )
+    if scaling_path:
+        print_scaling(scaling_path)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results/bench.json")
+    main(
+        sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results/bench.json",
+        sys.argv[2] if len(sys.argv) > 2 else None,
+    )

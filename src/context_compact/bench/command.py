@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
-import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from .pricing import Pricing
 from .strategies import NAMES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+SUITE = "suite"
+T = TypeVar("T")
+Advance = Callable[[int, int, str], None]
 
 
 def _ints(value: str | None) -> tuple[int, ...] | None:
@@ -25,13 +33,6 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
 
 @click.command("bench")
 @click.option("--quick", is_flag=True, help="Fewer turns, 3 real sessions, small scaling sizes.")
-@click.option(
-    "--long",
-    "long_run",
-    is_flag=True,
-    help="Only the long-session measurements: per-turn time, memory and files at 1k, 10k and "
-    "50k turns, and cold starts (with --quick: 200 and 1,000 turns).",
-)
 @click.option(
     "--budget",
     type=click.IntRange(min=1_000),
@@ -58,14 +59,47 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     default=None,
     help="At most this many real sessions (the largest).",
 )
-@click.option("--turns", default=None, help="Synthetic session lengths, e.g. 300,1000.")
+@click.option(
+    "--turns",
+    default=None,
+    help="Synthetic session lengths, e.g. 300,1000 (with --scaling alone: its checkpoints).",
+)
 @click.option("--seeds", default=None, help="Synthetic generator seeds, e.g. 0,1,2.")
 @click.option("--strategies", default=None, help=f"Comma-separated subset of: {', '.join(NAMES)}.")
 @click.option(
     "--scaling",
     "scaling",
+    is_flag=False,
+    flag_value=SUITE,
     default=None,
-    help="History lengths for the prepare() timing, e.g. 100,1000; 0 to skip.",
+    help="Alone: run only the scaling suite (per-turn time, memory and files at 1k, 10k and "
+    "50k turns, and cold starts, each configuration in its own process; --quick: ~15 s, "
+    "else ~10 min). With history lengths, e.g. 100,1000: the bench's in-process prepare() "
+    "timing; 0 skips it.",
+)
+@click.option(
+    "--windows",
+    default=None,
+    help="Scaling suite: context windows in tokens (default 12500,200000).",
+)
+@click.option(
+    "--stores",
+    default=None,
+    help="Scaling suite: stores for the default, of file,sqlite,memory (default file,sqlite).",
+)
+@click.option(
+    "--cold",
+    "cold_messages",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Scaling suite: messages of the cold-start history (default 20000; 0 skips).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Scaling suite: configurations measured at once (more is faster, timings noisier).",
 )
 @click.option("--price-input", type=float, default=None, help="USD per million input tokens.")
 @click.option("--price-output", type=float, default=None, help="USD per million output tokens.")
@@ -86,7 +120,6 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
     quick: bool,
-    long_run: bool,
     budget: int | None,
     real_budget: int | None,
     trajectories: Path | None,
@@ -98,20 +131,42 @@ def bench(
     scaling: str | None,
     price_input: float | None,
     price_output: float | None,
+    windows: str | None,
+    stores: str | None,
+    cold_messages: int | None,
+    jobs: int,
     json_path: Path | None,
     chart_path: Path | None,
     no_progress: bool,
 ) -> None:
-    """Price every context strategy side by side on synthetic and real sessions."""
+    """Price every context strategy side by side on synthetic and real sessions.
+
+    With --scaling alone: measure how prepare()'s time, memory and files grow with a
+    session's length instead (--turns sets the checkpoints).
+    """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .chart import write_chart
     from .report import render
     from .run import BenchConfig, run_bench
 
-    if long_run:
-        _long(quick, json_path)
+    if scaling == SUITE:
+        unused = {
+            "--budget": budget,
+            "--real-budget": real_budget,
+            "--trajectories": trajectories,
+            "--no-real": no_real or None,
+            "--sessions": sessions,
+            "--seeds": seeds,
+            "--strategies": strategies,
+            "--price-input": price_input,
+            "--price-output": price_output,
+            "--chart": chart_path,
+        }
+        given = [name for name, value in unused.items() if value is not None]
+        if given:
+            raise click.UsageError(f"not used with --scaling alone: {', '.join(given)}")
+        _scaling_suite(quick, turns, windows, stores, cold_messages, jobs, json_path, no_progress)
         return
     config = BenchConfig.quick() if quick else BenchConfig()
     changes: dict[str, Any] = {}
@@ -155,19 +210,7 @@ def bench(
     if no_progress:
         report = run_bench(config)
     else:
-        columns = (
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=console, transient=True) as bar:
-            task = bar.add_task("bench", total=None)
-
-            def advance(done: int, total: int, label: str) -> None:
-                bar.update(task, completed=done, total=total, description=label[:60])
-
-            report = run_bench(config, progress=advance)
+        report = _with_progress(console, lambda advance: run_bench(config, progress=advance))
     render(report, console)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,29 +220,67 @@ def bench(
         console.print(f"chart: {write_chart(report, chart_path)}")
 
 
-def _long(quick: bool, json_path: Path | None) -> None:
-    from dataclasses import asdict
+def _with_progress(console: Console, work: Callable[[Advance], T]) -> T:
+    """``work(advance)`` under a transient progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("bench", total=None)
+
+        def advance(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, description=label[:60])
+
+        return work(advance)
+
+
+def _scaling_suite(
+    quick: bool,
+    turns: str | None,
+    windows: str | None,
+    stores: str | None,
+    cold_messages: int | None,
+    jobs: int,
+    json_path: Path | None,
+    no_progress: bool,
+) -> None:
     from rich.console import Console
 
-    from .longrun import measure_long, render_long
-    from .run import machine_info
+    from .report import render_scaling
+    from .suite import STORES, SuiteConfig, run_suite
 
+    config = SuiteConfig.quick() if quick else SuiteConfig()
+    changes: dict[str, Any] = {"jobs": jobs}
+    checkpoints, sizes = _ints(turns), _ints(windows)
+    if checkpoints is not None:
+        changes["checkpoints"] = tuple(n for n in checkpoints if n > 0)
+    if sizes is not None:
+        if not sizes or min(sizes) < 1_000:
+            raise click.BadParameter("windows of at least 1,000 tokens", param_hint="--windows")
+        changes["windows"] = sizes
+    if stores is not None:
+        chosen = tuple(s.strip() for s in stores.split(",") if s.strip())
+        unknown = [s for s in chosen if s not in STORES]
+        if unknown:
+            raise click.BadParameter(
+                f"unknown {', '.join(unknown)}; known: {', '.join(STORES)}", param_hint="--stores"
+            )
+        changes["stores"] = chosen
+    if cold_messages is not None:
+        changes["cold_messages"] = cold_messages
+    config = replace(config, **changes)
     console = Console()
-    started = time.perf_counter()
-    with console.status("long sessions…") as status:
-        loops, colds = measure_long(quick, on_step=lambda label: status.update(label))
-    elapsed = time.perf_counter() - started
-    render_long(loops, colds, console)
-    where = machine_info()
-    console.print(f"ran in {elapsed:.0f} s on {where['cpus']} CPUs, Python {where['python']}")
+    if no_progress:
+        data = run_suite(config)
+    else:
+        data = _with_progress(console, lambda advance: run_suite(config, progress=advance))
+    render_scaling(data, console)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
-        data = {
-            "loops": [asdict(p) for p in loops],
-            "cold": [asdict(c) for c in colds],
-            "machine": where,
-            "seconds": round(elapsed, 1),
-        }
         json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         console.print(f"JSON report: {json_path}")

@@ -2,7 +2,9 @@
 
 ``render(report, console)`` prints: synthetic workloads (one section each), the real
 sessions summed per strategy, a per-session matrix of cost and losses, the scaling table
-and the findings. ``markdown_table`` formats rows for READMEs and the issue simulation.
+and the findings. ``render_scaling(data, console)`` prints the scaling suite
+(``bench --scaling``): per-turn loop rows per window and the cold starts, 80 columns wide.
+``markdown_table`` formats rows for READMEs and the issue simulation.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -140,6 +143,128 @@ def scaling_table(report: BenchReport) -> Table:
         cells = [f"{at[name].p50_ms:.3f}" if name in at else "" for name in names]
         table.add_row(_int(n), *cells)
     return table
+
+
+# -- the scaling suite (``bench --scaling``) ---------------------------------------------------
+
+
+def _times(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}x"
+
+
+def _written(point: dict[str, Any]) -> str:
+    results, written = point.get("result_bytes") or 0, point.get("written_bytes")
+    return f"{written / results:.1f}x" if results and written is not None else ""
+
+
+def _mb(value: float | None) -> str:
+    return "" if value is None else f"{value:,.0f}"
+
+
+def scaling_loop_table(data: dict[str, Any], window: int) -> Table:
+    """Per-turn cost, memory and files of every loop run at one window (fits 80 columns)."""
+    table = Table(
+        title=f"prepare() per turn in the SDK loop (ms), window {window:,} tokens",
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    table.add_column("run", no_wrap=True)
+    for name in ("turns", "p50", "p99", "max", "/dumps", "RSS MB", "files"):
+        table.add_column(name, justify="right")
+    table.add_column("written", justify="right")
+    for run in data.get("loops", []):
+        if run["window"] != window:
+            continue
+        label = f"{run['engine']} {run['store']}"
+        if "error" in run:
+            table.add_row(label, f"[red]{escape(run['error'][:60])}[/red]")
+            continue
+        for i, p in enumerate(run["points"]):
+            table.add_row(
+                label if i == 0 else "",
+                _int(p["turns"]),
+                f"{p['p50_ms']:.3f}",
+                f"{p['p99_ms']:.2f}",
+                f"{p['max_ms']:,.1f}",
+                _times(p.get("vs_dumps")),
+                _mb(p.get("rss_mb")),
+                _int(p["files"]),
+                _written(p),
+            )
+    return table
+
+
+def scaling_cold_table(data: dict[str, Any]) -> Table:
+    rows = data.get("cold", [])
+    size = f"{rows[0]['messages']:,}-message" if rows else "long"
+    table = Table(
+        title=f"Cold start: one prepare() of a {size} history",
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    for name in ("engine", "window", "seconds", "next turn ms", "RSS MB", "files", "runs"):
+        table.add_column(name, justify="left" if name == "engine" else "right")
+    for r in rows:
+        if "error" in r:
+            table.add_row(r["engine"], _int(r["window"]), f"[red]{escape(r['error'][:50])}[/red]")
+            continue
+        table.add_row(
+            r["engine"],
+            _int(r["window"]),
+            f"{r['seconds']:.3f}",
+            f"{r['next_ms']:.2f}" if r.get("next_ms") is not None else "",
+            _mb(r.get("rss_mb")),
+            _int(r["files"]),
+            str(r["repeats"]),
+        )
+    return table
+
+
+def render_scaling(data: dict[str, Any], console: Console | None = None) -> None:
+    """The scaling suite's tables and notes, 80 columns wide."""
+    console = console or Console()
+    windows = list(dict.fromkeys(run["window"] for run in data.get("loops", [])))
+    for window in windows:
+        console.print(scaling_loop_table(data, window))
+        console.print()
+    if data.get("cold"):
+        console.print(scaling_cold_table(data))
+        console.print()
+    for note in data.get("skipped", []):
+        console.print(f"[yellow]skipped:[/yellow] {escape(note)}")
+    runs = [*data.get("loops", []), *data.get("cold", [])]
+    tokens = sorted({r["tokens"] for r in runs if r["engine"] == "default" and r.get("tokens")})
+    pauses = [
+        (p.get("gc_max_ms", 0.0), run["label"], p["turns"])
+        for run in data.get("loops", [])
+        for p in run.get("points", [])
+    ]
+    longest = max(pauses, default=None)
+    machine = data.get("machine", {})
+    notes = [
+        "p50/p99/max: the turns since the previous row; /dumps: median of prepare's time "
+        "over json.dumps(view)'s on the same turns; RSS: resident memory at the row; files: "
+        "under the store's root; written: bytes written per byte of tool results; cold: a "
+        "fresh Compactor and store (median of runs), then the next turn",
+        f"default counts tokens with: {', '.join(tokens) or 'n/a'}; seed: chars (4 a token)",
+    ]
+    if longest is not None:
+        notes.append(
+            f"longest GC pause inside prepare: {longest[0]:,.1f} ms "
+            f"({longest[1]}, by turn {longest[2]:,})"
+        )
+    notes.append(
+        f"ran in {data.get('duration_s', 0):,.0f} s on {machine.get('cpus')} CPUs, "
+        f"Python {machine.get('python')}"
+    )
+    for note in notes:
+        console.print(f"[dim]{escape(note)}[/dim]")
 
 
 def render(report: BenchReport, console: Console | None = None) -> None:

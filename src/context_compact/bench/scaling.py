@@ -1,7 +1,6 @@
-"""How ``prepare`` time grows with history length.
+"""``measure_scaling``: ``prepare`` times by history length, in process (part of ``run_bench``).
 
-One synthetic session is generated long enough for the largest size; then, per size N
-(messages of history):
+One synthetic session long enough for the largest N (messages); for each N:
 
 * ``<policy> loop``: the compactor driven turn by turn the way an agent loop drives it
   (handed back what it returned plus the new turn); the calls made once the session holds N
@@ -10,10 +9,12 @@ One synthetic session is generated long enough for the largest size; then, per s
   (an agent that starts with a long history, or passes its full history to a stateless
   policy), timed ``repeats`` times.
 
-Like is set against like: per turn against per turn, cold against cold. (An earlier version
-set the default's per-turn time against the seed's whole-history call.)
+Like is set against like: per turn against per turn, cold against cold. Times are medians
+(ms) of wall-clock ``perf_counter`` around ``prepare``, in this process, on a MemoryStore.
 
-Times are medians (ms) of wall-clock ``perf_counter`` around ``prepare``.
+
+The scaling suite (``suite.py``, ``bench --scaling`` alone) measures long sessions, memory
+and files, each configuration in its own process.
 """
 
 from __future__ import annotations
@@ -24,9 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..compactor import Compactor
-from ..policy import Policy
-from ..store.memory import MemoryStore
+from .. import Compactor, MemoryStore, Policy
 from .fakes import BenchSummarizer
 from .workload import synthetic_session
 
