@@ -112,6 +112,13 @@ class Compactor:
     def prepare(self, messages: list[Any], active_request: str) -> list[Message]:
         return self.engine.prepare(messages, active_request)
 
+    def record(self, messages: list[Any]) -> None:
+        """Log what was appended since the last call (the model's final answer) without
+        compacting, so a resumed session has it. A no-op for engines that keep no log."""
+        record = getattr(self.engine, "record", None)
+        if callable(record):
+            record(messages)
+
     def compact_history(
         self, messages: list[Any], active_request: str, instructions: str | None = None
     ) -> list[Message]:

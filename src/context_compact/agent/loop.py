@@ -204,6 +204,8 @@ class Agent:
                 # An empty assistant message would make the next request invalid.
                 history.append(reply.message)
             if not uses:
+                # The answer is logged now, so that a resumed session has it.
+                self._compacting(self._record, history, active_request)
                 return RunResult(text, history, turns, stop)
             results, compact = self._run_batch(uses)
             history.append({"role": "user", "content": results})
@@ -245,6 +247,10 @@ class Agent:
             return str(self.compactor.recall(query, offset=offset)), False
         except (ValueError, KeyError, OSError) as error:
             return f"Error: {error}", True
+
+    def _record(self, history: list[Message], request: str) -> list[Message]:
+        self.compactor.record(history)
+        return history
 
     def _compacting(
         self,

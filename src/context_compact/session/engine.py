@@ -256,6 +256,13 @@ class SessionEngine:
             )
 
     # -- entry points ----------------------------------------------------------------------
+    def record(self, messages: Any) -> None:
+        """Log what the caller appended (the model's last answer) without compacting."""
+        try:
+            self.sync(messages)
+        finally:
+            self._flush()
+
     def prepare(self, messages: Any, request: str) -> list[Message]:
         try:
             self.sync(messages)
