@@ -170,7 +170,10 @@ class Printer:
             )
         elif isinstance(event, Compaction):
             self.compactions += 1
-            out.print(self.compaction_line(event.event), style="yellow", highlight=False)
+            # The line holds a note such as "[auto compact]": text, not Rich markup.
+            out.print(
+                self.compaction_line(event.event), style="yellow", markup=False, highlight=False
+            )
         elif isinstance(event, Refusal):
             then = "reactive compaction" if event.recovered else "giving up"
             out.print(

@@ -10,6 +10,8 @@ be sent to the Messages API as far as compaction is concerned. The rules:
 * ``unanswered_use``: a ``tool_use`` not answered by a ``tool_result`` in the next message,
   unless its message is the last one (the model is still waiting for it).
 * ``duplicate_id``: the same ``tool_use`` id twice in the history.
+* ``duplicate_result``: two ``tool_result`` blocks for one id in one message (the API
+  refuses them).
 
 Roles are not required to alternate: the APIs merge consecutive same-role messages, and the
 seed's own markers create them. ``InvalidHistory`` is what the stages raise on bad input;
@@ -100,6 +102,8 @@ def check(messages: Any) -> list[Violation]:
             if use_id in seen_ids:
                 found.append(Violation(i, "duplicate_id", f"tool_use id {use_id!r} repeats"))
             seen_ids.add(use_id)
+        for rid in sorted({r for r in results if results.count(r) > 1}):
+            found.append(Violation(i, "duplicate_result", f"two tool_result blocks for {rid!r}"))
         if results:
             prev = messages[i - 1] if i > 0 and well_formed[i - 1] else None
             prev_uses: set[str] = set()

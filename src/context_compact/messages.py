@@ -42,14 +42,19 @@ def is_tool_result(message: Message) -> bool:
     )
 
 
+REQUEST_BLOCKS = ("text", "image", "document")
+
+
 def is_request(message: Message) -> bool:
-    """A user message typed by a person (or a harness): text only, no tool results."""
+    """A user message typed by a person (or a harness): text, and the images or documents
+    given with it; no tool results."""
     if message.get("role") != "user":
         return False
     content = message.get("content")
     if isinstance(content, str):
         return True
-    return bool(content) and all(block_type(b) == "text" for b in blocks(message))
+    kinds = [block_type(b) for b in blocks(message)]
+    return "text" in kinds and all(kind in REQUEST_BLOCKS for kind in kinds)
 
 
 def result_text(block: Block) -> str:

@@ -1,0 +1,94 @@
+"""Hardening cases fixed so far (issue 10 is larger; these are the ones landed with issue 8)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from context_compact import (
+    Compactor,
+    FileStore,
+    InvalidHistory,
+    MemoryStore,
+    Policy,
+    SqliteStore,
+    check,
+)
+from context_compact.agent.loop import Compaction
+from context_compact.bench.fakes import BenchSummarizer
+from context_compact.bench.workload import synthetic_session
+from context_compact.cli import Printer
+from context_compact.events import CompactionEvent as Event
+from histories import call, user
+
+TWICE = [
+    user("t"),
+    call("a"),
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": "1"},
+            {"type": "tool_result", "tool_use_id": "a", "content": "2"},
+        ],
+    },
+]
+
+
+def test_two_results_for_one_id_in_one_message_are_a_violation() -> None:
+    (violation,) = check(TWICE)
+    assert (violation.index, violation.rule) == (2, "duplicate_result")
+
+
+@pytest.mark.parametrize("policy", [Policy.seed(echo=False), Policy.default()])
+def test_two_results_for_one_id_are_refused_by_prepare_under_both_presets(policy: Any) -> None:
+    with pytest.raises(InvalidHistory, match="message 2: duplicate_result"):
+        Compactor(policy, MemoryStore()).prepare(TWICE, "t")
+
+
+def test_a_first_request_with_an_image_stays_in_view_through_compaction() -> None:
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+    }
+    first = {
+        "role": "user",
+        "content": [{"type": "text", "text": "fix what the screenshot shows"}, image],
+    }
+    c = Compactor(Policy.default(context_limit=5_000), MemoryStore(), BenchSummarizer())
+    w = synthetic_session(80, seed=3)
+    messages: list[Any] = [first]
+    for turn in w.turns:
+        messages = c.prepare(messages, "fix what the screenshot shows")
+        assert messages[0] == first
+        messages += [turn.assistant, turn.results]
+    assert any(e.stage == "summarize" for e in c.events)
+
+
+@pytest.mark.parametrize("kind", ["files", "sqlite"])
+def test_a_lone_surrogate_in_a_large_result_is_saved_and_read_back_exactly(
+    tmp_path: Path, kind: str
+) -> None:
+    store: Any = FileStore(tmp_path) if kind == "files" else SqliteStore(tmp_path / "s.db")
+    text = "\ud800 invalid UTF-16 from a tool " + "output line\n" * 3_000
+    history = [
+        user("t"),
+        call("a"),
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": text}]},
+    ]
+    view = Compactor(Policy.default(context_limit=4_000), store).prepare(history, "t")
+    persisted = view[-1]["content"][0]["content"]
+    path = persisted.split("Full output: ")[1].split("\n")[0]
+    assert store.read_text(path) == text
+    if kind == "sqlite":
+        store.close()
+
+
+def test_compaction_lines_in_the_cli_keep_their_brackets() -> None:
+    out = io.StringIO()
+    printer = Printer(Console(file=out, width=200), Path("/work"))
+    printer(Compaction(Event("compact_history", 9_000, 1_000, "tokens", (), "[auto compact]")))
+    assert "[auto compact]" in out.getvalue()
