@@ -53,6 +53,7 @@ from .providers.base import ModelReply, Provider
 from .providers.errors import is_context_overflow
 from .providers.openai_chat import is_local_url
 from .registry import NAMES, policy_for
+from .session.command import recall_command, sessions
 from .store import WORKDIR_DB, Store, workdir_store
 from .summarize import LLMSummarizer
 
@@ -544,6 +545,8 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 from .bench.command import bench  # noqa: E402  (registered after the group exists)
 
 main.add_command(bench)
+main.add_command(sessions)
+main.add_command(recall_command)
 
 
 if __name__ == "__main__":

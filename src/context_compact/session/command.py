@@ -1,0 +1,134 @@
+"""``context-compact sessions`` and ``context-compact recall``: the durable sessions of a work
+directory, from the command line (the CLI registers them with ``add_command``).
+
+Both read ``<workdir>/.context-compact/sessions.db`` (the agent's store) and never write to
+it; ``--json`` prints what a script needs. A session is summarized by replaying its journal
+(the same replay a resume does), so "tokens in view" is what its next request would weigh.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+COMPACTIONS = ("clear_old_results", "summarize", "compact_history", "reactive_compact")
+
+
+def _store(workdir: Path | None) -> Any:
+    from ..store import WORKDIR_DB, SqliteStore
+
+    root = Path(workdir or Path.cwd()).resolve()
+    if not (root / WORKDIR_DB).is_file():
+        raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
+    return SqliteStore(root / WORKDIR_DB, root=root)
+
+
+def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    """One session's line: when it started, its turns, its view's tokens, its compactions."""
+    from ..compactor import Compactor
+    from ..policy import Policy
+
+    sid = meta["id"]
+    turns = compactions = messages = 0
+    for record in store.records(sid):
+        kind = record.get("kind")
+        if kind == "message":
+            messages += 1
+            turns += record["message"].get("role") == "assistant"
+        elif kind == "event":
+            compactions += record.get("stage") in COMPACTIONS
+    compactor = Compactor(Policy.default(), store, session=sid)
+    state = getattr(compactor.engine, "state", None)
+    return {
+        "id": sid,
+        "started": meta.get("created"),
+        "engine": meta.get("engine"),
+        "messages": messages,
+        "turns": turns,
+        "tokens_in_view": state.measure() if state is not None else None,
+        "compactions": compactions,
+    }
+
+
+workdir_option = click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Work directory whose sessions to read (default: the current one).",
+)
+
+
+@click.command("sessions")
+@workdir_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def sessions(workdir: Path | None, as_json: bool) -> None:
+    """List the sessions of a work directory, newest first."""
+    from rich.console import Console
+    from rich.table import Table
+
+    store = _store(workdir)
+    try:
+        rows = [summary(store, meta) for meta in store.list_sessions()]
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(rows, indent=1))
+        return
+    table = Table(title="sessions, newest first", title_justify="left")
+    for name in ("id", "started", "turns", "tokens in view", "compactions"):
+        table.add_column(name, justify="left" if name in ("id", "started") else "right")
+    for row in rows:
+        tokens = row["tokens_in_view"]
+        table.add_row(
+            row["id"],
+            str(row["started"] or "")[:19],
+            f"{row['turns']:,}",
+            "-" if tokens is None else f"{tokens:,}",
+            f"{row['compactions']:,}",
+        )
+    Console().print(table)
+
+
+@click.command("recall")
+@click.argument("session")
+@click.argument("query")
+@workdir_option
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=8_000, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def recall_command(
+    session: str, query: str, workdir: Path | None, offset: int, limit: int, as_json: bool
+) -> None:
+    """Print the original content SESSION logged that matches QUERY (text, a path the
+    session's view named, or 'message N'), one page at a time."""
+    from .recall import recall
+
+    store = _store(workdir)
+    try:
+        if store.session_meta(session) is None:
+            known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none"
+            raise click.UsageError(f"no session {session!r} (newest: {known})")
+        try:
+            page = recall(store, session, query, offset=offset, limit=limit)
+        except ValueError as error:
+            raise click.UsageError(str(error)) from error
+    finally:
+        store.close()
+    if as_json:
+        data = {
+            "query": page.query,
+            "hits": page.hits,
+            "offset": page.offset,
+            "total": page.total,
+            "next_offset": page.next_offset,
+            "text": page.text,
+        }
+        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+    else:
+        click.echo(str(page))
+
+
+__all__ = ["recall_command", "sessions", "summary"]
