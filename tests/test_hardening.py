@@ -92,3 +92,41 @@ def test_compaction_lines_in_the_cli_keep_their_brackets() -> None:
     printer = Printer(Console(file=out, width=200), Path("/work"))
     printer(Compaction(Event("compact_history", 9_000, 1_000, "tokens", (), "[auto compact]")))
     assert "[auto compact]" in out.getvalue()
+
+
+def text_blocks_result(tool_id: str, lines: int) -> dict[str, Any]:
+    parts = [{"type": "text", "text": f"def f{i}():\n    return {i}"} for i in range(lines)]
+    return {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": parts}],
+    }
+
+
+def test_a_result_made_of_text_blocks_is_saved_and_previewed_as_text() -> None:
+    store = MemoryStore()
+    history = [user("t"), call("a"), text_blocks_result("a", 2_000)]
+    view = Compactor(Policy.default(context_limit=6_000), store).prepare(history, "t")
+    preview = view[-1]["content"][0]["content"]
+    assert "Preview:\ndef f0():\n    return 0" in preview
+    assert "{'type'" not in preview
+    path = preview.split("Full output: ")[1].split("\n")[0]
+    saved = store.read_text(path)
+    assert saved.splitlines()[:2] == ["def f0():", "    return 0"]
+    assert saved.count("\n") > 2_000
+
+
+def test_a_result_holding_an_image_is_never_turned_into_text() -> None:
+    png = {"type": "base64", "media_type": "image/png", "data": "A" * 60_000}
+    shot = {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "a",
+                "content": [{"type": "image", "source": png}],
+            }
+        ],
+    }
+    c = Compactor(Policy.default(context_limit=200_000), MemoryStore())
+    view = c.prepare([user("t"), call("a"), shot], "t")
+    assert view[-1] == shot

@@ -62,6 +62,18 @@ def result_text(block: Block) -> str:
     return str(block.get("content", ""))
 
 
+def readable_text(block: Block) -> str | None:
+    """The text a model reads in a tool_result: its string content, or its text blocks joined
+    by newlines; None when it holds anything else (an image, a document), which must not be
+    turned into text."""
+    content = block.get("content", "")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(block_type(b) == "text" for b in content):
+        return "\n".join(str(b.get("text", "")) for b in content)
+    return None
+
+
 def tool_results(messages: list[Message]) -> Iterator[tuple[int, int, Block]]:
     """Every ``tool_result`` block of every user message, oldest first, with its position."""
     for mi, message in enumerate(messages):

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import markers
-from ..messages import Message, block_type, blocks, result_text
+from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..policy import SessionPolicy
 from ..store.base import Store
 from .state import Pos, Record, SessionState
@@ -58,6 +58,12 @@ class PassIO:
         return self.store.append_file(self.index_name, "".join(lines))
 
 
+def text_of(block: dict[str, object]) -> str:
+    """What a result's copy holds: its readable text (text blocks joined, not a Python repr)."""
+    text = readable_text(block)
+    return text if text is not None else result_text(block)
+
+
 def describe(state: SessionState, pos: Pos) -> str:
     """One line naming a result: its tool, input and first words."""
     seq, bi = pos
@@ -73,26 +79,27 @@ def describe(state: SessionState, pos: Pos) -> str:
             None,
         )
     tool = f"{use.get('name')} {str(use.get('input'))[:80]}" if use else "tool result"
-    head = " ".join(result_text(block)[:400].split())[:80]
+    head = " ".join(text_of(block)[:400].split())[:80]
     return f"message {seq}, {tool} -> {head}"
 
 
 def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) -> Record | None:
+    # Results holding images or documents stay whole: they cannot become a text preview.
     unseen = [
         (pos, block)
         for pos, block in state.results(state.last_assistant() + 1, state.n)
-        if pos not in state.repl
+        if pos not in state.repl and readable_text(block) is not None
     ]
     if not unseen:
         return None
     counter = state.counter
-    sizes = {pos: counter.text(result_text(block)) for pos, block in unseen}
+    sizes = {pos: counter.text(text_of(block)) for pos, block in unseen}
     total = sum(sizes.values())
     batch_limit = int(policy.batch_budget * limit)
     cap = min(policy.large_result_limit, int(policy.large_result_share * limit))
     chosen, lines = [], []
     for pos, block in sorted(unseen, key=lambda item: sizes[item[0]], reverse=True):
-        text = result_text(block)
+        text = text_of(block)
         if sizes[pos] <= cap and total <= batch_limit:
             continue
         if len(text) <= policy.preview_chars * 2:
@@ -124,9 +131,9 @@ def clear(
     protect_from = min(protect_from, state.last_assistant() + 1)
     candidates = []
     for pos, block in state.results(state.first_kept, protect_from):
-        if pos in state.cleared:
+        if pos in state.cleared or readable_text(block) is None:
             continue
-        current = result_text(state.repl.get(pos, block))
+        current = text_of(state.repl.get(pos, block))
         saving = state.counter.text(current) - MARKER_TOKENS
         if saving > 0:
             candidates.append((pos, block, saving))
@@ -152,7 +159,7 @@ def clear(
     pieces: list[str] = []
     line = 1
     for pos, block, _ in chosen:
-        text = result_text(block)
+        text = text_of(block)
         if pos in state.copies or not text or odd_breaks(text):
             continue
         # The text and its line end are separate pieces: a store that keeps texts by hash
@@ -165,7 +172,7 @@ def clear(
     pack = io.store.save_pack(pieces) if len(packed) > 1 else None
     edits, index = [], []
     for pos, block, _ in chosen:
-        original = result_text(block)
+        original = text_of(block)
         path = state.copies.get(pos)
         lines = packed.get(pos) if pack is not None else None
         if path is None:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import block_type, blocks, result_text
+from ..messages import block_type, blocks, readable_text
 from ..sizing import to_json
 from ..store.base import Store
 
@@ -64,7 +64,9 @@ def message_text(message: Any) -> str:
         elif kind == "tool_use":
             parts.append(f"[tool_use {block.get('name')} {to_json(block.get('input'))}]")
         elif kind == "tool_result":
-            parts.append(f"[tool_result {block.get('tool_use_id')}]\n{result_text(block)}")
+            text = readable_text(block)
+            shown = text if text is not None else to_json(block.get("content"))
+            parts.append(f"[tool_result {block.get('tool_use_id')}]\n{shown}")
         else:
             parts.append(to_json(block))
     return "\n".join(parts)
