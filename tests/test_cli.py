@@ -297,3 +297,42 @@ def test_chat_reports_a_failed_request_keeps_going_and_exits_1(
     assert result.exit_code == 1
     saved_transcript(one_error_line(result))
     assert "Back again." in result.stdout
+
+
+def test_ctrl_c_at_the_chat_prompt_keeps_the_repl_and_a_second_one_quits(
+    stub_api: StubAPI, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serve(stub_api, Reply(text="First answer."), Reply(text="Second answer."))
+    typed = iter(["one", KeyboardInterrupt, "two", KeyboardInterrupt, KeyboardInterrupt, "never"])
+
+    def fake_input(prompt: str = "") -> str:
+        item = next(typed)
+        if item is KeyboardInterrupt:
+            raise KeyboardInterrupt
+        return str(item)
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api))
+    assert result.exit_code == 0, result.output
+    assert "First answer." in result.stdout and "Second answer." in result.stdout
+    assert "Ctrl-C again" in result.stderr
+    assert len(stub_api.bodies) == 2
+
+
+def test_chat_resume_continues_a_session_from_its_store(stub_api: StubAPI, work: Path) -> None:
+    serve(stub_api, Reply(text="It is blue."), Reply(text="You asked about the sky."))
+    first = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), "sky?\nq\n")
+    assert first.exit_code == 0, first.output
+    (sid,) = re.findall(r"Session (\w+) is saved", first.stdout)
+    args = ["chat", "--workdir", str(work), "--resume", sid]
+    again = cli(args, stub_env("anthropic", stub_api), "what did I ask?\nq\n")
+    assert again.exit_code == 0, again.output
+    sent = json.dumps(stub_api.bodies[-1])
+    assert "sky?" in sent and "It is blue." in sent and "what did I ask?" in sent
+
+
+def test_resuming_an_unknown_session_is_a_usage_error(stub_api: StubAPI, work: Path) -> None:
+    args = ["run", "x", "--workdir", str(work), "--resume", "nope"]
+    result = cli(args, stub_env("anthropic", stub_api))
+    assert result.exit_code == 2
+    assert "no session 'nope'" in result.stderr

@@ -332,8 +332,12 @@ def ask(session: Session, history: list[Any], request: str) -> RunResult | Agent
         report_failure(session, error, error.history)
         return error
     except KeyboardInterrupt:
-        # The turns of the interrupted request are lost; what came before is kept.
-        stopped = AgentError("interrupted", [*history, {"role": "user", "content": request}])
+        # The engine logged the request and every turn that reached prepare: the conversation
+        # goes on from there. Without a log, the interrupted request's turns are lost.
+        compactor = session.compactor
+        kept = compactor.view() if compactor.keeps_log else []
+        kept = kept or [*history, {"role": "user", "content": request}]
+        stopped = AgentError("interrupted", kept)
         report_failure(session, stopped, stopped.history, advice="")
         return stopped
 
@@ -446,11 +450,20 @@ def chat(**options: Any) -> None:
 
 
 def _lines() -> Iterator[str]:
+    interrupted = False
     while True:
         try:
-            yield input("> ")
-        except (EOFError, KeyboardInterrupt):
+            line = input("> ")
+        except EOFError:
             return
+        except KeyboardInterrupt:
+            if interrupted:  # a second Ctrl-C in a row quits
+                return
+            interrupted = True
+            click.echo("\n(Ctrl-C again, q or Ctrl-D quits; the session is saved)", err=True)
+            continue
+        interrupted = False
+        yield line
 
 
 def compact_now(
@@ -468,6 +481,11 @@ def compact_now(
     except RECOVERABLE as error:
         report_failure(session, error, history)
         return history, False
+    except KeyboardInterrupt:
+        session.printer.console.print(
+            "[dim]compaction interrupted; the conversation is as it was[/]"
+        )
+        return history, True
     if len(session.compactor.events) == before:
         session.printer.console.print("[dim]nothing to compact yet[/]")
     return history, True
