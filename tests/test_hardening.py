@@ -130,3 +130,42 @@ def test_a_result_holding_an_image_is_never_turned_into_text() -> None:
     c = Compactor(Policy.default(context_limit=200_000), MemoryStore())
     view = c.prepare([user("t"), call("a"), shot], "t")
     assert view[-1] == shot
+
+
+def thinking_session(requests: int, steps: int) -> list[list[dict[str, Any]]]:
+    """Requests, each answered by a tool loop whose first assistant message thinks (as
+    extended thinking without interleaving answers): the steps to append, in order."""
+    w = synthetic_session(requests * steps, seed=5)
+    out: list[list[dict[str, Any]]] = []
+    for r in range(requests):
+        for k in range(steps):
+            turn = w.turns[r * steps + k]
+            assistant = turn.assistant
+            if k == 0:
+                think = {"type": "thinking", "thinking": f"plan {r}", "signature": f"sig{r}"}
+                assistant = {**assistant, "content": [think, *assistant["content"]]}
+            step = [assistant, turn.results]
+            if k == steps - 1:
+                step.append(user(f"request {r + 1}: go on"))
+            out.append(step)
+    return out
+
+
+def test_the_turn_in_progress_still_opens_with_its_thinking_block_after_compaction() -> None:
+    c = Compactor(Policy.default(context_limit=6_000), MemoryStore(), BenchSummarizer())
+    messages: list[Any] = [user("request 0")]
+    checked = 0
+    for step in thinking_session(8, 9):
+        messages = c.prepare(messages, "go on")
+        asked = [
+            i
+            for i, m in enumerate(messages)
+            if m["role"] == "user"
+            and not any(b.get("type") == "tool_result" for b in m["content"] if isinstance(b, dict))
+        ]
+        after = [m for m in messages[asked[-1] + 1 :] if m["role"] == "assistant"]
+        if after:
+            assert after[0]["content"][0]["type"] == "thinking"
+            checked += 1
+        messages += step
+    assert checked > 20 and any(e.stage == "summarize" for e in c.events)

@@ -62,6 +62,15 @@ def result_text(block: Block) -> str:
     return str(block.get("content", ""))
 
 
+THINKING = ("thinking", "redacted_thinking")
+
+
+def opens_with_thinking(message: Message) -> bool:
+    """An assistant message whose first block is a (redacted) thinking block."""
+    first = blocks(message)[:1]
+    return bool(first) and block_type(first[0]) in THINKING
+
+
 def readable_text(block: Block) -> str | None:
     """The text a model reads in a tool_result: its string content, or its text blocks joined
     by newlines; None when it holds anything else (an image, a document), which must not be

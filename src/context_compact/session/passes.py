@@ -198,7 +198,7 @@ def summarize(
     instructions: str | None = None,
     label: str = "Compacted",
 ) -> Record | None:
-    starts = state.turn_starts()
+    starts = [seq for seq in state.turn_starts() if state.legal_cut(seq)]
     # The newest turn (the model's latest call and its unseen results) is never summarized.
     candidates = [
         c for c in (starts[-keep_turns:] if keep_turns else starts[-1:]) if c > state.first_kept

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..messages import Message, block_type, blocks, is_request
+from ..messages import Message, block_type, blocks, is_request, opens_with_thinking
 from ..sizing import TokenCounter
 from .log import ROOT, content_key
 
@@ -58,6 +58,11 @@ class SessionState:
         self.first_kept = self.n
         self.first_request: int | None = None
         self.latest_request: int | None = None
+        # Whether the turn in progress (the assistant messages since the latest request)
+        # opened with a thinking block: then the API wants the first assistant message of
+        # what is kept of that turn to open with one too.
+        self.turn_thinks = False
+        self._turn_opened = False
         self.repl: dict[Pos, dict[str, Any]] = {}
         self.copies: dict[Pos, str] = {}
         self.cleared: set[Pos] = set()
@@ -116,6 +121,15 @@ class SessionState:
                 return seq
         return self.first_kept - 1
 
+    def legal_cut(self, seq: int) -> bool:
+        """Whether the kept part may start at assistant message ``seq``: anywhere before the
+        turn in progress; inside it only where a thinking block opens the message, when the
+        turn thinks (else the API answers 400: the final turn must open with thinking)."""
+        latest = self.latest_request
+        if latest is None or seq < latest or not self.turn_thinks:
+            return True
+        return opens_with_thinking(self.msgs[seq])
+
     def turn_starts(self) -> list[int]:
         return [
             seq
@@ -171,6 +185,9 @@ class SessionState:
             if seq == self.base:
                 self.first_request = seq
             self.latest_request = seq
+            self.turn_thinks, self._turn_opened = False, False
+        elif message.get("role") == "assistant" and not self._turn_opened:
+            self.turn_thinks, self._turn_opened = opens_with_thinking(message), True
         self.use_ids.update(b["id"] for b in blocks(message) if block_type(b) == "tool_use")
         self._push_view(clone(message), key)
 
