@@ -18,6 +18,35 @@ Message = dict[str, Any]
 Block = dict[str, Any]
 
 
+def plain(value: Any) -> Any:
+    """An SDK object (a pydantic model: ``TextBlock``, ``ToolUseBlock``...) as the dict the API
+    sent (fields it did not set left out), anything else as it is."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json", exclude_unset=True)
+    return value
+
+
+def as_dicts(messages: Any) -> Any:
+    """``messages`` with SDK objects in place of messages or blocks turned into dicts (the
+    Anthropic SDK docs append ``response.content`` as it is). The same list when there is
+    nothing to turn, so callers that pass plain dicts pay one pass of type checks."""
+    if not isinstance(messages, list):
+        return messages
+    out: list[Any] | None = None
+    for i, message in enumerate(messages):
+        fixed = plain(message)
+        if isinstance(fixed, dict):
+            content = fixed.get("content")
+            if isinstance(content, list) and any(not isinstance(b, dict) for b in content):
+                fixed = {**fixed, "content": [plain(b) for b in content]}
+        if fixed is not message:
+            if out is None:
+                out = list(messages)
+            out[i] = fixed
+    return messages if out is None else out
+
+
 def blocks(message: Message) -> list[Any]:
     """The content blocks of a message; a string content has none."""
     content = message.get("content")

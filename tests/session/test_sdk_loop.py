@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import pytest
 
-from context_compact import Compactor, Policy, SqliteStore, check
+from context_compact import Compactor, MemoryStore, Policy, SqliteStore, check
 from context_compact.bench.fakes import BenchSummarizer
 from stub_api import Reply, StubAPI, ToolCall
 
@@ -21,7 +22,9 @@ TOOLS = [{"name": "bash", "description": "run", "input_schema": {"type": "object
 OUTPUT = "line of build output that goes on for a while\n" * 120
 
 
-def loop(client: anthropic.Anthropic, compactor: Compactor, messages: list[Any]) -> list[Any]:
+def loop(
+    client: anthropic.Anthropic, compactor: Compactor, messages: list[Any], raw: bool = False
+) -> list[Any]:
     while True:
         messages = compactor.prepare(messages, "build it")
         assert check(messages) == []
@@ -29,9 +32,9 @@ def loop(client: anthropic.Anthropic, compactor: Compactor, messages: list[Any])
             model="claude-test", max_tokens=1000, messages=messages, tools=TOOLS
         )
         compactor.observe(response.usage)
-        messages.append(
-            {"role": "assistant", "content": [b.model_dump() for b in response.content]}
-        )
+        # The SDK docs append ``response.content`` as it is: a list of SDK objects.
+        content = response.content if raw else [b.model_dump() for b in response.content]
+        messages.append({"role": "assistant", "content": content})
         uses = [b for b in response.content if b.type == "tool_use"]
         if not uses:
             return messages
@@ -80,3 +83,21 @@ def test_the_sdk_docs_loop_logs_every_message_and_resumes_in_a_new_process(
     assert out[-1]["content"][0]["text"] == "and tested"
     assert stub_api.requests[-1].body["messages"][: len(resumed) - 1] == resumed[:-1]
     again.store.close()
+
+
+@pytest.mark.parametrize("policy", [Policy.default(context_limit=4_000), Policy.seed(echo=False)])
+def test_sdk_objects_appended_as_they_come_back_are_accepted(
+    stub_api: StubAPI, policy: Any
+) -> None:
+    def sized(reply: Reply) -> Any:
+        return lambda body: replace(reply, input_tokens=len(json.dumps(body)) // 4)
+
+    turns = [Reply(tool_calls=(ToolCall("bash", {"command": f"make {i}"}),)) for i in range(12)]
+    stub_api.enqueue(*map(sized, turns), sized(Reply(text="built")))
+    client = anthropic.Anthropic(api_key="test", base_url=stub_api.url, max_retries=0)
+    compactor = Compactor(policy, MemoryStore(), BenchSummarizer())
+    final = loop(client, compactor, [{"role": "user", "content": "build it"}], raw=True)
+    assert final[-1]["content"][0].text == "built"
+    assert len(stub_api.requests) == 13
+    if compactor.keeps_log:
+        assert not [e for e in compactor.events if e.stage == "session_restart"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..engine import Env, Message, StatelessEngine
 from ..invariants import ensure_valid
+from ..messages import as_dicts
 from ..policy import SeedPolicy
 from ..sizing import estimate_chars
 from ..summarize import focused
@@ -33,19 +34,23 @@ class SeedEngine(StatelessEngine):
         self.ctx = StageContext(policy, env.store, estimate_chars, env.emit)
 
     def tool_result_budget(self, messages: list[Any]) -> list[Message]:
+        messages = as_dicts(messages)
         ensure_valid(messages)
         return budget.tool_result_budget(messages, self.ctx)
 
     def snip_compact(self, messages: list[Any]) -> list[Message]:
+        messages = as_dicts(messages)
         ensure_valid(messages)
         return snip.snip_compact(messages, self.ctx)
 
     def micro_compact(self, messages: list[Any]) -> list[Message]:
+        messages = as_dicts(messages)
         ensure_valid(messages)
         return micro.micro_compact(messages, self.ctx)
 
     def prepare(self, messages: list[Any], request: str) -> list[Message]:
         """S-6.1: budget, snip, micro, then summarize only if still over the limit."""
+        messages = as_dicts(messages)
         ensure_valid(messages)
         view = budget.tool_result_budget(messages, self.ctx)
         view = snip.snip_compact(view, self.ctx)
@@ -59,10 +64,12 @@ class SeedEngine(StatelessEngine):
     def compact(
         self, messages: list[Any], request: str, instructions: str | None = None
     ) -> list[Message]:
+        messages = as_dicts(messages)
         ensure_valid(messages)
         summarizer = focused(self.env.summarizer, instructions)
         return summary.compact_history(messages, request, self.ctx, summarizer)
 
     def reactive(self, messages: list[Any], request: str) -> list[Message]:
+        messages = as_dicts(messages)
         ensure_valid(messages)
         return summary.reactive_compact(messages, request, self.ctx, self.env.summarizer)

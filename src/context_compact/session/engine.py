@@ -33,6 +33,7 @@ from ..engine import Env, Message
 from ..errors import CompactionFailed
 from ..events import CompactionEvent
 from ..invariants import InvalidHistory, check, check_appended
+from ..messages import as_dicts
 from ..policy import SessionPolicy
 from ..summarize import extractive_summary, focused
 from . import passes
@@ -112,7 +113,7 @@ class SessionEngine:
         if match is None:
             self._restart()
             match = Match(0, "view")
-        new = messages[match.start :]
+        new = as_dicts(messages[match.start :])
         if not new:
             self.recognizer.accept(messages)
             return

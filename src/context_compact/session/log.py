@@ -29,12 +29,20 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
+from ..messages import plain
+
 ROOT = ""
+
+
+def _default(value: Any) -> Any:
+    # An SDK object hashes as the dict it is logged as (``messages.plain``).
+    dumped = plain(value)
+    return str(value) if dumped is value else dumped
 
 
 def canonical(message: Any) -> bytes:
     return json.dumps(
-        message, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str
+        message, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=_default
     ).encode("ascii")
 
 
