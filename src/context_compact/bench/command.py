@@ -212,10 +212,7 @@ def bench(
     else:
         report = _with_progress(console, lambda advance: run_bench(config, progress=advance))
     render(report, console)
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8")
-        console.print(f"JSON report: {json_path}")
+    _write_json(console, json_path, report.to_dict())
     if chart_path is not None:
         console.print(f"chart: {write_chart(report, chart_path)}")
 
@@ -280,7 +277,11 @@ def _scaling_suite(
     else:
         data = _with_progress(console, lambda advance: run_suite(config, progress=advance))
     render_scaling(data, console)
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-        console.print(f"JSON report: {json_path}")
+    _write_json(console, json_path, data)
+
+
+def _write_json(console: Console, path: Path | None, data: Any) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        console.print(f"JSON report: {path}")

@@ -119,11 +119,7 @@ def write_all(fd: int, data: bytes) -> None:
 def atomic_write(path: Path, data: bytes, durable: bool = False) -> None:
     """``path`` holds ``data`` afterwards, or (on any failure) what it held before."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = _open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         try:
             write_all(fd, data)
@@ -139,15 +135,20 @@ def atomic_write(path: Path, data: bytes, durable: bool = False) -> None:
         fsync_dir(path.parent)
 
 
+def _open(path: Path, flags: int) -> int:
+    """``os.open``, making the folder first if it is missing."""
+    try:
+        return os.open(path, flags, 0o666)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags, 0o666)
+
+
 def append_bytes(path: Path, data: bytes, durable: bool = False) -> None:
     """Add ``data`` at the end of ``path`` with one ``write`` (O_APPEND: also across processes)."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     created = durable and not path.exists()
-    try:
-        fd = os.open(path, flags, 0o666)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, flags, 0o666)
+    fd = _open(path, flags)
     try:
         write_all(fd, data)
         if durable:
