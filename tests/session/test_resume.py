@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from resume_script import open_compactor, play
@@ -102,3 +103,60 @@ def test_a_session_killed_at_a_random_moment_resumes_intact(
     store.close()
     for length, view in sent.items():
         assert view == reference[length], f"view after {length} messages differs"
+
+
+def real_scripts() -> list[Any]:
+    from context_compact.bench.run import default_trajectories
+    from context_compact.bench.script import from_session
+    from context_compact.loaders import load_all
+
+    where = default_trajectories()
+    if not where.is_dir():
+        pytest.skip(f"no trajectory pack at {where}")
+    return [from_session(s) for s in load_all(where)]
+
+
+def test_every_recorded_session_resumed_halfway_sends_the_same_views(tmp_path: Path) -> None:
+    from context_compact import Compactor, Policy, SqliteStore
+    from context_compact.bench.fakes import BenchSummarizer
+
+    def play_script(script: Any, db: Path, stop: int | None = None) -> list[str]:
+        c = Compactor(
+            Policy.default(context_limit=12_500), SqliteStore(db), BenchSummarizer(), session="s"
+        )
+        messages = c.view() or list(script.head)
+        done = sum(1 for r in c.store.records("s") if r["kind"] == "message")
+        first = (
+            0
+            if not done
+            else next(
+                i
+                for i in range(len(script.steps) + 1)
+                if len(script.head) + sum(len(s) for s in script.steps[:i]) == done
+            )
+        )
+        if done:
+            messages += list(script.steps[first])
+            first += 1
+        sent = []
+        for i in range(first, len(script.steps) + 1):
+            messages = c.prepare(messages, script.requests[min(i, len(script.steps) - 1)])
+            sent.append(json.dumps(messages))
+            if i == stop or i == len(script.steps):
+                break
+            messages = messages + list(script.steps[i])
+        c.store.close()
+        return sent
+
+    scripts = real_scripts()
+    for n, script in enumerate(scripts):
+        work = tmp_path / f"w{n}"
+        work.mkdir()
+        whole = play_script(script, work / "db")
+        work.rename(tmp_path / f"ref{n}")
+        work.mkdir()
+        half = len(script.steps) // 2
+        first = play_script(script, work / "db", stop=half)
+        rest = play_script(script, work / "db")
+        assert first + rest == whole, script.name
+    assert len(scripts) >= 19
