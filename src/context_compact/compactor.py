@@ -62,7 +62,8 @@ class Compactor:
 
     @property
     def session_id(self) -> str | None:
-        """The durable session this compactor writes (None for engines that keep none)."""
+        """The durable session this compactor writes, created on first use (None for engines
+        that keep no log). Keep it to resume: ``Compactor(..., session=ID)``."""
         sid = getattr(self.engine, "sid", None)
         return sid() if callable(sid) else None
 

@@ -81,9 +81,6 @@ class SessionState:
     def conversation_len(self) -> int:
         return self.n - self.base
 
-    def log_message(self, seq: int) -> Message:
-        return self.msgs[seq]
-
     def render(self, seq: int) -> Message:
         message = self.msgs[seq]
         content = message.get("content")
