@@ -80,6 +80,7 @@ class SqliteStore(DiskFiles):
         durable: bool = False,
     ) -> None:
         self.db_path = Path(path)
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
         super().__init__(self.db_path.parent if root is None else root, durable)
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
