@@ -52,7 +52,7 @@ from .policy import Policy
 from .providers.base import ModelReply, Provider
 from .providers.errors import is_context_overflow
 from .providers.openai_chat import is_local_url
-from .registry import NAMES, policy_for
+from .registry import ENGINES, NAMES, policy_for
 from .session.command import recall_command, sessions
 from .store import WORKDIR_DB, Store, workdir_store
 from .summarize import LLMSummarizer
@@ -360,7 +360,7 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(list(NAMES)),
             default="default",
             show_default=True,
-            help="seed: the seed's stages in characters; default: ours, in tokens.",
+            help="; ".join(f"{name}: {entry.about}" for name, entry in ENGINES.items()),
         ),
         click.option(
             "--context-limit",

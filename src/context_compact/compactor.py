@@ -64,14 +64,12 @@ class Compactor:
     def session_id(self) -> str | None:
         """The durable session this compactor writes, created on first use (None for engines
         that keep no log). Keep it to resume: ``Compactor(..., session=ID)``."""
-        sid = getattr(self.engine, "sid", None)
-        return sid() if callable(sid) else None
+        return self.engine.session()
 
     def view(self) -> list[Message]:
         """The request as it stands, without new messages (after a resume: what the stopped
         process would have sent next). Engines without state have none: an empty list."""
-        view = getattr(self.engine, "view", None)
-        return view() if callable(view) else []
+        return self.engine.view()
 
     def recall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
         """Search this session's whole log (text, a path the store issued, or ``message N``)
@@ -85,7 +83,7 @@ class Compactor:
     @property
     def keeps_log(self) -> bool:
         """True when the engine keeps a durable session log (``recall`` and resume work)."""
-        return callable(getattr(self.engine, "sid", None))
+        return self.engine.keeps_log
 
     def set_request(self, system: str | None = None, tools: list[Any] | None = None) -> None:
         """Count the system prompt and tool schemas into every budget."""
@@ -116,9 +114,7 @@ class Compactor:
     def record(self, messages: list[Any]) -> None:
         """Log what was appended since the last call (the model's final answer) without
         compacting, so a resumed session has it. A no-op for engines that keep no log."""
-        record = getattr(self.engine, "record", None)
-        if callable(record):
-            record(messages)
+        self.engine.record(messages)
 
     def compact_history(
         self, messages: list[Any], active_request: str, instructions: str | None = None

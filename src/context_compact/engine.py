@@ -16,10 +16,13 @@ The five operations mean the same thing under every engine:
 * ``overhead(tokens)``: tokens the request carries besides the messages (system prompt,
   tool schemas), counted into every budget.
 
-An engine that keeps no state (the seed) implements ``observe``/``overhead`` as no-ops; a
-stateful one (the session engine) recognizes the caller's history by content, so each call
-may pass back the list it was given plus what the caller appended, its own full history, or
-a copy of either.
+An engine that keeps a durable log (``keeps_log``) also names its session (``session()``,
+created on first use), shows the request as it stands (``view()``, what a resumed process
+sends next) and logs messages without compacting (``record``). An engine that keeps no state
+(the seed, the bench's peers) gets ``StatelessEngine``'s defaults: no session, an empty view,
+nothing recorded, ``observe``/``overhead`` remembered only. The session engine recognizes the
+caller's history by content, so each call may pass back the list it was given plus what the
+caller appended, its own full history, or a copy of either.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Env:
 
 class Engine(Protocol):
     name: str
+    keeps_log: bool
 
     def prepare(self, messages: list[Any], request: str) -> list[Message]: ...
 
@@ -64,6 +68,12 @@ class Engine(Protocol):
 
     def overhead(self, tokens: int) -> None: ...
 
+    def session(self) -> str | None: ...
+
+    def view(self) -> list[Message]: ...
+
+    def record(self, messages: list[Any]) -> None: ...
+
 
 class StatelessEngine:
     """Defaults for engines that keep no calibration: observe and overhead are recorded only.
@@ -73,6 +83,7 @@ class StatelessEngine:
     """
 
     name = "stateless"
+    keeps_log = False
     fixed_tokens: int = 0
     last_prompt_tokens: int = 0
 
@@ -92,6 +103,15 @@ class StatelessEngine:
 
     def overhead(self, tokens: int) -> None:
         self.fixed_tokens = tokens
+
+    def session(self) -> str | None:
+        return None
+
+    def view(self) -> list[Message]:
+        return []
+
+    def record(self, messages: list[Any]) -> None:
+        return None
 
 
 __all__ = ["Engine", "Env", "Message", "StatelessEngine", "Summarizer"]

@@ -82,8 +82,9 @@ def session_summary(
     """What stands for summarized turns under the session engine.
 
     The summary is plain text (not JSON-escaped). It names the archive of exactly the messages
-    it replaces and the session's index, which lists every file that ever left the view, so
-    anything elided is at most two reads away; ``recall`` searches the whole log in one call.
+    it replaces (as the model saw them: large results by their file) and the session's index,
+    which lists every file that ever left the view, so anything elided is at most two reads
+    away; ``recall`` searches the whole log in one call.
     """
     return {
         "role": "user",
@@ -91,7 +92,7 @@ def session_summary(
             f"[{label}]\n\n"
             f"Current user request:\n{request}\n\n"
             f"Conversation summary (reference only):\n{summary}\n\n"
-            f"Messages {first}-{last} of this session, verbatim: {archive}\n"
+            f"Messages {first}-{last} of this session, as they were in context: {archive}\n"
             f"Index of everything that left the context (one line per file): {index}"
         ),
     }

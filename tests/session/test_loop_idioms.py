@@ -191,3 +191,16 @@ def test_micro_compact_is_a_seed_stage_not_a_compactor_method() -> None:
     assert not hasattr(default(), "micro_compact")
     seed_engine = seed().engine
     assert callable(getattr(seed_engine, "micro_compact", None))
+
+
+def test_an_invalid_history_that_would_restart_the_session_leaves_it_as_it_was() -> None:
+    c = default()
+    view = sdk_loop(c, 30)
+    bad = [user("another task"), call("x"), user("no result for x")]
+    with pytest.raises(InvalidHistory):
+        c.prepare(bad, "another task")
+    assert not [e for e in c.events if e.stage == "session_restart"]
+    w = synthetic_session(31, seed=4)
+    after = c.prepare([*view, w.turns[30].assistant, w.turns[30].results], w.request)
+    assert after[-1] == w.turns[30].results
+    assert not [e for e in c.events if e.stage == "session_restart"]

@@ -79,7 +79,7 @@ def test_cleared_results_name_a_store_file_holding_the_original(tmp_path: Path) 
         messages = c.prepare(messages, workload.request)
         for m in messages:
             if isinstance(m["content"], str) and m["content"].startswith("[Compacted]"):
-                summaries.update(re.findall(r"(?:verbatim|per file\)): (\S+)", m["content"]))
+                summaries.update(re.findall(r"(?:in context|per file\)): (\S+)", m["content"]))
             for b in m["content"] if isinstance(m["content"], list) else []:
                 if b.get("type") == "tool_result" and b["content"].startswith(
                     "[Tool result cleared"

@@ -45,6 +45,7 @@ NEVER = -(10**12)
 
 class SessionEngine:
     name = "default"
+    keeps_log = True
 
     def __init__(self, policy: SessionPolicy, env: Env) -> None:
         self.policy = policy
@@ -83,6 +84,9 @@ class SessionEngine:
             self.session_id = self.store.create_session(self._meta())
         return self.session_id
 
+    def session(self) -> str | None:
+        return self.sid()
+
     def _record(self, record: Record) -> None:
         if record["kind"] != "message":
             self.state.apply(record)
@@ -111,6 +115,10 @@ class SessionEngine:
             messages, state.view_keys, state.conversation_len(), state.head
         )
         if match is None:
+            # An invalid history is refused before the session is touched.
+            violations = check(as_dicts(messages))
+            if violations:
+                raise InvalidHistory(violations)
             self._restart()
             match = Match(0, "view")
         new = as_dicts(messages[match.start :])
@@ -164,8 +172,9 @@ class SessionEngine:
             return
         length, estimate = self._returned
         ratio = min(3.0, max(0.5, prompt_tokens / estimate))
+        # Journaled with the next call's records: a process killed before then has not sent
+        # another request, and its caller observes the same usage again when it resends.
         self._record({"kind": "calibrate", "ratio": ratio, "anchor": [length, prompt_tokens]})
-        self._flush()
 
     def overhead(self, tokens: int) -> None:
         if tokens != self.state.overhead:

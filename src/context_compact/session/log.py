@@ -113,7 +113,8 @@ class Recognizer:
 
     def accept(self, messages: list[Any]) -> None:
         """``messages`` (just matched) is now wholly logged: recognize it again next time."""
-        self._last_objects, self._last_keys = list(messages), self._keys
+        # keys() just made ``_objects`` a copy of ``messages``; prime() replaces, never edits it.
+        self._last_objects, self._last_keys = self._objects, self._keys
 
     def chain_at(self, keys: list[str], n: int) -> str:
         """The chain id of ``keys[:n]``; prefixes computed on an earlier call are reused."""

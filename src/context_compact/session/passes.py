@@ -93,13 +93,14 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
     if not unseen:
         return None
     counter = state.counter
-    sizes = {pos: counter.text(text_of(block)) for pos, block in unseen}
+    texts = {pos: text_of(block) for pos, block in unseen}
+    sizes = {pos: counter.text(text) for pos, text in texts.items()}
     total = sum(sizes.values())
     batch_limit = int(policy.batch_budget * limit)
     cap = min(policy.large_result_limit, int(policy.large_result_share * limit))
     chosen, lines = [], []
-    for pos, block in sorted(unseen, key=lambda item: sizes[item[0]], reverse=True):
-        text = text_of(block)
+    for pos, _ in sorted(unseen, key=lambda item: sizes[item[0]], reverse=True):
+        text = texts[pos]
         if sizes[pos] <= cap and total <= batch_limit:
             continue
         if len(text) <= policy.preview_chars * 2:
@@ -211,8 +212,8 @@ def summarize(
     start = max(state.first_kept, state.base + (1 if first is not None else 0))
     offset = len(state.prefix) - state.first_kept
 
-    def tokens(lo: int, hi: int) -> int:
-        return sum(state.tokens[offset + max(lo, state.first_kept) : offset + hi])
+    def tokens(lo: int, hi: int) -> int:  # of log messages lo..hi-1, all at or after first_kept
+        return sum(state.tokens[offset + lo : offset + hi])
 
     latest = state.latest_request
     first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
@@ -232,11 +233,10 @@ def summarize(
     if saving < least:
         # Summarizing so little would not shrink the view: it would only churn the cache.
         return None
-    first_dropped = max(start, state.first_kept)
-    dropped = [state.view[offset + seq] for seq in range(first_dropped, cut)]
+    dropped = state.view[offset + start : offset + cut]
     archive = io.store.save_messages(dropped)
     rolling = [state.summary] if state.summary is not None else []
-    sizes = state.tokens[offset + first_dropped : offset + cut]
+    sizes = state.tokens[offset + start : offset + cut]
     shown = summary_view(dropped, sizes, input_tokens, archive)
     text = io.summarize(rolling + shown, request, instructions)
     index = io.index(
