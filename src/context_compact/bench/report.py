@@ -161,16 +161,21 @@ def _mb(value: float | None) -> str:
     return "" if value is None else f"{value:,.0f}"
 
 
-def scaling_loop_table(data: dict[str, Any], window: int) -> Table:
-    """Per-turn cost, memory and files of every loop run at one window (fits 80 columns)."""
-    table = Table(
-        title=f"prepare() per turn in the SDK loop (ms), window {window:,} tokens",
+def _narrow(title: str) -> Table:
+    """A table that fits 80 columns: light rules, no edge, padding on one side only."""
+    return Table(
+        title=title,
         title_justify="left",
         header_style="bold",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         padding=(0, 1, 0, 0),
     )
+
+
+def scaling_loop_table(data: dict[str, Any], window: int) -> Table:
+    """Per-turn cost, memory and files of every loop run at one window (fits 80 columns)."""
+    table = _narrow(f"prepare() per turn in the SDK loop (ms), window {window:,} tokens")
     table.add_column("run", no_wrap=True)
     for name in ("turns", "p50", "p99", "max", "/dumps", "RSS MB", "files"):
         table.add_column(name, justify="right")
@@ -200,14 +205,7 @@ def scaling_loop_table(data: dict[str, Any], window: int) -> Table:
 def scaling_cold_table(data: dict[str, Any]) -> Table:
     rows = data.get("cold", [])
     size = f"{rows[0]['messages']:,}-message" if rows else "long"
-    table = Table(
-        title=f"Cold start: one prepare() of a {size} history",
-        title_justify="left",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        padding=(0, 1, 0, 0),
-    )
+    table = _narrow(f"Cold start: one prepare() of a {size} history")
     for name in ("engine", "window", "seconds", "next turn ms", "RSS MB", "files", "runs"):
         table.add_column(name, justify="left" if name == "engine" else "right")
     for r in rows:
