@@ -51,3 +51,9 @@ def test_the_cli_offers_every_engine_as_a_policy() -> None:
     assert run is not None
     option = next(p for p in run.params if p.name == "policy")
     assert list(option.type.choices) == list(POLICIES)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", [n for n in POLICIES if n != "default"])
+def test_a_session_id_given_to_an_engine_without_a_log_is_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="keeps no session log"):
+        Compactor(Policy.named(name), MemoryStore(), session="s1")

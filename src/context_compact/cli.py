@@ -248,11 +248,10 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         input_limit=getattr(policy, "summary_input_limit", 80_000),
         max_tokens=getattr(policy, "summary_max_tokens", 2_000),
     )
-    compactor = Compactor(policy, store, summarizer, session=resume)
-    if resume is not None and not compactor.keeps_log:
-        raise click.UsageError(
-            f"--resume needs a policy that keeps a session log, not {policy.engine!r}"
-        )
+    try:
+        compactor = Compactor(policy, store, summarizer, session=resume)
+    except ValueError as error:
+        raise click.UsageError(f"--resume: {error}") from error
     printer = Printer(console, workdir, show_turns=options["debug"])
     agent = Agent(
         agent_side,

@@ -54,6 +54,11 @@ class Compactor:
         self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens")
         env = Env(self.store, self.summarizer, self.tokens, self._emit, session)
         self.engine: Engine = build_engine(self.policy, env)
+        if session is not None and not self.engine.keeps_log:
+            raise ValueError(
+                f"session={session!r}: the {self.engine.name!r} engine keeps no session log to "
+                "continue; use Policy.default()"
+            )
 
     @property
     def name(self) -> str:
