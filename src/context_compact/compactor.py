@@ -20,6 +20,8 @@ engine); ``view()`` is the request as it stands, to continue from after a restar
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,9 @@ class Compactor:
         self.summarizer: Summarizer = summarizer or (lambda msgs: extractive_summary(msgs))
         self.events: list[CompactionEvent] = []
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
+        # One call at a time: the engine's view and journal are one sequence, and async callers
+        # run it on worker threads.
+        self._lock = threading.RLock()
         # Real token counts where an encoding ships with an installed package; the estimate
         # otherwise (the seed counts characters and never uses it).
         self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens")
@@ -114,20 +119,41 @@ class Compactor:
             callback(event)
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Message]:
-        return self.engine.prepare(messages, active_request)
+        with self._lock:
+            return self.engine.prepare(messages, active_request)
 
     def record(self, messages: list[Any]) -> None:
         """Log what was appended since the last call (the model's final answer) without
         compacting, so a resumed session has it. A no-op for engines that keep no log."""
-        self.engine.record(messages)
+        with self._lock:
+            self.engine.record(messages)
 
     def compact_history(
         self, messages: list[Any], active_request: str, instructions: str | None = None
     ) -> list[Message]:
-        return self.engine.compact(messages, active_request, instructions)
+        with self._lock:
+            return self.engine.compact(messages, active_request, instructions)
 
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Message]:
-        return self.engine.reactive(messages, active_request)
+        with self._lock:
+            return self.engine.reactive(messages, active_request)
+
+    # Async twins for async-first loops and frameworks: the same call on a worker thread, so
+    # store I/O and summarizing never block the event loop; calls on one compactor still run
+    # one at a time, in the order they take the lock.
+    async def aprepare(self, messages: list[Any], active_request: str) -> list[Message]:
+        return await asyncio.to_thread(self.prepare, messages, active_request)
+
+    async def arecord(self, messages: list[Any]) -> None:
+        await asyncio.to_thread(self.record, messages)
+
+    async def acompact_history(
+        self, messages: list[Any], active_request: str, instructions: str | None = None
+    ) -> list[Message]:
+        return await asyncio.to_thread(self.compact_history, messages, active_request, instructions)
+
+    async def areactive_compact(self, messages: list[Any], active_request: str) -> list[Message]:
+        return await asyncio.to_thread(self.reactive_compact, messages, active_request)
 
 
 def prompt_tokens_of(usage: Any) -> int:
