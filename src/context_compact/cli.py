@@ -560,10 +560,13 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 
 # -- more commands -----------------------------------------------------------------------
 from .bench.command import bench  # noqa: E402  (registered after the group exists)
+from .session.transfer import export_command, import_command  # noqa: E402
 
 main.add_command(bench)
 main.add_command(sessions)
 main.add_command(recall_command)
+main.add_command(import_command)
+main.add_command(export_command)
 
 
 if __name__ == "__main__":
