@@ -57,8 +57,9 @@ class Imported:
         return asdict(self)
 
 
-def import_session(store: Store, session: Session) -> Imported:
-    """Write one loaded trajectory as a new session; its record."""
+def import_session(store: Store, session: Session, extra: dict[str, Any] | None = None) -> Imported:
+    """Write one loaded trajectory as a new session (``extra`` added to its meta); its
+    record."""
     from ..compactor import Compactor
     from ..policy import Policy
 
@@ -72,6 +73,7 @@ def import_session(store: Store, session: Session) -> Imported:
         "name": session.name,
         "system": session.system,
         "notes": dict(session.notes),
+        **(extra or {}),
     }
     sid = store.create_session(meta)
     compactor = Compactor(policy, store, session=sid)
