@@ -39,7 +39,7 @@ from ..sizing import TokenCounter
 from ..store.base import Store
 from .command import json_option, need_session, workdir_option
 from .inspect import pass_lines
-from .transfer import LOAD_ERRORS, history
+from .transfer import LOAD_ERRORS, history, quiet_loaders
 
 
 @dataclass(frozen=True)
@@ -213,14 +213,12 @@ def compact_command(
 ) -> None:
     """Replay session ID (or a log FILE) through --policy, offline: what each compaction pass
     does, and the final view. Without --dry-run the result is kept as a NEW session."""
-    import logging
-
     from ..cli import make_policy
     from ..store import workdir_store
 
     root = Path(workdir or Path.cwd()).resolve()
-    logging.getLogger("context_compact.loaders").setLevel(logging.ERROR)
-    session, sid = load_target(target, root, index)
+    with quiet_loaders():
+        session, sid = load_target(target, root, index)
     chosen = make_policy(policy, None, context_limit)
     meta = {"source": "compact", "policy_name": policy, "of": sid or str(Path(target).resolve())}
     store = None if dry_run else workdir_store(root)

@@ -26,6 +26,9 @@ survives the trip.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +58,18 @@ class Imported:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@contextmanager
+def quiet_loaders() -> Iterator[None]:
+    """The loaders log each repair they make; a command reports them itself."""
+    log = logging.getLogger("context_compact.loaders")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def import_session(store: Store, session: Session, extra: dict[str, Any] | None = None) -> Imported:
@@ -174,7 +189,8 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
     store = workdir_store(Path(workdir or Path.cwd()).resolve())
     try:
         try:
-            imported, failures = import_path(store, path)
+            with quiet_loaders():
+                imported, failures = import_path(store, path)
         except LOAD_ERRORS as error:
             raise click.ClickException(f"cannot import {path}: {describe(error, path)}") from None
     finally:
@@ -247,4 +263,5 @@ __all__ = [
     "import_command",
     "import_path",
     "import_session",
+    "quiet_loaders",
 ]
