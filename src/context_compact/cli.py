@@ -93,7 +93,7 @@ def environment(workdir: Path) -> dict[str, str]:
     return {**read_dotenv(workdir / ".env"), **os.environ}
 
 
-def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
+def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int = 2) -> Provider:
     if kind == "anthropic":
         from .providers.anthropic import AnthropicProvider
 
@@ -105,7 +105,9 @@ def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
                     "directory"
                 )
             key = LOCAL_ANTHROPIC_KEY
-        return AnthropicProvider(model, api_key=key, base_url=base, max_retries=2, cache=True)
+        return AnthropicProvider(
+            model, api_key=key, base_url=base, max_retries=max_retries, cache=True
+        )
     from .providers.openai_chat import OpenAIChatProvider
 
     key, base = env.get("OPENAI_API_KEY") or None, env.get("OPENAI_BASE_URL") or None
@@ -114,7 +116,7 @@ def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
             "OPENAI_API_KEY is not set; export it or put it in .env in the work directory "
             "(a local OPENAI_BASE_URL needs no key)"
         )
-    return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=2)
+    return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=max_retries)
 
 
 def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
@@ -177,6 +179,8 @@ class Printer:
             )
         elif isinstance(event, Refusal):
             then = "reactive compaction" if event.recovered else "giving up"
+            if event.retry_max_tokens is not None:
+                then = f"retrying with max_tokens {event.retry_max_tokens:,}"
             out.print(
                 f"  ✗ API refused the prompt ({event.error_text}) → {then}",
                 style="magenta",
@@ -231,7 +235,7 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
             "no model given: pass --model or set MODEL_ID (environment or .env in the work "
             "directory)"
         )
-    provider = make_provider(options["provider"], model, env)
+    provider = make_provider(options["provider"], model, env, options["max_retries"])
     policy = make_policy(options["policy"], model, options["context_limit"])
     store = workdir_store(workdir)
     resume = options.get("resume")
@@ -374,6 +378,14 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Work directory of the tools (default: current directory).",
         ),
         click.option("--max-turns", type=click.IntRange(min=1), default=50, show_default=True),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            default=2,
+            show_default=True,
+            help="Retries of a rate-limited, overloaded, failed (5xx) or dropped model call, "
+            "with the SDK's backoff (it honors the API's retry-after).",
+        ),
         click.option(
             "--resume",
             metavar="ID",
