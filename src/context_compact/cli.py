@@ -24,7 +24,7 @@ import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from .agent.loop import (
     describe_error,
     system_prompt,
 )
+from .agent.guard import Redactor, secrets_in
 from .agent.tools import Workspace
 from .compactor import Compactor
 from .errors import CompactionFailed
@@ -224,6 +225,7 @@ class Session:
     printer: Printer
     debug: bool
     kind: str
+    redact: Redactor = field(default_factory=Redactor)
 
 
 def open_session(options: dict[str, Any], console: Console) -> Session:
@@ -260,12 +262,21 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
     agent = Agent(
         agent_side,
         compactor,
-        Workspace(workdir, read_roots=(store.root_path,)),
+        # API keys and tokens never reach the history through a tool's output.
+        Workspace(workdir, read_roots=(store.root_path,), secrets=secrets_in(env)),
         max_turns=options["max_turns"],
         on_event=printer,
         system=system_prompt(workdir),
     )
-    return Session(agent, compactor, store, printer, options["debug"], options["provider"])
+    return Session(
+        agent,
+        compactor,
+        store,
+        printer,
+        options["debug"],
+        options["provider"],
+        Redactor(secrets_in(env)),
+    )
 
 
 def resume_hint(session: Session) -> str:
@@ -321,7 +332,8 @@ def report_failure(
     if session.debug:
         traceback.print_exception(error, file=sys.stderr)
     advice = hint(error, session.kind) if advice is None else advice
-    click.echo(fail_line(str(error), f"{advice} {resume_hint(session)}", transcript), err=True)
+    line = fail_line(str(error), f"{advice} {resume_hint(session)}", transcript)
+    click.echo(session.redact(line), err=True)
 
 
 RECOVERABLE = (AgentError, CompactionFailed, InvalidHistory)
