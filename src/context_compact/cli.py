@@ -31,6 +31,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from .agent.guard import Redactor, secrets_in
 from .agent.loop import (
     Agent,
     AgentError,
@@ -43,7 +44,6 @@ from .agent.loop import (
     describe_error,
     system_prompt,
 )
-from .agent.guard import Redactor, secrets_in
 from .agent.tools import Workspace
 from .compactor import Compactor
 from .errors import CompactionFailed
