@@ -56,6 +56,7 @@ from .providers.openai_chat import is_local_url
 from .registry import ENGINES, NAMES, policy_for
 from .session.command import recall_command, sessions
 from .store import WORKDIR_DB, Store, workdir_store
+from .store.journal import shown_id
 from .summarize import LLMSummarizer
 
 # The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
@@ -243,7 +244,9 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
     resume = options.get("resume")
     if resume is not None and store.session_meta(resume) is None:
         known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
-        raise click.UsageError(f"no session {resume!r} in {workdir / WORKDIR_DB} (newest: {known})")
+        raise click.UsageError(
+            f"no session {shown_id(resume)} in {workdir / WORKDIR_DB} (newest: {known})"
+        )
     agent_side: Provider = provider
     summary_side: Provider = provider
     if console.is_terminal:
