@@ -302,6 +302,8 @@ DESTRUCTIVE = [
     "kill -9 -1",
     "chmod -R 777 /",
     "chown -R nobody /",
+    "sudo -u root rm -rf /",
+    "env X=1 /bin/rm --recursive --force /",
 ]
 
 
@@ -365,3 +367,9 @@ def test_tool_outputs_have_secrets_redacted_and_bash_has_no_provider_key(tmp_pat
 def test_short_values_are_not_treated_as_secrets() -> None:
     redact = Redactor({"A_TOKEN": "1", "B_API_KEY": "sk-" + "k" * 20})
     assert redact("1 2 sk-" + "k" * 20) == "1 2 [redacted B_API_KEY]"
+
+
+def test_a_very_long_command_is_judged_in_one_pass() -> None:
+    # A backtracking pattern would take minutes here; the guard splits and looks once.
+    assert refused("echo " + "x" * 200_000 + "; " + ":" * 200_000 + "()" * 50_000) is None
+    assert refused("echo " + "x" * 200_000 + "; sudo -u root rm -rf /") is not None

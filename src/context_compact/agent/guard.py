@@ -31,47 +31,90 @@ SECRET_NAME = re.compile(r"(?:API_KEY|_TOKEN|_SECRET|_PASSWORD|SECRET_KEY)$", re
 MIN_SECRET_CHARS = 8
 PROVIDER_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
-# A command position, and the wrappers that may stand before the command itself.
-_AT = (
-    r"(?:^|[;&|(`\n]|\$\()\s*"
-    r"(?:(?:sudo|exec|nohup|command|time)\s+(?:-\S+\s+)*|env\s+(?:\S+=\S*\s+)*)*"
-)
-_ROOTISH = r"(?:/|/\*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*?)(?=\s|$|[;&|)])"
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (reason, re.compile(pattern, re.MULTILINE))
-    for reason, pattern in (
-        (
-            "rm -rf of / or the home directory",
-            _AT + r"rm\s+(?=(?:\S+\s+)*-\w*[rR])(?=(?:\S+\s+)*-\w*f)(?:-\S+\s+)*" + _ROOTISH,
-        ),
-        ("rm --no-preserve-root", _AT + r"rm\s+.*--no-preserve-root"),
-        ("making or wiping a filesystem", _AT + r"(?:mkfs(?:\.\w+)?|mke2fs|wipefs)\b"),
-        ("dd onto a device", _AT + r"dd\s+.*\bof=/dev/(?!null\b|zero\b|stdout\b|stderr\b)"),
-        (
-            "writing onto a disk device",
-            r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)\w*",
-        ),
-        ("a fork bomb", r"(\w+|:)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&"),
-        ("shutting the machine down", _AT + r"(?:shutdown|reboot|halt|poweroff)\b"),
-        ("shutting the machine down", _AT + r"(?:init|telinit)\s+[06]\b"),
-        (
-            "shutting the machine down",
-            _AT + r"systemctl\s+(?:-\S+\s+)*(?:poweroff|reboot|halt|kexec)\b",
-        ),
-        ("killing every process", _AT + r"kill\s+(?:-\S+\s+)*-1\b"),
-        (
-            "changing the owner or mode of /",
-            _AT + r"ch(?:mod|own)\s+(?:\S+\s+)*?-\w*R\w*\s+(?:\S+\s+)*?/(?=\s|$|[;&|)])",
-        ),
-    )
-)
+# Where one simple command ends and the next begins (quotes are not parsed: a guard).
+_SEPARATORS = re.compile(r"\$\(|&&|\|\||[;&|()`{}\n]")
+_WRAPPERS = frozenset({"sudo", "exec", "nohup", "command", "time", "builtin", "doas"})
+_ROOTISH = frozenset({"/", "/*", "~", "~/", "~/*", "$HOME", "${HOME}", "$HOME/", "$HOME/*"})
+_HARMLESS_DEVICES = frozenset({"null", "zero", "stdout", "stderr", "random", "urandom"})
+_DISK_WRITE = re.compile(r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)\w*")
+_FORK_BOMB = re.compile(r"(?<![\w:.-])([\w:.-]{1,64})\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&")
+_SUDO_ARGUMENT = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"})
+_POWER = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 
 
 def refused(command: str) -> str | None:
-    """Why ``command`` is refused (an obviously destructive command), or None to run it."""
-    for reason, pattern in _RULES:
-        if pattern.search(command):
+    """Why ``command`` is refused (an obviously destructive command), or None to run it.
+
+    Linear in the length of the command: it is split into simple commands, each judged by
+    its name and arguments."""
+    if _FORK_BOMB.search(command):
+        return "a fork bomb"
+    if _DISK_WRITE.search(command):
+        return "writing onto a disk device"
+    for segment in _SEPARATORS.split(command):
+        reason = _judge(_command_words(segment.split()))
+        if reason is not None:
             return reason
+    return None
+
+
+def _command_words(words: list[str]) -> list[str]:
+    """The words from the command name on, past ``sudo -u x``, ``env A=1`` and the like."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _WRAPPERS or word == "env":
+            i += 1
+            while i < len(words) and (words[i].startswith("-") or "=" in words[i]):
+                i += 2 if words[i] in _SUDO_ARGUMENT else 1
+            continue
+        if "=" in word and not word.startswith("="):  # VAR=value before the command
+            i += 1
+            continue
+        break
+    return words[i:]
+
+
+def _flags(args: list[str]) -> str:
+    """Every single-letter flag in ``args`` (``-rf -v`` gives ``rfv``), long ones spelled."""
+    letters = []
+    for arg in args:
+        if arg == "--recursive":
+            letters.append("r")
+        elif arg == "--force":
+            letters.append("f")
+        elif arg.startswith("-") and not arg.startswith("--"):
+            letters.append(arg[1:])
+    return "".join(letters)
+
+
+def _judge(words: list[str]) -> str | None:
+    if not words:
+        return None
+    name, args = words[0].rsplit("/", 1)[-1], words[1:]
+    flags = _flags(args)
+    operands = {a for a in args if not a.startswith("-")}
+    if name == "rm":
+        if "--no-preserve-root" in args:
+            return "rm --no-preserve-root"
+        if "f" in flags and ("r" in flags or "R" in flags) and operands & _ROOTISH:
+            return "rm -rf of / or the home directory"
+    if name.startswith("mkfs") or name in ("mke2fs", "wipefs"):
+        return "making or wiping a filesystem"
+    if name == "dd":
+        for arg in args:
+            if arg.startswith("of=/dev/") and arg[len("of=/dev/") :] not in _HARMLESS_DEVICES:
+                return "dd onto a device"
+    if name in _POWER:
+        return "shutting the machine down"
+    if name in ("init", "telinit") and operands & {"0", "6"}:
+        return "shutting the machine down"
+    if name == "systemctl" and operands & {"poweroff", "reboot", "halt", "kexec"}:
+        return "shutting the machine down"
+    if name == "kill" and "-1" in args:
+        return "killing every process"
+    if name in ("chmod", "chown") and "R" in flags and "/" in operands:
+        return "changing the owner or mode of /"
     return None
 
 
