@@ -24,6 +24,7 @@ from context_compact.agent.loop import MIN_OUTPUT_TOKENS, Agent, AgentError, Ref
 from context_compact.agent.tools import Workspace
 from context_compact.providers.anthropic import AnthropicProvider
 from context_compact.providers.base import Provider
+from context_compact.providers.errors import OverflowFigures, is_context_overflow, overflow_figures
 from context_compact.providers.openai_chat import OpenAIChatProvider, from_openai
 from stub_api import Drop, ErrorReply, Reply, StubAPI, Truncated, fast_retry
 
@@ -267,3 +268,69 @@ def test_a_request_too_large_413_is_compacted_and_retried(stub_api: StubAPI, mak
     assert agent.run([], REQUEST).text == "done"
     assert [e.recovered for e in events if isinstance(e, Refusal)] == [True]
     assert len(json.dumps(stub_api.bodies[-1])) < len(json.dumps(stub_api.bodies[-2]))
+
+
+# -- the numbers a refusal carries, read off the SDKs' own exceptions -------------------------
+
+FIGURES = {
+    "anthropic A + B > C": (
+        "anthropic",
+        lambda: s.anthropic_input_and_max_tokens_exceed(178_959, 64_000, 200_000),
+        OverflowFigures(178_959, 64_000, 200_000),
+    ),
+    "anthropic prompt too long": (
+        "anthropic",
+        lambda: s.anthropic_prompt_too_long(209_353, 199_999),
+        OverflowFigures(209_353, None, 199_999),
+    ),
+    "anthropic 413": ("anthropic", s.anthropic_request_too_large, OverflowFigures()),
+    "openai context length": (
+        "openai",
+        lambda: s.openai_context_length_exceeded(8_192, 8_202),
+        OverflowFigures(8_202, None, 8_192),
+    ),
+    "openai gpt-5 limit": (
+        "openai",
+        s.openai_input_tokens_exceed_configured_limit,
+        OverflowFigures(289_650, None, 272_000),
+    ),
+    "vllm messages and completion": (
+        "openai",
+        s.vllm_context_length_exceeded,
+        OverflowFigures(112_946, 10_000, 16_384),
+    ),
+    "vllm wrapped": (
+        "openai",
+        lambda: s.vllm_context_length_exceeded(wrapped=True),
+        OverflowFigures(112_946, 10_000, 16_384),
+    ),
+    "llama.cpp fields": ("openai", s.llamacpp_exceed_context, OverflowFigures(14_429, None, 8_192)),
+    "responses wording without numbers": (
+        "openai",
+        s.openai_input_exceeds_context_window,
+        OverflowFigures(),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(FIGURES))
+def test_the_figures_of_each_refusal_wording_are_read_from_the_sdk_exception(
+    stub_api: StubAPI, case: str
+) -> None:
+    which, answer, expected = FIGURES[case]
+    stub_api.enqueue(answer())
+    model = provider(which, stub_api, 0)
+    try:
+        with pytest.raises(Exception) as raised:
+            model.complete(
+                system="", messages=[{"role": "user", "content": "hi"}], tools=[], max_tokens=16
+            )
+    finally:
+        model.close()
+    assert is_context_overflow(raised.value)
+    assert overflow_figures(raised.value) == expected
+
+
+def test_a_refusal_without_numbers_gives_no_figures_rather_than_a_guess() -> None:
+    assert overflow_figures(ValueError("prompt is too long")) == OverflowFigures()
+    assert OverflowFigures(prompt_tokens=5).output_room is None
