@@ -373,3 +373,20 @@ def test_a_very_long_command_is_judged_in_one_pass() -> None:
     # A backtracking pattern would take minutes here; the guard splits and looks once.
     assert refused("echo " + "x" * 200_000 + "; " + ":" * 200_000 + "()" * 50_000) is None
     assert refused("echo " + "x" * 200_000 + "; sudo -u root rm -rf /") is not None
+
+
+def test_ids_that_sanitize_to_the_same_name_keep_each_result_under_the_default(
+    store: Store,
+) -> None:
+    # The seed's S-1.3 names a file by the sanitized id and reuses it: "a/b" and "a_b"
+    # share one file there. The default names copies by content, so each keeps its own.
+    texts = {tid: f"TEXT-{n} " + "z" * 150_000 for n, tid in enumerate(["a/b", "a_b", "a?b"])}
+    batch = [
+        {"role": "assistant", "content": [call(tid)["content"][0] for tid in texts]},
+        {"role": "user", "content": [result(tid, t)["content"][0] for tid, t in texts.items()]},
+    ]
+    view = Compactor(Policy.default(), store).prepare([user("t"), *batch], "t")
+    shown = json.dumps(view)
+    for text in texts.values():
+        escaped = json.dumps(text)[1:-1]
+        assert escaped in shown or any(escaped in json.dumps(t) for t in _reachable(store, shown))
