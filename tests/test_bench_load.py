@@ -12,6 +12,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from context_compact.bench.load import LoadConfig, SessionRun, drive, run_load, verify
@@ -52,7 +53,9 @@ def test_the_check_catches_a_lost_message_and_a_wrong_view(tmp_path: Path) -> No
     assert len(checked["problems"]) == 3  # the lost message: its log and its resume
 
 
-def test_bench_load_prints_the_table_and_writes_json(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_bench_load_prints_the_table_and_writes_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(LoadConfig, "quick", classmethod(lambda cls, **kw: SMOKE))
     out = tmp_path / "load.json"
     result = CliRunner().invoke(
