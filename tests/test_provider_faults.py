@@ -23,7 +23,6 @@ from context_compact import Compactor, Policy, SqliteStore, check
 from context_compact.agent.loop import MIN_OUTPUT_TOKENS, Agent, AgentError, Refusal
 from context_compact.agent.tools import Workspace
 from context_compact.providers.anthropic import AnthropicProvider
-from context_compact.providers.base import Provider
 from context_compact.providers.errors import OverflowFigures, is_context_overflow, overflow_figures
 from context_compact.providers.openai_chat import OpenAIChatProvider, from_openai
 from stub_api import Drop, ErrorReply, Reply, StubAPI, Truncated, fast_retry
@@ -67,7 +66,7 @@ def provider(kind: str, stub: StubAPI, max_retries: int) -> AnthropicProvider | 
 def make(
     kind: str, stub_api: StubAPI, work: Path, store: SqliteStore
 ) -> Iterator[Callable[..., tuple[Agent, list[Any]]]]:
-    opened: list[Provider] = []
+    opened: list[AnthropicProvider | OpenAIChatProvider] = []
 
     def make_(max_retries: int = 0, **policy: Any) -> tuple[Agent, list[Any]]:
         model = provider(kind, stub_api, max_retries)
@@ -79,7 +78,7 @@ def make(
 
     yield make_
     for model in opened:
-        model.close()  # type: ignore[attr-defined]
+        model.close()
 
 
 def read_notes() -> Reply:
