@@ -14,8 +14,8 @@ from adapter_helpers import log_part
 from agents import SQLiteSession
 
 from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
-from context_compact.integrations.openai_agents import CompactingSession, to_dict
-from context_compact.integrations.openai_agents import _units as units
+from context_compact.formats.openai_responses import to_canonical
+from context_compact.integrations.openai_agents import CompactingSession
 
 
 def _items(turns: int, size: int = 8000) -> list[dict[str, Any]]:
@@ -57,7 +57,7 @@ def test_a_cleared_output_is_the_stored_item_with_only_its_output_changed() -> N
     asyncio.run(session.add_items(_items(30)))
     view = asyncio.run(session.get_items())
     assert asyncio.run(inner.get_items()) == _items(30)  # nothing stored was changed or deleted
-    assert check([to_dict(u) for u in units(view)]) == []
+    assert check(to_canonical(view)[1]) == []
     stored = {i["call_id"]: i for i in _items(30) if i.get("type") == "function_call_output"}
     changed = [
         i for i in view if i.get("type") == "function_call_output" and i != stored[i["call_id"]]
@@ -81,6 +81,9 @@ def test_pop_and_clear_act_on_the_inner_session() -> None:
     inner.close()
 
 
-def test_an_item_that_is_not_a_dict_is_refused_naming_where_it_is() -> None:
-    with pytest.raises(InvalidHistory, match="message 1: malformed: expected a Responses input"):
-        units([{"role": "user", "content": "go"}, "hello"])
+def test_a_stored_item_it_cannot_read_is_refused_naming_where_it_is() -> None:
+    inner, session = _session()
+    asyncio.run(session.add_items([{"role": "user", "content": "go"}, "hello"]))  # type: ignore[list-item]
+    with pytest.raises(InvalidHistory, match="message 1: malformed: expected a Responses item"):
+        asyncio.run(session.get_items())
+    inner.close()
