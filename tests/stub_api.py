@@ -1,9 +1,10 @@
-"""A scripted HTTP stand-in for the Anthropic Messages and OpenAI Chat Completions APIs.
+"""A scripted HTTP stand-in for the Anthropic Messages and OpenAI Chat Completions and
+Responses APIs.
 
 ``StubAPI`` listens on 127.0.0.1 (ephemeral port) and answers ``POST /v1/messages`` in the
-Anthropic shape and ``POST /v1/chat/completions`` in the OpenAI shape, so the real
-``anthropic`` and ``openai`` SDK clients can be pointed at it. Each request consumes the
-next item of a script:
+Anthropic shape, ``POST /v1/chat/completions`` and ``POST /v1/responses`` in the OpenAI
+shapes, so the real ``anthropic`` and ``openai`` SDK clients can be pointed at it. Each
+request consumes the next item of a script:
 
 - ``Reply``: a neutral description (text, tool calls, stop reason, token counts) rendered
   in whichever API shape the request path asks for;
@@ -38,6 +39,7 @@ from typing import Any
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
+RESPONSES_PATH = "/v1/responses"
 
 
 @dataclass(frozen=True)
@@ -376,6 +378,82 @@ def _openai_completion(reply: Reply, request: Any, number: int) -> dict[str, Any
     }
 
 
+def _responses_output(reply: Reply, number: int) -> list[dict[str, Any]]:
+    output: list[dict[str, Any]] = []
+    if reply.thinking is not None:
+        output.append(
+            {
+                "id": f"rs_stub_{number:04d}",
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": reply.thinking}],
+                "encrypted_content": f"gAAAA-stub-{number:04d}",
+            }
+        )
+    if reply.text is not None:
+        output.append(
+            {
+                "id": f"msg_stub_{number:04d}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+            }
+        )
+    for index, call in enumerate(reply.tool_calls):
+        arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.input)
+        output.append(
+            {
+                "id": f"fc_stub_{number:04d}_{index}",
+                "type": "function_call",
+                "call_id": call.id or f"call_stub_{number:04d}_{index}",
+                "name": call.name,
+                "arguments": arguments,
+                "status": "completed",
+            }
+        )
+    return output
+
+
+def _openai_response(reply: Reply, request: Any, number: int) -> dict[str, Any]:
+    """A Responses API ``response`` object (https://platform.openai.com/docs/api-reference/
+    responses/object); ``input_tokens`` counts cached tokens too, as the real API does."""
+    prompt = reply.input_tokens + reply.cache_read_tokens + reply.cache_creation_tokens
+    stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
+    incomplete = stop == "max_tokens"
+    body = request if isinstance(request, dict) else {}
+    return {
+        "id": f"resp_stub_{number:04d}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "incomplete" if incomplete else "completed",
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "instructions": body.get("instructions"),
+        "max_output_tokens": body.get("max_output_tokens"),
+        "model": body.get("model", "stub"),
+        "output": _responses_output(reply, number),
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": body.get("store", True),
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": body.get("tools", []),
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": prompt,
+            "input_tokens_details": {"cached_tokens": reply.cache_read_tokens},
+            "output_tokens": reply.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": prompt + reply.output_tokens,
+        },
+        "user": None,
+        "metadata": {},
+    }
+
+
 # -- server ------------------------------------------------------------------------------
 
 
@@ -501,7 +579,7 @@ class StubAPI:
         """``answer`` plus how much of the body to send: None all, 0 nothing (``Drop``)."""
         with self._lock:
             self.requests.append(request)
-            if request.path not in (ANTHROPIC_PATH, OPENAI_PATH):
+            if request.path not in (ANTHROPIC_PATH, OPENAI_PATH, RESPONSES_PATH):
                 return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}, None
             if not self._script:
                 return 500, {"error": {"message": "stub_api: script exhausted"}}, {}, None
@@ -526,6 +604,8 @@ class StubAPI:
         if request.path == ANTHROPIC_PATH:
             headers = {"request-id": f"req_stub{next(_request_ids):06d}"}
             return 200, _anthropic_message(item, request.body, number), headers, cut
+        if request.path == RESPONSES_PATH:
+            return 200, _openai_response(item, request.body, number), {}, cut
         return 200, _openai_completion(item, request.body, number), {}, cut
 
 

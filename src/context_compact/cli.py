@@ -6,7 +6,9 @@
 
 Configuration comes from options, then the environment, then a ``.env`` file in the work
 directory (the real environment wins): ``MODEL_ID``, ``ANTHROPIC_API_KEY``,
-``ANTHROPIC_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``.
+``ANTHROPIC_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``. Policy settings
+(thresholds, limits) come from options, then ``.context-compact/config.toml`` in the work
+directory (``config.py``).
 
 What the user sees on stdout: the model's text, one dim line per tool call, one line per
 compaction (stage, size before -> after, where the full copy went), a spinner while the
@@ -46,6 +48,7 @@ from .agent.loop import (
 )
 from .agent.tools import Workspace
 from .compactor import Compactor
+from .config import ConfigError, apply_settings, read_config
 from .errors import CompactionFailed
 from .events import CompactionEvent
 from .invariants import InvalidHistory
@@ -132,6 +135,23 @@ def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
         base = Policy.default(model=model)
         return policy_for(name, **{"context_limit": base.context_limit, **limit})
     except (ValueError, TypeError) as error:
+        raise click.UsageError(str(error)) from error
+
+
+def configured_policy(options: dict[str, Any], model: str | None, workdir: Path) -> Any:
+    """The ``--policy`` in force with ``.context-compact/config.toml``'s ``[policy]`` settings,
+    then the threshold options, applied over its defaults."""
+    policy = make_policy(options["policy"], model, options["context_limit"])
+    try:
+        settings, source = read_config(workdir)
+        if options["context_limit"] is not None:
+            settings.pop("context_limit", None)
+        policy = apply_settings(policy, settings, source)
+        flags = {
+            key: options[key] for key in ("high_water", "low_water") if options[key] is not None
+        }
+        return apply_settings(policy, flags, "--high-water/--low-water")
+    except ConfigError as error:
         raise click.UsageError(str(error)) from error
 
 
@@ -239,7 +259,7 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
             "directory)"
         )
     provider = make_provider(options["provider"], model, env, options["max_retries"])
-    policy = make_policy(options["policy"], model, options["context_limit"])
+    policy = configured_policy(options, model, workdir)
     store = workdir_store(workdir)
     resume = options.get("resume")
     if resume is not None and store.session_meta(resume) is None:
@@ -392,6 +412,18 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Compaction limit (characters for seed, tokens for default).",
         ),
         click.option(
+            "--high-water",
+            type=click.FloatRange(0, 1, min_open=True),
+            default=None,
+            help="Compact when the request passes this share of the limit (default policy).",
+        ),
+        click.option(
+            "--low-water",
+            type=click.FloatRange(0, 1, min_open=True),
+            default=None,
+            help="Compact down to this share of the limit (default policy).",
+        ),
+        click.option(
             "--workdir",
             type=click.Path(exists=True, file_okay=False, path_type=Path),
             default=None,
@@ -420,6 +452,7 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.group()
+@click.version_option(package_name="context-compact", prog_name="context-compact")
 def main() -> None:
     """A coding agent that keeps its context inside the window without losing anything."""
 

@@ -57,6 +57,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .messages import model_visible
+
 # Context windows in tokens, by model-name prefix (longest prefix wins). Sources: the
 # providers' model pages (Anthropic "Models overview", OpenAI model docs), as of 2025.
 MODEL_WINDOWS: dict[str, int] = {
@@ -299,7 +301,7 @@ class TokenCounter:
         """Tokens of one message, uncached (for callers that keep the count themselves)."""
         content = message.get("content", "") if isinstance(message, dict) else message
         # Per-message framing (role, separators) costs a few tokens on every API.
-        return self._count(to_json(content)) + 4
+        return self._count(to_json(model_visible(content))) + 4
 
     def message(self, message: Any) -> int:
         """Tokens of one message, cached by identity."""

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..invariants import InvalidHistory, Violation
-from ..messages import Message, plain
+from ..messages import FORMAT_META, Message, plain
 
 PASSTHROUGH = "passthrough"
-META = "openai"
+META = FORMAT_META
 
 
 @dataclass(frozen=True)
