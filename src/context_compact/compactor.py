@@ -48,7 +48,7 @@ class Compactor:
     ) -> None:
         self.policy = policy if policy is not None else Policy.default()
         self.store: Store = store if store is not None else FileStore(Path.cwd())
-        self.summarizer: Summarizer = summarizer or (lambda msgs: extractive_summary(msgs))
+        self.summarizer: Summarizer = summarizer or extractive_summary
         self.events: list[CompactionEvent] = []
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
         # One call at a time: the engine's view and journal are one sequence, and async callers
