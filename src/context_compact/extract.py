@@ -13,8 +13,9 @@
   Not from tool output: a session reads thousands of them there; those the agent cared about
   it names in its own words.
 
-``extractive_summary`` arranges them under ``markers.SUMMARY_SECTIONS``, newest first within
-each section's share of ``limit`` characters, rolling over the ``previous`` summary it made.
+``extractive_summary`` arranges them under ``markers.SUMMARY_SECTIONS`` (a section with
+nothing found is left out), newest first within each section's share of ``limit``
+characters, rolling over the ``previous`` summary it made.
 ``summary_score(summary, source)`` is the share of each kind present in a summary by exact
 string (whitespace runs count as one space), so summaries can be compared without a model.
 """
@@ -276,9 +277,9 @@ def extractive_summary(
             keep_first = 1 if before and name == SUMMARY_SECTIONS[0] else keep_first
             items = list(dict.fromkeys([*before, *new]))
         items = _fit(items, int(share * limit) - len(name) - 4, keep_first)
-        lines.append(f"## {name}")
-        lines += [f"- {item}" for item in items] or ["- none"]
-    text = "\n".join(lines)
+        if items:
+            lines += [f"## {name}", *(f"- {item}" for item in items)]
+    text = "\n".join(lines) or "(nothing to summarize)"
     if len(text) > limit:
         text = text[: text.rfind("\n", 0, limit)]
     return text
