@@ -75,6 +75,7 @@ class Command:
     seq: int
     error: str | None = None
     shown: str = ""
+    errors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -187,7 +188,8 @@ def _tool_result(
     _, command = uses.get(str(block.get("tool_use_id")), ("tool", None))
     if command is not None:
         failed = bool(errors) or block.get("is_error") is True
-        command.error = (errors[-1] if errors else "error reported") if failed else None
+        command.errors = errors or (["error reported"] if failed else [])
+        command.error = command.errors[0] if failed else None
         lines = [squash(line) for line in head.strip().splitlines() if line.strip()]
         command.shown = (lines[-1] if lines else "(no output)")[:160]
 
@@ -250,7 +252,8 @@ def extractive_summary(
             continue
         later = [d for d in found.commands if d.seq > c.seq and d.command == c.command]
         if later and later[-1].error is None:
-            fixes[c.error] = f"fixed: `{_clip(c.command, 120)}` passed at message {later[-1].seq}"
+            for error in c.errors:
+                fixes[error] = f"fixed: `{_clip(c.command, 120)}` passed at message {later[-1].seq}"
         elif not later:
             failed.append(f"`{_clip(c.command, 160)}` (message {c.seq}) -> {_clip(c.error, 100)}")
     errors = [
