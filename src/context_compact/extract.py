@@ -45,10 +45,15 @@ IDENTIFIER = re.compile(
     r"|\b[A-Z][A-Z0-9]+-\d+(?:-\d+)*\b"
     r"|(?<![\w&#])#\d+\b"
 )
-BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+BACKTICKED = re.compile(r"`([^`\s]{2,80})`")
+# An error line: a named exception or error, ``error:``, ``ERROR``, a traceback, FAILED,
+# failed, ``fatal:`` or ``panic:``; not every line that says "error" (issue titles, code).
 ERRORISH = re.compile(
-    r"^.*\b(?:Error|error|ERROR|Traceback|FAILED|[Ff]ailed|[Ee]xception|fatal)\b.*$", re.M
+    r"^.*(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|\bERROR\b|^Traceback\b"
+    r"|\bFAILED\b|\bfailed\b|\bfatal:|\bpanic:).*$",
+    re.M,
 )
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 DECISION = re.compile(
     r"\b(?:decid\w*|because|instead|chose|choose|will use|I'll use|going with|prefer)\b", re.I
@@ -58,8 +63,9 @@ WRITES = ("edit", "write", "create", "replace", "insert", "patch", "apply", "str
 
 
 def squash(text: str) -> str:
-    """Whitespace runs as one space: how items are compared with a summary."""
-    return " ".join(text.split())
+    """Whitespace runs as one space, terminal colour codes gone: how items are compared with
+    a summary."""
+    return " ".join(ANSI.sub("", text).split())
 
 
 def text_of(message: Message) -> str:
@@ -97,7 +103,7 @@ def sentences(text: str, longest: int = 300) -> list[str]:
     out = []
     for piece in SENTENCE.split(text):
         piece = squash(piece)
-        if 8 <= len(piece) <= longest:
+        if 8 <= len(piece) <= longest and " " in piece:
             out.append(piece)
     return out
 
@@ -181,11 +187,15 @@ def _tool_result(
     if text is None:
         text = result_text(block)
     head = text[:20_000]
-    errors = [squash(m.group(0))[:200] for m in ERRORISH.finditer(head)]
-    errors = [e for e in errors if e]
+    _, command = uses.get(str(block.get("tool_use_id")), ("tool", None))
+    # Error lines of what a command printed, or of a result the tool flagged; a file the
+    # agent read may well hold the word "error" in its code.
+    errors: list[str] = []
+    if command is not None or block.get("is_error") is True:
+        errors = [squash(m.group(0))[:200] for m in ERRORISH.finditer(head)]
+        errors = [e for e in errors if e]
     seen = {e for _, e in out.errors}
     out.errors += [(seq, e) for e in dict.fromkeys(errors) if e not in seen]
-    _, command = uses.get(str(block.get("tool_use_id")), ("tool", None))
     if command is not None:
         failed = bool(errors) or block.get("is_error") is True
         command.errors = errors or (["error reported"] if failed else [])
@@ -225,6 +235,16 @@ def _fit(items: list[str], budget: int, keep_first: int = 0) -> list[str]:
     return [items[i] for i in sorted(chosen)]
 
 
+def _openings(user: list[tuple[int, str]], most: int = 3) -> list[tuple[int, str]]:
+    """The first ``most`` sentences of each user message (a long pasted task states what it
+    wants first; the rest stays in the message, pinned in view or archived)."""
+    out: list[tuple[int, str]] = []
+    for seq, sentence in user:
+        if sum(1 for s, _ in out if s == seq) < most:
+            out.append((seq, sentence))
+    return out
+
+
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -241,7 +261,7 @@ def extractive_summary(
     found = facts(messages)
     old = _previous_sections(previous)
     goal = [f"Request: {_clip(squash(request), 600)}"] if request else []
-    goal += [f'user (message {seq}): "{s}"' for seq, s in found.user]
+    goal += [f'user: "{s}"' for _, s in _openings(found.user)]
     files = [f"{path} ({state})" for path, state in found.files.items()]
     commands, failed = [], []
     fixes: dict[str, str] = {}
@@ -253,12 +273,10 @@ def extractive_summary(
         later = [d for d in found.commands if d.seq > c.seq and d.command == c.command]
         if later and later[-1].error is None:
             for error in c.errors:
-                fixes[error] = f"fixed: `{_clip(c.command, 120)}` passed at message {later[-1].seq}"
+                fixes[error] = f"fixed: `{_clip(c.command, 120)}` passed later"
         elif not later:
-            failed.append(f"`{_clip(c.command, 160)}` (message {c.seq}) -> {_clip(c.error, 100)}")
-    errors = [
-        f"{e} (message {seq}" + (f"; {fixes[e]})" if e in fixes else ")") for seq, e in found.errors
-    ]
+            failed.append(f"`{_clip(c.command, 160)}` -> {_clip(c.error, 100)}")
+    errors = [f"{e} ({fixes[e]})" if e in fixes else e for _, e in found.errors]
     sections = [
         goal,
         [_clip(d, 300) for d in found.decisions],

@@ -266,7 +266,6 @@ class SessionEngine:
                 previous=previous,
                 instructions=instructions,
                 max_tokens=budget,
-                request=request,
             )
 
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -285,9 +284,8 @@ class SessionEngine:
                 ) from error
             note = f"summarizer failed ({type(error).__name__}); extractive summary used"
             self._emit("summary_fallback", 0, 0, (), note)
-            text = extractive_summary(
-                messages, request, limit=min(4_000, 4 * budget), previous=previous
-            )
+            # The summary message states the request in full: the summary need not repeat it.
+            text = extractive_summary(messages, limit=min(4_000, 4 * budget), previous=previous)
         finally:
             pool.shutdown(wait=False)
         return self._capped(text.strip(), budget)
