@@ -98,8 +98,9 @@ class SessionPolicy:
     summary_input_limit: int = 160_000
     """Most characters of history the model summarizer is given."""
     summary_max_tokens: int = 2_000
-    """Length budget of a summary, in tokens: the model is asked to stay under it and its call
-    is capped at it; a longer summary from any summarizer is cut to it (``summary_capped``)."""
+    """Length budget of a summary, in tokens (at most 15% of ``context_limit`` in a small
+    window): the model is asked to stay under it and its call is capped at it; a longer summary
+    from any summarizer is cut to it (a ``summary_capped`` event)."""
     summary_timeout: float = 120.0
     """Seconds a summary call may take before the extractive fallback is used."""
     max_summary_failures: int = 3

@@ -42,6 +42,7 @@ from .log import Match, Recognizer, chain_id, content_key
 from .state import Record, SessionState, clone
 
 NEVER = -(10**12)
+SUMMARY_SHARE = 0.15
 
 
 class EmptySummary(ValueError):
@@ -193,6 +194,13 @@ class SessionEngine:
         if tokens != self.state.overhead:
             self._record({"kind": "overhead", "tokens": tokens})
 
+    @property
+    def summary_budget(self) -> int:
+        """Tokens a summary may take: ``summary_max_tokens``, and at most ``SUMMARY_SHARE``
+        of the limit, so that in a small window the summary cannot fill what the
+        summarizing was meant to free."""
+        return max(100, min(self.policy.summary_max_tokens, int(SUMMARY_SHARE * self.limit)))
+
     # -- passes ----------------------------------------------------------------------------
     def _persist(self) -> None:
         state = self.state
@@ -257,7 +265,7 @@ class SessionEngine:
         """The summarizer's text, or the extractive summary if it raised, timed out or gave
         no text (each a failure; ``max_summary_failures`` in a row raise), cut to the
         policy's length budget if longer."""
-        budget = self.policy.summary_max_tokens
+        budget = self.summary_budget
 
         def call() -> Any:
             return call_summarizer(
@@ -285,7 +293,7 @@ class SessionEngine:
             note = f"summarizer failed ({type(error).__name__}); extractive summary used"
             self._emit("summary_fallback", 0, 0, (), note)
             # The summary message states the request in full: the summary need not repeat it.
-            text = extractive_summary(messages, limit=min(4_000, 4 * budget), previous=previous)
+            text = extractive_summary(messages, limit=min(4_000, 3 * budget), previous=previous)
         finally:
             pool.shutdown(wait=False)
         return self._capped(text.strip(), budget)
