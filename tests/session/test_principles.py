@@ -263,7 +263,7 @@ def test_usage_from_the_api_calibrates_the_estimate() -> None:
 
 class Spy(BenchSummarizer):
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(target_chars=1_200)  # within a 4,000-token window's summary budget
         self.inputs: list[list[dict[str, Any]]] = []
 
         self.outputs: list[str] = []
