@@ -229,6 +229,8 @@ def _fit(items: list[str], budget: int, keep_first: int = 0) -> list[str]:
     used = sum(len(items[i]) + 3 for i in chosen)
     for i in range(len(items) - 1, keep_first - 1, -1):
         if used + len(items[i]) + 3 > budget:
+            if not chosen and budget > 40:  # the newest, cut, rather than an empty section
+                return [_clip(items[i], budget - 3)]
             break
         chosen.add(i)
         used += len(items[i]) + 3
