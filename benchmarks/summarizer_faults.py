@@ -13,7 +13,7 @@ and counts per case:
 * fallbacks / cut: ``summary_fallback`` and ``summary_capped`` events;
 * quoted: summary messages in the final views whose ``</summary>`` is the harness's own.
 
-    .venv/bin/python benchmarks/summarizer_faults.py [--sessions 5] [--turns 150] [--limit 4000]
+    .venv/bin/python benchmarks/summarizer_faults.py [--sessions 5] [--turns 150] [--limit 8000]
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sessions", type=int, default=5)
     parser.add_argument("--turns", type=int, default=150)
-    parser.add_argument("--limit", type=int, default=4_000)
+    parser.add_argument("--limit", type=int, default=8_000)
     args = parser.parse_args(argv)
     rows = [run_case(c, args.sessions, args.turns, args.limit) for c in CASES]
     headers = ("case", "tried", "survived", "breaker", "lost", "fallbacks", "cut", "quoted")

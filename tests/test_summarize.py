@@ -210,3 +210,14 @@ def test_summarize_events_carry_the_score_of_their_summary(summarizer: Any) -> N
     }
     overall = event.score["overall"]
     assert overall is not None and (overall > 0.5 if summarizer is None else overall < 0.2)
+
+
+def test_the_default_summary_reaches_the_model_as_plain_text_the_seed_json_escaped() -> None:
+    text = 'Café "parser" fixed\nnext: run tests'
+    history = [user("fix"), *SESSION[1:5]]
+    default = Compactor(Policy.default(context_limit=3_000), MemoryStore(), lambda m: text)
+    seed = Compactor(Policy.seed(echo=False), MemoryStore(), lambda m: text)
+    plain = default.compact_history(history, "fix")[1]["content"]
+    escaped = seed.compact_history(history, "fix")[0]["content"]
+    assert f"<summary>\n{text}\n</summary>" in plain and json.dumps(text) not in plain
+    assert f"Conversation summary (reference only):\n{json.dumps(text)}\n" in escaped
