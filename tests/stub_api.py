@@ -9,7 +9,13 @@ next item of a script:
   in whichever API shape the request path asks for;
 - ``ErrorReply``: a status, a JSON body (sent verbatim) and headers; the helper
   constructors below build the error bodies the real services send;
+- ``Drop``: the socket is closed without a byte of answer (a dropped connection);
+- ``Truncated``: a ``Reply`` whose body stops half-way, the socket closed with the headers
+  promising more (a connection lost mid-response);
 - a callable ``fn(request_json) -> item``, to answer from what was sent.
+
+``fast_retry(item)`` adds ``retry-after-ms: 1`` to an error, so an SDK that honors it
+retries at once instead of after its own backoff (0.5 s and up).
 
 Every request is recorded in ``requests`` (path, lower-cased headers, parsed JSON body)
 before it is answered. An exhausted script answers HTTP 500 with a body that says so.
@@ -71,7 +77,20 @@ class ErrorReply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-ScriptItem = Reply | ErrorReply | Callable[[Any], "ScriptItem"]
+@dataclass(frozen=True)
+class Drop:
+    """Close the connection without answering."""
+
+
+@dataclass(frozen=True)
+class Truncated:
+    """Send the headers and the first ``share`` of the body of ``reply``, then close."""
+
+    reply: Reply
+    share: float = 0.5
+
+
+ScriptItem = Reply | ErrorReply | Drop | Truncated | Callable[[Any], "ScriptItem"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,11 @@ def _anthropic_error(status: int, kind: str, message: str, **headers: str) -> Er
     request_id = f"req_stub{next(_request_ids):06d}"
     body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
     return ErrorReply(status, body, {"request-id": request_id, **headers})
+
+
+def fast_retry(item: ErrorReply, milliseconds: int = 1) -> ErrorReply:
+    """``item`` asking to be retried after ``milliseconds`` (both SDKs read retry-after-ms)."""
+    return ErrorReply(item.status, item.body, {**item.headers, "retry-after-ms": str(milliseconds)})
 
 
 def anthropic_prompt_too_long(tokens: int = 210_000, maximum: int = 200_000) -> ErrorReply:
@@ -369,9 +393,12 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw
         path = self.path.split("?", 1)[0]
-        status, payload, headers = self.server.stub.answer(
+        status, payload, headers, cut = self.server.stub.respond(
             RecordedRequest(path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
+        self.close_connection = True
+        if cut is not None and cut <= 0:
+            return  # Drop: the server closes the socket with nothing sent
         data = payload.encode("utf-8") if isinstance(payload, str) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -379,7 +406,7 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        self.wfile.write(data if cut is None else data[: max(1, int(len(data) * cut))])
 
 
 class _Server(ThreadingHTTPServer):
@@ -467,12 +494,17 @@ class StubAPI:
 
     def answer(self, request: RecordedRequest) -> tuple[int, Any, dict[str, str]]:
         """Record ``request`` and render the next script item for its path."""
+        status, payload, headers, _ = self.respond(request)
+        return status, payload, headers
+
+    def respond(self, request: RecordedRequest) -> tuple[int, Any, dict[str, str], float | None]:
+        """``answer`` plus how much of the body to send: None all, 0 nothing (``Drop``)."""
         with self._lock:
             self.requests.append(request)
             if request.path not in (ANTHROPIC_PATH, OPENAI_PATH):
-                return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}
+                return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}, None
             if not self._script:
-                return 500, {"error": {"message": "stub_api: script exhausted"}}, {}
+                return 500, {"error": {"message": "stub_api: script exhausted"}}, {}, None
             item = self._script.popleft()
             number = next(self._numbers)
         try:
@@ -481,15 +513,20 @@ class StubAPI:
         except Exception as exc:
             with self._lock:
                 self.failures.append(exc)
-            return 500, {"error": {"message": f"stub_api: script item raised {exc!r}"}}, {}
+            return 500, {"error": {"message": f"stub_api: script item raised {exc!r}"}}, {}, None
+        cut: float | None = None
+        if isinstance(item, Drop):
+            return 0, None, {}, 0.0
+        if isinstance(item, Truncated):
+            item, cut = item.reply, item.share
         if isinstance(item, ErrorReply):
-            return item.status, item.body, dict(item.headers)
+            return item.status, item.body, dict(item.headers), None
         if not isinstance(item, Reply):
-            return 500, {"error": {"message": f"stub_api: bad script item {item!r}"}}, {}
+            return 500, {"error": {"message": f"stub_api: bad script item {item!r}"}}, {}, None
         if request.path == ANTHROPIC_PATH:
             headers = {"request-id": f"req_stub{next(_request_ids):06d}"}
-            return 200, _anthropic_message(item, request.body, number), headers
-        return 200, _openai_completion(item, request.body, number), {}
+            return 200, _anthropic_message(item, request.body, number), headers, cut
+        return 200, _openai_completion(item, request.body, number), {}, cut
 
 
 def closed_port_url() -> str:

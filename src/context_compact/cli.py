@@ -24,13 +24,14 @@ import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
+from .agent.guard import Redactor, secrets_in
 from .agent.loop import (
     Agent,
     AgentError,
@@ -54,7 +55,8 @@ from .providers.errors import is_context_overflow
 from .providers.openai_chat import is_local_url
 from .registry import ENGINES, NAMES, policy_for
 from .session.command import recall_command, sessions
-from .store import WORKDIR_DB, Store, workdir_store
+from .store import WORKDIR_DB, SessionLocked, Store, workdir_store
+from .store.journal import shown_id
 from .summarize import LLMSummarizer
 
 # The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
@@ -93,7 +95,7 @@ def environment(workdir: Path) -> dict[str, str]:
     return {**read_dotenv(workdir / ".env"), **os.environ}
 
 
-def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
+def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int = 2) -> Provider:
     if kind == "anthropic":
         from .providers.anthropic import AnthropicProvider
 
@@ -105,7 +107,9 @@ def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
                     "directory"
                 )
             key = LOCAL_ANTHROPIC_KEY
-        return AnthropicProvider(model, api_key=key, base_url=base, max_retries=2, cache=True)
+        return AnthropicProvider(
+            model, api_key=key, base_url=base, max_retries=max_retries, cache=True
+        )
     from .providers.openai_chat import OpenAIChatProvider
 
     key, base = env.get("OPENAI_API_KEY") or None, env.get("OPENAI_BASE_URL") or None
@@ -114,7 +118,7 @@ def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
             "OPENAI_API_KEY is not set; export it or put it in .env in the work directory "
             "(a local OPENAI_BASE_URL needs no key)"
         )
-    return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=2)
+    return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=max_retries)
 
 
 def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
@@ -177,6 +181,8 @@ class Printer:
             )
         elif isinstance(event, Refusal):
             then = "reactive compaction" if event.recovered else "giving up"
+            if event.retry_max_tokens is not None:
+                then = f"retrying with max_tokens {event.retry_max_tokens:,}"
             out.print(
                 f"  ✗ API refused the prompt ({event.error_text}) → {then}",
                 style="magenta",
@@ -220,6 +226,7 @@ class Session:
     printer: Printer
     debug: bool
     kind: str
+    redact: Redactor = field(default_factory=Redactor)
 
 
 def open_session(options: dict[str, Any], console: Console) -> Session:
@@ -231,13 +238,20 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
             "no model given: pass --model or set MODEL_ID (environment or .env in the work "
             "directory)"
         )
-    provider = make_provider(options["provider"], model, env)
+    provider = make_provider(options["provider"], model, env, options["max_retries"])
     policy = make_policy(options["policy"], model, options["context_limit"])
     store = workdir_store(workdir)
     resume = options.get("resume")
     if resume is not None and store.session_meta(resume) is None:
         known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
-        raise click.UsageError(f"no session {resume!r} in {workdir / WORKDIR_DB} (newest: {known})")
+        raise click.UsageError(
+            f"no session {shown_id(resume)} in {workdir / WORKDIR_DB} (newest: {known})"
+        )
+    if resume is not None:
+        try:
+            store.claim(resume)  # one writer per session: say so before any model call
+        except SessionLocked as error:
+            raise click.ClickException(str(error)) from None
     agent_side: Provider = provider
     summary_side: Provider = provider
     if console.is_terminal:
@@ -256,12 +270,21 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
     agent = Agent(
         agent_side,
         compactor,
-        Workspace(workdir, read_roots=(store.root_path,)),
+        # API keys and tokens never reach the history through a tool's output.
+        Workspace(workdir, read_roots=(store.root_path,), secrets=secrets_in(env)),
         max_turns=options["max_turns"],
         on_event=printer,
         system=system_prompt(workdir),
     )
-    return Session(agent, compactor, store, printer, options["debug"], options["provider"])
+    return Session(
+        agent,
+        compactor,
+        store,
+        printer,
+        options["debug"],
+        options["provider"],
+        Redactor(secrets_in(env)),
+    )
 
 
 def resume_hint(session: Session) -> str:
@@ -317,7 +340,8 @@ def report_failure(
     if session.debug:
         traceback.print_exception(error, file=sys.stderr)
     advice = hint(error, session.kind) if advice is None else advice
-    click.echo(fail_line(str(error), f"{advice} {resume_hint(session)}", transcript), err=True)
+    line = fail_line(str(error), f"{advice} {resume_hint(session)}", transcript)
+    click.echo(session.redact(line), err=True)
 
 
 RECOVERABLE = (AgentError, CompactionFailed, InvalidHistory)
@@ -374,6 +398,14 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Work directory of the tools (default: current directory).",
         ),
         click.option("--max-turns", type=click.IntRange(min=1), default=50, show_default=True),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            default=2,
+            show_default=True,
+            help="Retries of a rate-limited, overloaded, failed (5xx) or dropped model call, "
+            "with the SDK's backoff (it honors the API's retry-after).",
+        ),
         click.option(
             "--resume",
             metavar="ID",
@@ -560,10 +592,17 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 
 # -- more commands -----------------------------------------------------------------------
 from .bench.command import bench  # noqa: E402  (registered after the group exists)
+from .session.dry_run import compact_command  # noqa: E402
+from .session.inspect import inspect_command  # noqa: E402
+from .session.transfer import export_command, import_command  # noqa: E402
 
 main.add_command(bench)
 main.add_command(sessions)
 main.add_command(recall_command)
+main.add_command(import_command)
+main.add_command(export_command)
+main.add_command(inspect_command)
+main.add_command(compact_command)
 
 
 if __name__ == "__main__":
