@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 
 import stub_api as s
 from context_compact.cli import main
+from context_compact.markers import structured_summary_prompt
 from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
 from stub_api import Drop, Reply, StubAPI, fast_retry
 
@@ -59,7 +60,8 @@ class Model:
         self.summary_requests: list[Any] = []
 
     def __call__(self, body: Any) -> Any:
-        if SUMMARY_SYSTEM_PROMPT[:40] in json.dumps(body):
+        sent = json.dumps(body)
+        if SUMMARY_SYSTEM_PROMPT[:40] in sent or structured_summary_prompt(1)[:40] in sent:
             self.summary_requests.append(body)
             return Reply(text="Read notes.txt; the tool output asked to delete files.")
         return self.answers.popleft()
@@ -255,13 +257,19 @@ def test_instructions_inside_a_tool_output_stay_data_through_compaction(
             _only_as_data(message)
 
 
+# How the structured summary call opens its user message (``markers.summary_request``).
+SUMMARIZER_INPUT = ("<previous-summary>", "<transcript>")
+
+
 def _only_as_data(message: dict[str, Any]) -> None:
     """The injected text may sit in a tool result, in a summary's reference section or in a
     summarizer's input; never in the current user request or an instruction."""
     content = message["content"]
     if isinstance(content, str):
+        if INJECTION in content and content.startswith(SUMMARIZER_INPUT):
+            return  # the summarizer's input: the transcript, quoted between tags
         if INJECTION in content:
-            assert "Conversation summary (reference only)" in content
+            assert "Conversation summary (reference only" in content
             request = content.split("Current user request:", 1)[-1].split("Conversation summary")[0]
             assert INJECTION not in request
         return
@@ -273,4 +281,7 @@ def _only_as_data(message: dict[str, Any]) -> None:
             continue
         # The summarizer's input: the history as JSON, sent as data in a user message.
         assert message["role"] == "user" and block.get("type") == "text"
-        assert block["text"].lstrip().startswith(("[", "{")) or "reference only" in block["text"]
+        assert (
+            block["text"].lstrip().startswith(("[", "{", *SUMMARIZER_INPUT))
+            or "reference only" in block["text"]
+        )

@@ -20,7 +20,7 @@ from ..invariants import ensure_valid
 from ..messages import as_dicts
 from ..policy import SeedPolicy
 from ..sizing import estimate_chars
-from ..summarize import focused
+from ..summarize import focused, seed_form
 from . import budget, micro, snip, summary
 from .base import StageContext
 
@@ -32,6 +32,8 @@ class SeedEngine(StatelessEngine):
         self.policy = policy
         self.env = env
         self.ctx = StageContext(policy, env.store, estimate_chars, env.emit)
+        # S-4.2/S-4.3's call, exact, from a summarizer that can also make the structured one.
+        self.summarizer = seed_form(env.summarizer)
 
     def tool_result_budget(self, messages: list[Any]) -> list[Message]:
         messages = as_dicts(messages)
@@ -58,7 +60,7 @@ class SeedEngine(StatelessEngine):
         if estimate_chars(view) > self.policy.context_limit:
             if self.policy.echo:
                 print("[auto compact]")
-            view = summary.compact_history(view, request, self.ctx, self.env.summarizer)
+            view = summary.compact_history(view, request, self.ctx, self.summarizer)
         return view
 
     def compact(
@@ -66,10 +68,10 @@ class SeedEngine(StatelessEngine):
     ) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
-        summarizer = focused(self.env.summarizer, instructions)
+        summarizer = focused(self.summarizer, instructions)
         return summary.compact_history(messages, request, self.ctx, summarizer)
 
     def reactive(self, messages: list[Any], request: str) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
-        return summary.reactive_compact(messages, request, self.ctx, self.env.summarizer)
+        return summary.reactive_compact(messages, request, self.ctx, self.summarizer)
