@@ -13,7 +13,13 @@ request consumes the next item of a script:
 - ``Drop``: the socket is closed without a byte of answer (a dropped connection);
 - ``Truncated``: a ``Reply`` whose body stops half-way, the socket closed with the headers
   promising more (a connection lost mid-response);
+- ``MidStreamError``: a streamed ``Reply`` cut after ``share`` of its events by the error
+  event the service sends once the HTTP 200 is out;
 - a callable ``fn(request_json) -> item``, to answer from what was sent.
+
+A request whose body has ``"stream": true`` gets its ``Reply`` as server-sent events in the
+API's real event shapes (``stub_sse``), flushed one event at a time; errors before the
+stream are the same HTTP errors as without streaming.
 
 ``fast_retry(item)`` adds ``retry-after-ms: 1`` to an error, so an SDK that honors it
 retries at once instead of after its own backoff (0.5 s and up).
@@ -36,6 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import stub_sse
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
@@ -92,7 +100,27 @@ class Truncated:
     share: float = 0.5
 
 
-ScriptItem = Reply | ErrorReply | Drop | Truncated | Callable[[Any], "ScriptItem"]
+@dataclass(frozen=True)
+class MidStreamError:
+    """Stream the first ``share`` of the events of ``reply``, then an error event (only
+    for ``"stream": true`` requests)."""
+
+    reply: Reply
+    share: float = 0.5
+    kind: str = "overloaded_error"
+    message: str = "Overloaded"
+
+
+@dataclass(frozen=True)
+class EventStream:
+    """A streamed answer: the encoded server-sent events, in order."""
+
+    events: list[bytes]
+
+
+ScriptItem = (
+    Reply | ErrorReply | Drop | Truncated | MidStreamError | Callable[[Any], "ScriptItem"]
+)
 
 
 @dataclass(frozen=True)
@@ -477,6 +505,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if cut is not None and cut <= 0:
             return  # Drop: the server closes the socket with nothing sent
+        if isinstance(payload, EventStream):
+            self._stream(status, payload, headers, cut)
+            return
         data = payload.encode("utf-8") if isinstance(payload, str) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -485,6 +516,25 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data if cut is None else data[: max(1, int(len(data) * cut))])
+
+
+    def _stream(
+        self, status: int, payload: EventStream, headers: dict[str, str], cut: float | None
+    ) -> None:
+        # HTTP/1.0 with no content-length: the closed socket ends the body, as in a real
+        # stream, and each event is flushed on its own so the client reads them as they come.
+        self.send_response(status)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        events = payload.events
+        if cut is not None:
+            events = events[: max(1, int(len(events) * cut))]
+        for event in events:
+            self.wfile.write(event)
+            self.wfile.flush()
 
 
 class _Server(ThreadingHTTPServer):
@@ -593,20 +643,50 @@ class StubAPI:
                 self.failures.append(exc)
             return 500, {"error": {"message": f"stub_api: script item raised {exc!r}"}}, {}, None
         cut: float | None = None
+        failure: MidStreamError | None = None
         if isinstance(item, Drop):
             return 0, None, {}, 0.0
         if isinstance(item, Truncated):
             item, cut = item.reply, item.share
+        if isinstance(item, MidStreamError):
+            failure, item = item, item.reply
         if isinstance(item, ErrorReply):
             return item.status, item.body, dict(item.headers), None
         if not isinstance(item, Reply):
             return 500, {"error": {"message": f"stub_api: bad script item {item!r}"}}, {}, None
+        headers: dict[str, str] = {}
         if request.path == ANTHROPIC_PATH:
             headers = {"request-id": f"req_stub{next(_request_ids):06d}"}
-            return 200, _anthropic_message(item, request.body, number), headers, cut
-        if request.path == RESPONSES_PATH:
-            return 200, _openai_response(item, request.body, number), {}, cut
-        return 200, _openai_completion(item, request.body, number), {}, cut
+            body = _anthropic_message(item, request.body, number)
+        elif request.path == RESPONSES_PATH:
+            body = _openai_response(item, request.body, number)
+        else:
+            body = _openai_completion(item, request.body, number)
+        streamed = isinstance(request.body, dict) and request.body.get("stream") is True
+        if not streamed:
+            return 200, body, headers, cut
+        return 200, _event_stream(request, body, failure), headers, cut
+
+
+def _event_stream(
+    request: RecordedRequest, body: dict[str, Any], failure: MidStreamError | None
+) -> EventStream:
+    if request.path == ANTHROPIC_PATH:
+        events = stub_sse.anthropic_events(body)
+    elif request.path == RESPONSES_PATH:
+        events = stub_sse.responses_events(body)
+    else:
+        events = stub_sse.chat_chunks(body, request.body)
+    if failure is None:
+        return EventStream(events)
+    kept = events[: max(1, int(len(events) * failure.share))]
+    if request.path == ANTHROPIC_PATH:
+        error = stub_sse.anthropic_error_event(failure.kind, failure.message)
+    elif request.path == RESPONSES_PATH:
+        error = stub_sse.responses_error_event(failure.kind, failure.message, len(kept))
+    else:
+        error = stub_sse.chat_error_chunk(failure.kind, failure.message)
+    return EventStream([*kept, error])
 
 
 def closed_port_url() -> str:
