@@ -118,9 +118,7 @@ class EventStream:
     events: list[bytes]
 
 
-ScriptItem = (
-    Reply | ErrorReply | Drop | Truncated | MidStreamError | Callable[[Any], "ScriptItem"]
-)
+ScriptItem = Reply | ErrorReply | Drop | Truncated | MidStreamError | Callable[[Any], "ScriptItem"]
 
 
 @dataclass(frozen=True)
@@ -516,7 +514,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data if cut is None else data[: max(1, int(len(data) * cut))])
-
 
     def _stream(
         self, status: int, payload: EventStream, headers: dict[str, str], cut: float | None

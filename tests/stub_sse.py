@@ -117,7 +117,9 @@ def chat_chunks(completion: dict[str, Any], request: Any) -> list[bytes]:
         first = {"index": index, "id": call["id"], "type": "function", "function": function}
         chunks.append(chunk({"tool_calls": [first]}))
         for part in pieces(call["function"]["arguments"]):
-            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
+            chunks.append(
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+            )
     chunks.append(chunk({}, choice["finish_reason"]))
     if include_usage:
         chunks.append(sse(None, {**head, "choices": [], "usage": completion["usage"]}))

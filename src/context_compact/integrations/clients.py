@@ -36,6 +36,7 @@ from typing import Any
 from ..compactor import Compactor
 from ..messages import plain
 from ..providers.errors import is_context_overflow
+from .streams import AsyncStreamManager, StreamManager, watch
 
 __all__ = ["compacting", "latest_request"]
 
@@ -159,14 +160,20 @@ class _Endpoint:
         self._returned_last = view[-1] if view else None
         return {**kwargs, self.key: view}
 
-    def after(self, result: Any) -> Any:
+    def after(self, result: Any, streaming: bool) -> Any:
+        if streaming:
+            return watch(result, self.format, self.compactor.observe)
         usage = getattr(result, "usage", None)
         if usage is not None:
             self.compactor.observe(usage)
         return result
 
     def call(
-        self, create: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        create: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        streaming: bool = False,
     ) -> Any:
         if args or not self.applies(kwargs):
             return create(*args, **kwargs)
@@ -179,10 +186,14 @@ class _Endpoint:
                 raise
             view = self.compactor.reactive_compact(items, request)
             result = create(**self.sent(kwargs, view))
-        return self.after(result)
+        return self.after(result, streaming or kwargs.get("stream") is True)
 
     async def acall(
-        self, create: Callable[..., Awaitable[Any]], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        create: Callable[..., Awaitable[Any]],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        streaming: bool = False,
     ) -> Any:
         if args or not self.applies(kwargs):
             return await create(*args, **kwargs)
@@ -195,11 +206,12 @@ class _Endpoint:
                 raise
             view = await self.compactor.areactive_compact(items, request)
             result = await create(**self.sent(kwargs, view))
-        return self.after(result)
+        return self.after(result, streaming or kwargs.get("stream") is True)
 
 
 class _Resource(_Delegate):
-    """``messages``, ``chat.completions`` or ``responses`` with a compacting ``create``."""
+    """``messages``, ``chat.completions`` or ``responses`` with a compacting ``create`` and
+    ``stream`` (the SDK helper, where the installed SDK has it)."""
 
     def __init__(self, target: Any, endpoint: _Endpoint) -> None:
         super().__init__(target)
@@ -210,6 +222,12 @@ class _Resource(_Delegate):
         if _is_async(self._target, create):
             return self._endpoint.acall(create, args, kwargs)
         return self._endpoint.call(create, args, kwargs)
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        open_manager = self._target.stream
+        if _is_async(self._target, open_manager):
+            return AsyncStreamManager(self._endpoint, open_manager, args, kwargs)
+        return StreamManager(self._endpoint, open_manager, args, kwargs)
 
 
 def _is_async(resource: Any, method: Any) -> bool:
