@@ -4,7 +4,9 @@
     client = compacting(openai.OpenAI(), compactor)           # OpenAI, AsyncOpenAI
 
 ``messages.create`` (Anthropic), ``chat.completions.create`` and ``responses.create`` (OpenAI),
-sync or async, streaming (``stream=True``) or not, each:
+sync or async, streaming (``stream=True``) or not, and the SDKs' streaming helpers
+``messages.stream``, ``chat.completions.stream`` and ``responses.stream`` (``with ... as
+stream``), each:
 
 1. counts the fixed part of the request into the budget (``system`` or ``instructions``, and
    ``tools``: ``compactor.set_request``); system messages at the head of an OpenAI list are
@@ -13,18 +15,24 @@ sync or async, streaming (``stream=True``) or not, each:
    ``input``), where ``request`` is the latest user-authored text in it;
 3. on a refusal that says the prompt does not fit (``providers.errors.is_context_overflow``)
    sends ``compactor.reactive_compact(list, request)`` once; any other error, or a second
-   refusal, propagates as the SDK raised it;
-4. calibrates the budget with the response's ``usage`` (``compactor.observe``); a stream has
-   none to read before the caller consumes it, so streamed calls go uncalibrated.
+   refusal, propagates as the SDK raised it (a refusal comes as the HTTP error, before any
+   event of a stream: the helpers send when their context manager is entered, and retry there);
+4. calibrates the budget with the response's ``usage`` (``compactor.observe``); a stream's
+   usage is read from its final event as the caller consumes it (``streams.watch``: the SDK
+   stream in a proxy that passes each event on as it comes, iteration and ``with`` unchanged).
 
 Every argument but that one list reaches the SDK as given, the SDK's return value comes back
-as it is, and the caller's list is never modified: the SDK docs' loops (append the response
-to your own list, call again) run unchanged. The compactor's ``format`` is set from the
-endpoint on first use (one compactor is one conversation: wrap the client your agent loop
-uses, not one shared by unrelated calls). A Responses call with ``previous_response_id`` or a
-string ``input`` goes out untouched: the server holds that history. Everything else
-(``models``, ``files``, ``with_options``, ``beta``, raw-response wrappers...) is the wrapped
-client's own.
+as it is (a stream inside that proxy), and the caller's list is never modified: the SDK docs'
+loops (append the response to your own list, call again) run unchanged. The compactor's
+``format`` is set from the endpoint on first use (one compactor is one conversation: wrap the
+client your agent loop uses, not one shared by unrelated calls). A Responses call with
+``previous_response_id`` or a string ``input`` goes out untouched: the server holds that
+history.
+
+Not compacted: ``with_raw_response`` and ``with_streaming_response`` (``client.messages.
+with_raw_response.create(...)``...) are the wrapped client's own and send the caller's list
+as it is, uncalibrated; so is everything else (``models``, ``files``, ``with_options``'s
+other resources, ``beta``...). Use ``create`` or ``stream`` for a compacted call.
 """
 
 from __future__ import annotations
