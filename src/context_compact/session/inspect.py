@@ -35,6 +35,8 @@ from .state import SessionState
 
 @dataclass(frozen=True)
 class Event:
+    """One pass at one turn: view tokens before and after, and where the copies went."""
+
     turn: int
     stage: str
     before: int
