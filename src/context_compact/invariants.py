@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .messages import block_type
+from .messages import block_type, opens_with_thinking, turn_opener, turn_start
 
 ROLES = ("user", "assistant")
 
@@ -163,6 +163,55 @@ def check_appended(prev: Any, new: list[Any], seen_ids: set[str]) -> list[Violat
                     detail = f"tool_use id {block['id']!r} repeats"
                     found.append(Violation(i, "duplicate_id", detail))
     return sorted(dict.fromkeys(found), key=lambda v: v.index)
+
+
+def thinking_kept(before: list[Any], after: list[Any]) -> bool:
+    """Whether a compaction kept the API's thinking rule: when the turn in progress of
+    ``before`` opens with a (redacted) thinking block, the turn in progress of ``after`` opens
+    with one too, or holds no assistant message at all (everything of it was summarized).
+
+    Not part of ``check``: a history whose turn does not think is valid (thinking may be
+    off); only a compaction can break a turn that did.
+    """
+    opener = turn_opener(before)
+    if opener is None or not opens_with_thinking(opener):
+        return True
+    kept = turn_opener(after)
+    return kept is None or opens_with_thinking(kept)
+
+
+def thinking_start(messages: list[Any], start: int, before: list[Any]) -> int:
+    """Where a kept tail ``messages[start:]`` may start, once ``before`` (a marker, a summary,
+    a kept head) is put in front of it, so that ``thinking_kept`` holds: ``start`` itself, or
+    the nearest assistant message before it whose place keeps the turn in progress opening
+    with thinking (at worst the turn's own first message). Only assistant messages are tried:
+    a cut just before one never splits a tool pair of a valid history.
+
+    Only the messages up to the tail's first assistant message decide where the output's
+    turn in progress starts (inside the turn there is no run of user messages without
+    results), so each try costs O(len(before)).
+    """
+    first = turn_start(messages)
+    opener = next(
+        (i for i in range(first, len(messages)) if messages[i].get("role") == "assistant"), None
+    )
+    if opener is None or start <= opener or not opens_with_thinking(messages[opener]):
+        return start
+
+    def keeps(s: int) -> bool:
+        stop = next(
+            (i for i in range(s, len(messages)) if messages[i].get("role") == "assistant"),
+            len(messages) - 1,
+        )
+        kept = turn_opener([*before, *messages[s : stop + 1]])
+        return kept is None or opens_with_thinking(kept)
+
+    if keeps(start):
+        return start
+    for s in range(start - 1, opener, -1):
+        if messages[s].get("role") == "assistant" and keeps(s):
+            return s
+    return opener
 
 
 def ensure_valid(messages: Any, where: str = "messages") -> None:
