@@ -183,22 +183,30 @@ def thinking_kept(before: list[Any], after: list[Any]) -> bool:
 def thinking_start(messages: list[Any], start: int, before: list[Any]) -> int:
     """Where a kept tail ``messages[start:]`` may start, once ``before`` (a marker, a summary,
     a kept head) is put in front of it, so that ``thinking_kept`` holds: ``start`` itself, or
-    the nearest assistant message before it whose place keeps the turn in progress opening
-    with thinking (at worst the turn's own first message). Only assistant messages are tried:
-    a cut just before one never splits a tool pair of a valid history.
+    the nearest assistant message before it that keeps the turn in progress opening with its
+    thinking block (0 when none does). Only assistant messages are tried: a cut just before
+    one never splits a tool pair of a valid history.
 
-    Only the messages up to the tail's first assistant message decide where the output's
-    turn in progress starts (inside the turn there is no run of user messages without
-    results), so each try costs O(len(before)).
+    The API merges consecutive user messages, so ``before`` matters: a head that ends with
+    tool results, a marker and the latest request form one run that holds results, which
+    does not end a turn. A tail that starts before the run of user messages that opened the
+    turn in progress keeps that run whole, and with it the turn's own opening; otherwise only
+    the messages up to the tail's first assistant message decide (inside the turn no run of
+    user messages lacks results), so each try costs O(len(before)).
     """
     first = turn_start(messages)
     opener = next(
         (i for i in range(first, len(messages)) if messages[i].get("role") == "assistant"), None
     )
-    if opener is None or start <= opener or not opens_with_thinking(messages[opener]):
+    if opener is None or not opens_with_thinking(messages[opener]):
         return start
+    run = first
+    while run > 0 and messages[run - 1].get("role") == "user":
+        run -= 1
 
     def keeps(s: int) -> bool:
+        if s < run:
+            return True
         stop = next(
             (i for i in range(s, len(messages)) if messages[i].get("role") == "assistant"),
             len(messages) - 1,
@@ -208,10 +216,10 @@ def thinking_start(messages: list[Any], start: int, before: list[Any]) -> int:
 
     if keeps(start):
         return start
-    for s in range(start - 1, opener, -1):
+    for s in range(start - 1, -1, -1):
         if messages[s].get("role") == "assistant" and keeps(s):
             return s
-    return opener
+    return 0
 
 
 def ensure_valid(messages: Any, where: str = "messages") -> None:

@@ -131,16 +131,37 @@ def turn_opener(messages: list[Message]) -> Message | None:
     return None
 
 
+def _search_text(block: Block) -> str | None:
+    inner = block.get("content")
+    if not isinstance(inner, list) or not all(block_type(b) == "text" for b in inner):
+        return None
+    head = f"[search result: {block.get('title', '')} <{block.get('source', '')}>]"
+    return "\n".join([head, *(str(b.get("text", "")) for b in inner)])
+
+
 def readable_text(block: Block) -> str | None:
-    """The text a model reads in a tool_result: its string content, or its text blocks joined
-    by newlines; None when it holds anything else (an image, a document), which must not be
-    turned into text."""
+    """The text a model reads in a tool_result: its string content, or its text blocks (and
+    ``search_result`` blocks, headed by their title and source) joined by newlines; None when
+    it holds anything else (an image, a document), which must not be turned into text."""
     content = block.get("content", "")
     if isinstance(content, str):
         return content
-    if isinstance(content, list) and all(block_type(b) == "text" for b in content):
-        return "\n".join(str(b.get("text", "")) for b in content)
-    return None
+    if not isinstance(content, list):
+        return None
+    parts = []
+    for part in content:
+        kind = block_type(part)
+        text = (
+            str(part.get("text", ""))
+            if kind == "text"
+            else _search_text(part)
+            if kind == "search_result"
+            else None
+        )
+        if text is None:
+            return None
+        parts.append(text)
+    return "\n".join(parts)
 
 
 def tool_results(messages: list[Message]) -> Iterator[tuple[int, int, Block]]:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import markers
+from ..invariants import thinking_kept
 from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..policy import SessionPolicy
 from ..store.base import Store
@@ -227,6 +228,7 @@ def summarize(
         )
         if tokens(c, state.n) + pinned_tokens <= budget:
             break
+    cut = _thinking_cut(state, cut, starts)
     if cut <= start:
         return None
     saving = tokens(start, cut) - SUMMARY_ALLOWANCE
@@ -257,6 +259,28 @@ def summarize(
         "archive": archive,
         "message": message,
     }
+
+
+def _thinking_cut(state: SessionState, cut: int, starts: list[int]) -> int:
+    """``cut``, or the nearest earlier turn start, such that the view the summary makes still
+    opens its turn in progress with the thinking block the current view opens it with. The
+    API merges consecutive user messages, so the summary and the pinned requests in front of
+    the kept part can join the run before it: the log's own turns are not enough to decide."""
+    first, latest = state.first_request, state.latest_request
+    offset = len(state.prefix) - state.first_kept
+
+    def keeps(c: int) -> bool:
+        pinned = latest is not None and latest != first and latest < c
+        head = [state.msgs[first]] if first is not None else []
+        head.append({"role": "user", "content": ""})
+        if pinned and latest is not None:
+            head.append(state.msgs[latest])
+        return thinking_kept(state.view, head + state.view[offset + c :])
+
+    for c in [cut, *sorted((s for s in starts if s < cut), reverse=True)]:
+        if keeps(c):
+            return c
+    return state.first_kept
 
 
 def summary_view(
