@@ -169,3 +169,25 @@ def test_the_command_rejects_an_unknown_strategy() -> None:
     result = CliRunner().invoke(bench, ["--strategies", "default,magic", "--no-real"])
     assert result.exit_code != 0
     assert "magic" in result.output
+
+
+def test_the_bench_names_each_file_it_could_not_load_and_fits_80_columns(
+    tmp_path: Path, trajectories: Path
+) -> None:
+    (trajectories / "config.json").write_text('{"title": "not a log"}', encoding="utf-8")
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(
+        bench,
+        [
+            *["--turns", "10", "--seeds", "0", "--budget", "3000", "--scaling", "21"],
+            *("--trajectories", str(trajectories), "--json", str(out)),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    skipped = json.loads(out.read_text(encoding="utf-8"))["skipped"]
+    assert any("config.json" in note and "keys ['title']" in note for note in skipped)
+    assert "config.json:couldnotload" in "".join(result.output.split())  # wrapped at 80
+    # CliRunner is not a terminal: Rich lays the tables out for 80 columns, as in a pipe.
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    assert "strategy" in result.output and "st…" not in result.output

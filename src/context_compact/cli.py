@@ -54,7 +54,7 @@ from .providers.errors import is_context_overflow
 from .providers.openai_chat import is_local_url
 from .registry import ENGINES, NAMES, policy_for
 from .session.command import recall_command, sessions
-from .store import WORKDIR_DB, Store, workdir_store
+from .store import WORKDIR_DB, SessionLocked, Store, workdir_store
 from .summarize import LLMSummarizer
 
 # The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
@@ -238,6 +238,11 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
     if resume is not None and store.session_meta(resume) is None:
         known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
         raise click.UsageError(f"no session {resume!r} in {workdir / WORKDIR_DB} (newest: {known})")
+    if resume is not None:
+        try:
+            store.claim(resume)  # one writer per session: say so before any model call
+        except SessionLocked as error:
+            raise click.ClickException(str(error)) from None
     agent_side: Provider = provider
     summary_side: Provider = provider
     if console.is_terminal:
@@ -560,10 +565,17 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 
 # -- more commands -----------------------------------------------------------------------
 from .bench.command import bench  # noqa: E402  (registered after the group exists)
+from .session.dry_run import compact_command  # noqa: E402
+from .session.inspect import inspect_command  # noqa: E402
+from .session.transfer import export_command, import_command  # noqa: E402
 
 main.add_command(bench)
 main.add_command(sessions)
 main.add_command(recall_command)
+main.add_command(import_command)
+main.add_command(export_command)
+main.add_command(inspect_command)
+main.add_command(compact_command)
 
 
 if __name__ == "__main__":

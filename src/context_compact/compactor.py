@@ -16,6 +16,12 @@ the message and the rule); the output passes ``check()``; the input list, its me
 blocks are never modified; every change is reported as a ``CompactionEvent`` to ``events``
 and to subscribers. ``session=ID`` continues a durable session kept by the store (the default
 engine); ``view()`` is the request as it stands, to continue from after a restart.
+
+``format=`` names the caller's list format once (``"anthropic"``, ``"openai-chat"``,
+``"openai-responses"``) or ``"auto"`` (the default): the first list that decides fixes it
+(``formats.detect``). Engines work on Anthropic-shaped dicts; other formats are converted at
+this edge (``formats/edge.py``) and every method returns the caller's format, its leading
+system messages first (counted in every budget, never summarized).
 """
 
 from __future__ import annotations
@@ -26,8 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .engine import Engine, Env, Message, Summarizer
+from .engine import Engine, Env, Summarizer
 from .events import CompactionEvent
+from .formats import CONVERTERS, FORMATS, detect, has_system
+from .formats import openai_chat as chat_format
+from .formats.edge import Edge
+from .invariants import InvalidHistory
 from .policy import Policy
 from .registry import build_engine
 from .session.recall import PAGE, RecallPage, recall
@@ -45,7 +55,14 @@ class Compactor:
         summarizer: Summarizer | None = None,
         *,
         session: str | None = None,
+        format: str = "auto",
     ) -> None:
+        if format != "auto" and format not in FORMATS:
+            raise ValueError(f"format={format!r}: expected 'auto' or one of {', '.join(FORMATS)}")
+        self.format = format
+        self._edges: dict[str, Edge] = {}
+        self._edge: Edge | None = None
+        self._overheads = {"request": 0, "system": 0}
         self.policy = policy if policy is not None else Policy.default()
         self.store: Store = store if store is not None else FileStore(Path.cwd())
         self.summarizer: Summarizer = summarizer or (lambda msgs: extractive_summary(msgs))
@@ -76,10 +93,13 @@ class Compactor:
         that keep no log). Keep it to resume: ``Compactor(..., session=ID)``."""
         return self.engine.session()
 
-    def view(self) -> list[Message]:
+    def view(self) -> list[Any]:
         """The request as it stands, without new messages (after a resume: what the stopped
-        process would have sent next). Engines without state have none: an empty list."""
-        return self.engine.view()
+        process would have sent next), in the format of the last list given (canonical after
+        a resume, until one is). Engines without state have none: an empty list."""
+        with self._lock:
+            view = self.engine.view()
+            return self._edge.dump(view) if self._edge is not None else view
 
     def recall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
         """Search this session's whole log (text, a path the store issued, or ``message N``)
@@ -96,10 +116,15 @@ class Compactor:
         return self.engine.keeps_log
 
     def set_request(self, system: str | None = None, tools: list[Any] | None = None) -> None:
-        """Count the system prompt and tool schemas into every budget."""
-        self.engine.overhead(
-            self.tokens.text(system or "") + self.tokens.text(to_json(tools or []))
-        )
+        """Count the system prompt and tool schemas into every budget (system messages at
+        the head of an OpenAI list are counted without this)."""
+        tokens = self.tokens.text(system or "") + self.tokens.text(to_json(tools or []))
+        with self._lock:
+            self._set_overhead("request", tokens)
+
+    def _set_overhead(self, part: str, tokens: int) -> None:
+        self._overheads[part] = tokens
+        self.engine.overhead(sum(self._overheads.values()))
 
     def observe(self, usage: Any) -> None:
         """Calibrate with the API's usage for the request returned last.
@@ -118,30 +143,65 @@ class Compactor:
         for callback in self._subscribers:
             callback(event)
 
-    def prepare(self, messages: list[Any], active_request: str) -> list[Message]:
+    # -- the format edge -------------------------------------------------------------------
+    def _edge_for(self, messages: Any) -> Edge | None:
+        """The edge converting ``messages`` (None: canonical, straight to the engine)."""
+        name = self.format
+        if name == "auto":
+            found = detect(messages)
+            if found is not None:
+                self.format = name = found
+            elif isinstance(messages, list) and has_system(messages):
+                name = chat_format.NAME  # plain messages read the same in both OpenAI formats
+            else:
+                name = self._edge.converter.name if self._edge is not None else "anthropic"
+        if name not in CONVERTERS:
+            self._edge = None
+            return None
+        if name not in self._edges:
+            self._edges[name] = Edge(CONVERTERS[name])
+        self._edge = self._edges[name]
+        return self._edge
+
+    def _through_edge(self, messages: Any, call: Callable[[Any], Any]) -> Any:
+        edge = self._edge_for(messages)
+        if edge is None:
+            return call(messages)
+        canonical = edge.load(messages)
+        self._set_overhead("system", self.tokens.text(edge.system_text))
+        try:
+            view = call(canonical)
+        except InvalidHistory as error:
+            raise edge.translate(error) from None
+        return None if view is None else edge.dump(view)
+
+    def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
+        """The request to send now, in the caller's format (see the module docstring)."""
         with self._lock:
-            return self.engine.prepare(messages, active_request)
+            return self._through_edge(messages, lambda m: self.engine.prepare(m, active_request))
 
     def record(self, messages: list[Any]) -> None:
         """Log what was appended since the last call (the model's final answer) without
         compacting, so a resumed session has it. A no-op for engines that keep no log."""
         with self._lock:
-            self.engine.record(messages)
+            self._through_edge(messages, self.engine.record)
 
     def compact_history(
         self, messages: list[Any], active_request: str, instructions: str | None = None
-    ) -> list[Message]:
+    ) -> list[Any]:
         with self._lock:
-            return self.engine.compact(messages, active_request, instructions)
+            return self._through_edge(
+                messages, lambda m: self.engine.compact(m, active_request, instructions)
+            )
 
-    def reactive_compact(self, messages: list[Any], active_request: str) -> list[Message]:
+    def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
         with self._lock:
-            return self.engine.reactive(messages, active_request)
+            return self._through_edge(messages, lambda m: self.engine.reactive(m, active_request))
 
     # Async twins for async-first loops and frameworks: the same call on a worker thread, so
     # store I/O and summarizing never block the event loop; calls on one compactor still run
     # one at a time, in the order they take the lock.
-    async def aprepare(self, messages: list[Any], active_request: str) -> list[Message]:
+    async def aprepare(self, messages: list[Any], active_request: str) -> list[Any]:
         return await asyncio.to_thread(self.prepare, messages, active_request)
 
     async def arecord(self, messages: list[Any]) -> None:
@@ -149,10 +209,10 @@ class Compactor:
 
     async def acompact_history(
         self, messages: list[Any], active_request: str, instructions: str | None = None
-    ) -> list[Message]:
+    ) -> list[Any]:
         return await asyncio.to_thread(self.compact_history, messages, active_request, instructions)
 
-    async def areactive_compact(self, messages: list[Any], active_request: str) -> list[Message]:
+    async def areactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
         return await asyncio.to_thread(self.reactive_compact, messages, active_request)
 
 

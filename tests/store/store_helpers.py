@@ -78,3 +78,20 @@ def append_turns(
             n += 1
     finally:
         store.close()
+
+
+def hold_session(
+    kind: str,
+    where: str,
+    session: str,
+    ready: multiprocessing.synchronize.Event,
+    release: multiprocessing.synchronize.Event,
+) -> None:
+    """Child process: write one turn to ``session``, then stay its writer until ``release``."""
+    store = open_store(kind, Path(where))
+    try:
+        store.append(session, turn(len(list(store.records(session))) // 3))
+        ready.set()
+        release.wait(timeout=60)
+    finally:
+        store.close()

@@ -38,47 +38,59 @@ def _over(row: BenchRow) -> str:
     return f"[yellow]{row.over_budget_calls:,}{first}[/yellow]"
 
 
-COLUMNS = (
-    ("strategy", "left"),
-    ("turns", "right"),
-    ("peak tok", "right"),
-    ("input tok", "right"),
-    ("cache read", "right"),
-    ("cost $", "right"),
-    ("rewrites", "right"),
-    ("summaries", "right"),
-    ("in view / recov / lost", "right"),
-    ("over budget", "right"),
-    ("invalid", "right"),
-    ("p50 ms", "right"),
-    ("p99 ms", "right"),
+# Short names keep every table inside 80 columns (a terminal, or a pipe, where Rich assumes
+# 80); ``LEGEND`` spells them out under the tables.
+SHORT = {"openhands-summarizer": "oh-summ", "anthropic-clearing": "a-clear"}
+LEGEND = (
+    "oh-summ: openhands-summarizer; a-clear: anthropic-clearing; input: input tokens "
+    "(M = millions); cache: share read from the prompt cache; rewrites: calls that rewrote "
+    "earlier history; kept/recov/lost: results (or planted facts) in view / reachable through "
+    "a reference / lost; over: calls over the budget (first at call N); invalid: views "
+    "check() refused"
 )
 
 
+def short(strategy: str) -> str:
+    return SHORT.get(strategy, strategy)
+
+
+def _millions(n: int) -> str:
+    return f"{n / 1e6:,.1f}M" if n >= 1_000_000 else f"{n:,}"
+
+
 def results_table(title: str, groups: Iterable[tuple[str, Sequence[BenchRow]]]) -> Table:
-    table = Table(title=title, title_justify="left", header_style="bold")
-    for name, justify in COLUMNS:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    first = True
-    for label, rows in groups:
-        if not first:
-            table.add_section()
-        first = False
-        table.add_row(f"[bold cyan]{escape(label)}[/bold cyan]", *[""] * (len(COLUMNS) - 1))
-        cheapest = min((r.cost_usd for r in rows if r.lost == 0 and r.within_budget), default=None)
+    """Cost per strategy: peak and input tokens, cache, dollars, rewrites, summaries."""
+    table = _narrow(f"{title}: cost")
+    for name in ("strategy", "turns", "peak", "input", "cache", "cost $", "rewrites", "summ."):
+        table.add_column(name, justify="left" if name == "strategy" else "right")
+    for _, rows in _grouped(table, groups, 8):
+        cheapest = _cheapest(rows)
         for r in rows:
             cost = f"{r.cost_usd:.4f}"
             if cheapest is not None and r.cost_usd == cheapest and r.lost == 0 and r.within_budget:
                 cost = f"[green]{cost}[/green]"
             table.add_row(
-                f"[bold]{r.strategy}[/bold]" if r.strategy == "default" else r.strategy,
+                _name(r.strategy),
                 _int(r.turns),
                 _int(r.peak_tokens),
-                _int(r.total_input_tokens),
+                _millions(r.total_input_tokens),
                 f"{r.cache_read_share:.0%}",
                 cost,
                 _int(r.rewrite_turns),
                 _int(r.summary_calls),
+            )
+    return table
+
+
+def safety_table(title: str, groups: Iterable[tuple[str, Sequence[BenchRow]]]) -> Table:
+    """What each strategy kept, where it overflowed, and how long ``prepare`` took."""
+    table = _narrow(f"{title}: what was kept, and speed")
+    for name in ("strategy", "kept/recov/lost", "over", "invalid", "p50 ms", "p99 ms"):
+        table.add_column(name, justify="left" if name == "strategy" else "right")
+    for _, rows in _grouped(table, groups, 6):
+        for r in rows:
+            table.add_row(
+                _name(r.strategy),
                 _reach(r),
                 _over(r),
                 f"[red]{r.violations}[/red]" if r.violations else "0",
@@ -88,37 +100,64 @@ def results_table(title: str, groups: Iterable[tuple[str, Sequence[BenchRow]]]) 
     return table
 
 
-def real_matrix(report: BenchReport) -> Table:
-    """Per real session: cost and losses of every strategy (cheapest lossless in green)."""
-    table = Table(
-        title="Real sessions, one by one: cost $ / lost results (* = over budget on some call)",
-        title_justify="left",
-        header_style="bold",
-    )
-    table.add_column("session")
-    table.add_column("turns", justify="right")
-    for strategy in report.config.strategies:
-        table.add_column(strategy, justify="right")
-    for workload in report.workloads("real"):
+def _name(strategy: str) -> str:
+    return f"[bold]{strategy}[/bold]" if strategy == "default" else short(strategy)
+
+
+def _cheapest(rows: Sequence[BenchRow]) -> float | None:
+    return min((r.cost_usd for r in rows if r.lost == 0 and r.within_budget), default=None)
+
+
+def _grouped(
+    table: Table, groups: Iterable[tuple[str, Sequence[BenchRow]]], columns: int
+) -> Iterable[tuple[str, Sequence[BenchRow]]]:
+    """Each group under a label row of its own (the label may run past its column)."""
+    for index, (label, rows) in enumerate(groups):
+        if index:
+            table.add_section()
+        table.add_row(f"[bold cyan]{escape(_short(label, 30))}[/bold cyan]", *[""] * (columns - 1))
+        yield label, rows
+
+
+def real_matrix(report: BenchReport) -> list[Table]:
+    """Per real session, numbered (names below): cost of every strategy (cheapest lossless in
+    green, * over budget on some call), then results lost."""
+    names = report.workloads("real")
+    cost = _narrow("Real sessions one by one: cost $ (* = over budget on some call)")
+    lost = _narrow("Real sessions one by one: results lost")
+    for table in (cost, lost):
+        table.add_column("#", justify="right")
+        for strategy in report.config.strategies:
+            table.add_column(short(strategy), justify="right")
+    for number, workload in enumerate(names, 1):
         rows = {r.strategy: r for r in report.rows(workload)}
-        cheapest = min(
-            (r.cost_usd for r in rows.values() if r.lost == 0 and r.within_budget), default=None
-        )
-        cells = []
+        cheapest = _cheapest(list(rows.values()))
+        costs, losses = [], []
         for strategy in report.config.strategies:
             r = rows.get(strategy)
             if r is None:
-                cells.append("")
+                costs.append("")
+                losses.append("")
                 continue
-            text = f"{r.cost_usd:.3f}/{r.lost}" + ("*" if not r.within_budget else "")
+            text = f"{r.cost_usd:.3f}" + ("*" if not r.within_budget else "")
             if r.lost:
                 text = f"[red]{text}[/red]"
             elif cheapest is not None and r.cost_usd == cheapest and r.within_budget:
                 text = f"[green]{text}[/green]"
-            cells.append(text)
-        turns = next(iter(rows.values())).turns
-        table.add_row(escape(_short(workload)), _int(turns), *cells)
-    return table
+            costs.append(text)
+            losses.append(f"[red]{r.lost:,}[/red]" if r.lost else "0")
+        cost.add_row(str(number), *costs)
+        lost.add_row(str(number), *losses)
+    return [cost, lost]
+
+
+def real_names(report: BenchReport) -> list[str]:
+    """The legend of ``real_matrix``: each number's session and its turns."""
+    out = []
+    for number, workload in enumerate(report.workloads("real"), 1):
+        turns = report.rows(workload)[0].turns
+        out.append(f"#{number} {_short(workload, 60)} ({turns:,} turns)")
+    return out
 
 
 def _short(name: str, width: int = 44) -> str:
@@ -129,11 +168,7 @@ def _short(name: str, width: int = 44) -> str:
 
 
 def scaling_table(report: BenchReport) -> Table:
-    table = Table(
-        title="prepare() time vs history length (median ms)",
-        title_justify="left",
-        header_style="bold",
-    )
+    table = _narrow("prepare() time vs history length (median ms)")
     names = list(dict.fromkeys(p.strategy for p in report.scaling))
     table.add_column("messages", justify="right")
     for name in names:
@@ -271,30 +306,32 @@ def render(report: BenchReport, console: Console | None = None) -> None:
     if synthetic:
         groups = [(w, report.rows(w)) for w in synthetic]
         budget = report.config.budget
-        console.print(results_table(f"Synthetic sessions, budget {budget:,} tokens", groups))
+        title = f"Synthetic sessions, budget {budget:,} tokens"
+        console.print(results_table(title, groups))
+        console.print(safety_table(title, groups))
     real = report.workloads("real")
     if real:
         aggregate = report.aggregate("real")
         budget = report.config.real_budget or report.config.budget
-        console.print(
-            results_table(
-                f"Real recorded sessions ({len(real)}), summed per strategy, "
-                f"budget {budget:,} tokens",
-                [(aggregate[0].workload if aggregate else "real", aggregate)],
-            )
-        )
-        console.print(real_matrix(report))
+        title = f"Real recorded sessions ({len(real)}) summed, budget {budget:,}"
+        summed = [(aggregate[0].workload if aggregate else "real", aggregate)]
+        console.print(results_table(title, summed))
+        console.print(safety_table(title, summed))
+        for table in real_matrix(report):
+            console.print(table)
+        for line in real_names(report):
+            console.print(f"[dim]{escape(line)}[/dim]")
     if report.scaling:
         console.print(scaling_table(report))
     for note in report.skipped:
         console.print(f"[yellow]skipped:[/yellow] {escape(note)}")
+    console.print(f"[dim]{escape(LEGEND)}[/dim]")
     findings = report.findings()
     console.print("[bold]Findings[/bold]" if findings else "[bold]Findings:[/bold] none")
     for note in findings:
         console.print(f"  - {escape(note)}")
     console.print(
-        f"[dim]in view / recov / lost: planted facts (synthetic) or full tool results (real); "
-        f"cost: {escape(report.config.pricing.source)}; "
+        f"[dim]cost: {escape(report.config.pricing.source)}; "
         f"ran in {report.duration_s:.1f} s on {report.machine.get('cpus')} CPUs[/dim]"
     )
 

@@ -297,10 +297,13 @@ def real_scripts(config: BenchConfig, skipped: list[str]) -> list[Script]:
     loader_log = logging.getLogger("context_compact.loaders")
     level = loader_log.level
     loader_log.setLevel(logging.ERROR)
+    failures: list[Any] = []
     try:
-        sessions = load_all(directory)
+        sessions = load_all(directory, failures=failures)
     finally:
         loader_log.setLevel(level)
+    for failure in failures:  # every file not loaded is named, with why
+        skipped.append(f"{failure.path}: could not load: {failure.reason}")
     scripts = [from_session(s) for s in sessions]
     scripts = [s for s in scripts if s.turns >= 1]
     if config.max_sessions is not None and len(scripts) > config.max_sessions:

@@ -15,27 +15,37 @@ Formats (``FORMATS``), one module each; their docstrings say what is kept and ho
 * ``openai_chat``: a list of OpenAI chat messages (``openai_chat.py``);
 * ``mini_swe_agent``: mini-swe-agent ``.traj.json``, chat messages with native tool calls or
   (v1) a fenced bash block per assistant message (``openai_chat.py``);
-* ``swe_agent``: SWE-agent ``.traj`` (``swe_agent.py``).
+* ``swe_agent``: SWE-agent ``.traj`` (``swe_agent.py``);
+* ``anthropic``: Anthropic Messages API histories, as JSON or JSON Lines (``anthropic.py``).
+
+OpenHands histories are read with or without their ``history`` wrapper: an output file's
+instances, one ``{"history": [...]}`` object, or a bare list of events (how OpenHands keeps
+the trajectories it replays), as JSON or one event per line.
 
 Detection looks at the parsed content, not at the file name (except that ``.traj.json``
 marks mini-swe-agent); a file it cannot place raises ``UnknownFormat`` naming the file. The
-loaders never modify the files they read.
+loaders never modify the files they read. ``load_all`` reports every file it could not load
+(``failures``) instead of dropping it without a word.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import claude_code, codex, openai_chat, openhands, swe_agent
+from . import anthropic, claude_code, codex, openai_chat, openhands, swe_agent
 from ._common import FORMATS, Session, UnknownFormat, read_jsonl
 
 __all__ = [
     "FORMATS",
+    "Failure",
     "Session",
     "UnknownFormat",
+    "candidates",
+    "describe",
     "detect_format",
     "load_all",
     "load_file",
@@ -71,7 +81,9 @@ def load_file(path: str | Path) -> list[Session]:
     if fmt == codex.FORMAT:
         return codex.load_records(data, path, bad)
     if fmt == openhands.FORMAT:
-        return openhands.load_records(data if isinstance(data, list) else [data], path, bad)
+        return openhands.load_records(_instances(data), path, bad)
+    if fmt == anthropic.FORMAT:
+        return anthropic.load_document(data, path)
     if fmt == swe_agent.FORMAT:
         # A .traj is one document; the same object written as a one-line .jsonl also loads.
         return swe_agent.load_document(data[0] if isinstance(data, list) else data, path)
@@ -83,25 +95,50 @@ def detect_format(path: str | Path) -> str:
     return _read(Path(path))[0]
 
 
-def load_all(directory: str | Path, *, strict: bool = False) -> list[Session]:
+@dataclass(frozen=True)
+class Failure:
+    """A file ``load_all`` could not load, and why (one line)."""
+
+    path: str
+    reason: str
+
+
+def load_all(
+    directory: str | Path, *, strict: bool = False, failures: list[Failure] | None = None
+) -> list[Session]:
     """Every trajectory under ``directory`` (recursively, sorted by path).
 
-    Only ``.jsonl``, ``.json`` and ``.traj`` files are read (hidden ones are not). A file in
-    no known format is skipped with a logged warning, or raises ``UnknownFormat`` when
-    ``strict``.
+    Only ``.jsonl``, ``.json`` and ``.traj`` files are read (hidden ones are not). A file that
+    cannot be loaded (no known format, unreadable) raises when ``strict``; otherwise it is
+    logged and appended to ``failures`` (path and reason), when a list is given.
     """
     root = Path(directory)
     if not root.is_dir():
         raise NotADirectoryError(f"{root} is not a directory")
     sessions: list[Session] = []
-    for path in sorted(p for p in root.rglob("*") if _is_candidate(p, root)):
+    for path in candidates(root):
         try:
             sessions.extend(load_file(path))
-        except UnknownFormat as error:
+        except (UnknownFormat, OSError, UnicodeError, ValueError) as error:
             if strict:
                 raise
             log.warning("skipping %s", error)
+            if failures is not None:
+                failures.append(Failure(str(path), describe(error, path)))
     return sessions
+
+
+def candidates(root: Path) -> list[Path]:
+    """The files under ``root`` that ``load_all`` tries, sorted by path."""
+    return sorted(p for p in root.rglob("*") if _is_candidate(p, root))
+
+
+def describe(error: BaseException, path: Path) -> str:
+    """One line saying why ``path`` did not load (without repeating the path)."""
+    if isinstance(error, UnknownFormat):
+        return f"not a known trajectory format ({error.reason})"
+    text = str(error).replace(str(path), "").strip(" :") or type(error).__name__
+    return " ".join(text.split())
 
 
 def _is_candidate(path: Path, root: Path) -> bool:
@@ -120,10 +157,11 @@ def _read(path: Path) -> tuple[str, Any, int]:
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         document = json.loads(text)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as error:
         records, bad = read_jsonl(path)
         if len(records) < 2:
-            raise UnknownFormat(path, "not valid JSON or JSON Lines") from None
+            where = f"line {error.lineno}, column {error.colno}: {error.msg}"
+            raise UnknownFormat(path, f"not valid JSON or JSON Lines ({where})") from None
         return _detect_records(records, path), records, bad
     return _detect_document(document, path), document, 0
 
@@ -134,6 +172,10 @@ def _detect_records(records: list[Any], path: Path) -> str:
         raise UnknownFormat(path, "no JSON object lines")
     if len(records) == 1 and _detect_dict(objects[0], path) == swe_agent.FORMAT:
         return swe_agent.FORMAT
+    if all(_is_event(r) for r in objects):
+        return openhands.FORMAT
+    if all(isinstance(r.get("role"), str) and "content" in r for r in objects):
+        return anthropic.FORMAT if anthropic.is_anthropic(objects) else _chat_format(objects, path)
     for record in objects:
         if isinstance(record.get("history"), list):
             return openhands.FORMAT
@@ -160,10 +202,29 @@ def _detect_document(document: Any, path: Path) -> str:
         return fmt
     if isinstance(document, list):
         if any(isinstance(m, dict) and m.get("role") in _CHAT_ROLES for m in document):
+            if anthropic.is_anthropic(document):
+                return anthropic.FORMAT
             return _chat_format(document, path)
         if any(isinstance(m, dict) and isinstance(m.get("history"), list) for m in document):
             return openhands.FORMAT
+        objects = [m for m in document if isinstance(m, dict)]
+        if objects and all(_is_event(m) for m in objects):
+            return openhands.FORMAT
     raise UnknownFormat(path, "JSON document matches no known format")
+
+
+def _is_event(record: dict[str, Any]) -> bool:
+    """An OpenHands event: an action or an observation, with no chat role."""
+    return ("action" in record or "observation" in record) and "role" not in record
+
+
+def _instances(data: Any) -> list[Any]:
+    """OpenHands instances: an output file's lines, or one history from a bare event list."""
+    if isinstance(data, dict):
+        return [data]
+    if any(isinstance(item, dict) and isinstance(item.get("history"), list) for item in data):
+        return list(data)
+    return [{"history": data}]
 
 
 _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -179,6 +240,8 @@ def _detect_dict(document: dict[str, Any], path: Path) -> str | None:
             return swe_agent.FORMAT
         return openhands.FORMAT
     if isinstance(document.get("messages"), list):
+        if anthropic.is_anthropic(document):
+            return anthropic.FORMAT
         return _chat_format(document, path)
     return None
 

@@ -27,7 +27,8 @@ Every format module feeds its entries, in log order, to a ``HistoryBuilder``:
 
 Invariants of every loaded history: roles are ``user``/``assistant`` only; content is always a
 list of blocks of type ``text`` (non-blank ``text``), ``tool_use`` (``id``, ``name``, dict
-``input``) or ``tool_result`` (``tool_use_id``, string ``content``); tool_use ids are unique;
+``input``) or ``tool_result`` (``tool_use_id``, string ``content``), and in the ``anthropic``
+format also ``image`` and ``document`` (kept to be sent again); tool_use ids are unique;
 every result answers a call of the previous message and every call but those of the last
 message is answered in the next one. System prompts are never messages.
 
@@ -63,6 +64,7 @@ FORMATS: list[str] = [
     "openai_chat",
     "mini_swe_agent",
     "swe_agent",
+    "anthropic",
 ]
 
 

@@ -4,8 +4,12 @@ One JSON object per line. Lines of ``type`` ``user`` / ``assistant`` carry ``mes
 Anthropic Messages API message (``role`` + ``content``: a string or blocks ``text``,
 ``thinking``, ``tool_use``, ``tool_result``, ``image``), plus ``uuid`` / ``parentUuid``
 (the thread), ``isSidechain`` (Task sub-agent lines) and flags. Every other ``type``
-(``system``, ``summary``, ``progress``, ``file-history-snapshot``, ``queue-operation``) is
-runtime or UI data and is ignored; unknown types are skipped and counted.
+(``system``, ``summary``, ``progress``, ``file-history-snapshot``, ``queue-operation``, and
+from 2.1.x ``attachment``, ``last-prompt``, ``ai-title``, ``custom-title``, ``mode``,
+``permission-mode``) is runtime or UI data and is ignored; unknown types are skipped and
+counted. An ``attachment`` (a hook's output, a skill listing, a queued command, plan mode)
+reaches the model, if at all, as injected reminder text, which the loader drops like the
+``isMeta`` lines below.
 
 How the log differs from the conversation the model saw, and what the loader does:
 
@@ -51,7 +55,22 @@ from ._common import (
 FORMAT = "claude_code"
 
 CONVERSATION = frozenset({"user", "assistant"})
-RUNTIME = frozenset({"system", "summary", "progress", "file-history-snapshot", "queue-operation"})
+RUNTIME = frozenset(
+    {
+        "system",
+        "summary",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        # Written by Claude Code 2.1.x: injected context and session bookkeeping.
+        "attachment",
+        "last-prompt",
+        "ai-title",
+        "custom-title",
+        "mode",
+        "permission-mode",
+    }
+)
 LINE_TYPES = CONVERSATION | RUNTIME
 
 _DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})

@@ -13,8 +13,9 @@ mini-swe-agent's v1 test data) or an object with a ``messages`` list (mini-swe-a
   single ``function_call`` gets the id ``call_<message index>``.
 * ``tool`` messages become ``tool_result`` blocks for their ``tool_call_id``; legacy
   ``function`` messages answer the last ``function_call``.
-* Any other role (mini-swe-agent ends with an ``exit`` record holding the submission, which
-  is not sent to the model) is skipped and counted.
+* mini-swe-agent ends its messages with an ``exit`` record holding the submission: part of
+  the format, never sent to the model, so it is dropped without being counted. Any other
+  role is skipped and counted.
 
 mini-swe-agent v1 (format ``mini_swe_agent`` without any ``tool_calls``): the action is the
 single fenced block (```` ```mswea_bash_command ```` or ```` ```bash ````) in the assistant
@@ -125,6 +126,8 @@ def load_document(document: Any, source: str | Path, fmt: str | None = None) -> 
             builder.user([tool_result_block(str(call_id or ""), text_of(content))])
         elif role == "function":
             builder.user([tool_result_block(last_function or "", text_of(content))])
+        elif role == "exit" and fmt == MINI_FORMAT:
+            continue
         else:
             builder.skip("unknown_role")
     return [make_session(stem(source), fmt, join_system(system), builder, source)]

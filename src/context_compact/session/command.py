@@ -1,5 +1,6 @@
 """``context-compact sessions`` and ``context-compact recall``: the durable sessions of a work
-directory, from the command line (the CLI registers them with ``add_command``).
+directory, from the command line (the CLI registers them with ``add_command``), and the
+helpers every session command shares (``open_store``, ``need_session``, the options).
 
 Both read ``<workdir>/.context-compact/sessions.db`` (the agent's store) and never write to
 it; ``--json`` prints what a script needs. A session is summarized by replaying its journal
@@ -17,13 +18,33 @@ import click
 COMPACTIONS = ("clear_old_results", "summarize", "compact_history", "reactive_compact")
 
 
-def _store(workdir: Path | None) -> Any:
+def open_store(workdir: Path | None) -> Any:
+    """The sessions store of a work directory that has one (a usage error otherwise)."""
     from ..store import WORKDIR_DB, SqliteStore
 
     root = Path(workdir or Path.cwd()).resolve()
     if not (root / WORKDIR_DB).is_file():
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
     return SqliteStore(root / WORKDIR_DB, root=root)
+
+
+def need_session(store: Any, session: str) -> dict[str, Any]:
+    """The meta of ``session``, or a usage error naming the newest sessions."""
+    meta = store.session_meta(session)
+    if meta is None:
+        known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none"
+        raise click.UsageError(f"no session {session!r} (newest: {known})")
+    return dict(meta)
+
+
+def source_of(meta: dict[str, Any]) -> str:
+    """Where a session came from, in a few words: the agent, an import, a compaction."""
+    source = meta.get("source")
+    if source == "import":
+        return f"import {meta.get('format')}: {Path(str(meta.get('file'))).name}"
+    if source == "compact":
+        return f"compact {meta.get('policy_name')} of {meta.get('of')}"
+    return str(source or "agent")
 
 
 def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
@@ -45,6 +66,7 @@ def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": sid,
         "started": meta.get("created"),
+        "source": source_of(meta),
         "engine": meta.get("engine"),
         "messages": messages,
         "turns": turns,
@@ -57,19 +79,21 @@ workdir_option = click.option(
     "--workdir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Work directory whose sessions to read (default: the current one).",
+    help="Work directory whose sessions to use (default: the current one).",
 )
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 @click.command("sessions")
 @workdir_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@json_option
 def sessions(workdir: Path | None, as_json: bool) -> None:
     """List the sessions of a work directory, newest first."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    store = _store(workdir)
+    store = open_store(workdir)
     try:
         rows = [summary(store, meta) for meta in store.list_sessions()]
     finally:
@@ -77,19 +101,34 @@ def sessions(workdir: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return
-    table = Table(title="sessions, newest first", title_justify="left")
-    for name in ("id", "started", "turns", "tokens in view", "compactions"):
-        table.add_column(name, justify="left" if name in ("id", "started") else "right")
+    table = Table(
+        title="sessions, newest first",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    for name in ("id", "started", "source", "turns", "in view", "compactions"):
+        right = name in ("turns", "in view", "compactions")
+        table.add_column(
+            name,
+            justify="right" if right else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            max_width=20 if name == "source" else None,
+        )
     for row in rows:
         tokens = row["tokens_in_view"]
         table.add_row(
             row["id"],
-            str(row["started"] or "")[:19],
+            str(row["started"] or "")[5:16].replace("T", " "),
+            row["source"],
             f"{row['turns']:,}",
             "-" if tokens is None else f"{tokens:,}",
             f"{row['compactions']:,}",
         )
     Console().print(table)
+    click.echo("started: UTC; in view: tokens the session's next request would carry")
 
 
 @click.command("recall")
@@ -98,7 +137,7 @@ def sessions(workdir: Path | None, as_json: bool) -> None:
 @workdir_option
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), default=8_000, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@json_option
 def recall_command(
     session: str, query: str, workdir: Path | None, offset: int, limit: int, as_json: bool
 ) -> None:
@@ -106,11 +145,9 @@ def recall_command(
     session's view named, or 'message N'), one page at a time."""
     from .recall import recall
 
-    store = _store(workdir)
+    store = open_store(workdir)
     try:
-        if store.session_meta(session) is None:
-            known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none"
-            raise click.UsageError(f"no session {session!r} (newest: {known})")
+        need_session(store, session)
         try:
             page = recall(store, session, query, offset=offset, limit=limit)
         except ValueError as error:
@@ -131,4 +168,13 @@ def recall_command(
         click.echo(str(page))
 
 
-__all__ = ["recall_command", "sessions", "summary"]
+__all__ = [
+    "json_option",
+    "need_session",
+    "open_store",
+    "recall_command",
+    "sessions",
+    "source_of",
+    "summary",
+    "workdir_option",
+]

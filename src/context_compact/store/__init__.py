@@ -3,6 +3,7 @@
 from .base import Record, Store
 from .files import FileStore, safe_id
 from .journal import CorruptJournal, SessionExists
+from .lease import SessionLocked
 from .memory import MemoryStore
 from .schema import UnknownMigration
 from .sqlite import WORKDIR_DB, SqliteStore, workdir_store
@@ -14,6 +15,7 @@ __all__ = [
     "MemoryStore",
     "Record",
     "SessionExists",
+    "SessionLocked",
     "SqliteStore",
     "Store",
     "UnknownMigration",

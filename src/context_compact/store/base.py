@@ -13,8 +13,9 @@ A store has two jobs.
    engine defines them, the store treats them as data). ``append`` writes a batch of
    records atomically and durably, in order; ``records`` gives them back equal to what was
    appended (JSON round trip). A process killed at any point leaves every appended batch
-   whole or absent, never torn. One writer per session; several sessions may be written at
-   once from several processes.
+   whole or absent, never torn. One writer per session, enforced by a lease (``lease.py``:
+   another live process gets ``SessionLocked``, a dead one's lease is taken over); several
+   sessions may be written at once from several processes.
 
 Invariant (the project's first rule): the engine calls the store *before* it drops or
 shortens anything and puts the path the store returned into the view. Every text may hold
@@ -100,6 +101,11 @@ class Store(Protocol):
 
     def records(self, session: str) -> Iterator[Record]:
         """The session's records in the order appended."""
+        ...
+
+    def claim(self, session: str) -> None:
+        """Become the session's one writer now, before appending (``append`` does it on its
+        first call). ``SessionLocked`` when another live process writes it."""
         ...
 
     def close(self) -> None:

@@ -5,6 +5,7 @@ Files the model opens follow the shared layout (``disk.py``). Besides them:
     <root>/.task_outputs/issued.txt                  ledger: one issued relative path a line
     <root>/.transcripts/sessions/<id>.meta.json      a session's meta, written once
     <root>/.transcripts/sessions/<id>.jsonl          its journal: one line per append
+    <root>/.transcripts/sessions/<id>.lock           its writer's lease (pid, host), flocked
 
 The ledger makes ``issued`` exact across restarts: a file that merely exists under root (left
 by another program, or named in a tool's output) is not ours.
@@ -16,6 +17,13 @@ ignores a last line that has no newline or is not valid JSON, and the first ``ap
 store to a session truncates it away first. Without ``durable=True`` nothing is fsynced: the
 OS has every accepted write and a killed process loses nothing; with it, every write (and the
 directory entry of a new file) is fsynced before the call returns.
+
+One writer per session (``lease.py``): the first append of a store to a session takes an
+exclusive ``flock`` on its ``.lock`` file, held until ``close`` (the kernel releases it when
+the process dies, SIGKILL included), and writes its pid and host there for the error another
+process gets. Another object of the same process may write too (the lease is the
+process's). An append to a journal that grew since this store read or wrote it is refused.
+Where ``fcntl`` does not exist (Windows) there is no lease, only that length check.
 """
 
 from __future__ import annotations
@@ -37,6 +45,14 @@ from .journal import (
     new_meta,
     valid_session_id,
 )
+from .lease import (
+    Owner,
+    SessionLocked,
+    changed_message,
+    locked_message,
+    same_process,
+    this_process,
+)
 
 __all__ = ["FileStore", "safe_id"]
 
@@ -52,6 +68,8 @@ class FileStore(DiskFiles):
         self._issued: set[str] = set()
         self._ledger_read = 0  # bytes of the ledger already in _issued
         self._repaired: set[str] = set()  # sessions whose torn tail this store has checked
+        self._sizes: dict[str, int] = {}  # journal bytes last read or written, per session
+        self._locks: dict[str, int] = {}  # session -> fd of its flocked lock file
 
     def __repr__(self) -> str:
         return f"FileStore({self.root!r})"
@@ -86,6 +104,9 @@ class FileStore(DiskFiles):
     def _journal_path(self, session: str) -> Path:
         return self.sessions_dir / f"{session}.jsonl"
 
+    def _lock_path(self, session: str) -> Path:
+        return self.sessions_dir / f"{session}.lock"
+
     def _exists(self, session: str) -> bool:
         return valid_session_id(session) and self._meta_path(session).exists()
 
@@ -110,6 +131,7 @@ class FileStore(DiskFiles):
             tmp.unlink(missing_ok=True)
         if self.durable:
             fsync_dir(self.sessions_dir)
+        self._sizes[session] = 0
         return session
 
     def session_meta(self, session: str) -> dict[str, Any] | None:
@@ -135,17 +157,81 @@ class FileStore(DiskFiles):
         if session not in self._repaired:
             if not self._exists(session):
                 raise KeyError(f"no session {session!r} in {self.root}")
+            self.claim(session)
             _cut_torn_tail(self._journal_path(session))
             self._repaired.add(session)
         if not records:
             return
         line = f'{{"batch":{dumps(records)}}}\n'.encode("ascii")
+        path = self._journal_path(session)
+        size = _size(path)
+        known = self._sizes.get(session)
+        if known is not None and known != size:
+            raise SessionLocked(changed_message(session, self.root, known, size))
         try:
-            append_bytes(self._journal_path(session), line, self.durable)
+            append_bytes(path, line, self.durable)
         except BaseException:
             # A failed write may have left part of the line: check the tail again next time.
             self._repaired.discard(session)
+            self._sizes.pop(session, None)
             raise
+        self._sizes[session] = size + len(line)
+
+    def claim(self, session: str) -> None:
+        """Take the session's lease (``SessionLocked`` if another live process holds it)."""
+        if session in self._locks:
+            return
+        if not self._exists(session):
+            raise KeyError(f"no session {session!r} in {self.root}")
+        try:
+            import fcntl
+        except ImportError:  # no flock here: the length check alone guards the journal
+            return
+        fd = os.open(self._lock_path(session), os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = self._owner(fd)
+                if owner is not None and same_process(owner):
+                    os.close(fd)  # another store object of this process holds it
+                    return
+                raise SessionLocked(
+                    locked_message(session, owner or Owner(0, "?", ""), self.root)
+                ) from None
+            me = this_process()
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, dumps(me.as_dict()).encode("ascii"), 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._locks[session] = fd
+
+    def writer(self, session: str) -> Owner | None:
+        """The live process holding the session's lease, if any."""
+        try:
+            import fcntl
+        except ImportError:
+            return None
+        try:
+            fd = os.open(self._lock_path(session), os.O_RDWR)
+        except FileNotFoundError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return self._owner(fd) or Owner(0, "?", "")
+            return None
+        finally:
+            os.close(fd)  # closing drops a lock taken just now
+
+    @staticmethod
+    def _owner(fd: int) -> Owner | None:
+        try:
+            return Owner.from_dict(json.loads(os.pread(fd, 4096, 0) or b"null"))
+        except (ValueError, TypeError, AttributeError):
+            return None
 
     def records(self, session: str) -> Iterator[Record]:
         if not self._exists(session):
@@ -154,9 +240,11 @@ class FileStore(DiskFiles):
         try:
             data = path.read_bytes()
         except FileNotFoundError:
+            self._sizes[session] = 0
             return iter(())
         lines = data.split(b"\n")[:-1]  # the piece after the last newline is torn or empty
         out: list[Record] = []
+        whole = 0
         for number, line in enumerate(lines, 1):
             batch = _batch(line)
             if batch is None:
@@ -164,11 +252,22 @@ class FileStore(DiskFiles):
                     break  # a torn last line: that append never completed
                 raise CorruptJournal(f"{path}: line {number} is not a whole batch")
             out.extend(batch)
+            whole += len(line) + 1
+        self._sizes[session] = whole
         return iter(out)
 
     def close(self) -> None:
-        # Every file is opened and closed within one call: nothing is held between calls.
-        pass
+        # Journal files are opened and closed within one call; only the leases are held.
+        for fd in self._locks.values():
+            os.close(fd)  # releases the flock
+        self._locks.clear()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _batch(line: bytes) -> list[Record] | None:

@@ -115,5 +115,10 @@ class MemoryStore:
         batches = list(self._journals[session])  # a snapshot, like the durable stores give
         return (record for batch in batches for record in json.loads(batch))
 
+    def claim(self, session: str) -> None:
+        """One process only: nothing to lease; an unknown session is still a ``KeyError``."""
+        if session not in self._sessions:
+            raise KeyError(f"no session {session!r} in {self.root}")
+
     def close(self) -> None:
         pass

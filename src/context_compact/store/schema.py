@@ -14,7 +14,8 @@ append order. ``body`` is the whole record as ASCII JSON with long strings moved
 (``blobrefs.py``); ``messages`` also keeps the message's ``id`` and ``parent`` as columns to
 look them up. ``blobs`` holds each text once, keyed by the sha256 of its UTF-8. ``files`` is
 every path the store issued, relative to its root, with the blob it can be re-exported from
-(``file_chunks`` for appended files, in order).
+(``file_chunks`` for appended files, in order). ``writers`` holds the lease of the process
+writing each session (``lease.py``).
 """
 
 from __future__ import annotations
@@ -78,6 +79,18 @@ MIGRATIONS: list[tuple[str, str]] = [
             seq INTEGER NOT NULL,
             hash TEXT NOT NULL REFERENCES blobs (hash),
             PRIMARY KEY (path, seq)
+        );
+        """,
+    ),
+    (
+        "0002_session_writers",
+        """
+        CREATE TABLE writers (
+            session TEXT PRIMARY KEY REFERENCES sessions (id),
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            started TEXT NOT NULL,
+            heartbeat REAL NOT NULL
         );
         """,
     ),

@@ -16,6 +16,10 @@ Invariants:
   re-exported: ``read_text`` of a file deleted behind our back serves it from the database and
   writes it again. ``issued`` is exactly the paths in ``files`` (kept relative to root, so a
   database and its root can move together).
+* One writer per session (``lease.py``): the first append of a process to a session takes
+  its row in ``writers`` in the same transaction, and is refused with ``SessionLocked`` while
+  another live process holds it; an append to a journal that grew since this store read or
+  wrote it is refused too. ``close`` releases the leases.
 * One connection, shared by threads under a lock; ``close`` releases it.
 """
 
@@ -26,6 +30,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,6 +48,16 @@ from .disk import (
     sha256,
 )
 from .journal import SessionExists, check_records, dumps, new_meta, valid_session_id
+from .lease import (
+    HEARTBEAT_SECONDS,
+    Owner,
+    SessionLocked,
+    alive,
+    changed_message,
+    locked_message,
+    same_process,
+    this_process,
+)
 from .schema import connect
 
 _TABLES = {"message": "messages", "edit": "edits", "event": "events"}
@@ -92,6 +107,8 @@ class SqliteStore(DiskFiles):
         self._db.execute(f"PRAGMA journal_size_limit = {4 << 20}")
         self._checkpointer: _Checkpointer | None = None
         self._appends = 0
+        self._lengths: dict[str, int] = {}  # journal length last read or written, per session
+        self._leases: dict[str, float] = {}  # sessions this store holds -> last heartbeat
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.db_path)!r}, root={self.root!r})"
@@ -100,6 +117,14 @@ class SqliteStore(DiskFiles):
         if self._checkpointer is not None:
             self._checkpointer.stop()
         with self._lock:
+            if self._leases:
+                me = this_process()
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.executemany(
+                        "DELETE FROM writers WHERE session = ? AND pid = ? AND host = ?",
+                        [(s, me.pid, me.host) for s in self._leases],
+                    )
+                self._leases.clear()
             self._db.close()
 
     # -- files --------------------------------------------------------------------------------
@@ -214,6 +239,7 @@ class SqliteStore(DiskFiles):
                 )
         except sqlite3.IntegrityError:
             raise SessionExists(f"session {session!r} already exists in {self.db_path}") from None
+        self._lengths[session] = 0
         return session
 
     def session_meta(self, session: str) -> dict[str, Any] | None:
@@ -252,6 +278,7 @@ class SqliteStore(DiskFiles):
             start = found.fetchone()
             if start is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
+            self._hold(session, start[0])
             self._db.executemany(
                 _INSERT_BLOB, [(digest, len(data), data) for digest, data in blobs.items()]
             )
@@ -264,6 +291,7 @@ class SqliteStore(DiskFiles):
             self._db.execute(
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )
+        self._lengths[session] = start[0] + len(records)
         self._appends += 1
         if self._appends % CHECKPOINT_EVERY == 0:
             if self._checkpointer is None:
@@ -293,10 +321,59 @@ class SqliteStore(DiskFiles):
                     json.loads(row[1])
                     for row in self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session})
                 ]
+                self._lengths[session] = len(bodies)
                 blobs = self._blobs(set().union(*(references(b, set()) for b in bodies)))
             finally:
                 self._db.execute("COMMIT")
         return iter([restore(body, blobs.__getitem__) for body in bodies])
+
+    # -- one writer per session ------------------------------------------------------------------
+    def claim(self, session: str) -> None:
+        """Take the session's lease now (``SessionLocked`` if another live process holds it),
+        before any append: a command that resumes a session says so before it starts."""
+        with self._lock, self._transaction():
+            found = self._db.execute("SELECT length FROM sessions WHERE id = ?", (session,))
+            start = found.fetchone()
+            if start is None:
+                raise KeyError(f"no session {session!r} in {self.db_path}")
+            self._hold(session, start[0], check_length=False)
+
+    def writer(self, session: str) -> Owner | None:
+        """The live process holding the session's lease, if any."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT pid, host, started, heartbeat FROM writers WHERE session = ?", (session,)
+            ).fetchone()
+        owner = None if row is None else Owner(*row)
+        return owner if owner is not None and alive(owner) else None
+
+    def _hold(self, session: str, length: int, check_length: bool = True) -> None:
+        """Inside a write transaction: make sure this process holds the lease (and the journal
+        is the one it knows)."""
+        now = time.time()
+        held = self._leases.get(session)
+        if held is None:
+            row = self._db.execute(
+                "SELECT pid, host, started, heartbeat FROM writers WHERE session = ?", (session,)
+            ).fetchone()
+            if row is not None:
+                owner = Owner(*row)
+                if not same_process(owner) and alive(owner):
+                    raise SessionLocked(locked_message(session, owner, str(self.db_path)))
+        known = self._lengths.get(session)
+        if check_length and known is not None and known != length:
+            raise SessionLocked(changed_message(session, str(self.db_path), known, length))
+        if held is None:
+            me = this_process()
+            self._db.execute(
+                "INSERT OR REPLACE INTO writers (session, pid, host, started, heartbeat) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (session, me.pid, me.host, me.started, now),
+            )
+            self._leases[session] = now
+        elif now - held >= HEARTBEAT_SECONDS:
+            self._db.execute("UPDATE writers SET heartbeat = ? WHERE session = ?", (now, session))
+            self._leases[session] = now
 
     def _blobs(self, hashes: set[str]) -> dict[str, bytes]:
         wanted = sorted(hashes)

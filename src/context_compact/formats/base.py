@@ -1,0 +1,115 @@
+"""What every format converter shares: units, passthrough blocks, item errors.
+
+A converter turns a caller's list (Anthropic messages, OpenAI chat messages, OpenAI Responses
+items, as dicts or as the SDK objects the API returned) into the canonical history the
+engines work on (Anthropic-shaped dicts) and back. It works in *units*: one canonical message
+and the run of caller items it came from. Units never depend on what comes after them, except
+that a run of items of one side grows while items of that side follow; so a list converted
+in two pieces gives the same messages as converted whole, up to where the first piece ended.
+
+Invariants every converter keeps:
+
+* ``from_canonical(to_canonical(items))`` gives the items back, equal as dicts (an SDK object
+  comes back as the dict the API sent: ``messages.plain``).
+* Every canonical message dumps on its own (``dump_message``), so a view that a compaction
+  changed converts message by message.
+* What the canonical form cannot hold rides along: fields of an item the canonical blocks do
+  not carry are kept under the block's or message's ``"openai"`` key, and items or content
+  parts with no canonical counterpart (encrypted reasoning, ``compaction`` items, a
+  mid-conversation developer message, a refusal part) become ``passthrough`` blocks that no
+  pass reads, clears or rewrites (they are sized, summarized as JSON, and archived whole).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..invariants import InvalidHistory, Violation
+from ..messages import Message, plain
+
+PASSTHROUGH = "passthrough"
+META = "openai"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One canonical message and how many caller items it came from."""
+
+    count: int
+    message: Message
+
+
+class Converter(Protocol):
+    """One caller format; see the module docstring for the laws."""
+
+    name: str
+
+    def is_system(self, item: dict[str, Any]) -> bool:
+        """A leading item that is the caller's system prompt (kept first, never summarized)."""
+
+    def units(self, items: list[dict[str, Any]], offset: int = 0) -> list[Unit]:
+        """The canonical messages of ``items`` (plain dicts, no leading system items);
+        ``offset`` is the position of ``items[0]`` in the caller's list, for error messages."""
+
+    def dump_message(self, message: Message) -> list[dict[str, Any]]:
+        """The caller's items for one canonical message."""
+
+
+def passthrough(fmt: str, item: Any = None, *, part: Any = None) -> dict[str, Any]:
+    """A block carrying a whole ``item`` (or a content ``part``) of ``fmt`` untouched."""
+    if part is not None:
+        return {"type": PASSTHROUGH, "format": fmt, "part": part}
+    return {"type": PASSTHROUGH, "format": fmt, "item": item}
+
+
+def is_passthrough(block: Any, key: str = "item") -> bool:
+    return isinstance(block, dict) and block.get("type") == PASSTHROUGH and key in block
+
+
+def without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in mapping.items() if k not in keys}
+
+
+def with_meta(target: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """``target`` with ``meta`` under the ``"openai"`` key, when there is any."""
+    if meta:
+        target[META] = meta
+    return target
+
+
+def bad_item(index: int, detail: str) -> InvalidHistory:
+    return InvalidHistory([Violation(index, "malformed", detail)])
+
+
+def as_item(value: Any, index: int, what: str) -> dict[str, Any]:
+    """``value`` as a dict (an SDK object as the dict the API sent), or a clear error."""
+    item = plain(value)
+    if not isinstance(item, dict):
+        got = type(value).__name__
+        raise bad_item(index, f"expected {what} (a dict or an SDK object), got {got}")
+    return item
+
+
+def text_of(content: Any) -> str:
+    """The text of a system message's content (a string or a list of text parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+__all__ = [
+    "META",
+    "PASSTHROUGH",
+    "Converter",
+    "Unit",
+    "as_item",
+    "bad_item",
+    "is_passthrough",
+    "passthrough",
+    "text_of",
+    "with_meta",
+    "without",
+]

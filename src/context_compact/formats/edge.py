@@ -1,0 +1,136 @@
+"""The Compactor's edge for a non-canonical format: the caller's list in, canonical to the
+engine, the view back in the caller's format.
+
+``Edge.load(items)`` splits off the leading system items (kept as given, returned first, never
+given to the engine) and converts the rest. It remembers two lists it has the canonical form
+of: the list it returned last (the view, message by message) and the list it was given last.
+A caller's list that starts with either, item for item (the same objects, or equal content),
+reuses those canonical messages and converts only what follows, so
+
+* the SDK docs' loop (append to the returned list, pass it back) hands the engine exactly its
+  view plus the new messages: the session goes on, even where a conversion is not its own
+  inverse, and the work per call is O(new items);
+* a caller that keeps its own list gets the same canonical messages as a whole conversion
+  (the last unit is converted again: a run of tool calls may have grown), which the engine
+  recognizes by its log.
+
+``dump(view)`` converts each canonical message once while it stays in the view (a message the
+engine did not touch is the same object call after call). ``translate`` turns an
+``InvalidHistory`` about canonical messages into one naming the caller's items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..invariants import InvalidHistory, check
+from ..messages import Message, plain
+from ..session.log import content_key
+from .base import Converter, as_item, text_of
+
+
+@dataclass
+class _Memo:
+    """A list of caller items and its canonical messages, unit by unit."""
+
+    objects: list[Any] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)  # end of each unit in ``objects``
+    messages: list[Message] = field(default_factory=list)
+    keys: dict[int, str] = field(default_factory=dict)
+
+    def key(self, i: int) -> str:
+        if i not in self.keys:
+            self.keys[i] = content_key(self.objects[i])
+        return self.keys[i]
+
+    def match(self, body: list[Any]) -> tuple[int, int]:
+        """``(items, units)`` of ``body``'s head that are whole units of this memo."""
+        start = 0
+        for u, end in enumerate(self.ends):
+            if end > len(body):
+                return start, u
+            for i in range(start, end):
+                item = body[i]
+                if item is not self.objects[i] and content_key(item) != self.key(i):
+                    return start, u
+            start = end
+        return start, len(self.ends)
+
+
+class Edge:
+    def __init__(self, converter: Converter) -> None:
+        self.converter = converter
+        self.system: list[Any] = []
+        self.system_text = ""
+        self._view = _Memo()
+        self._input = _Memo()
+        self._dumped: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
+        self._last: tuple[int, list[int]] = (0, [])  # for translate: system count, unit ends
+
+    def load(self, items: list[Any]) -> list[Message]:
+        if not isinstance(items, list):
+            raise InvalidHistory(check(items))
+        head = 0
+        while head < len(items):
+            item = as_item(items[head], head, "a message")
+            if not self.converter.is_system(item):
+                break
+            head += 1
+        if items[:head] != self.system:
+            self.system = list(items[:head])
+            self.system_text = "\n\n".join(text_of(plain(s).get("content")) for s in self.system)
+        body = items[head:]
+        done, units = self._view.match(body)
+        memo = self._view
+        if units < len(self._view.ends):
+            # Not the whole view: the caller's own list, or the list it passed last time.
+            done_in, units_in = self._input.match(body)
+            units_in = max(0, units_in - 1)
+            done_in = self._input.ends[units_in - 1] if units_in else 0
+            if done_in > done:
+                memo, done, units = self._input, done_in, units_in
+        tail = [as_item(v, head + done + i, "an item") for i, v in enumerate(body[done:])]
+        new = self.converter.units(tail, head + done)
+        messages = memo.messages[:units] + [u.message for u in new]
+        ends = memo.ends[:units]
+        for unit in new:
+            ends.append((ends[-1] if ends else 0) + unit.count)
+        self._input = _Memo(list(body), ends, messages)
+        self._last = (head, ends)
+        return messages
+
+    def dump(self, view: list[Message]) -> list[Any]:
+        out: list[Any] = list(self.system)
+        objects: list[Any] = []
+        ends: list[int] = []
+        cache: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
+        for message in view:
+            hit = self._dumped.get(id(message))
+            items = hit[1] if hit is not None and hit[0] is message else None
+            if items is None:
+                items = self.converter.dump_message(message)
+            cache[id(message)] = (message, items)
+            objects.extend(items)
+            ends.append(len(objects))
+        self._dumped = cache
+        self._view = _Memo(objects, ends, list(view))
+        out.extend(objects)
+        return out
+
+    def translate(self, error: InvalidHistory) -> InvalidHistory:
+        """``error`` with each canonical message index turned into the caller's item index."""
+        head, ends = self._last
+        fixed = []
+        for v in error.violations:
+            if 0 <= v.index < len(ends):
+                start = head + (ends[v.index - 1] if v.index else 0)
+                detail = f"{v.detail} (in the message converted from items {start}-"
+                detail += f"{head + ends[v.index] - 1})"
+                fixed.append(replace(v, index=start, detail=detail))
+            else:
+                fixed.append(v)
+        return InvalidHistory(fixed) if fixed else error
+
+
+__all__ = ["Edge"]

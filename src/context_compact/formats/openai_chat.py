@@ -1,0 +1,264 @@
+"""OpenAI Chat Completions messages <-> canonical messages, losslessly.
+
+    system, messages = to_canonical(history)      # dicts or ChatCompletionMessage objects
+    history = from_canonical(messages, system)    # the same messages back
+
+Mapping (fields the canonical form does not carry ride under ``"openai"``):
+
+* leading ``system``/``developer`` messages are the caller's system prompt: returned apart,
+  first, never summarized; a later one becomes a user message holding it as a ``passthrough``
+  block, in place.
+* ``user``: a string stays a string; ``text`` parts are text blocks, ``image_url`` parts image
+  blocks, any other part (audio, file) a passthrough part.
+* ``assistant``: text, then one ``tool_use`` block per ``tool_calls`` entry (id = the call's id,
+  ``arguments`` kept verbatim); ``refusal``, ``audio``, ``annotations``, ``name`` and the
+  form of ``content`` (a string, parts, ``None`` or absent) ride along. An assistant message
+  that is only a string stays a string.
+* a run of ``tool`` messages is one user message of ``tool_result`` blocks (in order), and is
+  never merged with the user message after it: a list converted in two pieces gives the same
+  messages as converted whole.
+* legacy ``function`` messages are passthrough blocks of a user message.
+
+This is the converter for callers' histories; ``providers.openai_chat`` is the wire adapter
+of the CLI's OpenAI provider (canonical -> request), which drops what it cannot send.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..messages import Message
+from .base import META, Unit, as_item, bad_item, is_passthrough, passthrough, with_meta, without
+from .openai_responses import parse_arguments
+
+NAME = "openai-chat"
+SYSTEM_ROLES = ("system", "developer")
+USER_SIDE = ("tool", "function")
+
+
+def _part_to_block(part: Any) -> dict[str, Any]:
+    if isinstance(part, dict):
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            return with_meta({"type": "text", "text": part["text"]}, without(part, "type", "text"))
+        image = part.get("image_url")
+        if part.get("type") == "image_url" and isinstance(image, dict):
+            url = image.get("url")
+            if isinstance(url, str):
+                meta = without(part, "type", "image_url")
+                if len(image) > 1:
+                    meta["image_url"] = without(image, "url")
+                return with_meta({"type": "image", "source": _image_source(url)}, meta)
+    return passthrough(NAME, part=part)
+
+
+def _image_source(url: str) -> dict[str, Any]:
+    if url.startswith("data:") and ";base64," in url:
+        header, data = url[len("data:") :].split(";base64,", 1)
+        return {"type": "base64", "media_type": header, "data": data}
+    return {"type": "url", "url": url}
+
+
+def _block_to_part(block: dict[str, Any]) -> Any:
+    kind = block.get("type")
+    meta = dict(block.get(META) or {})
+    if kind == "text":
+        return {"type": "text", **meta, "text": block.get("text", "")}
+    if kind == "image":
+        source = block.get("source") or {}
+        if source.get("type") == "base64":
+            url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+        else:
+            url = str(source.get("url", ""))
+        image = {**meta.pop("image_url", {}), "url": url}
+        return {"type": "image_url", **meta, "image_url": image}
+    if is_passthrough(block, "part"):
+        return block["part"]
+    raise ValueError(f"{NAME}: a {kind!r} block has no Chat Completions form")
+
+
+def _user(message: dict[str, Any]) -> Message:
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [_part_to_block(p) for p in content]
+    return with_meta({"role": "user", "content": content}, without(message, "role", "content"))
+
+
+def _assistant(message: dict[str, Any], index: int) -> Message:
+    content = message.get("content")
+    calls = message.get("tool_calls") or []
+    meta = without(message, "role", "content", "tool_calls")
+    if isinstance(content, str) and not calls and not meta:
+        return {"role": "assistant", "content": content}
+    if "content" not in message:
+        meta["_content"] = "absent"
+    elif content is None:
+        meta["_content"] = "none"
+    elif isinstance(content, str):
+        meta["_content"] = "str"
+    if "tool_calls" in message:
+        meta["_tool_calls"] = "none" if message["tool_calls"] is None else "list"
+    blocks: list[dict[str, Any]] = []
+    if isinstance(content, str):
+        blocks.append({"type": "text", "text": content})
+    elif isinstance(content, list):
+        blocks.extend(_part_to_block(p) for p in content)
+    for call in calls:
+        blocks.append(_tool_use(as_item(call, index, "a tool call"), index))
+    return with_meta({"role": "assistant", "content": blocks}, meta)
+
+
+def _tool_use(call: dict[str, Any], index: int) -> dict[str, Any]:
+    call_id = call.get("id")
+    if not isinstance(call_id, str):
+        raise bad_item(index, "a tool call without a string id")
+    if call.get("type") == "custom":
+        custom = call.get("custom") or {}
+        name, tool_input = custom.get("name"), {"input": custom.get("input")}
+    else:
+        function = call.get("function") or {}
+        name, tool_input = function.get("name"), parse_arguments(function.get("arguments"))
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
+    return with_meta(block, without(call, "id"))
+
+
+def _tool_result(message: dict[str, Any], index: int) -> dict[str, Any]:
+    if message.get("role") == "function":
+        return passthrough(NAME, message)
+    call_id = message.get("tool_call_id")
+    if not isinstance(call_id, str):
+        raise bad_item(index, "a tool message without a string tool_call_id")
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [_part_to_block(p) for p in content]
+    elif not isinstance(content, str):
+        raise bad_item(index, f"tool message content must be a str or a list, got {content!r}")
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    return with_meta(block, without(message, "role", "tool_call_id", "content"))
+
+
+class ChatConverter:
+    name = NAME
+
+    def is_system(self, item: dict[str, Any]) -> bool:
+        return item.get("role") in SYSTEM_ROLES
+
+    def units(self, items: list[dict[str, Any]], offset: int = 0) -> list[Unit]:
+        out: list[Unit] = []
+        i, n = 0, len(items)
+        while i < n:
+            role = items[i].get("role")
+            if role in USER_SIDE:
+                j = i + 1
+                while j < n and items[j].get("role") in USER_SIDE:
+                    j += 1
+                results = [_tool_result(items[k], offset + k) for k in range(i, j)]
+                out.append(Unit(j - i, {"role": "user", "content": results}))
+                i = j
+                continue
+            if role == "user":
+                message = _user(items[i])
+            elif role == "assistant":
+                message = _assistant(items[i], offset + i)
+            elif role in SYSTEM_ROLES:
+                message = {"role": "user", "content": [passthrough(NAME, items[i])]}
+            else:
+                raise bad_item(offset + i, f"unknown role {role!r}")
+            out.append(Unit(1, message))
+            i += 1
+        return out
+
+    def dump_message(self, message: Message) -> list[dict[str, Any]]:
+        if message.get("role") == "assistant":
+            return [_dump_assistant(message)]
+        return _dump_user(message)
+
+
+def _dump_user(message: Message) -> list[dict[str, Any]]:
+    meta = message.get(META) or {}
+    content = message.get("content")
+    if not isinstance(content, list):
+        return [{**meta, "role": "user", "content": content}]
+    out: list[dict[str, Any]] = []
+    parts: list[Any] = []
+    for block in content:
+        if block.get("type") == "tool_result" or is_passthrough(block):
+            if parts:
+                out.append({**meta, "role": "user", "content": parts})
+                parts = []
+            out.append(_dump_result(block) if block.get("type") == "tool_result" else block["item"])
+        else:
+            parts.append(_block_to_part(block))
+    if parts or not content:
+        out.append({**meta, "role": "user", "content": parts})
+    return out
+
+
+def _dump_result(block: dict[str, Any]) -> dict[str, Any]:
+    content = block.get("content")
+    if isinstance(content, list):
+        content = [_block_to_part(b) for b in content]
+    meta = block.get(META) or {}
+    return {"role": "tool", **meta, "tool_call_id": block.get("tool_use_id"), "content": content}
+
+
+def _dump_assistant(message: Message) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return {"role": "assistant", "content": content}
+    meta = dict(message.get(META) or {})
+    form = meta.pop("_content", "list")
+    calls_form = meta.pop("_tool_calls", None)
+    parts = [b for b in content if b.get("type") != "tool_use"]
+    calls = [_dump_call(b) for b in content if b.get("type") == "tool_use"]
+    out: dict[str, Any] = {"role": "assistant", **meta}
+    if form == "str":
+        out["content"] = "".join(str(b.get("text", "")) for b in parts)
+    elif form == "none":
+        out["content"] = None
+    elif form == "list":
+        out["content"] = [_block_to_part(b) for b in parts]
+    if calls or calls_form == "list":
+        out["tool_calls"] = calls
+    elif calls_form == "none":
+        out["tool_calls"] = None
+    return out
+
+
+def _dump_call(block: dict[str, Any]) -> dict[str, Any]:
+    meta = block.get(META) or {}
+    call: dict[str, Any] = {"type": "function", **meta, "id": block.get("id")}
+    tool_input = block.get("input") or {}
+    if call["type"] == "custom":
+        call["custom"] = {**call.get("custom", {}), "name": block.get("name")}
+        call["custom"]["input"] = tool_input.get("input", "")
+    elif "function" not in meta:
+        call["function"] = {"name": block.get("name"), "arguments": json.dumps(tool_input)}
+    return call
+
+
+CONVERTER = ChatConverter()
+
+
+def to_canonical(messages: list[Any]) -> tuple[list[dict[str, Any]], list[Message]]:
+    """``(system messages, canonical messages)`` for a Chat Completions history: the leading
+    system/developer messages as they are, then the rest converted (nothing is modified)."""
+    plain_items = [as_item(v, i, "a chat message") for i, v in enumerate(messages)]
+    head = 0
+    while head < len(plain_items) and CONVERTER.is_system(plain_items[head]):
+        head += 1
+    units = CONVERTER.units(plain_items[head:], head)
+    return plain_items[:head], [u.message for u in units]
+
+
+def from_canonical(
+    messages: list[Message], system: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Chat Completions messages for canonical ``messages``, after ``system``."""
+    out = list(system or [])
+    for message in messages:
+        out.extend(CONVERTER.dump_message(message))
+    return out
+
+
+__all__ = ["CONVERTER", "NAME", "ChatConverter", "from_canonical", "to_canonical"]

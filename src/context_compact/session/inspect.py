@@ -1,0 +1,212 @@
+"""``context-compact inspect ID``: what compaction did to a session, turn by turn.
+
+The session's journal is replayed through ``SessionState`` (the replay a resume does), one
+record at a time, so every figure is what the live engine had:
+
+* **view tokens per turn**: when an assistant message is logged, the view as it stood then
+  is the request that produced it; its size (``SessionState.measure``: the API's last count
+  plus an estimate of what came after, the system prompt and tools included) is the turn's;
+* **events**: each compaction the journal recorded, at the turn of the request it shaped
+  (the one after the last answer), with its size before and after, the tokens it saved,
+  and where the full copy went (paths relative to the store's root);
+* **now**: the size of the view the session's next request would carry.
+
+``render_chart`` draws the view tokens per turn as plain text (block characters, no markup:
+it reads the same in a terminal and in a pipe) in a given width, 80 columns by default,
+turns bucketed by their maximum when there are more turns than columns; a ``^`` under a
+column marks a compaction, a row of ``-`` the policy's context limit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..sizing import TokenCounter
+from .command import json_option, need_session, open_store, workdir_option
+from .log import content_key
+from .state import SessionState
+
+
+@dataclass(frozen=True)
+class Event:
+    turn: int
+    stage: str
+    before: int
+    after: int
+    saved: int
+    note: str
+    paths: list[str]
+
+
+@dataclass
+class Timeline:
+    session: str
+    limit: int | None
+    messages: int = 0
+    view_tokens: list[int] = field(default_factory=list)  # index i: turn i + 1
+    events: list[Event] = field(default_factory=list)
+    now: int = 0
+
+    @property
+    def turns(self) -> int:
+        return len(self.view_tokens)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["turns"] = self.turns
+        return data
+
+
+def timeline(store: Any, session: str, root: str | None = None) -> Timeline:
+    """Replay ``session``'s journal (see the module docstring)."""
+    meta = store.session_meta(session) or {}
+    policy = meta.get("policy")
+    limit = policy.get("context_limit") if isinstance(policy, dict) else None
+    out = Timeline(session, limit if isinstance(limit, int) else None)
+    state = SessionState(TokenCounter())
+    base = Path(root or store.root)
+    for record in store.records(session):
+        kind = record.get("kind")
+        if kind == "message":
+            message = record["message"]
+            if message.get("role") == "assistant":
+                out.view_tokens.append(state.measure())
+            state.add_message(record, content_key(message))
+            out.messages += 1
+        elif kind == "event":
+            before, after = int(record.get("before", 0)), int(record.get("after", 0))
+            out.events.append(
+                Event(
+                    out.turns + 1,
+                    str(record.get("stage")),
+                    before,
+                    after,
+                    before - after,
+                    str(record.get("note") or ""),
+                    [_shown(str(p), base) for p in record.get("paths") or []],
+                )
+            )
+        else:
+            state.apply(record)
+    out.now = state.measure()
+    return out
+
+
+def _shown(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return path
+
+
+def render_chart(
+    values: list[int],
+    width: int = 80,
+    height: int = 10,
+    limit: int | None = None,
+    marks: set[int] | None = None,
+) -> list[str]:
+    """View tokens per turn as text lines no wider than ``width`` (see the module docstring).
+
+    ``marks`` are 1-based turns to flag under the axis.
+    """
+    if not values:
+        return ["(no turns yet)"]
+    top = max(max(values), limit or 0, 1)
+    label = len(f"{top:,}")
+    plot = max(10, width - label - 2)
+    per = math.ceil(len(values) / plot)
+    columns = [max(values[i : i + per]) for i in range(0, len(values), per)]
+    flagged = {(t - 1) // per for t in marks or set() if 1 <= t <= len(values)}
+    # Few turns: each takes several columns, so a short session still reads as a chart.
+    wide = max(1, min(4, plot // len(columns)))
+    columns = [v for v in columns for _ in range(wide)]
+    flagged = {i * wide for i in flagged}
+    limit_row = None if limit is None else round(limit / top * height)
+    lines = []
+    for row in range(height, 0, -1):
+        full, half = top * row / height, top * (row - 0.5) / height
+        cells = "".join("█" if v >= full else "▄" if v >= half else " " for v in columns)
+        if row == limit_row:
+            cells = "".join("-" if c == " " else c for c in cells)
+        tag = f"{top:,}" if row == height else ("0" if row == 1 else "")
+        if row == limit_row and row not in (height, 1):
+            tag = f"{limit:,}"
+        lines.append(f"{tag:>{label}} │{cells}")
+    lines.append(f"{'':>{label}} └{'─' * len(columns)}")
+    if flagged:
+        ticks = "".join("^" if i in flagged else " " for i in range(len(columns)))
+        lines.append(f"{'':>{label}}  {ticks.rstrip()}")
+    first, last = "turn 1", f"turn {len(values)}"
+    gap = max(1, len(columns) - len(first) - len(last))
+    lines.append(f"{'':>{label}}  {first}{' ' * gap}{last}")
+    if per > 1:
+        lines.append(f"{'':>{label}}  (one column = {per} turns, their largest view)")
+    return lines
+
+
+@click.command("inspect")
+@click.argument("session")
+@workdir_option
+@json_option
+@click.option("--width", type=click.IntRange(min=40), default=80, show_default=True)
+def inspect_command(session: str, workdir: Path | None, as_json: bool, width: int) -> None:
+    """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,
+    event, tokens saved, where the copy went) and a chart of view tokens per turn."""
+    store = open_store(workdir)
+    try:
+        need_session(store, session)
+        line = timeline(store, session)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(line.as_dict(), indent=1))
+        return
+    peak = max(line.view_tokens, default=0)
+    at = line.view_tokens.index(peak) + 1 if line.view_tokens else 0
+    limit = f", limit {line.limit:,}" if line.limit else ""
+    click.echo(
+        f"session {session}: {line.messages:,} messages, {line.turns:,} turns, "
+        f"{len(line.events)} compaction events"
+    )
+    click.echo(f"view tokens: peak {peak:,} (turn {at}), now {line.now:,}{limit}")
+    click.echo("")
+    for text in render_chart(
+        line.view_tokens, width, limit=line.limit, marks={e.turn for e in line.events}
+    ):
+        click.echo(text)
+    click.echo("")
+    if not line.events:
+        click.echo("no compaction events: the whole history is in view")
+        return
+    _print_events(line.events)
+
+
+def pass_lines(
+    turn: int, stage: str, before: int, after: int, note: str, paths: list[str]
+) -> list[str]:
+    """One compaction as text: the numbers on one line, what it did and where the full copy
+    went on the next (a path is never shortened: it is what the model reads back)."""
+    lines = [f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} (-{before - after:,})"]
+    if note:
+        lines.append(f"      {note}")
+    if paths:
+        more = f" (+{len(paths) - 1} more)" if len(paths) > 1 else ""
+        lines.append(f"      copy: {paths[0]}{more}")
+    return lines
+
+
+def _print_events(events: list[Event]) -> None:
+    click.echo("compactions (turn, event, view tokens before -> after, saved):")
+    for e in events:
+        for text in pass_lines(e.turn, e.stage, e.before, e.after, e.note, e.paths):
+            click.echo(text)
+
+
+__all__ = ["Event", "Timeline", "inspect_command", "pass_lines", "render_chart", "timeline"]
