@@ -34,7 +34,7 @@ CASES: list[tuple[str, Any, int, str]] = [
     ("None", None, -1, "malformed"),
     ("a message that is not a dict", [user("t"), "oops"], 1, "malformed"),
     ("a message without a role", [user("t"), {"content": "x"}], 1, "malformed"),
-    ("an unknown role", [user("t"), {"role": "system", "content": "x"}], 1, "malformed"),
+    ("an unknown role", [user("t"), {"role": "narrator", "content": "x"}], 1, "malformed"),
     ("content None", [user("t"), {"role": "assistant", "content": None}], 1, "malformed"),
     ("a block that is not a dict", [user("t"), {"role": "user", "content": [7]}], 1, "malformed"),
     ("a tool_result without its tool_use", [user("t"), result("a")], 1, "orphan_result"),

@@ -185,7 +185,7 @@ def mutate(draw: st.DrawFn, history: list[dict[str, Any]]) -> Any:
     elif kind == "no role":
         out[i] = {"content": "x"}
     elif kind == "unknown role":
-        out[i] = {"role": "system", "content": "x"}
+        out[i] = {"role": "narrator", "content": "x"}
     elif kind == "content None":
         out[i] = {**out[i], "content": None}
     elif kind == "orphan result":
@@ -324,7 +324,8 @@ def drive(data: st.DataObject, engine: str, history: list[dict[str, Any]], bad: 
         seen += new
         entry = data.draw(st.sampled_from(ENTRIES))
         asynchronous = data.draw(st.integers(0, 9)) == 0
-        given = [*view, *new] if data.draw(st.integers(0, 4)) else list(seen)
+        continues = bool(data.draw(st.integers(0, 4)))
+        given = [*view, *new] if continues else list(seen)
         if step == bad_at:
             _refused(c, entry, bad, asynchronous)
         step += 1
@@ -342,7 +343,11 @@ def drive(data: st.DataObject, engine: str, history: list[dict[str, Any]], bad: 
             continue
         assert check(out) == [], check(out)
         note(f"out: {[(m['role'], [b.get('type') for b in _blocks(m)]) for m in out]}")
-        assert thinking_kept(given, out), "the turn in progress lost its opening thinking block"
+        # Against what the engine last returned plus what followed: once a whole turn was
+        # summarized, the model would open its next message with new thinking, which these
+        # pre-written histories cannot do, so the caller's full history is no reference.
+        if continues:
+            assert thinking_kept(given, out), "the turn in progress lost its thinking opener"
         assert thinking_blocks_first_and_unchanged(given, out)
         if engine in ("default", "seed"):
             for payload in payloads(seen):
