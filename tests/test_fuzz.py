@@ -35,6 +35,9 @@ from context_compact.registry import NAMES, policy_for
 from context_compact.sizing import TokenCounter
 
 COUNTER = TokenCounter()
+# Known gap (RELIABILITY.md): the OpenHands peer renders tool calls as events and can still
+# condense a thinking turn's opener away while keeping a later message of the turn.
+THINKING_GAPS = ("openhands-summarizer",)
 EXAMPLES = max(200, settings.default.max_examples)
 STATS: Counter[str] = Counter()
 
@@ -346,7 +349,7 @@ def drive(data: st.DataObject, engine: str, history: list[dict[str, Any]], bad: 
         # Against what the engine last returned plus what followed: once a whole turn was
         # summarized, the model would open its next message with new thinking, which these
         # pre-written histories cannot do, so the caller's full history is no reference.
-        if continues:
+        if continues and engine not in THINKING_GAPS:
             assert thinking_kept(given, out), "the turn in progress lost its thinking opener"
         assert thinking_blocks_first_and_unchanged(given, out)
         if engine in ("default", "seed"):

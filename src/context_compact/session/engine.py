@@ -73,6 +73,8 @@ class SessionEngine:
         self.summary_failures = 0
         self.over_limit = 0
         self._fault: BaseException | None = None
+        # The tool_use ids of the list the caller passed last (a retry is checked against them).
+        self._input_ids: set[str] = set()
         if env.session is not None:
             self._open(env.session)
 
@@ -160,12 +162,17 @@ class SessionEngine:
                 raise InvalidHistory(violations)
             self._restart()
             match = Match(0, "view")
+        # New messages may not reuse a tool_use id of the caller's list: the view's ids for a
+        # list built on our view, every id of the conversation for the caller's own full
+        # history, the ids of the list it passed last for a retry of that list.
+        ids = {"view": state.use_ids, "log": state.log_use_ids}.get(match.via, self._input_ids)
         new = as_dicts(messages[match.start :])
         if not new:
             self.recognizer.accept(messages)
+            self._input_ids = ids
             return
         prev = state.view[-1] if state.view else None
-        violations = check_appended(prev, new, state.use_ids)
+        violations = check_appended(prev, new, ids)
         if violations:
             offset = len(messages) - len(new)
             raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
@@ -181,6 +188,9 @@ class SessionEngine:
             state.add_message(record, key)
             self._pending.append(record)
         self.recognizer.accept(messages)
+        # The set itself, not a copy: new ids were just added to it, and a summary replaces
+        # the view's set rather than editing it, so this stays the ids of ``messages``.
+        self._input_ids = ids
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The

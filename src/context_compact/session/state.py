@@ -84,6 +84,9 @@ class SessionState:
         self.tokens: list[int] = []
         self.total = 0
         self.use_ids: set[str] = set()
+        # Every tool_use id of the conversation, also those a summary took out of the view: a
+        # caller that passes its full history must not reuse one (check() of that history).
+        self.log_use_ids: set[str] = set()
         # (messages of the view the API measured, its real count); None once that prefix changed.
         self.anchor: tuple[int, int] | None = None
 
@@ -201,7 +204,9 @@ class SessionState:
             if (self._run_open and self._run_ends_turn) or self.turn_first is None:
                 self.turn_first, self.turn_thinks = seq, opens_with_thinking(message)
             self._run_open = False
-        self.use_ids.update(b["id"] for b in blocks(message) if block_type(b) == "tool_use")
+        ids = [b["id"] for b in blocks(message) if block_type(b) == "tool_use"]
+        self.use_ids.update(ids)
+        self.log_use_ids.update(ids)
         self._push_view(clone(message), key)
 
     def apply(self, record: Record) -> None:
