@@ -337,7 +337,13 @@ def drive(data: st.DataObject, engine: str, history: list[dict[str, Any]], bad: 
             _refused(c, entry, given, asynchronous)
             continue
         note(f"{entry} of {len(given)} messages")
-        out = call(c, entry, given, asynchronous)
+        try:
+            out = call(c, entry, given, asynchronous)
+        except Exception:
+            note(
+                f"view {[(m['role'], COUNTER.count(m), str(m['content'])[:150]) for m in c.view()]}"
+            )
+            raise
         note(f"events: {[e.stage for e in c.events]}")
         STATS[f"{engine} {entry}"] += 1
         assert snapshot(given) == before, "the caller's history was modified"

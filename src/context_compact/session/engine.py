@@ -271,10 +271,14 @@ class SessionEngine:
             note = f"{len(paths)} new results persisted with a preview"
             self._emit("persist_new_results", before, state.measure(), paths, note)
 
-    def _clear(self, target: int, force: bool, futile_below: int | None = None) -> None:
+    def _clear(
+        self, target: int, force: bool, futile_below: int | None = None, last_resort: bool = False
+    ) -> None:
         state = self.state
         before = state.measure()
-        edit = passes.clear(state, self.policy, self._io(), target, force, futile_below)
+        edit = passes.clear(
+            state, self.policy, self._io(), target, force, futile_below, last_resort
+        )
         if edit is not None:
             self._record(edit)
             paths = tuple(dict.fromkeys(b[2] for b in edit["blocks"]))
@@ -377,6 +381,12 @@ class SessionEngine:
                 if state.measure() > high:
                     force = state.measure() > self.limit
                     self._guarded(lambda: self._clear(target, force=force), "clear")
+                if state.measure() > self.limit:
+                    # Still over: the recent turns' seen results go too (each keeps its copy),
+                    # before the call gives up (a long turn that no summary may cut).
+                    self._guarded(
+                        lambda: self._clear(target, force=True, last_resort=True), "clear"
+                    )
                 self._fault_check("bring the context under its limit", always=False)
                 self._check_limit()
             self._fault_check("save new results", always=False)

@@ -124,9 +124,11 @@ def clear(
     target: int,
     force: bool,
     futile_below: int | None = None,
+    last_resort: bool = False,
 ) -> Record | None:
     starts = state.turn_starts()
-    keep = policy.keep_recent_turns
+    # Over the limit with nothing else left, only the newest turn's results are protected.
+    keep = 1 if last_resort else policy.keep_recent_turns
     protect_from = (
         starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
     )
