@@ -1,15 +1,28 @@
-"""A scripted HTTP stand-in for the Anthropic Messages and OpenAI Chat Completions APIs.
+"""A scripted HTTP stand-in for the Anthropic Messages and OpenAI Chat Completions and
+Responses APIs.
 
 ``StubAPI`` listens on 127.0.0.1 (ephemeral port) and answers ``POST /v1/messages`` in the
-Anthropic shape and ``POST /v1/chat/completions`` in the OpenAI shape, so the real
-``anthropic`` and ``openai`` SDK clients can be pointed at it. Each request consumes the
-next item of a script:
+Anthropic shape, ``POST /v1/chat/completions`` and ``POST /v1/responses`` in the OpenAI
+shapes, so the real ``anthropic`` and ``openai`` SDK clients can be pointed at it. Each
+request consumes the next item of a script:
 
 - ``Reply``: a neutral description (text, tool calls, stop reason, token counts) rendered
   in whichever API shape the request path asks for;
 - ``ErrorReply``: a status, a JSON body (sent verbatim) and headers; the helper
   constructors below build the error bodies the real services send;
+- ``Drop``: the socket is closed without a byte of answer (a dropped connection);
+- ``Truncated``: a ``Reply`` whose body stops half-way, the socket closed with the headers
+  promising more (a connection lost mid-response);
+- ``MidStreamError``: a streamed ``Reply`` cut after ``share`` of its events by the error
+  event the service sends once the HTTP 200 is out;
 - a callable ``fn(request_json) -> item``, to answer from what was sent.
+
+A request whose body has ``"stream": true`` gets its ``Reply`` as server-sent events in the
+API's real event shapes (``stub_sse``), flushed one event at a time; errors before the
+stream are the same HTTP errors as without streaming.
+
+``fast_retry(item)`` adds ``retry-after-ms: 1`` to an error, so an SDK that honors it
+retries at once instead of after its own backoff (0.5 s and up).
 
 Every request is recorded in ``requests`` (path, lower-cased headers, parsed JSON body)
 before it is answered. An exhausted script answers HTTP 500 with a body that says so.
@@ -30,8 +43,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import stub_sse
+
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
+RESPONSES_PATH = "/v1/responses"
 
 
 @dataclass(frozen=True)
@@ -71,7 +87,38 @@ class ErrorReply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-ScriptItem = Reply | ErrorReply | Callable[[Any], "ScriptItem"]
+@dataclass(frozen=True)
+class Drop:
+    """Close the connection without answering."""
+
+
+@dataclass(frozen=True)
+class Truncated:
+    """Send the headers and the first ``share`` of the body of ``reply``, then close."""
+
+    reply: Reply
+    share: float = 0.5
+
+
+@dataclass(frozen=True)
+class MidStreamError:
+    """Stream the first ``share`` of the events of ``reply``, then an error event (only
+    for ``"stream": true`` requests)."""
+
+    reply: Reply
+    share: float = 0.5
+    kind: str = "overloaded_error"
+    message: str = "Overloaded"
+
+
+@dataclass(frozen=True)
+class EventStream:
+    """A streamed answer: the encoded server-sent events, in order."""
+
+    events: list[bytes]
+
+
+ScriptItem = Reply | ErrorReply | Drop | Truncated | MidStreamError | Callable[[Any], "ScriptItem"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +137,11 @@ def _anthropic_error(status: int, kind: str, message: str, **headers: str) -> Er
     request_id = f"req_stub{next(_request_ids):06d}"
     body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id}
     return ErrorReply(status, body, {"request-id": request_id, **headers})
+
+
+def fast_retry(item: ErrorReply, milliseconds: int = 1) -> ErrorReply:
+    """``item`` asking to be retried after ``milliseconds`` (both SDKs read retry-after-ms)."""
+    return ErrorReply(item.status, item.body, {**item.headers, "retry-after-ms": str(milliseconds)})
 
 
 def anthropic_prompt_too_long(tokens: int = 210_000, maximum: int = 200_000) -> ErrorReply:
@@ -352,6 +404,82 @@ def _openai_completion(reply: Reply, request: Any, number: int) -> dict[str, Any
     }
 
 
+def _responses_output(reply: Reply, number: int) -> list[dict[str, Any]]:
+    output: list[dict[str, Any]] = []
+    if reply.thinking is not None:
+        output.append(
+            {
+                "id": f"rs_stub_{number:04d}",
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": reply.thinking}],
+                "encrypted_content": f"gAAAA-stub-{number:04d}",
+            }
+        )
+    if reply.text is not None:
+        output.append(
+            {
+                "id": f"msg_stub_{number:04d}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+            }
+        )
+    for index, call in enumerate(reply.tool_calls):
+        arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.input)
+        output.append(
+            {
+                "id": f"fc_stub_{number:04d}_{index}",
+                "type": "function_call",
+                "call_id": call.id or f"call_stub_{number:04d}_{index}",
+                "name": call.name,
+                "arguments": arguments,
+                "status": "completed",
+            }
+        )
+    return output
+
+
+def _openai_response(reply: Reply, request: Any, number: int) -> dict[str, Any]:
+    """A Responses API ``response`` object (https://platform.openai.com/docs/api-reference/
+    responses/object); ``input_tokens`` counts cached tokens too, as the real API does."""
+    prompt = reply.input_tokens + reply.cache_read_tokens + reply.cache_creation_tokens
+    stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
+    incomplete = stop == "max_tokens"
+    body = request if isinstance(request, dict) else {}
+    return {
+        "id": f"resp_stub_{number:04d}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "incomplete" if incomplete else "completed",
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+        "instructions": body.get("instructions"),
+        "max_output_tokens": body.get("max_output_tokens"),
+        "model": body.get("model", "stub"),
+        "output": _responses_output(reply, number),
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": body.get("store", True),
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": body.get("tools", []),
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": prompt,
+            "input_tokens_details": {"cached_tokens": reply.cache_read_tokens},
+            "output_tokens": reply.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": prompt + reply.output_tokens,
+        },
+        "user": None,
+        "metadata": {},
+    }
+
+
 # -- server ------------------------------------------------------------------------------
 
 
@@ -369,9 +497,15 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw
         path = self.path.split("?", 1)[0]
-        status, payload, headers = self.server.stub.answer(
+        status, payload, headers, cut = self.server.stub.respond(
             RecordedRequest(path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
+        self.close_connection = True
+        if cut is not None and cut <= 0:
+            return  # Drop: the server closes the socket with nothing sent
+        if isinstance(payload, EventStream):
+            self._stream(status, payload, headers, cut)
+            return
         data = payload.encode("utf-8") if isinstance(payload, str) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -379,7 +513,25 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        self.wfile.write(data if cut is None else data[: max(1, int(len(data) * cut))])
+
+    def _stream(
+        self, status: int, payload: EventStream, headers: dict[str, str], cut: float | None
+    ) -> None:
+        # HTTP/1.0 with no content-length: the closed socket ends the body, as in a real
+        # stream, and each event is flushed on its own so the client reads them as they come.
+        self.send_response(status)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        events = payload.events
+        if cut is not None:
+            events = events[: max(1, int(len(events) * cut))]
+        for event in events:
+            self.wfile.write(event)
+            self.wfile.flush()
 
 
 class _Server(ThreadingHTTPServer):
@@ -467,12 +619,17 @@ class StubAPI:
 
     def answer(self, request: RecordedRequest) -> tuple[int, Any, dict[str, str]]:
         """Record ``request`` and render the next script item for its path."""
+        status, payload, headers, _ = self.respond(request)
+        return status, payload, headers
+
+    def respond(self, request: RecordedRequest) -> tuple[int, Any, dict[str, str], float | None]:
+        """``answer`` plus how much of the body to send: None all, 0 nothing (``Drop``)."""
         with self._lock:
             self.requests.append(request)
-            if request.path not in (ANTHROPIC_PATH, OPENAI_PATH):
-                return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}
+            if request.path not in (ANTHROPIC_PATH, OPENAI_PATH, RESPONSES_PATH):
+                return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}, None
             if not self._script:
-                return 500, {"error": {"message": "stub_api: script exhausted"}}, {}
+                return 500, {"error": {"message": "stub_api: script exhausted"}}, {}, None
             item = self._script.popleft()
             number = next(self._numbers)
         try:
@@ -481,15 +638,52 @@ class StubAPI:
         except Exception as exc:
             with self._lock:
                 self.failures.append(exc)
-            return 500, {"error": {"message": f"stub_api: script item raised {exc!r}"}}, {}
+            return 500, {"error": {"message": f"stub_api: script item raised {exc!r}"}}, {}, None
+        cut: float | None = None
+        failure: MidStreamError | None = None
+        if isinstance(item, Drop):
+            return 0, None, {}, 0.0
+        if isinstance(item, Truncated):
+            item, cut = item.reply, item.share
+        if isinstance(item, MidStreamError):
+            failure, item = item, item.reply
         if isinstance(item, ErrorReply):
-            return item.status, item.body, dict(item.headers)
+            return item.status, item.body, dict(item.headers), None
         if not isinstance(item, Reply):
-            return 500, {"error": {"message": f"stub_api: bad script item {item!r}"}}, {}
+            return 500, {"error": {"message": f"stub_api: bad script item {item!r}"}}, {}, None
+        headers: dict[str, str] = {}
         if request.path == ANTHROPIC_PATH:
             headers = {"request-id": f"req_stub{next(_request_ids):06d}"}
-            return 200, _anthropic_message(item, request.body, number), headers
-        return 200, _openai_completion(item, request.body, number), {}
+            body = _anthropic_message(item, request.body, number)
+        elif request.path == RESPONSES_PATH:
+            body = _openai_response(item, request.body, number)
+        else:
+            body = _openai_completion(item, request.body, number)
+        streamed = isinstance(request.body, dict) and request.body.get("stream") is True
+        if not streamed:
+            return 200, body, headers, cut
+        return 200, _event_stream(request, body, failure), headers, cut
+
+
+def _event_stream(
+    request: RecordedRequest, body: dict[str, Any], failure: MidStreamError | None
+) -> EventStream:
+    if request.path == ANTHROPIC_PATH:
+        events = stub_sse.anthropic_events(body)
+    elif request.path == RESPONSES_PATH:
+        events = stub_sse.responses_events(body)
+    else:
+        events = stub_sse.chat_chunks(body, request.body)
+    if failure is None:
+        return EventStream(events)
+    kept = events[: max(1, int(len(events) * failure.share))]
+    if request.path == ANTHROPIC_PATH:
+        error = stub_sse.anthropic_error_event(failure.kind, failure.message)
+    elif request.path == RESPONSES_PATH:
+        error = stub_sse.responses_error_event(failure.kind, failure.message, len(kept))
+    else:
+        error = stub_sse.chat_error_chunk(failure.kind, failure.message)
+    return EventStream([*kept, error])
 
 
 def closed_port_url() -> str:

@@ -251,3 +251,32 @@ def test_a_recorded_session_is_replayed_one_assistant_turn_at_a_time() -> None:
     assert script.requests == ("first request", "first request", "second request", "second request")
     assert script.needles == ("out 0", "out 1") and script.system == "be brief"
     assert script.messages == messages
+
+
+def corrected_script(turns: int = 120) -> Script:
+    """A synthetic session in which the user types a correction every 15 turns."""
+    base = from_workload(synthetic_session(turns, seed=7))
+    steps, requests = [], [base.requests[0]]
+    for i, step in enumerate(base.steps):
+        note = f"Correction {i}: keep the parser's public API unchanged, case {i}."
+        steps.append((*step, {"role": "user", "content": note}) if i % 15 == 14 else step)
+        requests.append(note if i % 15 == 14 else requests[-1])
+    return Script("corrected", base.head, tuple(steps), tuple(requests), base.needles)
+
+
+def test_the_bench_counts_the_user_messages_each_strategy_keeps_in_view() -> None:
+    script = corrected_script()
+    typed = 1 + sum(1 for i in range(120) if i % 15 == 14)
+    default, openhands = run("default", script, 6_000), run("openhands-summarizer", script, 6_000)
+    assert default.user_messages == openhands.user_messages == typed
+    # Ours pins them all; OpenHands' condenser keeps its first events and summarizes the rest.
+    assert default.user_kept == typed
+    assert openhands.summary_calls > 0 and openhands.user_kept < typed
+
+
+def test_the_bench_reports_summary_retention_of_the_summaries_made() -> None:
+    script = corrected_script()
+    default, masking = run("default", script, 6_000), run("masking", script, 6_000)
+    assert masking.summary_calls == 0 and masking.summary_retention is None
+    assert default.summary_calls > 0 and default.summary_retention is not None
+    assert 0 < default.summary_retention <= 1

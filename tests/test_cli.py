@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 import stub_api as s
 from context_compact.cli import main, read_dotenv
+from context_compact.markers import structured_summary_prompt
 from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
 from stub_api import Reply, StubAPI
 
@@ -48,7 +49,8 @@ class Model:
         self.summary_requests: list[Any] = []
 
     def __call__(self, body: Any) -> Any:
-        if SUMMARY_SYSTEM_PROMPT[:40] in json.dumps(body):
+        sent = json.dumps(body)
+        if SUMMARY_SYSTEM_PROMPT[:40] in sent or structured_summary_prompt(1)[:40] in sent:
             self.summary_requests.append(body)
             return Reply(text="Read notes.txt; nothing else done.")
         return self.answers.popleft()

@@ -16,7 +16,7 @@ from .registry import NAMES as POLICIES
 from .session.recall import RecallPage, recall
 from .sizing import estimate_chars
 from .store import FileStore, MemoryStore, SqliteStore, Store
-from .summarize import LLMSummarizer, extractive_summary, summary_input
+from .summarize import LLMSummarizer, extractive_summary, summary_input, summary_score
 
 __all__ = [
     "POLICIES",
@@ -43,4 +43,5 @@ __all__ = [
     "recall",
     "summary_input",
     "summary_message",
+    "summary_score",
 ]

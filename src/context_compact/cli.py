@@ -6,7 +6,9 @@
 
 Configuration comes from options, then the environment, then a ``.env`` file in the work
 directory (the real environment wins): ``MODEL_ID``, ``ANTHROPIC_API_KEY``,
-``ANTHROPIC_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``.
+``ANTHROPIC_BASE_URL``, ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``. Policy settings
+(thresholds, limits) come from options, then ``.context-compact/config.toml`` in the work
+directory (``config.py``).
 
 What the user sees on stdout: the model's text, one dim line per tool call, one line per
 compaction (stage, size before -> after, where the full copy went), a spinner while the
@@ -24,13 +26,14 @@ import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
+from .agent.guard import Redactor, secrets_in
 from .agent.loop import (
     Agent,
     AgentError,
@@ -45,6 +48,7 @@ from .agent.loop import (
 )
 from .agent.tools import Workspace
 from .compactor import Compactor
+from .config import ConfigError, apply_settings, read_config
 from .errors import CompactionFailed
 from .events import CompactionEvent
 from .invariants import InvalidHistory
@@ -55,6 +59,7 @@ from .providers.openai_chat import is_local_url
 from .registry import ENGINES, NAMES, policy_for
 from .session.command import recall_command, sessions
 from .store import WORKDIR_DB, SessionLocked, Store, workdir_store
+from .store.journal import shown_id
 from .summarize import LLMSummarizer
 
 # The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
@@ -93,7 +98,7 @@ def environment(workdir: Path) -> dict[str, str]:
     return {**read_dotenv(workdir / ".env"), **os.environ}
 
 
-def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
+def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int = 2) -> Provider:
     if kind == "anthropic":
         from .providers.anthropic import AnthropicProvider
 
@@ -105,7 +110,9 @@ def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
                     "directory"
                 )
             key = LOCAL_ANTHROPIC_KEY
-        return AnthropicProvider(model, api_key=key, base_url=base, max_retries=2, cache=True)
+        return AnthropicProvider(
+            model, api_key=key, base_url=base, max_retries=max_retries, cache=True
+        )
     from .providers.openai_chat import OpenAIChatProvider
 
     key, base = env.get("OPENAI_API_KEY") or None, env.get("OPENAI_BASE_URL") or None
@@ -114,7 +121,7 @@ def make_provider(kind: str, model: str, env: dict[str, str]) -> Provider:
             "OPENAI_API_KEY is not set; export it or put it in .env in the work directory "
             "(a local OPENAI_BASE_URL needs no key)"
         )
-    return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=2)
+    return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=max_retries)
 
 
 def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
@@ -128,6 +135,23 @@ def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
         base = Policy.default(model=model)
         return policy_for(name, **{"context_limit": base.context_limit, **limit})
     except (ValueError, TypeError) as error:
+        raise click.UsageError(str(error)) from error
+
+
+def configured_policy(options: dict[str, Any], model: str | None, workdir: Path) -> Any:
+    """The ``--policy`` in force with ``.context-compact/config.toml``'s ``[policy]`` settings,
+    then the threshold options, applied over its defaults."""
+    policy = make_policy(options["policy"], model, options["context_limit"])
+    try:
+        settings, source = read_config(workdir)
+        if options["context_limit"] is not None:
+            settings.pop("context_limit", None)
+        policy = apply_settings(policy, settings, source)
+        flags = {
+            key: options[key] for key in ("high_water", "low_water") if options[key] is not None
+        }
+        return apply_settings(policy, flags, "--high-water/--low-water")
+    except ConfigError as error:
         raise click.UsageError(str(error)) from error
 
 
@@ -177,6 +201,8 @@ class Printer:
             )
         elif isinstance(event, Refusal):
             then = "reactive compaction" if event.recovered else "giving up"
+            if event.retry_max_tokens is not None:
+                then = f"retrying with max_tokens {event.retry_max_tokens:,}"
             out.print(
                 f"  ✗ API refused the prompt ({event.error_text}) → {then}",
                 style="magenta",
@@ -220,6 +246,7 @@ class Session:
     printer: Printer
     debug: bool
     kind: str
+    redact: Redactor = field(default_factory=Redactor)
 
 
 def open_session(options: dict[str, Any], console: Console) -> Session:
@@ -231,13 +258,15 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
             "no model given: pass --model or set MODEL_ID (environment or .env in the work "
             "directory)"
         )
-    provider = make_provider(options["provider"], model, env)
-    policy = make_policy(options["policy"], model, options["context_limit"])
+    provider = make_provider(options["provider"], model, env, options["max_retries"])
+    policy = configured_policy(options, model, workdir)
     store = workdir_store(workdir)
     resume = options.get("resume")
     if resume is not None and store.session_meta(resume) is None:
         known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
-        raise click.UsageError(f"no session {resume!r} in {workdir / WORKDIR_DB} (newest: {known})")
+        raise click.UsageError(
+            f"no session {shown_id(resume)} in {workdir / WORKDIR_DB} (newest: {known})"
+        )
     if resume is not None:
         try:
             store.claim(resume)  # one writer per session: say so before any model call
@@ -261,12 +290,21 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
     agent = Agent(
         agent_side,
         compactor,
-        Workspace(workdir, read_roots=(store.root_path,)),
+        # API keys and tokens never reach the history through a tool's output.
+        Workspace(workdir, read_roots=(store.root_path,), secrets=secrets_in(env)),
         max_turns=options["max_turns"],
         on_event=printer,
         system=system_prompt(workdir),
     )
-    return Session(agent, compactor, store, printer, options["debug"], options["provider"])
+    return Session(
+        agent,
+        compactor,
+        store,
+        printer,
+        options["debug"],
+        options["provider"],
+        Redactor(secrets_in(env)),
+    )
 
 
 def resume_hint(session: Session) -> str:
@@ -322,7 +360,8 @@ def report_failure(
     if session.debug:
         traceback.print_exception(error, file=sys.stderr)
     advice = hint(error, session.kind) if advice is None else advice
-    click.echo(fail_line(str(error), f"{advice} {resume_hint(session)}", transcript), err=True)
+    line = fail_line(str(error), f"{advice} {resume_hint(session)}", transcript)
+    click.echo(session.redact(line), err=True)
 
 
 RECOVERABLE = (AgentError, CompactionFailed, InvalidHistory)
@@ -373,12 +412,32 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Compaction limit (characters for seed, tokens for default).",
         ),
         click.option(
+            "--high-water",
+            type=click.FloatRange(0, 1, min_open=True),
+            default=None,
+            help="Compact when the request passes this share of the limit (default policy).",
+        ),
+        click.option(
+            "--low-water",
+            type=click.FloatRange(0, 1, min_open=True),
+            default=None,
+            help="Compact down to this share of the limit (default policy).",
+        ),
+        click.option(
             "--workdir",
             type=click.Path(exists=True, file_okay=False, path_type=Path),
             default=None,
             help="Work directory of the tools (default: current directory).",
         ),
         click.option("--max-turns", type=click.IntRange(min=1), default=50, show_default=True),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            default=2,
+            show_default=True,
+            help="Retries of a rate-limited, overloaded, failed (5xx) or dropped model call, "
+            "with the SDK's backoff (it honors the API's retry-after).",
+        ),
         click.option(
             "--resume",
             metavar="ID",
@@ -393,6 +452,7 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.group()
+@click.version_option(package_name="context-compact", prog_name="context-compact")
 def main() -> None:
     """A coding agent that keeps its context inside the window without losing anything."""
 

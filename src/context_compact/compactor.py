@@ -65,7 +65,7 @@ class Compactor:
         self._overheads = {"request": 0, "system": 0}
         self.policy = policy if policy is not None else Policy.default()
         self.store: Store = store if store is not None else FileStore(Path.cwd())
-        self.summarizer: Summarizer = summarizer or (lambda msgs: extractive_summary(msgs))
+        self.summarizer: Summarizer = summarizer or extractive_summary
         self.events: list[CompactionEvent] = []
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
         # One call at a time: the engine's view and journal are one sequence, and async callers

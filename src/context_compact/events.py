@@ -2,10 +2,14 @@
 
 Every stage that changes the view emits exactly one event; the CLI prints them, a library
 user subscribes with ``Compactor.subscribe(callback)`` or reads ``Compactor.events``.
+A summary under the default engine carries ``score``: ``summary_score`` of the summary
+against the messages it was given (share of identifiers, files, errors and user constraints
+present; ``overall`` pools them; None where the source held none of a kind).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -17,6 +21,7 @@ class CompactionEvent:
     unit: str
     paths: tuple[str, ...] = ()
     note: str = ""
+    score: Mapping[str, float | None] | None = None
 
     def __str__(self) -> str:
         where = f" -> {', '.join(self.paths)}" if self.paths else ""

@@ -17,6 +17,27 @@ from typing import Any
 Message = dict[str, Any]
 Block = dict[str, Any]
 
+# Where a format converter keeps the fields of a caller's item that the canonical block does
+# not carry (ids, status, verbatim arguments): metadata, not text the model reads.
+FORMAT_META = "openai"
+
+
+def model_visible(content: Any) -> Any:
+    """``content`` without the format converters' metadata (``FORMAT_META``), for sizing: the
+    same object when there is none (every Anthropic history)."""
+    if not isinstance(content, list) or not any(
+        isinstance(b, dict) and (FORMAT_META in b or isinstance(b.get("content"), list))
+        for b in content
+    ):
+        return content
+    out = []
+    for block in content:
+        if isinstance(block, dict):
+            block = {k: model_visible(v) if k == "content" else v for k, v in block.items()}
+            block.pop(FORMAT_META, None)
+        out.append(block)
+    return out
+
 
 def plain(value: Any) -> Any:
     """An SDK object (a pydantic model: ``TextBlock``, ``ToolUseBlock``...) as the dict the API

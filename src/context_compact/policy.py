@@ -98,11 +98,25 @@ class SessionPolicy:
     summary_input_limit: int = 160_000
     """Most characters of history the model summarizer is given."""
     summary_max_tokens: int = 2_000
-    """Output budget of the summary call."""
+    """Length budget of a summary, in tokens (at most 15% of ``context_limit`` in a small
+    window): the model is asked to stay under it and its call is capped at it; a longer summary
+    from any summarizer is cut to it (a ``summary_capped`` event)."""
     summary_timeout: float = 120.0
     """Seconds a summary call may take before the extractive fallback is used."""
     max_summary_failures: int = 3
-    """Summarizer failures in a row before ``CompactionFailed``."""
+    """Summarizer failures in a row (an exception, a timeout, an empty or non-text answer)
+    before ``CompactionFailed``; each one before that falls back to the extractive summary."""
+    user_words_share: float = 0.10
+    """Share of the limit the user's own messages may take in view once turns around them are
+    summarized. Every user-authored message (not tool results) stays verbatim, in order, with
+    the short assistant text it answered; past this share the oldest are folded into the
+    summary, which names them (message number and archive). The first request and the newest
+    user message stay whatever their size. At the default 192,000-token limit that is 19,200
+    tokens, about what Codex CLI keeps of recent user messages when it compacts (20,000:
+    ``COMPACT_USER_MESSAGE_MAX_TOKENS`` in openai/codex ``codex-rs/core/src/compact.rs``)."""
+    answered_chars: int = 600
+    """An assistant text a pinned user message answered stays with it when at most this many
+    characters (a question the user replied to); longer ones are left to the summary."""
     max_over_limit: int = 3
     """Calls in a row still over the limit after compaction before ``CompactionFailed``."""
     max_reactive_retries: int = 1
@@ -116,6 +130,10 @@ class SessionPolicy:
             )
         if self.keep_recent_turns < 0:
             raise ValueError("keep_recent_turns must be >= 0")
+        if not 0 <= self.user_words_share < self.low_water:
+            raise ValueError(f"need 0 <= user_words_share < low_water, got {self.user_words_share}")
+        if self.answered_chars < 0 or self.summary_max_tokens <= 0:
+            raise ValueError("answered_chars must be >= 0 and summary_max_tokens positive")
 
 
 def _positive(policy: Any, *names: str) -> None:

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from .media import without_media
+from .messages import model_visible
 
 # Context windows in tokens, by model-name prefix (longest prefix wins). Sources: the
 # providers' model pages (Anthropic "Models overview", OpenAI model docs), as of 2025.
@@ -304,7 +305,7 @@ class TokenCounter:
         # Images and PDFs by what the API charges for them, never their base64 as text.
         content, media = without_media(content)
         # Per-message framing (role, separators) costs a few tokens on every API.
-        return self._count(to_json(content)) + media + 4
+        return self._count(to_json(model_visible(content))) + media + 4
 
     def message(self, message: Any) -> int:
         """Tokens of one message, cached by identity."""

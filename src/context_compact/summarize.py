@@ -1,26 +1,42 @@
 """Summaries: the input the summarizer sees, the message that replaces history, the summarizers.
 
-* ``summary_input(messages, limit)`` (S-4.2): the JSON of the history; above ``limit`` its
-  first quarter and last three quarters of the limit around a fixed marker.
-* ``summary_message(label, request, summary, transcript)`` (S-4.4): the one message every
-  kind of compaction puts in place of what it summarized.
-* ``LLMSummarizer(provider)`` asks a model (S-4.3) and is a plain callable
-  ``summarizer(messages) -> str``, as ``Compactor`` expects.
-* ``extractive_summary(messages, request)`` needs no model: files, commands, errors and the
-  last words of the assistant, read off the history. The default policy falls back to it
+A summarizer is any callable ``summarizer(messages) -> str``. Those that declare the keywords
+``previous`` (the summary to update: summaries roll instead of re-summarizing their own
+summary), ``instructions`` (``/compact focus on X``), ``max_tokens`` (the length budget),
+``request`` (the active request) or ``form`` (``"seed"`` for the seed preset's exact call)
+get them from ``call_summarizer``; any other callable sees the previous summary and the focus
+as notes among the messages.
+
+* ``LLMSummarizer(provider)`` asks a model. Under the default engine: the structured prompt
+  (``markers.structured_summary_prompt``: goal and constraints, decisions, files, commands,
+  errors and fixes, tried and failed, identifiers, open questions, next step) over a readable
+  transcript (``transcript.py``), the previous summary passed in to be updated. Under the
+  seed preset (``form="seed"``): S-4.2's JSON input and S-4.3's prompt, exactly.
+* ``extractive_summary(messages, request)`` needs no model: the same sections read off the
+  history (``extract.py``). It is the default summarizer, and the default engine's fallback
   when the model summarizer fails.
+* ``summary_input(messages, limit)`` (S-4.2) and ``summary_message(...)`` (S-4.4) are the
+  seed's; ``summary_score`` (``extract.py``) scores any summary against its source.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .markers import SUMMARY_OMISSION, SUMMARY_SYSTEM_PROMPT, summary_focus, summary_message
-from .messages import block_type, blocks, result_text
+from .extract import SummaryScore, extractive_summary, summary_score
+from .markers import (
+    SUMMARY_OMISSION,
+    SUMMARY_SYSTEM_PROMPT,
+    previous_summary_note,
+    structured_summary_prompt,
+    summary_focus,
+    summary_message,
+    summary_request,
+)
 from .sizing import to_json
+from .transcript import transcript
 
 if TYPE_CHECKING:
     from .providers.base import Provider
@@ -36,26 +52,82 @@ def summary_input(messages: list[Any], limit: int) -> str:
     return text[:head] + SUMMARY_OMISSION + text[len(text) - tail :]
 
 
-def focused(summarizer: Callable[..., str], instructions: str | None) -> Callable[[list[Any]], str]:
-    """``summarizer`` asked to focus on ``instructions`` (``/compact focus on X``).
+def _keywords(summarizer: Callable[..., Any]) -> set[str]:
+    try:
+        parameters = inspect.signature(summarizer).parameters
+    except (TypeError, ValueError):
+        return set()
+    return {
+        name
+        for name, p in parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
 
-    A summarizer that takes an ``instructions`` keyword gets it; any other callable sees one
-    more user message, ``[Summary focus: ...]``, after the history it summarizes.
-    """
+
+def call_summarizer(
+    summarizer: Callable[..., Any],
+    messages: list[Any],
+    *,
+    previous: str | None = None,
+    instructions: str | None = None,
+    max_tokens: int | None = None,
+    form: str | None = None,
+    request: str | None = None,
+) -> Any:
+    """Call ``summarizer`` with what it declares it takes; the rest as notes among the
+    messages: the previous summary first, the focus last (``max_tokens``, ``form`` and the
+    active ``request`` only to those that take them)."""
+    takes = _keywords(summarizer)
+    kwargs: dict[str, Any] = {}
+    if request is not None and "request" in takes:
+        kwargs["request"] = request
+    shown = list(messages)
+    if previous is not None:
+        if "previous" in takes:
+            kwargs["previous"] = previous
+        else:
+            shown = [previous_summary_note(previous), *shown]
+    if instructions:
+        if "instructions" in takes:
+            kwargs["instructions"] = instructions
+        else:
+            shown = [*shown, summary_focus(instructions)]
+    if max_tokens is not None and "max_tokens" in takes:
+        kwargs["max_tokens"] = max_tokens
+    if form is not None and "form" in takes:
+        kwargs["form"] = form
+    return summarizer(shown, **kwargs)
+
+
+def focused(summarizer: Callable[..., str], instructions: str | None) -> Callable[[list[Any]], str]:
+    """``summarizer`` asked to focus on ``instructions`` (``/compact focus on X``): given the
+    ``instructions`` keyword if it takes one, else one more user message after the history,
+    ``[Summary focus: ...]``."""
     if not instructions:
         return summarizer
-    try:
-        takes = "instructions" in inspect.signature(summarizer).parameters
-    except (TypeError, ValueError):
-        takes = False
-    if takes:
-        return lambda messages: summarizer(messages, instructions=instructions)
-    note = summary_focus(instructions)
-    return lambda messages: summarizer([*messages, note])
+    return lambda messages: call_summarizer(summarizer, messages, instructions=instructions)
+
+
+def seed_form(summarizer: Callable[..., str]) -> Callable[..., str]:
+    """``summarizer`` as the seed preset calls it: ``form="seed"`` when it takes that keyword
+    (``LLMSummarizer`` then makes S-4.2/S-4.3's exact call)."""
+    if "form" not in _keywords(summarizer):
+        return summarizer
+
+    def call(messages: list[Any], instructions: str | None = None) -> str:
+        return str(call_summarizer(summarizer, messages, instructions=instructions, form="seed"))
+
+    return call
 
 
 class LLMSummarizer:
-    """The seed's summary call (S-4.3) on any Provider: a callable ``(messages) -> str``."""
+    """A summary from a model, on any Provider: a callable ``(messages) -> str``.
+
+    ``max_tokens`` is the summary's length budget (the session engine passes its policy's
+    ``summary_max_tokens``); ``input_limit`` the most characters of transcript sent. An empty
+    answer is returned as ``""``: the session engine counts it as a failure and falls back to
+    the extractive summary (the seed form keeps S-4's ``(empty summary)``).
+    """
 
     def __init__(
         self,
@@ -71,73 +143,51 @@ class LLMSummarizer:
         self.instructions = instructions
         self.calls = 0
 
-    def __call__(self, messages: list[Any], instructions: str | None = None) -> str:
+    def __call__(
+        self,
+        messages: list[Any],
+        instructions: str | None = None,
+        *,
+        previous: str | None = None,
+        max_tokens: int | None = None,
+        form: str = "structured",
+    ) -> str:
         self.calls += 1
-        system = SUMMARY_SYSTEM_PROMPT
         focus = instructions or self.instructions
-        if focus:
-            system += f" The user asks the summary to focus on: {focus}"
+        if form == "seed":
+            system = SUMMARY_SYSTEM_PROMPT
+            if focus:
+                system += f" The user asks the summary to focus on: {focus}"
+            reply = self.provider.complete(
+                system=system,
+                messages=[{"role": "user", "content": summary_input(messages, self.input_limit)}],
+                tools=[],
+                max_tokens=self.max_tokens,
+            )
+            return reply.text.strip() or "(empty summary)"
+        budget = max_tokens or self.max_tokens
         reply = self.provider.complete(
-            system=system,
-            messages=[{"role": "user", "content": summary_input(messages, self.input_limit)}],
+            system=structured_summary_prompt(budget, focus),
+            messages=[
+                {
+                    "role": "user",
+                    "content": summary_request(previous, transcript(messages, self.input_limit)),
+                }
+            ],
             tools=[],
-            max_tokens=self.max_tokens,
+            max_tokens=budget,
         )
-        return reply.text.strip() or "(empty summary)"
-
-
-_ERRORISH = re.compile(r"^.*\b(?:Error|error|ERROR|Traceback|FAILED|failed|exception)\b.*$", re.M)
-
-
-def extractive_summary(messages: list[Any], request: str | None = None, limit: int = 4_000) -> str:
-    """A summary read off the history without a model: deterministic, bounded by ``limit``."""
-    files: dict[str, None] = {}
-    commands: list[str] = []
-    errors: list[str] = []
-    last_text = ""
-    first_request = ""
-    for message in messages:
-        content = message.get("content")
-        if message.get("role") == "user" and isinstance(content, str) and not first_request:
-            first_request = content
-        if message.get("role") == "assistant":
-            text = "".join(b.get("text", "") for b in blocks(message) if block_type(b) == "text")
-            if isinstance(content, str):
-                text = content
-            if text.strip():
-                last_text = text.strip()
-        for block in blocks(message):
-            kind = block_type(block)
-            if kind == "tool_use":
-                args = block.get("input") or {}
-                if isinstance(args, dict):
-                    for key in ("path", "pattern", "file", "filename"):
-                        if isinstance(args.get(key), str):
-                            files.setdefault(args[key])
-                    if isinstance(args.get("command"), str):
-                        commands.append(args["command"])
-            elif kind == "tool_result":
-                text = result_text(block)
-                errors.extend(m.group(0).strip()[:200] for m in _ERRORISH.finditer(text[:20_000]))
-    parts = []
-    if request or first_request:
-        parts.append(f"Request: {request or first_request}")
-    if files:
-        parts.append("Files touched: " + ", ".join(list(files)[-40:]))
-    if commands:
-        parts.append("Commands run: " + "; ".join(c[:120] for c in commands[-20:]))
-    if errors:
-        parts.append("Errors seen: " + " | ".join(dict.fromkeys(errors[-10:])))
-    if last_text:
-        parts.append("Latest assistant note (open work): " + last_text[:800])
-    summary = "\n".join(parts) or "(no activity recorded)"
-    return summary[:limit]
+        return reply.text.strip()
 
 
 __all__ = [
     "LLMSummarizer",
+    "SummaryScore",
+    "call_summarizer",
     "extractive_summary",
     "focused",
+    "seed_form",
     "summary_input",
     "summary_message",
+    "summary_score",
 ]

@@ -24,6 +24,7 @@ from context_compact import (
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.replay import replay
 from context_compact.bench.workload import synthetic_session
+from context_compact.markers import PREVIOUS_SUMMARY
 from context_compact.providers.base import Usage
 from context_compact.sizing import context_window, text_tokens
 from histories import assistant, body, call, pair, results, user
@@ -262,12 +263,15 @@ def test_usage_from_the_api_calibrates_the_estimate() -> None:
 
 class Spy(BenchSummarizer):
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(target_chars=1_200)  # within a 4,000-token window's summary budget
         self.inputs: list[list[dict[str, Any]]] = []
+
+        self.outputs: list[str] = []
 
     def __call__(self, messages: list[Any]) -> str:
         self.inputs.append(copy.deepcopy(messages))
-        return super().__call__(messages)
+        self.outputs.append(super().__call__(messages))
+        return self.outputs[-1]
 
 
 def test_results_the_model_has_not_seen_are_never_summarized_or_cleared() -> None:
@@ -333,8 +337,28 @@ def test_summaries_roll_the_previous_summary_into_the_next() -> None:
     c = compactor(summarizer=spy)
     drive(c, 80)
     assert len(spy.inputs) >= 2
-    assert isinstance(spy.inputs[1][0]["content"], str)
-    assert spy.inputs[1][0]["content"].startswith("[Compacted]")
+    # A summarizer without a ``previous`` keyword gets the previous summary's text first, as
+    # a note to update; never the summary message itself (its own summary re-summarized).
+    note = spy.inputs[1][0]["content"]
+    assert note == PREVIOUS_SUMMARY + spy.outputs[0]
+    assert not any(str(m["content"]).startswith("[Compacted]") for m in spy.inputs[1])
+
+
+def test_a_summarizer_taking_previous_gets_the_last_summary_text_to_update() -> None:
+    calls: list[tuple[str | None, list[Any]]] = []
+
+    def summarizer(messages: list[Any], previous: str | None = None) -> str:
+        calls.append((previous, messages))
+        return f"summary number {len(calls)}"
+
+    c = compactor(summarizer=summarizer)
+    drive(c, 80)
+    assert len(calls) >= 2
+    assert calls[0][0] is None
+    assert [p for p, _ in calls[1:]] == [f"summary number {i}" for i in range(1, len(calls))]
+    assert not any(
+        str(m["content"]).startswith(PREVIOUS_SUMMARY) for _, msgs in calls for m in msgs
+    )
 
 
 def test_compact_history_passes_focus_instructions_to_the_summarizer() -> None:
@@ -362,7 +386,9 @@ def test_a_failing_summarizer_falls_back_to_an_extractive_summary() -> None:
         *pair("b", "ok"),
     ]
     out = c.compact_history(history, "fix the parser")
-    assert "Errors seen" in out[1]["content"] and "summary_fallback" in [e.stage for e in c.events]
+    text = out[1]["content"]
+    assert "## Errors and what fixed them\n- Traceback: ValueError in parser.py" in text
+    assert "summary_fallback" in [e.stage for e in c.events]
 
 
 def test_three_summarizer_failures_in_a_row_raise_compaction_failed() -> None:

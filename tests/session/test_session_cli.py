@@ -61,7 +61,11 @@ def messages_of(workdir: Path, sid: str) -> list[dict[str, Any]]:
     return [m for m in lines if m["role"] != "system"]
 
 
-def tool_pairs(messages: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+def tool_pairs(
+    messages: list[dict[str, Any]], error_prefix: str = ""
+) -> list[tuple[str, str, str, str]]:
+    """Each result with its call; ``error_prefix`` is put before failed results' text (how
+    Chat Completions, which has no ``is_error``, carries the flag)."""
     uses = {
         b["id"]: b
         for m in messages
@@ -74,7 +78,7 @@ def tool_pairs(messages: list[dict[str, Any]]) -> list[tuple[str, str, str, str]
             b["tool_use_id"],
             uses[b["tool_use_id"]]["name"],
             json.dumps(uses[b["tool_use_id"]]["input"], sort_keys=True),
-            b["content"],
+            (error_prefix if b.get("is_error") else "") + b["content"],
         )
         for m in messages
         if isinstance(m["content"], list)
@@ -114,7 +118,7 @@ def test_import_export_import_keeps_every_message_and_tool_pair(
     assert again["format"] == ("openai_chat" if fmt == "openai" else "anthropic")
     assert again["skipped"] == 0
     back = messages_of(tmp_path, again["id"])
-    assert tool_pairs(back) == tool_pairs(original)
+    assert tool_pairs(back) == tool_pairs(original, "Error: " if fmt == "openai" else "")
     assert again["tool_uses"] == first["tool_uses"]
     if fmt != "openai":
         assert back == original

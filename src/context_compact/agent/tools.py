@@ -13,9 +13,14 @@ Invariants:
   also allowed under ``read_roots``. Glob matches that resolve outside ``root`` are dropped.
 - Files are UTF-8. ``read_file`` replaces undecodable bytes; ``edit_file`` keeps them
   byte-for-byte (surrogateescape), so editing one line never corrupts the rest of a file.
-- ``bash`` output is bounded: over ``max_output_chars`` it keeps the head and the tail.
-  ``read_file`` is bounded the same way but cuts at a line and says which offset to continue
-  from, so paging stays exact.
+- ``bash`` output is bounded: over ``max_output_chars`` it keeps the head and the tail, and
+  only those are read back; a command whose output passes ``max_output_bytes`` on disk is
+  stopped like one that passes ``bash_timeout``. ``read_file`` is bounded the same way but
+  cuts at a line and says which offset to continue from, so paging stays exact.
+- ``bash`` is guarded, not sandboxed (``guard.py``): obviously destructive commands are
+  refused, the child runs without the agent's API keys in its environment, and every
+  output has the ``secrets`` values replaced by ``[redacted NAME]``. The file tools are
+  confined to ``root``; ``bash`` runs in ``root`` but can reach whatever the user can.
 """
 
 from __future__ import annotations
@@ -25,9 +30,13 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from .guard import PROVIDER_KEYS, Redactor, child_environment, refused
 
 COMPACT_TOOL_NAME = "compact"
 
@@ -115,6 +124,7 @@ RECALL_SCHEMA: dict[str, Any] = {
 
 GLOB_MAX_MATCHES = 200
 _HEAD_SHARE = 0.4
+_READ_WHOLE = 1 << 20  # bash output up to this size is read whole (exact counts)
 _JSON_TYPES: dict[str, type] = {"string": str, "integer": int}
 
 
@@ -153,15 +163,30 @@ class Workspace:
         bash_timeout: float = 120,
         max_output_chars: int = 50_000,
         read_roots: tuple[Path, ...] = (),
+        *,
+        max_output_bytes: int = 64 << 20,
+        secrets: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
+        """``secrets``: name -> value, redacted from every output; ``env``: the environment
+        of ``bash`` (default: this process's, without ``PROVIDER_KEYS``)."""
         self.root = Path(root).resolve()
         self.bash_timeout = bash_timeout
         self.max_output_chars = max_output_chars
+        self.max_output_bytes = max_output_bytes
         self.read_roots = tuple(Path(r).resolve() for r in read_roots)
+        self.redact = Redactor(secrets)
+        self.env = child_environment(os.environ if env is None else env, PROVIDER_KEYS)
         self._params = {schema["name"]: schema["input_schema"] for schema in TOOL_SCHEMAS}
 
     def run(self, name: str, input: dict[str, Any]) -> ToolOutput:
         """Execute one tool call; every failure becomes an error output, never an exception."""
+        output = self._run(name, input)
+        if self.redact:
+            return ToolOutput(self.redact(output.text), output.is_error)
+        return output
+
+    def _run(self, name: str, input: dict[str, Any]) -> ToolOutput:
         try:
             args = self._arguments(name, input)
             if name == "bash":
@@ -220,6 +245,12 @@ class Workspace:
         return resolved
 
     def _bash(self, command: str) -> ToolOutput:
+        reason = refused(command)
+        if reason is not None:
+            raise _Refused(
+                f"refused: {reason} (a guard against obviously destructive commands; "
+                "nothing was run)"
+            )
         # Output goes to a file, not a pipe: a background child that keeps the pipe open
         # would otherwise block reading after the timeout kill.
         with tempfile.TemporaryFile() as sink:
@@ -227,28 +258,54 @@ class Workspace:
                 command,
                 shell=True,
                 cwd=self.root,
+                env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-            try:
-                code = process.wait(timeout=self.bash_timeout)
-                timed_out = False
-            except subprocess.TimeoutExpired:
+            stopped = self._wait(process, sink)
+            if stopped:
                 _kill_group(process)
-                code = process.wait()
-                timed_out = True
-            sink.seek(0)
-            output = sink.read().decode("utf-8", errors="replace").rstrip()
-        output = head_and_tail(output, self.max_output_chars)
-        if timed_out:
-            text = f"Error: timed out after {self.bash_timeout:g}s"
+            code = process.wait()
+            output = self._bounded(sink)
+        if stopped:
+            text = f"Error: {stopped}"
             return ToolOutput(f"{text}\n{output}" if output else text, is_error=True)
         text = output or "(no output)"
         if code != 0:
             text += f"\n[exit code {code}]"
         return ToolOutput(text)
+
+    def _wait(self, process: subprocess.Popen[bytes], sink: IO[bytes]) -> str:
+        """Wait for ``process``; why it must be stopped ('' when it ended by itself)."""
+        deadline = time.monotonic() + self.bash_timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                process.wait(timeout=max(0.0, min(left, 0.1)))
+                return ""
+            except subprocess.TimeoutExpired:
+                pass
+            if os.fstat(sink.fileno()).st_size > self.max_output_bytes:
+                return f"stopped: output passed {self.max_output_bytes:,} bytes"
+            if left <= 0:
+                return f"timed out after {self.bash_timeout:g}s"
+
+    def _bounded(self, sink: IO[bytes]) -> str:
+        """The output, cut to its head and tail without reading the middle from disk."""
+        size = os.fstat(sink.fileno()).st_size
+        # A character is at most 4 bytes of UTF-8: this much holds max_output_chars of text.
+        span = 4 * self.max_output_chars
+        sink.seek(0)
+        if size <= 2 * span + _READ_WHOLE:
+            return head_and_tail(_decode(sink.read()).rstrip(), self.max_output_chars)
+        head_chars = int(self.max_output_chars * _HEAD_SHARE)
+        head = _decode(sink.read(span))[:head_chars]
+        sink.seek(size - span)
+        tail = _decode(sink.read()).rstrip()[-(self.max_output_chars - head_chars) :]
+        omitted = size - len(head.encode()) - len(tail.encode())
+        return f"{head}\n... [{omitted} bytes omitted] ...\n{tail}"
 
     def _read_file(self, path: str, limit: int | None = None, offset: int | None = None) -> str:
         if limit is not None and limit < 1:
@@ -336,6 +393,10 @@ class Workspace:
                 f"... ({len(matches) - GLOB_MAX_MATCHES} more matches omitted; narrow the pattern)"
             )
         return "\n".join(shown)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

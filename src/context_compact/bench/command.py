@@ -101,6 +101,13 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     show_default=True,
     help="Scaling suite: configurations measured at once (more is faster, timings noisier).",
 )
+@click.option(
+    "--load",
+    is_flag=True,
+    help="Alone: run only the load benchmark (1,000 sessions at once in one process, then 8 "
+    "processes on one SQLite store; checked for corruption; --quick: 100 and 2; --turns: "
+    "turns a session).",
+)
 @click.option("--price-input", type=float, default=None, help="USD per million input tokens.")
 @click.option("--price-output", type=float, default=None, help="USD per million output tokens.")
 @click.option(
@@ -135,6 +142,7 @@ def bench(
     stores: str | None,
     cold_messages: int | None,
     jobs: int,
+    load: bool,
     json_path: Path | None,
     chart_path: Path | None,
     no_progress: bool,
@@ -150,6 +158,9 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if load:
+        _load(quick, turns, json_path, no_progress)
+        return
     if scaling == SUITE:
         unused = {
             "--budget": budget,
@@ -277,6 +288,21 @@ def _scaling_suite(
     else:
         data = _with_progress(console, lambda advance: run_suite(config, progress=advance))
     render_scaling(data, console)
+    _write_json(console, json_path, data)
+
+
+def _load(quick: bool, turns: str | None, json_path: Path | None, no_progress: bool) -> None:
+    from rich.console import Console
+
+    from .load import LoadConfig, render_load, run_load
+
+    config = LoadConfig.quick() if quick else LoadConfig()
+    counts = _ints(turns)
+    if counts:
+        config = replace(config, turns=counts[0])
+    console = Console()
+    data = run_load(config, progress=None if no_progress else console.log)
+    render_load(data, console)
     _write_json(console, json_path, data)
 
 

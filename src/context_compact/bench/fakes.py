@@ -1,17 +1,20 @@
 """A deterministic summarizer for benchmarks: realistic length, no model, every call counted.
 
-Its text is the extractive summary of what it was given, padded or cut to ``target_chars``
-(2,400 chars, about 600 tokens: the size of the summaries we saw in the recorded Claude
-Code compaction in ``shared/data/trajectories``, which ran to a few thousand characters).
-It records the tokens it was sent and returned, so a bench can price the calls.
+Its text is the extractive summary of what it was given (rolling over the previous one when
+the engine passes it), padded or cut to ``target_chars`` (2,400 chars, about 600 tokens: the
+size of the summaries we saw in the recorded Claude Code compaction in
+``shared/data/trajectories``, which ran to a few thousand characters). It records the tokens
+it was sent and returned, so a bench can price the calls, and each summary's
+``summary_score`` against what it was shown, so a bench can report retention.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..extract import extractive_summary, summary_score
 from ..sizing import text_tokens
-from ..summarize import extractive_summary, summary_input
+from ..summarize import summary_input
 
 
 class BenchSummarizer:
@@ -21,15 +24,26 @@ class BenchSummarizer:
         self.calls = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.scores: list[float] = []
 
-    def __call__(self, messages: list[Any]) -> str:
+    def __call__(
+        self, messages: list[Any], previous: str | None = None, request: str | None = None
+    ) -> str:
         self.calls += 1
-        self.input_tokens += text_tokens(summary_input(messages, self.input_limit))
-        text = extractive_summary(messages, limit=self.target_chars)
+        sent = summary_input(messages, self.input_limit)
+        self.input_tokens += text_tokens(sent + (previous or ""))
+        text = extractive_summary(messages, request, self.target_chars, previous)
+        overall = summary_score(text, messages).overall
+        if overall is not None:
+            self.scores.append(overall)
         if len(text) < self.target_chars:
             filler = " State notes: progress recorded; nothing pending beyond the above."
-            text += (filler * (1 + (self.target_chars - len(text)) // len(filler)))[
-                : self.target_chars - len(text)
-            ]
+            room = self.target_chars - len(text) - 1
+            text += "\n" + (filler * (1 + room // len(filler)))[:room].strip()
         self.output_tokens += text_tokens(text)
         return text
+
+    @property
+    def retention(self) -> float | None:
+        """Mean ``summary_score(...).overall`` over the calls (None before any)."""
+        return sum(self.scores) / len(self.scores) if self.scores else None

@@ -15,17 +15,24 @@ plain input plus output; the assistant's own replies are output tokens.
 A ``Workload`` (synthetic) or a ``Script`` (any session, see ``script.py``) can be replayed.
 At the end, every needle (planted fact, or full tool-result text) is classified by
 ``reach``: in the final view, recoverable through references the store issued, or lost.
+Two measures of what the model still knows of the task: ``user_kept`` of ``user_messages``,
+the user's own messages (text, no tool results) that are in the final view verbatim, and
+``summary_retention``, the mean ``summary_score`` of the summaries made (against what each
+summary was given; None when the summarizer keeps no scores or made no summary).
 """
 
 from __future__ import annotations
 
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..invariants import check
+from ..messages import is_request
+from ..session.log import canonical
 from ..sizing import TokenCounter
 from ..store.base import Store
 from .reach import reach
@@ -62,6 +69,9 @@ class Replay:
     recoverable: int = 0
     lost: int = 0
     needles: int = 0
+    user_messages: int = 0
+    user_kept: int = 0
+    summary_retention: float | None = None
     error: str | None = None
 
     @property
@@ -162,6 +172,14 @@ def replay(
         out.summary_input_tokens = summarizer.input_tokens
         out.summary_output_tokens = summarizer.output_tokens
     out.needles = len(script.needles)
+    # The steps in the last view: all of them, or those before the call that gave up.
+    fed = script.steps[: out.calls - 1] if out.error else script.steps
+    given = [*script.head, *(m for step in fed for m in step)]
+    typed = [canonical(m) for m in given if is_request(m)]
+    shown = Counter(canonical(m) for m in previous if isinstance(m, dict))
+    out.user_messages = len(typed)
+    out.user_kept = sum((Counter(typed) & shown).values())
+    out.summary_retention = getattr(summarizer, "retention", None)
     if store is not None or script.needles:
         r = reach(previous, store, root, script.needles, script.pattern)
         out.in_view, out.recoverable, out.lost = r.in_view, r.recoverable, r.lost

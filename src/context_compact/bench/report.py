@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .run import BenchReport, BenchRow
+from .run import BenchReport, BenchRow, mean_retention
 
 
 def _int(n: int) -> str:
@@ -97,6 +97,29 @@ def safety_table(title: str, groups: Iterable[tuple[str, Sequence[BenchRow]]]) -
                 f"{r.p50_prepare_ms:.3f}",
                 f"{r.p99_prepare_ms:.2f}",
             )
+    return table
+
+
+def task_table(report: BenchReport) -> Table:
+    """Per strategy: the user's messages still in view verbatim at the end, and how much of
+    what its summaries were given they kept (``summary_score``), over every workload."""
+    table = _narrow("What the model still has of the task (all workloads)")
+    table.add_column("strategy", no_wrap=True)
+    table.add_column("user words kept", justify="right")
+    table.add_column("summaries", justify="right")
+    table.add_column("summary retention", justify="right")
+    for strategy in report.config.strategies:
+        rows = [r for r in report.results if r.strategy == strategy]
+        if not rows:
+            continue
+        typed, kept = sum(r.user_messages for r in rows), sum(r.user_kept for r in rows)
+        retention = mean_retention(rows)
+        table.add_row(
+            short(strategy),
+            f"{kept:,} / {typed:,}" + (f" ({kept / typed:.0%})" if typed else ""),
+            _int(sum(r.summary_calls for r in rows)),
+            "" if retention is None else f"{retention:.0%}",
+        )
     return table
 
 
@@ -321,6 +344,8 @@ def render(report: BenchReport, console: Console | None = None) -> None:
             console.print(table)
         for line in real_names(report):
             console.print(f"[dim]{escape(line)}[/dim]")
+    if report.results:
+        console.print(task_table(report))
     if report.scaling:
         console.print(scaling_table(report))
     for note in report.skipped:

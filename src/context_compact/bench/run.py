@@ -107,6 +107,9 @@ class BenchRow:
     overflow_turn: int | None
     weighted_input: float
     error: str | None = None
+    user_messages: int = 0
+    user_kept: int = 0
+    summary_retention: float | None = None
 
     @property
     def within_budget(self) -> bool:
@@ -177,6 +180,9 @@ class BenchReport:
                     overflow_turn=None,
                     weighted_input=sum(r.weighted_input for r in rows),
                     error="; ".join(r.error for r in rows if r.error) or None,
+                    user_messages=sum(r.user_messages for r in rows),
+                    user_kept=sum(r.user_kept for r in rows),
+                    summary_retention=mean_retention(rows),
                 )
             )
         return out
@@ -259,6 +265,15 @@ class BenchReport:
             "duration_s": self.duration_s,
             "series": self.series,
         }
+
+
+def mean_retention(rows: list[BenchRow]) -> float | None:
+    """Summary retention over rows, weighted by their summary calls (None without any)."""
+    scored = [
+        (r.summary_retention, r.summary_calls) for r in rows if r.summary_retention is not None
+    ]
+    calls = sum(n for _, n in scored)
+    return sum(v * n for v, n in scored) / calls if calls else None
 
 
 def machine_info() -> dict[str, Any]:
@@ -353,6 +368,9 @@ def run_one(
         overflow_turn=result.overflow_turn,
         weighted_input=result.weighted_input(),
         error=result.error,
+        user_messages=result.user_messages,
+        user_kept=result.user_kept,
+        summary_retention=result.summary_retention,
     )
     return row, result
 

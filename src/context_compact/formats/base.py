@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..invariants import InvalidHistory, Violation
-from ..messages import Message, plain
+from ..messages import FORMAT_META, Message, plain
 
 PASSTHROUGH = "passthrough"
-META = "openai"
+META = FORMAT_META
 
 
 @dataclass(frozen=True)
@@ -113,3 +113,34 @@ __all__ = [
     "with_meta",
     "without",
 ]
+
+
+def image_source(url: str) -> dict[str, Any]:
+    """An Anthropic image ``source`` for an OpenAI image URL (a ``data:`` URL becomes base64)."""
+    if url.startswith("data:") and ";base64," in url:
+        header, data = url[len("data:") :].split(";base64,", 1)
+        return {"type": "base64", "media_type": header, "data": data}
+    return {"type": "url", "url": url}
+
+
+def split_and_convert(
+    converter: Converter, items: list[Any], what: str
+) -> tuple[list[dict[str, Any]], list[Message]]:
+    """``(system items, canonical messages)``: the leading system items as they are, then the
+    rest converted by ``converter`` (the caller's items and SDK objects are not modified)."""
+    plain_items = [as_item(v, i, what) for i, v in enumerate(items)]
+    head = 0
+    while head < len(plain_items) and converter.is_system(plain_items[head]):
+        head += 1
+    units = converter.units(plain_items[head:], head)
+    return plain_items[:head], [u.message for u in units]
+
+
+def dump_all(
+    converter: Converter, messages: list[Message], system: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """The caller's items for canonical ``messages``, after ``system``."""
+    out = list(system or [])
+    for message in messages:
+        out.extend(converter.dump_message(message))
+    return out

@@ -29,7 +29,19 @@ import json
 from typing import Any
 
 from ..messages import Message
-from .base import META, Unit, as_item, bad_item, is_passthrough, passthrough, with_meta, without
+from .base import (
+    META,
+    Unit,
+    as_item,
+    bad_item,
+    dump_all,
+    image_source,
+    is_passthrough,
+    passthrough,
+    split_and_convert,
+    with_meta,
+    without,
+)
 from .openai_responses import parse_arguments
 
 NAME = "openai-chat"
@@ -48,15 +60,8 @@ def _part_to_block(part: Any) -> dict[str, Any]:
                 meta = without(part, "type", "image_url")
                 if len(image) > 1:
                     meta["image_url"] = without(image, "url")
-                return with_meta({"type": "image", "source": _image_source(url)}, meta)
+                return with_meta({"type": "image", "source": image_source(url)}, meta)
     return passthrough(NAME, part=part)
-
-
-def _image_source(url: str) -> dict[str, Any]:
-    if url.startswith("data:") and ";base64," in url:
-        header, data = url[len("data:") :].split(";base64,", 1)
-        return {"type": "base64", "media_type": header, "data": data}
-    return {"type": "url", "url": url}
 
 
 def _block_to_part(block: dict[str, Any]) -> Any:
@@ -243,22 +248,14 @@ CONVERTER = ChatConverter()
 def to_canonical(messages: list[Any]) -> tuple[list[dict[str, Any]], list[Message]]:
     """``(system messages, canonical messages)`` for a Chat Completions history: the leading
     system/developer messages as they are, then the rest converted (nothing is modified)."""
-    plain_items = [as_item(v, i, "a chat message") for i, v in enumerate(messages)]
-    head = 0
-    while head < len(plain_items) and CONVERTER.is_system(plain_items[head]):
-        head += 1
-    units = CONVERTER.units(plain_items[head:], head)
-    return plain_items[:head], [u.message for u in units]
+    return split_and_convert(CONVERTER, messages, "a chat message")
 
 
 def from_canonical(
     messages: list[Message], system: list[dict[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
     """Chat Completions messages for canonical ``messages``, after ``system``."""
-    out = list(system or [])
-    for message in messages:
-        out.extend(CONVERTER.dump_message(message))
-    return out
+    return dump_all(CONVERTER, messages, system)
 
 
 __all__ = ["CONVERTER", "NAME", "ChatConverter", "from_canonical", "to_canonical"]

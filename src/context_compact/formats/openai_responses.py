@@ -36,10 +36,12 @@ from ..messages import Message
 from .base import (
     META,
     Unit,
-    as_item,
     bad_item,
+    dump_all,
+    image_source,
     is_passthrough,
     passthrough,
+    split_and_convert,
     with_meta,
     without,
 )
@@ -119,16 +121,9 @@ def _part_to_block(part: Any) -> dict[str, Any]:
         url = part.get("image_url")
         if part.get("type") == "input_image" and isinstance(url, str):
             return with_meta(
-                {"type": "image", "source": _image_source(url)}, without(part, "image_url")
+                {"type": "image", "source": image_source(url)}, without(part, "image_url")
             )
     return passthrough(NAME, part=part)
-
-
-def _image_source(url: str) -> dict[str, Any]:
-    if url.startswith("data:") and ";base64," in url:
-        header, data = url[len("data:") :].split(";base64,", 1)
-        return {"type": "base64", "media_type": header, "data": data}
-    return {"type": "url", "url": url}
 
 
 def _user(item: dict[str, Any]) -> Message:
@@ -355,22 +350,14 @@ def to_canonical(items: list[Any]) -> tuple[list[dict[str, Any]], list[Message]]
     """``(system items, canonical messages)`` for a Responses ``input`` list: the leading
     system/developer messages as they are, then the rest converted (the items and the SDK
     objects in it are not modified)."""
-    plain_items = [as_item(v, i, "a Responses item") for i, v in enumerate(items)]
-    head = 0
-    while head < len(plain_items) and CONVERTER.is_system(plain_items[head]):
-        head += 1
-    units = CONVERTER.units(plain_items[head:], head)
-    return plain_items[:head], [u.message for u in units]
+    return split_and_convert(CONVERTER, items, "a Responses item")
 
 
 def from_canonical(
     messages: list[Message], system: list[dict[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
     """The Responses ``input`` items for canonical ``messages``, after ``system``."""
-    out = list(system or [])
-    for message in messages:
-        out.extend(CONVERTER.dump_message(message))
-    return out
+    return dump_all(CONVERTER, messages, system)
 
 
 __all__ = ["CONVERTER", "NAME", "ResponsesConverter", "from_canonical", "to_canonical"]

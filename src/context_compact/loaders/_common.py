@@ -384,3 +384,47 @@ def openai_tool_calls(builder: HistoryBuilder, calls: Any) -> list[Block]:
             builder.skip("unparsed_arguments")
         blocks.append(tool_use_block(call["id"], str(function.get("name") or ""), arguments))
     return blocks
+
+
+# Thinking blocks carry signatures tied to the original request; a loaded history replays
+# without them (the models' own rule: earlier turns' thinking may be left out).
+DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+KEPT_AS_IS = frozenset({"image", "document"})
+
+
+def message_blocks(builder: HistoryBuilder, content: Any, malformed: str) -> list[Block]:
+    """Canonical blocks of an Anthropic-shaped ``content`` (a string or a list of blocks):
+    text, tool_use, tool_result (with ``is_error``), images and documents kept whole; thinking
+    left out; anything else counted as ``unsupported_block``; content of another type counted
+    as ``malformed``."""
+    if isinstance(content, str):
+        return [text_block(content)]
+    if not isinstance(content, list):
+        builder.skip(malformed)
+        return []
+    out: list[Block] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind in DROPPED_BLOCKS:
+            continue
+        if kind == "text" and isinstance(block.get("text"), str):
+            out.append(text_block(block["text"]))
+        elif kind == "tool_use" and isinstance(block.get("id"), str):
+            arguments = block.get("input")
+            out.append(
+                tool_use_block(
+                    block["id"],
+                    str(block.get("name") or ""),
+                    arguments if isinstance(arguments, dict) else {},
+                )
+            )
+        elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            result = tool_result_block(block["tool_use_id"], text_of(block.get("content")))
+            if block.get("is_error") is True:
+                result["is_error"] = True
+            out.append(result)
+        elif kind in KEPT_AS_IS:
+            out.append(dict(block))
+        else:
+            builder.skip("unsupported_block")
+    return out

@@ -27,24 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from ._common import (
-    Block,
     HistoryBuilder,
     Session,
     UnknownFormat,
     join_system,
     make_session,
+    message_blocks,
     stem,
-    text_block,
     text_of,
-    tool_result_block,
-    tool_use_block,
 )
 
 FORMAT = "anthropic"
 
 _MARKS = frozenset({"tool_use", "tool_result", "image", "document", "thinking"})
-_DROPPED = frozenset({"thinking", "redacted_thinking"})
-_KEPT_AS_IS = frozenset({"image", "document"})
 
 
 def is_anthropic(document: Any) -> bool:
@@ -86,43 +81,9 @@ def load_document(document: Any, source: str | Path) -> list[Session]:
         if role not in ("user", "assistant"):
             builder.skip("malformed_message" if role is None else "unknown_role")
             continue
-        blocks = _blocks(builder, message.get("content"))
+        blocks = message_blocks(builder, message.get("content"), "malformed_message")
         if role == "assistant":
             builder.assistant(blocks)
         else:
             builder.user(blocks)
     return [make_session(stem(source), FORMAT, join_system(system), builder, source)]
-
-
-def _blocks(builder: HistoryBuilder, content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [text_block(content)]
-    if not isinstance(content, list):
-        builder.skip("malformed_message")
-        return []
-    out: list[Block] = []
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind in _DROPPED:
-            continue
-        if kind == "text" and isinstance(block.get("text"), str):
-            out.append(text_block(block["text"]))
-        elif kind == "tool_use" and isinstance(block.get("id"), str):
-            arguments = block.get("input")
-            out.append(
-                tool_use_block(
-                    block["id"],
-                    str(block.get("name") or ""),
-                    arguments if isinstance(arguments, dict) else {},
-                )
-            )
-        elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
-            result = tool_result_block(block["tool_use_id"], text_of(block.get("content")))
-            if block.get("is_error") is True:
-                result["is_error"] = True
-            out.append(result)
-        elif kind in _KEPT_AS_IS:
-            out.append(dict(block))
-        else:
-            builder.skip("unsupported_block")
-    return out

@@ -44,12 +44,9 @@ from ._common import (
     HistoryBuilder,
     Session,
     make_session,
+    message_blocks,
     read_jsonl,
     stem,
-    text_block,
-    text_of,
-    tool_result_block,
-    tool_use_block,
 )
 
 FORMAT = "claude_code"
@@ -72,8 +69,6 @@ RUNTIME = frozenset(
     }
 )
 LINE_TYPES = CONVERSATION | RUNTIME
-
-_DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 
 
 def load(path: str | Path) -> list[Session]:
@@ -165,37 +160,6 @@ def _add_line(builder: HistoryBuilder, record: dict[str, Any]) -> None:
     content = message["content"]
     if record["type"] == "assistant":
         key = message.get("id") if isinstance(message.get("id"), str) else None
-        builder.assistant(_blocks(builder, content), key=key)
+        builder.assistant(message_blocks(builder, content, "malformed_line"), key=key)
     else:
-        builder.user(_blocks(builder, content))
-
-
-def _blocks(builder: HistoryBuilder, content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [text_block(content)]
-    if not isinstance(content, list):
-        builder.skip("malformed_line")
-        return []
-    out = []
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind in _DROPPED_BLOCKS:
-            continue
-        if kind == "text" and isinstance(block.get("text"), str):
-            out.append(text_block(block["text"]))
-        elif kind == "tool_use" and isinstance(block.get("id"), str):
-            arguments = block.get("input")
-            out.append(
-                tool_use_block(
-                    block["id"],
-                    str(block.get("name") or ""),
-                    arguments if isinstance(arguments, dict) else {},
-                )
-            )
-        elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
-            out.append(tool_result_block(block["tool_use_id"], text_of(block.get("content"))))
-        elif kind in ("image", "document"):
-            out.append(text_block(f"[{kind}]"))
-        else:
-            builder.skip("unsupported_block")
-    return out
+        builder.user(message_blocks(builder, content, "malformed_line"))

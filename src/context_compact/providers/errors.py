@@ -44,13 +44,21 @@ Error shapes this relies on (as quoted in public reports and docs):
 
 The SDKs keep ``body`` differently: ``anthropic`` keeps the whole response body,
 ``openai`` keeps only the inner ``"error"`` object. Both are searched.
+
+``overflow_figures`` reads the numbers such a refusal carries (the prompt as the API counted
+it, the output budget asked for, the window), so the loop can size its retry: when the
+prompt alone fits, a smaller ``max_tokens`` is enough; otherwise the exact count calibrates
+the compaction. Every wording above that names numbers is read; one it cannot read gives
+``None`` fields, never a guess.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
-__all__ = ["is_context_overflow"]
+__all__ = ["OverflowFigures", "is_context_overflow", "overflow_figures"]
 
 _NEVER_OVERFLOW_STATUS = frozenset({401, 402, 403, 404, 408, 429})
 
@@ -127,3 +135,78 @@ def _text(error: BaseException) -> str:
         if isinstance(message, str):
             parts.append(message)
     return "\n".join(parts).lower()
+
+
+@dataclass(frozen=True)
+class OverflowFigures:
+    """What a refusal says in numbers; a field is None when the message does not say it.
+
+    ``prompt_tokens``: the refused request's input as the API counted it; ``max_tokens``:
+    the output budget it asked for (only some wordings name it); ``window``: the model's
+    context window.
+    """
+
+    prompt_tokens: int | None = None
+    max_tokens: int | None = None
+    window: int | None = None
+
+    @property
+    def output_room(self) -> int | None:
+        """Tokens left for output once the prompt is in the window (None when unknown)."""
+        if self.prompt_tokens is None or self.window is None:
+            return None
+        return self.window - self.prompt_tokens
+
+
+_N = r"(\d[\d,]*)"
+# (pattern, names of its groups in order); first match wins.
+_FIGURES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (
+        re.compile(rf"exceed context limit: {_N} \+ {_N} > {_N}"),
+        ("prompt_tokens", "max_tokens", "window"),
+    ),
+    (re.compile(rf"prompt is too long: {_N} tokens > {_N} maximum"), ("prompt_tokens", "window")),
+    (
+        re.compile(
+            rf"maximum context length is {_N} tokens\. however, you requested {_N} tokens"
+            rf" \({_N} in the messages, {_N} in the completion\)"
+        ),
+        ("window", "", "prompt_tokens", "max_tokens"),
+    ),
+    (
+        re.compile(
+            rf"maximum context length is {_N} tokens\. however, your messages resulted in {_N}"
+        ),
+        ("window", "prompt_tokens"),
+    ),
+    (
+        re.compile(rf"configured limit of {_N} tokens\. your messages resulted in {_N}"),
+        ("window", "prompt_tokens"),
+    ),
+)
+
+
+def overflow_figures(error: BaseException) -> OverflowFigures:
+    """The numbers in an overflow refusal (see ``OverflowFigures``); all None if it has none."""
+    for obj in _error_objects(error):
+        # llama.cpp sends them as fields.
+        prompt, window = _count(obj.get("n_prompt_tokens")), _count(obj.get("n_ctx"))
+        if prompt is not None and window is not None:
+            return OverflowFigures(prompt_tokens=prompt, window=window)
+    text = _text(error)
+    for pattern, names in _FIGURES:
+        found = pattern.search(text)
+        if found is not None:
+            values = {
+                name: int(value.replace(",", ""))
+                for name, value in zip(names, found.groups(), strict=True)
+                if name
+            }
+            return OverflowFigures(**values)
+    return OverflowFigures()
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None

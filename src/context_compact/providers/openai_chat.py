@@ -30,6 +30,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,6 +41,7 @@ __all__ = [
     "OpenAIChatProvider",
     "build_request",
     "from_openai",
+    "output_budget_param",
     "reply_from_completion",
     "to_openai",
     "tools_from_openai",
@@ -387,6 +389,20 @@ def reply_from_completion(completion: Any) -> ModelReply:
 # -- provider ----------------------------------------------------------------------------
 
 
+# OpenAI's reasoning models refuse ``max_tokens``: the SDK's own docstring for it reads "now
+# deprecated in favor of `max_completion_tokens`, and is not compatible with o-series models"
+# (openai-python, types/chat/completion_create_params.py); the GPT-5 family are reasoning
+# models too (https://platform.openai.com/docs/guides/reasoning).
+_REASONING_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)", re.IGNORECASE)
+
+
+def output_budget_param(model: str) -> str:
+    """``"max_completion_tokens"`` for OpenAI reasoning models (o1, o3, o4-mini..., gpt-5*,
+    also behind a ``provider/`` prefix), ``"max_tokens"`` for the rest: older models and the
+    local servers (vLLM, llama.cpp, Ollama) that read only that one."""
+    return "max_completion_tokens" if _REASONING_MODEL.match(model) else "max_tokens"
+
+
 def build_request(
     *,
     model: str,
@@ -394,13 +410,14 @@ def build_request(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]],
     max_tokens: int,
-    max_tokens_param: str = "max_tokens",
+    max_tokens_param: str | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for ``client.chat.completions.create`` (also the JSON body)."""
+    """Keyword arguments for ``client.chat.completions.create`` (also the JSON body); the
+    output budget goes in ``max_tokens_param``, by default the one ``model`` accepts."""
     request: dict[str, Any] = {
         "model": model,
         "messages": to_openai(messages, system),
-        max_tokens_param: max_tokens,
+        (max_tokens_param or output_budget_param(model)): max_tokens,
     }
     if tools:
         request["tools"] = tools_to_openai(tools)
@@ -422,9 +439,9 @@ def is_local_url(url: str) -> bool:
 class OpenAIChatProvider:
     """``Provider`` backed by ``openai.OpenAI().chat.completions.create``.
 
-    ``max_tokens_param`` names the request field for the output budget: ``"max_tokens"``
-    suits local servers and older models, newer OpenAI models want
-    ``"max_completion_tokens"``.
+    ``max_tokens_param`` names the request field for the output budget; by default the one
+    the model accepts (``output_budget_param``: ``"max_completion_tokens"`` for OpenAI's
+    reasoning models, ``"max_tokens"`` for the rest).
     """
 
     name = "openai"
@@ -437,10 +454,10 @@ class OpenAIChatProvider:
         client: Any = None,
         max_retries: int = 0,
         timeout: float = 600.0,
-        max_tokens_param: str = "max_tokens",
+        max_tokens_param: str | None = None,
     ) -> None:
         self.model = model
-        self.max_tokens_param = max_tokens_param
+        self.max_tokens_param = max_tokens_param or output_budget_param(model)
         self._owns_client = client is None
         if client is None:
             import openai

@@ -27,7 +27,7 @@ from ..messages import as_dicts
 from ..policy import SeedPolicy
 from ..sizing import estimate_chars
 from ..store.base import STORE_ERRORS
-from ..summarize import focused
+from ..summarize import focused, seed_form
 from . import budget, micro, snip, summary
 from .base import StageContext
 
@@ -41,6 +41,8 @@ class SeedEngine(StatelessEngine):
         self.policy = policy
         self.env = env
         self.ctx = StageContext(policy, env.store, estimate_chars, env.emit)
+        # S-4.2/S-4.3's call, exact, from a summarizer that can also make the structured one.
+        self.summarizer = seed_form(env.summarizer)
 
     def tool_result_budget(self, messages: list[Any]) -> list[Message]:
         messages = as_dicts(messages)
@@ -79,7 +81,7 @@ class SeedEngine(StatelessEngine):
             if self.policy.echo:
                 print("[auto compact]")
             view = self._required(
-                lambda: summary.compact_history(view, request, self.ctx, self.env.summarizer),
+                lambda: summary.compact_history(view, request, self.ctx, self.summarizer),
                 "summarize the history",
             )
         return view
@@ -99,7 +101,7 @@ class SeedEngine(StatelessEngine):
     ) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
-        summarizer = focused(self.env.summarizer, instructions)
+        summarizer = focused(self.summarizer, instructions)
         return self._required(
             lambda: summary.compact_history(messages, request, self.ctx, summarizer), "compact"
         )
@@ -108,7 +110,7 @@ class SeedEngine(StatelessEngine):
         messages = as_dicts(messages)
         ensure_valid(messages)
         return self._required(
-            lambda: summary.reactive_compact(messages, request, self.ctx, self.env.summarizer),
+            lambda: summary.reactive_compact(messages, request, self.ctx, self.summarizer),
             "compact after the refusal",
         )
 

@@ -38,19 +38,8 @@ from ..registry import NAMES
 from ..sizing import TokenCounter
 from ..store.base import Store
 from .command import json_option, need_session, workdir_option
-from .inspect import pass_lines
+from .inspect import Event, pass_lines
 from .transfer import LOAD_ERRORS, history, quiet_loaders
-
-
-@dataclass(frozen=True)
-class Pass:
-    turn: int
-    stage: str
-    before: int
-    after: int
-    saved: int
-    note: str
-    paths: list[str]
 
 
 @dataclass
@@ -61,7 +50,7 @@ class Outcome:
     dry_run: bool
     uncompacted_tokens: int = 0
     view_tokens: list[int] = field(default_factory=list)
-    passes: list[Pass] = field(default_factory=list)
+    passes: list[Event] = field(default_factory=list)
     final_view_tokens: int = 0
     final_view_messages: int = 0
     session: str | None = None
@@ -93,7 +82,7 @@ def replay_policy(
 
     def seen(event: CompactionEvent) -> None:
         out.passes.append(
-            Pass(
+            Event(
                 turn,
                 event.stage,
                 event.before,
@@ -116,7 +105,7 @@ def replay_policy(
         if len(out.passes) == fired and size < given:
             # Peers report no events: the pass is read off what went in and what came out.
             note = "measured from the view (this engine reports no events)"
-            out.passes.append(Pass(turn, compactor.name, given, size, given - size, note, []))
+            out.passes.append(Event(turn, compactor.name, given, size, given - size, note, []))
         out.view_tokens.append(size)
         if index < script.turns:
             messages = [*view, *script.steps[index]]
@@ -260,4 +249,4 @@ def _report(o: Outcome, target: str) -> None:
         )
 
 
-__all__ = ["Outcome", "Pass", "compact_command", "load_target", "replay_policy", "run_compact"]
+__all__ = ["Outcome", "compact_command", "load_target", "replay_policy", "run_compact"]

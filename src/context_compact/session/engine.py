@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, replace
 from typing import Any
 
+from .. import markers
 from ..engine import Env, Message
 from ..errors import CompactionFailed, StoreUnavailable
 from ..events import CompactionEvent
@@ -45,12 +46,17 @@ from ..invariants import InvalidHistory, check, check_appended
 from ..messages import as_dicts
 from ..policy import SessionPolicy
 from ..store.base import STORE_ERRORS
-from ..summarize import extractive_summary, focused
+from ..summarize import call_summarizer, extractive_summary
 from . import passes
 from .log import Match, Recognizer, chain_id, content_key
 from .state import Record, SessionState, clone
 
 NEVER = -(10**12)
+SUMMARY_SHARE = 0.15
+
+
+class EmptySummary(ValueError):
+    """The summarizer answered without text (an empty string, None, not a string)."""
 
 
 def _describe(error: BaseException) -> str:
@@ -138,8 +144,16 @@ class SessionEngine:
                     "that succeeds. Free space or fix the store's permissions."
                 ) from error
 
-    def _emit(self, stage: str, before: int, after: int, paths: tuple[str, ...], note: str) -> None:
-        event = CompactionEvent(stage, before, after, "tokens", paths, note)
+    def _emit(
+        self,
+        stage: str,
+        before: int,
+        after: int,
+        paths: tuple[str, ...],
+        note: str,
+        score: dict[str, float | None] | None = None,
+    ) -> None:
+        event = CompactionEvent(stage, before, after, "tokens", paths, note, score)
         self._pending.append({"kind": "event", **asdict(event), "paths": list(paths)})
         self.env.emit(event)
 
@@ -229,6 +243,13 @@ class SessionEngine:
         if tokens != self.state.overhead:
             self._record({"kind": "overhead", "tokens": tokens})
 
+    @property
+    def summary_budget(self) -> int:
+        """Tokens a summary may take: ``summary_max_tokens``, and at most ``SUMMARY_SHARE``
+        of the limit, so that in a small window the summary cannot fill what the
+        summarizing was meant to free."""
+        return max(100, min(self.policy.summary_max_tokens, int(SUMMARY_SHARE * self.limit)))
+
     # -- passes ----------------------------------------------------------------------------
     def _guarded(self, run: Callable[[], None], stage: str) -> None:
         """Run a pass unless the store already refused a write in this call. A pass writes its
@@ -305,24 +326,47 @@ class SessionEngine:
             request=request,
             keep_turns=keep_turns,
             input_tokens=self.policy.summary_input_limit // 4,
+            pin_budget=self.policy.user_words_share * self.limit / state.ratio,
+            answered_chars=self.policy.answered_chars,
             instructions=instructions,
         )
         if edit is not None:
             self._record(edit)
-            note = f"{edit['cut'] - edit['start']} messages summarized"
-            self._emit(stage, before, state.measure(), (edit["archive"],), note)
+            folded = len(edit["folded"]) + edit["folded_more"]
+            note = (
+                f"{edit['cut'] - edit['start']} messages summarized; user messages: "
+                f"{len(edit['pins'])} pinned, {folded} folded"
+            )
+            self._emit(stage, before, state.measure(), (edit["archive"],), note, edit["score"])
 
-    def _summarize(self, messages: list[Message], request: str, instructions: str | None) -> str:
-        summarizer = focused(self.env.summarizer, instructions)
+    def _summarize(
+        self,
+        messages: list[Message],
+        request: str,
+        instructions: str | None,
+        previous: str | None,
+    ) -> str:
+        """The summarizer's text, or the extractive summary if it raised, timed out or gave
+        no text (each a failure; ``max_summary_failures`` in a row raise), cut to the
+        policy's length budget if longer."""
+        budget = self.summary_budget
 
-        def call() -> str:
-            return str(summarizer(messages))
+        def call() -> Any:
+            return call_summarizer(
+                self.env.summarizer,
+                messages,
+                previous=previous,
+                instructions=instructions,
+                max_tokens=budget,
+            )
 
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         try:
             text = pool.submit(call).result(timeout=self.policy.summary_timeout)
+            if not isinstance(text, str) or not text.strip():
+                got = "no text" if isinstance(text, str) else type(text).__name__
+                raise EmptySummary(f"the summarizer returned {got}")
             self.summary_failures = 0
-            return text
         except Exception as error:
             self.summary_failures += 1
             if self.summary_failures >= self.policy.max_summary_failures:
@@ -332,9 +376,28 @@ class SessionEngine:
                 ) from error
             note = f"summarizer failed ({type(error).__name__}); extractive summary used"
             self._emit("summary_fallback", 0, 0, (), note)
-            return extractive_summary(messages, request)
+            # The summary message states the request in full: the summary need not repeat it.
+            text = extractive_summary(messages, limit=min(4_000, 3 * budget), previous=previous)
         finally:
             pool.shutdown(wait=False)
+        return self._capped(text.strip(), budget)
+
+    def _capped(self, text: str, budget: int) -> str:
+        """``text`` cut at a line end to ``budget`` tokens, saying so, if it is longer."""
+        counter = self.state.counter
+        size = counter.text(text)
+        if size <= budget:
+            return text
+        note = markers.SUMMARY_CUT.format(tokens=budget)
+        keep = max(0, len(text) * budget // size - len(note) - 1)
+        while keep and counter.text(text[:keep]) + counter.text(note) > budget:
+            keep = keep * 9 // 10
+        line = text.rfind("\n", 0, keep)
+        cut = f"{text[: line if line > keep // 2 else keep].rstrip()}\n{note}"
+        self._emit(
+            "summary_capped", size, counter.text(cut), (), f"summary cut to {budget:,} tokens"
+        )
+        return cut
 
     def _check_limit(self) -> None:
         size = self.state.measure()

@@ -35,6 +35,8 @@ from .state import SessionState
 
 @dataclass(frozen=True)
 class Event:
+    """One pass at one turn: view tokens before and after, and where the copies went."""
+
     turn: int
     stage: str
     before: int
@@ -118,7 +120,11 @@ def render_chart(
     """
     if not values:
         return ["(no turns yet)"]
-    top = max(max(values), limit or 0, 1)
+    peak = max(max(values), 1)
+    # A limit far above the peak would flatten every column to the floor: chart the peak and
+    # name the limit under the chart instead.
+    above = limit is not None and limit > 2 * peak
+    top = peak if above or limit is None else max(peak, limit)
     label = len(f"{top:,}")
     plot = max(10, width - label - 2)
     per = math.ceil(len(values) / plot)
@@ -128,7 +134,7 @@ def render_chart(
     wide = max(1, min(4, plot // len(columns)))
     columns = [v for v in columns for _ in range(wide)]
     flagged = {i * wide for i in flagged}
-    limit_row = None if limit is None else round(limit / top * height)
+    limit_row = None if limit is None or above else round(limit / top * height)
     lines = []
     for row in range(height, 0, -1):
         full, half = top * row / height, top * (row - 0.5) / height
@@ -148,6 +154,11 @@ def render_chart(
     lines.append(f"{'':>{label}}  {first}{' ' * gap}{last}")
     if per > 1:
         lines.append(f"{'':>{label}}  (one column = {per} turns, their largest view)")
+    if above:
+        share = f"{peak / limit:.0%}" if limit else ""
+        lines.append(
+            f"{'':>{label}}  (limit {limit:,} is above the chart; the peak is {share} of it)"
+        )
     return lines
 
 
@@ -175,7 +186,10 @@ def inspect_command(session: str, workdir: Path | None, as_json: bool, width: in
         f"session {session}: {line.messages:,} messages, {line.turns:,} turns, "
         f"{len(line.events)} compaction events"
     )
-    click.echo(f"view tokens: peak {peak:,} (turn {at}), now {line.now:,}{limit}")
+    click.echo(
+        f"view tokens: largest request {peak:,} (turn {at}), view now {line.now:,} "
+        f"(with the messages since){limit}"
+    )
     click.echo("")
     for text in render_chart(
         line.view_tokens, width, limit=line.limit, marks={e.turn for e in line.events}

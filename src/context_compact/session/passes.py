@@ -10,8 +10,12 @@ In order of cost to the prompt cache:
    turns are cleared oldest first, down to the low-water mark, and only when that frees at
    least ``clear_at_least`` tokens; each names its saved copy.
 3. ``summarize``: still over the low-water mark, the oldest turns are archived and replaced
-   by one summary message (rolling: the previous summary is part of the input), the recent
-   turns kept verbatim, the first and latest requests pinned.
+   by one summary message (rolling: the previous summary is passed in to be updated), the
+   recent turns kept verbatim. The user's own messages stay pinned in view, verbatim and in
+   order (``user_words``): the first request always, then the newest within the policy's
+   ``user_words_share``, the newest of all whatever its size; the oldest past that budget are
+   folded into the summary, which names each (message number and archive). The edit carries
+   the summary's ``summary_score`` against what it was given.
 
 A pass returns ``None`` (nothing worth doing) or an edit record; it never changes the state
 itself. Every path it puts in an edit was returned by the store *before* the edit exists,
@@ -25,11 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import markers
+from ..extract import summary_score
 from ..invariants import thinking_kept
-from ..messages import Message, block_type, blocks, readable_text, result_text
+from ..messages import Message, block_type, blocks, is_request, readable_text, result_text
 from ..policy import SessionPolicy
 from ..store.base import Store
-from .state import Pos, Record, SessionState
+from .state import Pos, Record, SessionState, answer_message
 
 # Tokens we expect a summary message to take (the summary call is capped at 2,000).
 SUMMARY_ALLOWANCE = 800
@@ -53,7 +58,7 @@ class PassIO:
 
     store: Store
     index_name: str
-    summarize: Callable[[list[Message], str, str | None], str]
+    summarize: Callable[[list[Message], str, str | None, str | None], str]
 
     def index(self, lines: list[str]) -> str:
         return self.store.append_file(self.index_name, "".join(lines))
@@ -190,6 +195,69 @@ def clear(
     return {"kind": "edit", "op": "clear", "blocks": edits}
 
 
+@dataclass(frozen=True)
+class UserWords:
+    """The user messages a summary up to some cut keeps in view, and those it folds in."""
+
+    pins: list[int]
+    answered: dict[int, str]
+    folded: list[int]
+    tokens: int
+
+
+def answered_text(state: SessionState, seq: int, longest: int) -> str | None:
+    """The text of the assistant message just before ``seq``, if it is one, has no tool call
+    and is at most ``longest`` characters: what the user was answering."""
+    before = state.msgs.get(seq - 1)
+    if before is None or before.get("role") != "assistant":
+        return None
+    if any(block_type(b) == "tool_use" for b in blocks(before)):
+        return None
+    text = "\n\n".join(
+        str(b.get("text", "")) for b in blocks(before) if block_type(b) == "text"
+    ).strip()
+    if isinstance(before.get("content"), str):
+        text = str(before["content"]).strip()
+    return text if 0 < len(text) <= longest else None
+
+
+def user_words(state: SessionState, start: int, cut: int, budget: float, longest: int) -> UserWords:
+    """Every user-authored message before ``cut`` (besides the first request, always kept)
+    stays pinned, newest first, while the pinned ones fit ``budget`` tokens; the newest of
+    all stays whatever its size; the rest (the oldest) are folded into the summary."""
+    first = state.first_request
+    old = [seq for seq in state.pins if seq != first and seq < start]
+    new = [seq for seq in range(start, cut) if seq != first and is_request(state.msgs[seq])]
+    answered: dict[int, str] = {}
+    cost: dict[int, int] = {}
+    for seq in [*old, *new]:
+        text = state.answered.get(seq) if seq < start else answered_text(state, seq, longest)
+        if text:
+            answered[seq] = text
+        cost[seq] = state.counter.count(state.msgs[seq]) + (
+            state.counter.count(answer_message(text)) if text else 0
+        )
+    pins: list[int] = []
+    used = 0
+    for seq in reversed([*old, *new]):
+        if seq != state.latest_request and used + cost[seq] > budget:
+            break
+        pins.append(seq)
+        used += cost[seq]
+    kept = set(pins)
+    return UserWords(
+        pins=pins[::-1],
+        answered={seq: text for seq, text in answered.items() if seq in kept},
+        folded=[seq for seq in [*old, *new] if seq not in kept],
+        tokens=used,
+    )
+
+
+# The newest folded user messages a summary names one by one; older ones by count (the
+# index names the archive of every message range).
+FOLDED_NAMED = 20
+
+
 def summarize(
     state: SessionState,
     io: PassIO,
@@ -199,6 +267,8 @@ def summarize(
     request: str,
     keep_turns: int,
     input_tokens: int,
+    pin_budget: float,
+    answered_chars: int,
     instructions: str | None = None,
     label: str = "Compacted",
 ) -> Record | None:
@@ -218,31 +288,36 @@ def summarize(
     def tokens(lo: int, hi: int) -> int:  # of log messages lo..hi-1, all at or after first_kept
         return sum(state.tokens[offset + lo : offset + hi])
 
-    latest = state.latest_request
     first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
     budget = target / state.ratio - state.overhead - SUMMARY_ALLOWANCE - first_tokens
     cut = candidates[0]
     for c in candidates:  # drop more only while what stays is still too big
         cut = c
-        pinned = latest is not None and latest != first and latest < c
-        pinned_tokens = (
-            state.counter.count(state.msgs[latest]) if pinned and latest is not None else 0
-        )
-        if tokens(c, state.n) + pinned_tokens <= budget:
+        words = user_words(state, start, c, pin_budget, answered_chars)
+        if tokens(c, state.n) + words.tokens <= budget:
             break
     cut = _thinking_cut(state, cut, starts)
     if cut <= start:
         return None
-    saving = tokens(start, cut) - SUMMARY_ALLOWANCE
+    # What the prefix holds now besides the first request (the summary, pinned messages).
+    prefix_rest = sum(state.tokens[: len(state.prefix)]) - (
+        first_tokens if state.prefix and first is not None else 0
+    )
+    saving = tokens(start, cut) + prefix_rest - SUMMARY_ALLOWANCE - words.tokens
     if saving < least:
         # Summarizing so little would not shrink the view: it would only churn the cache.
         return None
     dropped = state.view[offset + start : offset + cut]
     archive = io.store.save_messages(dropped)
-    rolling = [state.summary] if state.summary is not None else []
     sizes = state.tokens[offset + start : offset + cut]
     shown = summary_view(dropped, sizes, input_tokens, archive)
-    text = io.summarize(rolling + shown, request, instructions)
+    # Pinned messages stay in view verbatim: the summary need not hold them. Folded ones
+    # pinned by an earlier summary are shown again, so this summary takes them in.
+    kept = {id(dropped[seq - start]) for seq in words.pins if seq >= start}
+    older = [state.msgs[seq] for seq in words.folded if seq < start]
+    source = [*older, *(m for m in shown if id(m) not in kept)]
+    previous = state.summary_text if state.summary is not None else None
+    text = io.summarize([*older, *shown], request, instructions, previous)
     index = io.index(
         [
             markers.index_line(
@@ -250,16 +325,29 @@ def summarize(
             )
         ]
     )
-    message = markers.session_summary(label, request, text, archive, start, cut - 1, index)
-    pins = [seq for seq in (first, latest) if seq is not None and (seq == first or seq < cut)]
+    named = [
+        *state.folded,
+        *((seq, state.pin_archive.get(seq) or archive) for seq in words.folded),
+    ]
+    more = state.folded_more + max(0, len(named) - FOLDED_NAMED)
+    named = named[-FOLDED_NAMED:]
+    message = markers.session_summary(
+        label, request, text, archive, start, cut - 1, index, markers.folded_line(named, more)
+    )
+    pins = [seq for seq in (first, *words.pins) if seq is not None]
     return {
         "kind": "edit",
         "op": "summarize",
         "start": start,
         "cut": cut,
         "pins": list(dict.fromkeys(pins)),
+        "answered": {str(seq): t for seq, t in words.answered.items()},
+        "folded": [list(item) for item in named],
+        "folded_more": more,
         "archive": archive,
         "message": message,
+        "text": text,
+        "score": summary_score(text, source).as_dict(),
     }
 
 
@@ -307,4 +395,13 @@ def summary_view(
     return [*messages[:head], gap, *messages[tail:]]
 
 
-__all__ = ["PassIO", "clear", "describe", "persist", "summarize", "summary_view"]
+__all__ = [
+    "PassIO",
+    "UserWords",
+    "clear",
+    "describe",
+    "persist",
+    "summarize",
+    "summary_view",
+    "user_words",
+]

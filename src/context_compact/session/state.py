@@ -1,8 +1,13 @@
 """The session's state: the log tail, the edits applied to it, and the view derived from both.
 
     view = prefix + [render(seq) for seq in first_kept .. n-1]
-    prefix = [first request] + [summary message] + [latest request, if older than first_kept]
+    prefix = [first request] + [summary message] + pinned user messages older than first_kept
     render(seq) = the logged message with its replaced blocks (persisted or cleared results)
+
+Pinned user messages (``pins``, oldest first, the newest always among them) are the user's
+own words, verbatim, each after the short assistant text it answered (``answered``, kept in
+the edit as data since that message leaves memory); ``passes.summarize`` chooses them within
+the policy's budget and names those it folded into the summary.
 
 Everything that changes the view is a record applied by ``apply``: ``message`` (one more
 logged message), ``edit`` (``persist``, ``clear``, ``summarize``: which positions, which
@@ -49,6 +54,11 @@ def clone(value: Any) -> Any:
 Record = dict[str, Any]
 
 
+def answer_message(text: str) -> Message:
+    """The assistant text a pinned user message answered, as it stands before it in view."""
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
 class SessionState:
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -77,7 +87,15 @@ class SessionState:
         self.copies: dict[Pos, str] = {}
         self.cleared: set[Pos] = set()
         self.summary: Message | None = None
+        self.summary_text: str | None = None
         self.summaries = 0
+        # Pinned messages (the first request among them), the assistant text each answered,
+        # the archive holding each one, and the user messages folded into the summary.
+        self.pins: list[int] = []
+        self.answered: dict[int, str] = {}
+        self.pin_archive: dict[int, str] = {}
+        self.folded: list[tuple[int, str]] = []
+        self.folded_more = 0
         self.prefix: list[Message] = []
         self.view: list[Message] = []
         self.view_keys: list[str] = []
@@ -238,10 +256,28 @@ class SessionState:
         elif op == "summarize":
             cut = edit["cut"]
             self.summary = edit["message"]
+            content = self.summary.get("content") if self.summary else None
+            self.summary_text = edit.get("text", content if isinstance(content, str) else None)
             self.summaries += 1
             pins = [seq for seq in edit["pins"] if seq in self.msgs]
+            answered = {int(seq): text for seq, text in edit.get("answered", {}).items()}
+            self.pins = pins
+            self.answered = {seq: answered[seq] for seq in pins if seq in answered}
+            self.pin_archive = {
+                seq: edit["archive"] if seq >= edit["start"] else self.pin_archive.get(seq, "")
+                for seq in pins
+                if seq != self.first_request
+            }
+            self.folded = [(seq, path) for seq, path in edit.get("folded", [])]
+            self.folded_more = edit.get("folded_more", 0)
             head = [self.render(seq) for seq in pins if seq == self.first_request]
-            tail = [self.render(seq) for seq in pins if seq != self.first_request]
+            tail: list[Message] = []
+            for seq in pins:
+                if seq == self.first_request:
+                    continue
+                if seq in self.answered:
+                    tail.append(answer_message(self.answered[seq]))
+                tail.append(self.render(seq))
             self.prefix = [*head, self.summary, *tail]
             keep = set(pins)
             for seq in [s for s in self.msgs if s < cut and s not in keep]:
@@ -255,4 +291,4 @@ class SessionState:
             raise ValueError(f"unknown edit {op!r} in the session journal")
 
 
-__all__ = ["Pos", "Record", "SessionState"]
+__all__ = ["Pos", "Record", "SessionState", "answer_message"]

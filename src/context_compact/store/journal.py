@@ -42,6 +42,15 @@ def valid_session_id(session: object) -> bool:
     return isinstance(session, str) and _SESSION_ID.fullmatch(session) is not None
 
 
+def shown_id(session: object, limit: int = 60) -> str:
+    """``repr(session)``, clipped: an error line stays one readable line for any input."""
+    text = repr(session)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(session)} characters)" if isinstance(session, str) else ""
+    return f"{text[: limit - 1]}…{size}"
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
 
@@ -66,8 +75,8 @@ def new_meta(meta: dict[str, Any]) -> dict[str, Any]:
         session = uuid.uuid4().hex[:12]
     elif not valid_session_id(session):
         raise ValueError(
-            f"not a valid session id: {session!r} (1-128 characters of [A-Za-z0-9._-], "
-            "not starting with '.')"
+            f"not a valid session id: {shown_id(session)} (1-128 characters of "
+            "[A-Za-z0-9._-], not starting with '.')"
         )
     full = {**meta, "id": session, "created": utc_now()}
     # Refuse what JSON cannot hold now, before anything is written.

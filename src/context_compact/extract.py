@@ -1,0 +1,365 @@
+"""What a history holds that a summary must keep, read off it without a model.
+
+``facts(messages)`` collects, in order of appearance:
+
+* **user words**: the sentences of every user-authored message (``is_request``: text, images
+  or documents, no tool results), except the notes this library adds for a summarizer;
+* **files**: paths given to tools (``path``, ``file_path``...) and paths written in user or
+  assistant text (a slash and an extension, or a bare name with a known extension);
+* **commands**: the ``command`` (or ``cmd``) of every tool call, with what its result showed;
+* **errors**: lines of tool results that say error, failed, exception or traceback;
+* **identifiers**: URLs, UUIDs, hashes (7-40 hex digits, letters and digits), ticket ids
+  (``ABC-123``), ``#123`` and backticked names, from user and assistant text and tool inputs.
+  Not from tool output: a session reads thousands of them there; those the agent cared about
+  it names in its own words.
+
+``extractive_summary`` arranges them under ``markers.SUMMARY_SECTIONS`` (a section with
+nothing found is left out), newest first within each section's share of ``limit``
+characters, rolling over the ``previous`` summary it made.
+``summary_score(summary, source)`` is the share of each kind present in a summary by exact
+string (whitespace runs count as one space), so summaries can be compared without a model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .markers import SUMMARY_SECTIONS, ours
+from .messages import Message, block_type, blocks, is_request, readable_text, result_text
+
+_EXTENSIONS = (
+    "py|pyi|js|mjs|ts|tsx|jsx|rs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|sh|md|rst|txt|"
+    "json|jsonl|toml|yaml|yml|cfg|ini|lock|html|css|scss|sql|xml|csv|ipynb|proto|pony|gradle"
+)
+PATH = re.compile(
+    rf"(?<![\w/.:-])(?:\.{{1,2}}/|/|~/)?(?:[\w.@+-]+/)+[\w.@+-]*\.\w{{1,8}}\b"
+    rf"|(?<![\w/.:-])[\w-]+\.(?:{_EXTENSIONS})\b"
+)
+URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
+IDENTIFIER = re.compile(
+    r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"
+    r"|\b[A-Z][A-Z0-9]+-\d+(?:-\d+)*\b"
+    r"|(?<![\w&#])#\d+\b"
+)
+BACKTICKED = re.compile(r"`([^`\s]{2,80})`")
+# An error line: a named exception or error, ``error:``, ``ERROR``, a traceback, FAILED,
+# failed, ``fatal:`` or ``panic:``; not every line that says "error" (issue titles, code).
+ERRORISH = re.compile(
+    r"^.*(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|\bERROR\b|^Traceback\b"
+    r"|\bFAILED\b|\bfailed\b|\bfatal:|\bpanic:).*$",
+    re.M,
+)
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+DECISION = re.compile(
+    r"\b(?:decid\w*|because|instead|chose|choose|will use|I'll use|going with|prefer)\b", re.I
+)
+PATH_KEYS = ("path", "file_path", "file", "filename", "notebook_path")
+WRITES = ("edit", "write", "create", "replace", "insert", "patch", "apply", "str_replace")
+
+
+def squash(text: str) -> str:
+    """Whitespace runs as one space, terminal colour codes gone: how items are compared with
+    a summary."""
+    return " ".join(ANSI.sub("", text).split())
+
+
+def text_of(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in blocks(message) if block_type(b) == "text")
+
+
+@dataclass
+class Command:
+    command: str
+    seq: int
+    error: str | None = None
+    shown: str = ""
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Facts:
+    """What ``facts`` read, each list oldest first and without repeats."""
+
+    user: list[tuple[int, str]] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    commands: list[Command] = field(default_factory=list)
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    identifiers: dict[str, None] = field(default_factory=dict)
+    decisions: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+    last_text: str = ""
+
+
+def sentences(text: str, longest: int = 300) -> list[str]:
+    """Sentences (or lines) of ``text`` worth keeping: 8 to ``longest`` characters."""
+    out = []
+    for piece in SENTENCE.split(text):
+        piece = squash(piece)
+        if 8 <= len(piece) <= longest and " " in piece:
+            out.append(piece)
+    return out
+
+
+def _identifiers(text: str, into: dict[str, None]) -> None:
+    for match in URL.finditer(text):
+        into.setdefault(match.group(0).rstrip(".,;:"))
+    for match in IDENTIFIER.finditer(text):
+        into.setdefault(match.group(0))
+    for match in BACKTICKED.finditer(text):
+        into.setdefault(match.group(1))
+
+
+def _paths(text: str, into: dict[str, str], state: str = "mentioned") -> None:
+    without_urls = URL.sub(" ", text)
+    for match in PATH.finditer(without_urls):
+        into.setdefault(match.group(0), state)
+
+
+def facts(messages: list[Message]) -> Facts:
+    """Everything ``extractive_summary`` and ``summary_score`` look for, in one pass."""
+    out = Facts()
+    uses: dict[str, tuple[str, Command | None]] = {}
+    for seq, message in enumerate(messages):
+        role = message.get("role")
+        if role == "user" and is_request(message):
+            text = text_of(message)
+            if not ours(text):
+                out.user += [(seq, s) for s in sentences(text)]
+                _identifiers(text, out.identifiers)
+                _paths(text, out.files)
+        elif role == "assistant":
+            text = text_of(message).strip()
+            if text:
+                out.last_text = text
+                _identifiers(text, out.identifiers)
+                _paths(text, out.files)
+                for s in sentences(text, 400):
+                    if s.endswith("?"):
+                        out.questions.append(s)
+                    elif DECISION.search(s):
+                        out.decisions.append(s)
+        for block in blocks(message):
+            kind = block_type(block)
+            if kind == "tool_use":
+                _tool_use(block, seq, out, uses)
+            elif kind == "tool_result":
+                _tool_result(block, seq, out, uses)
+    return out
+
+
+def _tool_use(
+    block: dict[str, Any], seq: int, out: Facts, uses: dict[str, tuple[str, Command | None]]
+) -> None:
+    name = str(block.get("name") or "tool")
+    args = block.get("input")
+    command = None
+    if isinstance(args, dict):
+        writes = any(w in name.lower() for w in WRITES)
+        for key in PATH_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value and (writes or value not in out.files):
+                out.files[value] = "changed" if writes else "read"
+        for key in ("command", "cmd"):
+            value = args.get(key)
+            if isinstance(value, list):
+                value = " ".join(str(v) for v in value)
+            if isinstance(value, str) and value.strip():
+                command = Command(squash(value)[:300], seq)
+                out.commands.append(command)
+                _paths(value, out.files)
+                break
+        _identifiers(json.dumps(args, ensure_ascii=False, default=str), out.identifiers)
+    uses[str(block.get("id"))] = (name, command)
+
+
+def _tool_result(
+    block: dict[str, Any], seq: int, out: Facts, uses: dict[str, tuple[str, Command | None]]
+) -> None:
+    text = readable_text(block)
+    if text is None:
+        text = result_text(block)
+    head = text[:20_000]
+    _, command = uses.get(str(block.get("tool_use_id")), ("tool", None))
+    # Error lines of what a command printed, or of a result the tool flagged; a file the
+    # agent read may well hold the word "error" in its code.
+    errors: list[str] = []
+    if command is not None or block.get("is_error") is True:
+        errors = [squash(m.group(0))[:200] for m in ERRORISH.finditer(head)]
+        errors = [e for e in errors if e]
+    seen = {e for _, e in out.errors}
+    out.errors += [(seq, e) for e in dict.fromkeys(errors) if e not in seen]
+    if command is not None:
+        failed = bool(errors) or block.get("is_error") is True
+        command.errors = errors or (["error reported"] if failed else [])
+        command.error = command.errors[0] if failed else None
+        lines = [squash(line) for line in head.strip().splitlines() if line.strip()]
+        command.shown = (lines[-1] if lines else "(no output)")[:160]
+
+
+# -- the extractive summary ------------------------------------------------------------------
+
+# Each section's share of the summary's length (they sum to 1).
+_SHARES = (0.24, 0.07, 0.12, 0.12, 0.1, 0.09, 0.1, 0.04, 0.12)
+
+
+def _previous_sections(previous: str | None) -> dict[str, list[str]]:
+    """The bullets of a summary in our format, by heading (empty for any other text)."""
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in (previous or "").splitlines():
+        if line.startswith("## ") and line[3:].strip() in SUMMARY_SECTIONS:
+            current = out.setdefault(line[3:].strip(), [])
+        elif current is not None and line.startswith("- ") and line[2:] != "none":
+            current.append(line[2:])
+    return out
+
+
+def _fit(items: list[str], budget: int, keep_first: int = 0) -> list[str]:
+    """Items within ``budget`` characters: the first ``keep_first`` (the goal), then the
+    newest; in their original order."""
+    chosen = set(range(min(keep_first, len(items))))
+    used = sum(len(items[i]) + 3 for i in chosen)
+    for i in range(len(items) - 1, keep_first - 1, -1):
+        if used + len(items[i]) + 3 > budget:
+            if not chosen and budget > 40:  # the newest, cut, rather than an empty section
+                return [_clip(items[i], budget - 3)]
+            break
+        chosen.add(i)
+        used += len(items[i]) + 3
+    return [items[i] for i in sorted(chosen)]
+
+
+def _openings(user: list[tuple[int, str]], most: int = 3) -> list[tuple[int, str]]:
+    """The first ``most`` sentences of each user message (a long pasted task states what it
+    wants first; the rest stays in the message, pinned in view or archived)."""
+    out: list[tuple[int, str]] = []
+    for seq, sentence in user:
+        if sum(1 for s, _ in out if s == seq) < most:
+            out.append((seq, sentence))
+    return out
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def extractive_summary(
+    messages: list[Any],
+    request: str | None = None,
+    limit: int = 4_000,
+    previous: str | None = None,
+) -> str:
+    """A summary in the structured sections, read off ``messages`` without a model:
+    deterministic and at most ``limit`` characters. With ``previous`` (a summary it made
+    before), the new items are added to the old ones, newest kept when space runs out."""
+    found = facts(messages)
+    old = _previous_sections(previous)
+    goal = [f"Request: {_clip(squash(request), 600)}"] if request else []
+    goal += [f'user: "{s}"' for _, s in _openings(found.user)]
+    files = [f"{path} ({state})" for path, state in found.files.items()]
+    commands, failed = [], []
+    fixes: dict[str, str] = {}
+    for c in found.commands:
+        shown = f" -> {c.error}" if c.error else (f" -> {c.shown}" if c.shown else "")
+        commands.append(f"`{_clip(c.command, 160)}`{_clip(shown, 180)}")
+        if c.error is None:
+            continue
+        later = [d for d in found.commands if d.seq > c.seq and d.command == c.command]
+        if later and later[-1].error is None:
+            for error in c.errors:
+                fixes[error] = f"fixed: `{_clip(c.command, 120)}` passed later"
+        elif not later:
+            failed.append(f"`{_clip(c.command, 160)}` -> {_clip(c.error, 100)}")
+    errors = [f"{e} ({fixes[e]})" if e in fixes else e for _, e in found.errors]
+    sections = [
+        goal,
+        [_clip(d, 300) for d in found.decisions],
+        files,
+        commands,
+        errors,
+        failed,
+        list(found.identifiers),
+        [_clip(q, 300) for q in found.questions[-3:]],
+        [_clip(squash(found.last_text), 800)] if found.last_text else [],
+    ]
+    lines: list[str] = []
+    for name, share, new in zip(SUMMARY_SECTIONS, _SHARES, sections, strict=True):
+        keep_first = 1 if name == SUMMARY_SECTIONS[0] else 0
+        if name == SUMMARY_SECTIONS[-1]:
+            items = new or old.get(name, [])[-1:]
+        else:
+            before = old.get(name, [])
+            keep_first = 1 if before and name == SUMMARY_SECTIONS[0] else keep_first
+            items = list(dict.fromkeys([*before, *new]))
+        items = _fit(items, int(share * limit) - len(name) - 4, keep_first)
+        if items:
+            lines += [f"## {name}", *(f"- {item}" for item in items)]
+    text = "\n".join(lines) or "(nothing to summarize)"
+    if len(text) > limit:
+        text = text[: text.rfind("\n", 0, limit)]
+    return text
+
+
+# -- the score ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SummaryScore:
+    """Of each kind of fact in the source, how many the summary holds by exact string."""
+
+    found: dict[str, int]
+    total: dict[str, int]
+
+    def share(self, kind: str) -> float | None:
+        total = self.total.get(kind, 0)
+        return self.found.get(kind, 0) / total if total else None
+
+    @property
+    def overall(self) -> float | None:
+        """All facts pooled: found / total (None when the source held none)."""
+        total = sum(self.total.values())
+        return sum(self.found.values()) / total if total else None
+
+    def as_dict(self) -> dict[str, float | None]:
+        out = {kind: self.share(kind) for kind in self.total}
+        out["overall"] = self.overall
+        return {k: (None if v is None else round(v, 4)) for k, v in out.items()}
+
+
+SCORED = ("identifiers", "files", "errors", "user constraints")
+
+
+def summary_score(summary: str, source: list[Any]) -> SummaryScore:
+    """How much of ``source`` (the messages a summary stands for) ``summary`` keeps: the
+    identifiers, files, error lines and user sentences of ``facts``, each present by exact
+    string, whitespace runs counted as one space."""
+    found = facts(source)
+    items = {
+        "identifiers": list(found.identifiers),
+        "files": list(found.files),
+        "errors": [e for _, e in found.errors],
+        "user constraints": list(dict.fromkeys(s for _, s in found.user)),
+    }
+    text = squash(summary)
+    return SummaryScore(
+        found={kind: sum(1 for i in values if squash(i) in text) for kind, values in items.items()},
+        total={kind: len(values) for kind, values in items.items()},
+    )
+
+
+__all__ = [
+    "SCORED",
+    "Facts",
+    "SummaryScore",
+    "extractive_summary",
+    "facts",
+    "summary_score",
+]

@@ -1,0 +1,285 @@
+"""Drop-in SDK clients: the caller's own client, compacting every request it sends.
+
+    client = compacting(anthropic.Anthropic(), compactor)     # or AsyncAnthropic,
+    client = compacting(openai.OpenAI(), compactor)           # OpenAI, AsyncOpenAI
+
+``messages.create`` (Anthropic), ``chat.completions.create`` and ``responses.create`` (OpenAI),
+sync or async, streaming (``stream=True``) or not, and the SDKs' streaming helpers
+``messages.stream``, ``chat.completions.stream`` and ``responses.stream`` (``with ... as
+stream``), each:
+
+1. counts the fixed part of the request into the budget (``system`` or ``instructions``, and
+   ``tools``: ``compactor.set_request``); system messages at the head of an OpenAI list are
+   counted by the compactor itself;
+2. sends ``compactor.prepare(list, request)`` in place of the caller's list (``messages`` or
+   ``input``), where ``request`` is the latest user-authored text in it;
+3. on a refusal that says the prompt does not fit (``providers.errors.is_context_overflow``)
+   sends ``compactor.reactive_compact(list, request)`` once; any other error, or a second
+   refusal, propagates as the SDK raised it (a refusal comes as the HTTP error, before any
+   event of a stream: the helpers send when their context manager is entered, and retry there);
+4. calibrates the budget with the response's ``usage`` (``compactor.observe``); a stream's
+   usage is read from its final event as the caller consumes it (``streams.watch``: the SDK
+   stream in a proxy that passes each event on as it comes, iteration and ``with`` unchanged).
+
+Every argument but that one list reaches the SDK as given, the SDK's return value comes back
+as it is (a stream inside that proxy), and the caller's list is never modified: the SDK docs'
+loops (append the response to your own list, call again) run unchanged. The compactor's
+``format`` is set from the endpoint on first use (one compactor is one conversation: wrap the
+client your agent loop uses, not one shared by unrelated calls). A Responses call with
+``previous_response_id`` or a string ``input`` goes out untouched: the server holds that
+history.
+
+Not compacted: ``with_raw_response`` and ``with_streaming_response`` (``client.messages.
+with_raw_response.create(...)``...) are the wrapped client's own and send the caller's list
+as it is, uncalibrated; so is everything else (``models``, ``files``, ``with_options``'s
+other resources, ``beta``...). Use ``create`` or ``stream`` for a compacted call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..compactor import Compactor
+from ..messages import plain
+from ..providers.errors import is_context_overflow
+from .streams import AsyncStreamManager, StreamManager, watch
+
+__all__ = ["compacting", "latest_request"]
+
+ANTHROPIC = "anthropic"
+CHAT = "openai-chat"
+RESPONSES = "openai-responses"
+_TEXT_PARTS = ("text", "input_text")
+
+
+def compacting(client: Any, compactor: Compactor) -> Any:
+    """``client`` (an Anthropic or OpenAI SDK client, sync or async) compacting every request
+    its ``messages``/``chat.completions``/``responses`` endpoints send."""
+    module = type(client).__module__
+    if module.startswith("anthropic"):
+        return _Client(client, {"messages": _Endpoint(compactor, ANTHROPIC, "messages")})
+    if module.startswith("openai"):
+        chat = _Endpoint(compactor, CHAT, "messages")
+        return _Client(
+            client,
+            {
+                "chat": lambda target: _Namespace(target, {"completions": chat}),
+                "responses": _Endpoint(compactor, RESPONSES, "input"),
+            },
+        )
+    raise TypeError(
+        f"compacting() wraps anthropic.Anthropic/AsyncAnthropic or openai.OpenAI/AsyncOpenAI "
+        f"clients, got {type(client).__module__}.{type(client).__name__}"
+    )
+
+
+class _Delegate:
+    """Every attribute not overridden is the wrapped object's own."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+    def __repr__(self) -> str:
+        return f"compacting({self._target!r})"
+
+
+class _Namespace(_Delegate):
+    def __init__(self, target: Any, wrapped: dict[str, Any]) -> None:
+        super().__init__(target)
+        self._wrapped = wrapped
+
+    def __getattr__(self, name: str) -> Any:
+        wrap = self._wrapped.get(name)
+        if wrap is None:
+            return getattr(self._target, name)
+        inner = getattr(self._target, name)
+        return wrap.bind(inner) if isinstance(wrap, _Endpoint) else wrap(inner)
+
+
+class _Client(_Namespace):
+    def with_options(self, *args: Any, **kwargs: Any) -> _Client:
+        return _Client(self._target.with_options(*args, **kwargs), self._wrapped)
+
+    copy = with_options
+
+    def __enter__(self) -> _Client:
+        self._target.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._target.__exit__(*exc)
+
+    async def __aenter__(self) -> _Client:
+        await self._target.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._target.__aexit__(*exc)
+
+
+class _Endpoint:
+    """How one endpoint's list is compacted; ``bind`` gives the resource proxy."""
+
+    def __init__(self, compactor: Compactor, fmt: str, key: str) -> None:
+        self.compactor = compactor
+        self.format = fmt
+        self.key = key
+        self._returned_last: Any = None
+        self._request = ""
+        self._scanned: tuple[list[Any] | None, int] = (None, 0)
+
+    def bind(self, resource: Any) -> _Resource:
+        return _Resource(resource, self)
+
+    # -- the steps -------------------------------------------------------------------------
+    def applies(self, kwargs: dict[str, Any]) -> bool:
+        items = kwargs.get(self.key)
+        if not isinstance(items, list):
+            return False
+        return not (self.format == RESPONSES and kwargs.get("previous_response_id"))
+
+    def before(self, kwargs: dict[str, Any]) -> tuple[list[Any], str]:
+        compactor = self.compactor
+        if compactor.format == "auto":
+            compactor.format = self.format
+        elif compactor.format != self.format:
+            raise ValueError(
+                f"this compactor holds a {compactor.format!r} conversation; "
+                f"give the {self.format!r} endpoint a Compactor of its own"
+            )
+        system = kwargs.get("system" if self.format == ANTHROPIC else "instructions")
+        compactor.set_request(_system_text(system), _tools(kwargs.get("tools")))
+        items: list[Any] = kwargs[self.key]
+        seen, length = self._scanned
+        # The SDK docs' loops append to one list: look only at what is new in it.
+        start = length if seen is items and len(items) >= length else 0
+        found = latest_request(items[start:], since=self._returned_last)
+        if found is not None:
+            self._request = found
+        self._scanned = (items, len(items))
+        return items, self._request
+
+    def sent(self, kwargs: dict[str, Any], view: list[Any]) -> dict[str, Any]:
+        self._returned_last = view[-1] if view else None
+        return {**kwargs, self.key: view}
+
+    def after(self, result: Any, streaming: bool) -> Any:
+        if streaming:
+            return watch(result, self.format, self.compactor.observe)
+        usage = getattr(result, "usage", None)
+        if usage is not None:
+            self.compactor.observe(usage)
+        return result
+
+    def call(
+        self,
+        create: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        streaming: bool = False,
+    ) -> Any:
+        if args or not self.applies(kwargs):
+            return create(*args, **kwargs)
+        items, request = self.before(kwargs)
+        view = self.compactor.prepare(items, request)
+        try:
+            result = create(**self.sent(kwargs, view))
+        except Exception as error:
+            if not is_context_overflow(error):
+                raise
+            view = self.compactor.reactive_compact(items, request)
+            result = create(**self.sent(kwargs, view))
+        return self.after(result, streaming or kwargs.get("stream") is True)
+
+    async def acall(
+        self,
+        create: Callable[..., Awaitable[Any]],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        streaming: bool = False,
+    ) -> Any:
+        if args or not self.applies(kwargs):
+            return await create(*args, **kwargs)
+        items, request = self.before(kwargs)
+        view = await self.compactor.aprepare(items, request)
+        try:
+            result = await create(**self.sent(kwargs, view))
+        except Exception as error:
+            if not is_context_overflow(error):
+                raise
+            view = await self.compactor.areactive_compact(items, request)
+            result = await create(**self.sent(kwargs, view))
+        return self.after(result, streaming or kwargs.get("stream") is True)
+
+
+class _Resource(_Delegate):
+    """``messages``, ``chat.completions`` or ``responses`` with a compacting ``create`` and
+    ``stream`` (the SDK helper, where the installed SDK has it)."""
+
+    def __init__(self, target: Any, endpoint: _Endpoint) -> None:
+        super().__init__(target)
+        self._endpoint = endpoint
+
+    def create(self, *args: Any, **kwargs: Any) -> Any:
+        create = self._target.create
+        if _is_async(self._target, create):
+            return self._endpoint.acall(create, args, kwargs)
+        return self._endpoint.call(create, args, kwargs)
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        open_manager = self._target.stream
+        if _is_async(self._target, open_manager):
+            return AsyncStreamManager(self._endpoint, open_manager, args, kwargs)
+        return StreamManager(self._endpoint, open_manager, args, kwargs)
+
+
+def _is_async(resource: Any, method: Any) -> bool:
+    # The SDKs wrap their async create methods in sync decorators; their classes say it.
+    return inspect.iscoroutinefunction(method) or type(resource).__name__.startswith("Async")
+
+
+def _system_text(system: Any) -> str | None:
+    if system is None or isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return "\n\n".join(str(plain(b).get("text", "")) for b in system)
+    return str(system)
+
+
+def _tools(tools: Any) -> list[Any] | None:
+    if not isinstance(tools, list):
+        return None
+    return [plain(t) for t in tools]
+
+
+def latest_request(items: list[Any], since: Any = None) -> str | None:
+    """The text of the latest user-authored message in ``items`` (no tool results in it),
+    looking back only to ``since`` (the last item sent before) when it is in the list; None
+    when there is none there."""
+    for item in reversed(items):
+        if since is not None and item is since:
+            return None
+        role = item.get("role") if isinstance(item, dict) else getattr(item, "role", None)
+        if role != "user":
+            continue
+        content = plain(item).get("content")
+        if isinstance(content, str):
+            return content
+        if not isinstance(content, list):
+            continue
+        parts = [plain(p) for p in content]
+        if any(isinstance(p, dict) and p.get("type") == "tool_result" for p in parts):
+            continue
+        texts = [
+            str(p.get("text", ""))
+            for p in parts
+            if isinstance(p, dict) and p.get("type") in _TEXT_PARTS
+        ]
+        if texts:
+            return "\n".join(texts)
+    return None

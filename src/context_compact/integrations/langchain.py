@@ -1,0 +1,252 @@
+"""A LangChain v1 agent middleware that sends the model a compacted view of the agent's state.
+
+    from langchain.agents import create_agent
+    from context_compact.integrations.langchain import CompactionMiddleware
+
+    agent = create_agent(model, tools, middleware=[CompactionMiddleware(compactor)])
+
+``CompactionMiddleware`` wraps every model call (``wrap_model_call``, and
+``awrap_model_call`` for ``ainvoke``/``astream``): it converts the request's messages to
+canonical dicts, lets the compactor decide the view and sends the view instead. The graph
+state is never rewritten: ``state["messages"]`` keeps the whole conversation, every tool
+output in full, and the compactor's store keeps the copy that the view names (so both the
+framework and the model can reach anything that left the view). LangChain's own
+``SummarizationMiddleware`` instead replaces the state's messages with its summary
+(``RemoveMessage(REMOVE_ALL_MESSAGES)``), and issue 11 reports releases of it leaving a
+``ToolMessage`` whose ``AIMessage`` was summarized away; here every view passes ``check()``: a
+tool call and its results stay together or leave together, and bad input is refused
+(``InvalidHistory``), never repaired.
+
+Conversion (LangChain -> canonical): ``HumanMessage`` -> a user message; ``AIMessage`` -> an
+assistant message whose ``tool_calls`` become ``tool_use`` blocks (its text, thinking and
+other blocks kept); the ``ToolMessage`` run after it -> one user message of ``tool_result``
+blocks (``status="error"`` as ``is_error``); leading ``SystemMessage`` s are set aside and
+sent first, unchanged; a later one is a user turn. Back: every message the compactor left
+alone is the original object; a result it replaced is the original ``ToolMessage`` with new
+content; a summary is a new ``HumanMessage``. The API's ``usage_metadata`` calibrates the
+budget, and a refusal for length (``is_context_overflow``) is compacted and retried once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+except ImportError as error:  # pragma: no cover - the message is the point
+    raise ImportError(
+        "context_compact.integrations.langchain needs LangChain v1: "
+        "pip install 'context-compact[langchain]'"
+    ) from error
+
+from ..compactor import Compactor
+from ..invariants import InvalidHistory, Violation
+from ..messages import Block, Message, block_type, blocks
+from ..providers.errors import is_context_overflow
+from ._bridge import Converted, Origins, Units, origins_of, results_in, text_of
+
+TOOL_CALL_BLOCKS = ("tool_use", "tool_call")
+
+
+def _content(content: Any) -> Any:
+    if isinstance(content, list):
+        return [{"type": "text", "text": p} if isinstance(p, str) else p for p in content]
+    return content
+
+
+def _result(message: ToolMessage) -> Block:
+    block: Block = {
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id,
+        "content": _content(message.content),
+    }
+    if message.status == "error":
+        block["is_error"] = True
+    return block
+
+
+def _assistant(message: AIMessage) -> Message:
+    content = message.content
+    if isinstance(content, str):
+        kept: list[Any] = [{"type": "text", "text": content}] if content else []
+    else:
+        kept = [b for b in _content(content) if block_type(b) not in TOOL_CALL_BLOCKS]
+    uses = [
+        {"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["args"]}
+        for call in message.tool_calls
+    ]
+    if isinstance(content, str) and not uses:
+        return {"role": "assistant", "content": content}
+    return {"role": "assistant", "content": kept + uses}
+
+
+def to_dict(unit: tuple[BaseMessage, ...]) -> Message:
+    """One unit (a message, or the run of ToolMessages after an AIMessage) as a canonical dict."""
+    first = unit[0]
+    if isinstance(first, ToolMessage):
+        return {"role": "user", "content": [_result(m) for m in unit]}  # type: ignore[arg-type]
+    if isinstance(first, AIMessage):
+        return _assistant(first)
+    if isinstance(first, SystemMessage):
+        return {"role": "user", "content": [{"type": "text", "text": text_of(first.content)}]}
+    return {"role": "user", "content": _content(first.content)}
+
+
+def split(
+    messages: Sequence[BaseMessage],
+) -> tuple[list[BaseMessage], list[tuple[BaseMessage, ...]]]:
+    """Leading system messages, then the units that become one dict each."""
+    lead = 0
+    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
+        lead += 1
+    units: list[tuple[BaseMessage, ...]] = []
+    for i, message in enumerate(messages[lead:], lead):
+        if not isinstance(message, (HumanMessage, AIMessage, ToolMessage, SystemMessage)):
+            detail = f"{type(message).__name__} is not supported; use Human/AI/Tool/SystemMessage"
+            raise InvalidHistory([Violation(i, "malformed", detail)], "LangChain messages")
+        if isinstance(message, ToolMessage) and units and isinstance(units[-1][0], ToolMessage):
+            units[-1] = (*units[-1], message)
+        else:
+            units.append((message,))
+    return list(messages[:lead]), units
+
+
+def restore(view: list[Message], converted: list[Converted]) -> list[BaseMessage]:
+    """The view as LangChain messages: originals where unchanged (see the module docstring)."""
+    origins: Origins = origins_of(converted)
+    for item in converted:
+        if isinstance(item.unit[0], ToolMessage):
+            for message, block in zip(item.unit, blocks(item.message), strict=True):
+                origins.add_result(block, message)
+    out: list[BaseMessage] = []
+    for message in view:
+        origin = origins.take(message)
+        if origin is not None:
+            out.extend(origin)
+        elif message["role"] == "assistant":
+            out.append(_new_assistant(message))
+        else:
+            out.extend(_new_user(message, origins))
+    return out
+
+
+def _new_user(message: Message, origins: Origins) -> list[BaseMessage]:
+    out: list[BaseMessage] = []
+    for block in results_in(message):
+        known = origins.result(block["tool_use_id"])
+        if known is None:
+            out.append(
+                ToolMessage(content=block.get("content", ""), tool_call_id=block["tool_use_id"])
+            )
+        elif known[0] == block:
+            out.append(known[1])
+        else:
+            out.append(known[1].model_copy(update={"content": block.get("content", "")}))
+    rest = [b for b in blocks(message) if block_type(b) != "tool_result"]
+    if isinstance(message["content"], str):
+        out.append(HumanMessage(content=message["content"]))
+    elif rest:
+        out.append(HumanMessage(content=rest))
+    return out
+
+
+def _new_assistant(message: Message) -> AIMessage:
+    if isinstance(message["content"], str):
+        return AIMessage(content=message["content"])
+    calls = [
+        {"id": b["id"], "name": b["name"], "args": b.get("input", {}), "type": "tool_call"}
+        for b in blocks(message)
+        if block_type(b) == "tool_use"
+    ]
+    kept = [b for b in blocks(message) if block_type(b) != "tool_use"]
+    return AIMessage(content=kept, tool_calls=calls)
+
+
+def latest_request(messages: Sequence[BaseMessage]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return text_of(message.content)
+    return ""
+
+
+def _input_tokens(response: Any) -> int:
+    result = getattr(response, "model_response", response)
+    result = getattr(result, "result", [result])
+    for message in result:
+        usage = getattr(message, "usage_metadata", None)
+        if usage and isinstance(usage.get("input_tokens"), int):
+            return int(usage["input_tokens"])
+    return 0
+
+
+class CompactionMiddleware(AgentMiddleware):
+    """Send the model the compactor's view of the agent's messages; keep the state whole."""
+
+    def __init__(self, compactor: Compactor) -> None:
+        super().__init__()
+        self.compactor = compactor
+        self._units = Units()
+        self._fixed: tuple[str, str] | None = None
+
+    def _prepare(self, request: ModelRequest) -> tuple[list[Any], list[Converted], str, Any]:
+        self._count_fixed(request)
+        lead, units = split(request.messages)
+        converted = self._units.convert(units, to_dict)
+        return lead, converted, latest_request(request.messages), [c.message for c in converted]
+
+    def _count_fixed(self, request: ModelRequest) -> None:
+        """Count the system prompt and tool schemas into the budget (again only on change)."""
+        system = request.system_prompt or ""
+        names = json.dumps([getattr(t, "name", None) or str(t) for t in request.tools])
+        if self._fixed == (system, names):
+            return
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        self._fixed = (system, names)
+        self.compactor.set_request(system, [convert_to_openai_tool(t) for t in request.tools])
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], ModelResponse],
+    ) -> Any:
+        lead, converted, active, dicts = self._prepare(request)
+        view = self.compactor.prepare(dicts, active)
+        try:
+            response = handler(request.override(messages=lead + restore(view, converted)))
+        except Exception as error:
+            if not is_context_overflow(error):
+                raise
+            view = self.compactor.reactive_compact(dicts, active)
+            response = handler(request.override(messages=lead + restore(view, converted)))
+        self.compactor.observe(_input_tokens(response))
+        return response
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    ) -> Any:
+        lead, converted, active, dicts = self._prepare(request)
+        view = await self.compactor.aprepare(dicts, active)
+        try:
+            response = await handler(request.override(messages=lead + restore(view, converted)))
+        except Exception as error:
+            if not is_context_overflow(error):
+                raise
+            view = await self.compactor.areactive_compact(dicts, active)
+            response = await handler(request.override(messages=lead + restore(view, converted)))
+        self.compactor.observe(_input_tokens(response))
+        return response
+
+
+__all__ = ["CompactionMiddleware", "latest_request", "restore", "split", "to_dict"]

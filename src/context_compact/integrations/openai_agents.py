@@ -1,0 +1,78 @@
+"""An OpenAI Agents SDK session that keeps everything and hands the runner a compacted view.
+
+    from agents import Runner, SQLiteSession
+    from context_compact.integrations.openai_agents import CompactingSession
+
+    session = CompactingSession(SQLiteSession("user-42", "chats.db"), compactor)
+    result = await Runner.run(agent, "next question", session=session)
+
+The runner reads a session's history once, when a run starts (``get_items``), and adds what
+the run produced (``add_items``). ``CompactingSession`` writes every item to the inner session
+unchanged and never deletes one (the SDK's ``OpenAIResponsesCompactionSession`` replaces the
+stored history with its compacted form); ``get_items`` returns the compactor's view of the
+stored items: large outputs persisted with a preview, old outputs cleared, old turns
+summarized, each naming the file that holds its full copy. ``inner.get_items()`` is the
+whole conversation; ``pop_item`` and ``clear_session`` act on it. A run is compacted when it
+starts, not between the model calls of one run (the runner keeps those in memory).
+
+Items are Responses input items (``TResponseInputItem``), converted both ways by
+``context_compact.formats.openai_responses`` (losslessly: an item the compactor left alone
+comes back equal to the stored one, an output it replaced is the stored item with a new
+``output``, a ``function_call`` and its output stay together or leave together; reasoning
+and other items it cannot read pass through whole). Leading system/developer items are kept
+first and never compacted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..compactor import Compactor
+from ..formats import openai_responses
+from ..messages import Message, block_type, blocks
+
+
+def latest_request(messages: list[Message]) -> str:
+    """The text of the latest user message that is a request (not tool outputs)."""
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [str(b.get("text", "")) for b in blocks(message) if block_type(b) == "text"]
+        if texts and all(block_type(b) != "tool_result" for b in blocks(message)):
+            return "\n".join(texts)
+    return ""
+
+
+class CompactingSession:
+    """A ``Session`` over ``inner``: everything stored there, a compacted view returned."""
+
+    def __init__(self, inner: Any, compactor: Compactor) -> None:
+        self.inner = inner
+        self.compactor = compactor
+        self.session_id: str = inner.session_id
+        self.session_settings = getattr(inner, "session_settings", None)
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The compactor's view of every stored item; with ``limit``, its latest items."""
+        items = list(await self.inner.get_items())
+        if not items:
+            return []
+        system, messages = openai_responses.to_canonical(items)
+        view = await self.compactor.aprepare(messages, latest_request(messages))
+        out = openai_responses.from_canonical(view, system)
+        return out if limit is None else out[-limit:] if limit > 0 else []
+
+    async def add_items(self, items: list[Any]) -> None:
+        await self.inner.add_items(items)
+
+    async def pop_item(self) -> Any:
+        return await self.inner.pop_item()
+
+    async def clear_session(self) -> None:
+        await self.inner.clear_session()
+
+
+__all__ = ["CompactingSession", "latest_request"]

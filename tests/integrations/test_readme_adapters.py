@@ -1,0 +1,101 @@
+"""The README's adapter snippets run as written, pointed at the stub API through the SDKs' own
+environment variables: each calls its tool, prints the model's answer, sends valid requests."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from context_compact import check
+from context_compact.providers.openai_chat import from_openai
+from stub_api import Reply, StubAPI, ToolCall
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def snippets() -> list[str]:
+    section = README.read_text().split("## Framework adapters", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+
+
+def _script() -> list[Reply]:
+    call = ToolCall("read_file", {"path": "README.md"}, id="call_readme")
+    return [Reply(tool_calls=(call,)), Reply(text="It is a README about pelicans.")]
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[StubAPI]:
+    (tmp_path / "README.md").write_text("# Pelicans\nThey fish.\n")
+    monkeypatch.chdir(tmp_path)
+    with StubAPI(*_script()) as api:
+        for name, value in {
+            "ANTHROPIC_API_KEY": "sk-stub",
+            "ANTHROPIC_BASE_URL": api.url,
+            "OPENAI_API_KEY": "sk-stub",
+            "OPENAI_BASE_URL": api.openai_url,
+            "LANGSMITH_TRACING": "false",
+        }.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("ANTHROPIC_API_URL", raising=False)
+        yield api
+
+
+def _run(code: str, capsys: pytest.CaptureFixture[str]) -> str:
+    exec(compile(code, str(README), "exec"), {"__name__": "readme_snippet"})
+    return capsys.readouterr().out
+
+
+def _tool_result_sent(body: Any) -> bool:
+    return "They fish." in str(body["messages"][-1])
+
+
+def test_the_three_snippets_are_in_the_readme() -> None:
+    found = snippets()
+    assert len(found) == 3
+    assert ["CompactionMiddleware" in found[0], "history_processor" in found[1]] == [True, True]
+    assert "CompactingSession" in found[2]
+
+
+def test_the_langchain_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("langchain_anthropic")
+    assert _run(snippets()[0], capsys).strip() == "It is a README about pelicans."
+    assert [check(b["messages"]) for b in stub.bodies] == [[], []]
+    assert _tool_result_sent(stub.bodies[1])
+
+
+def test_the_pydantic_ai_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        assert _run(snippets()[1], capsys).strip() == "It is a README about pelicans."
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+    assert [check(b["messages"]) for b in stub.bodies] == [[], []]
+    assert _tool_result_sent(stub.bodies[1])
+
+
+def test_the_openai_agents_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agents = pytest.importorskip("agents")
+    # The stub serves Chat Completions, and tests never reach the tracing endpoint.
+    agents.set_default_openai_api("chat_completions")
+    agents.set_tracing_disabled(True)
+    try:
+        assert _run(snippets()[2], capsys).strip() == "It is a README about pelicans."
+    finally:
+        agents.set_default_openai_api("responses")
+        agents.set_tracing_disabled(False)
+    assert [check(from_openai(b["messages"])[1]) for b in stub.bodies] == [[], []]
+    assert _tool_result_sent(stub.bodies[1])
