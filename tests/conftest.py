@@ -21,6 +21,14 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# HYPOTHESIS_PROFILE=slow: the fuzzing run reported in RELIABILITY.md (tests/test_fuzz.py runs
+# 10,000 histories of each kind; everything else 10,000 examples too, so select that file).
+settings.register_profile(
+    "slow",
+    max_examples=10_000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

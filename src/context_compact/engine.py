@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .events import CompactionEvent
+from .invariants import ensure_valid
+from .messages import as_dicts
 from .sizing import TokenCounter
 from .store.base import Store
 
@@ -111,7 +113,8 @@ class StatelessEngine:
         return []
 
     def record(self, messages: list[Any]) -> None:
-        return None
+        """Nothing to log; the history is still checked, as by every entry point."""
+        ensure_valid(as_dicts(messages))
 
 
 __all__ = ["Engine", "Env", "Message", "StatelessEngine", "Summarizer"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .messages import block_type
+from .messages import block_type, opens_with_thinking, turn_opener, turn_start
 
 ROLES = ("user", "assistant")
 
@@ -163,6 +163,63 @@ def check_appended(prev: Any, new: list[Any], seen_ids: set[str]) -> list[Violat
                     detail = f"tool_use id {block['id']!r} repeats"
                     found.append(Violation(i, "duplicate_id", detail))
     return sorted(dict.fromkeys(found), key=lambda v: v.index)
+
+
+def thinking_kept(before: list[Any], after: list[Any]) -> bool:
+    """Whether a compaction kept the API's thinking rule: when the turn in progress of
+    ``before`` opens with a (redacted) thinking block, the turn in progress of ``after`` opens
+    with one too, or holds no assistant message at all (everything of it was summarized).
+
+    Not part of ``check``: a history whose turn does not think is valid (thinking may be
+    off); only a compaction can break a turn that did.
+    """
+    opener = turn_opener(before)
+    if opener is None or not opens_with_thinking(opener):
+        return True
+    kept = turn_opener(after)
+    return kept is None or opens_with_thinking(kept)
+
+
+def thinking_start(messages: list[Any], start: int, before: list[Any]) -> int:
+    """Where a kept tail ``messages[start:]`` may start, once ``before`` (a marker, a summary,
+    a kept head) is put in front of it, so that ``thinking_kept`` holds: ``start`` itself, or
+    the nearest assistant message before it that keeps the turn in progress opening with its
+    thinking block (0 when none does). Only assistant messages are tried: a cut just before
+    one never splits a tool pair of a valid history.
+
+    The API merges consecutive user messages, so ``before`` matters: a head that ends with
+    tool results, a marker and the latest request form one run that holds results, which
+    does not end a turn. A tail that starts before the run of user messages that opened the
+    turn in progress keeps that run whole, and with it the turn's own opening; otherwise only
+    the messages up to the tail's first assistant message decide (inside the turn no run of
+    user messages lacks results), so each try costs O(len(before)).
+    """
+    first = turn_start(messages)
+    opener = next(
+        (i for i in range(first, len(messages)) if messages[i].get("role") == "assistant"), None
+    )
+    if opener is None or not opens_with_thinking(messages[opener]):
+        return start
+    run = first
+    while run > 0 and messages[run - 1].get("role") == "user":
+        run -= 1
+
+    def keeps(s: int) -> bool:
+        if s < run:
+            return True
+        stop = next(
+            (i for i in range(s, len(messages)) if messages[i].get("role") == "assistant"),
+            len(messages) - 1,
+        )
+        kept = turn_opener([*before, *messages[s : stop + 1]])
+        return kept is None or opens_with_thinking(kept)
+
+    if keeps(start):
+        return start
+    for s in range(start - 1, -1, -1):
+        if messages[s].get("role") == "assistant" and keeps(s):
+            return s
+    return 0
 
 
 def ensure_valid(messages: Any, where: str = "messages") -> None:

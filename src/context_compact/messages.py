@@ -121,16 +121,68 @@ def opens_with_thinking(message: Message) -> bool:
     return bool(first) and block_type(first[0]) in THINKING
 
 
+def turn_start(messages: list[Message]) -> int:
+    """Where the turn in progress starts: just after the last run of consecutive user messages
+    that holds no ``tool_result`` (0 when there is none).
+
+    The API merges consecutive messages of one role, so a text message sent right after tool
+    results continues the tool loop: only a whole run of user messages without results ends
+    a turn. With extended thinking, the first assistant message of the turn in progress must
+    open with its thinking block (Anthropic answers 400 otherwise).
+    """
+    j = len(messages) - 1
+    while j >= 0:
+        if messages[j].get("role") != "user":
+            j -= 1
+            continue
+        k = j
+        while k >= 0 and messages[k].get("role") == "user":
+            k -= 1
+        if not any(is_tool_result(m) for m in messages[k + 1 : j + 1]):
+            return j + 1
+        j = k
+    return 0
+
+
+def turn_opener(messages: list[Message]) -> Message | None:
+    """The first assistant message of the turn in progress, if it has one."""
+    for message in messages[turn_start(messages) :]:
+        if message.get("role") == "assistant":
+            return message
+    return None
+
+
+def _search_text(block: Block) -> str | None:
+    inner = block.get("content")
+    if not isinstance(inner, list) or not all(block_type(b) == "text" for b in inner):
+        return None
+    head = f"[search result: {block.get('title', '')} <{block.get('source', '')}>]"
+    return "\n".join([head, *(str(b.get("text", "")) for b in inner)])
+
+
 def readable_text(block: Block) -> str | None:
-    """The text a model reads in a tool_result: its string content, or its text blocks joined
-    by newlines; None when it holds anything else (an image, a document), which must not be
-    turned into text."""
+    """The text a model reads in a tool_result: its string content, or its text blocks (and
+    ``search_result`` blocks, headed by their title and source) joined by newlines; None when
+    it holds anything else (an image, a document), which must not be turned into text."""
     content = block.get("content", "")
     if isinstance(content, str):
         return content
-    if isinstance(content, list) and all(block_type(b) == "text" for b in content):
-        return "\n".join(str(b.get("text", "")) for b in content)
-    return None
+    if not isinstance(content, list):
+        return None
+    parts = []
+    for part in content:
+        kind = block_type(part)
+        text = (
+            str(part.get("text", ""))
+            if kind == "text"
+            else _search_text(part)
+            if kind == "search_result"
+            else None
+        )
+        if text is None:
+            return None
+        parts.append(text)
+    return "\n".join(parts)
 
 
 def tool_results(messages: list[Message]) -> Iterator[tuple[int, int, Block]]:

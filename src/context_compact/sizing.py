@@ -36,7 +36,8 @@
   estimate: a cold start that counts a 20,000-message history (~100 MB of text) spends
   ~4 s in it. bpe-openai's tables take ~65 MB of memory once loaded.
 * ``TokenCounter`` sizes texts and messages with one of them and says which
-  (``backend``, ``exact``).
+  (``backend``, ``exact``); images and PDFs inside a message count as the API charges them
+  (``media.py``: by pixels and pages), never as base64 text.
 * Calibration against the API's real ``usage`` lives with the default engine: the last real
   count plus an estimate of what came after.
 
@@ -57,6 +58,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .media import without_media
 from .messages import model_visible
 
 # Context windows in tokens, by model-name prefix (longest prefix wins). Sources: the
@@ -300,8 +302,10 @@ class TokenCounter:
     def count(self, message: Any) -> int:
         """Tokens of one message, uncached (for callers that keep the count themselves)."""
         content = message.get("content", "") if isinstance(message, dict) else message
+        # Images and PDFs by what the API charges for them, never their base64 as text.
+        content, media = without_media(content)
         # Per-message framing (role, separators) costs a few tokens on every API.
-        return self._count(to_json(model_visible(content))) + 4
+        return self._count(to_json(model_visible(content))) + media + 4
 
     def message(self, message: Any) -> int:
         """Tokens of one message, cached by identity."""

@@ -9,20 +9,29 @@ compact_history (S-4), ``reactive`` is reactive_compact (S-5). Each stage is als
 Every call validates its input first (``InvalidHistory`` naming the message and the rule)
 and never modifies it. The seed keeps no log: each call sees only what it is given, so
 ``observe`` and ``overhead`` change nothing (the seed counts characters of the messages).
+
+Store faults (beyond the seed): every stage writes its copy before it changes anything, so a
+stage whose write the store refuses is skipped with a ``store_error`` event; a summary that
+cannot write its transcript raises ``StoreUnavailable`` (nothing was removed).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..engine import Env, Message, StatelessEngine
+from ..errors import StoreUnavailable
 from ..invariants import ensure_valid
 from ..messages import as_dicts
 from ..policy import SeedPolicy
 from ..sizing import estimate_chars
+from ..store.base import STORE_ERRORS
 from ..summarize import focused, seed_form
 from . import budget, micro, snip, summary
 from .base import StageContext
+
+Stage = Callable[[list[Message], StageContext], list[Message]]
 
 
 class SeedEngine(StatelessEngine):
@@ -50,18 +59,42 @@ class SeedEngine(StatelessEngine):
         ensure_valid(messages)
         return micro.micro_compact(messages, self.ctx)
 
+    def _stage(self, run: Stage, view: list[Message], name: str) -> list[Message]:
+        """A stage whose write the store refused changes nothing (its copy comes first), and
+        a ``store_error`` event says so; the pipeline goes on with the view as it was."""
+        try:
+            return run(view, self.ctx)
+        except STORE_ERRORS as error:
+            size = estimate_chars(view)
+            note = f"{name} skipped: the store refused a write ({_describe(error)})"
+            self.ctx.event("store_error", size, size, (), note)
+            return view
+
     def prepare(self, messages: list[Any], request: str) -> list[Message]:
         """S-6.1: budget, snip, micro, then summarize only if still over the limit."""
         messages = as_dicts(messages)
         ensure_valid(messages)
-        view = budget.tool_result_budget(messages, self.ctx)
-        view = snip.snip_compact(view, self.ctx)
-        view = micro.micro_compact(view, self.ctx)
+        view = self._stage(budget.tool_result_budget, messages, "tool_result_budget")
+        view = self._stage(snip.snip_compact, view, "snip_compact")
+        view = self._stage(micro.micro_compact, view, "micro_compact")
         if estimate_chars(view) > self.policy.context_limit:
             if self.policy.echo:
                 print("[auto compact]")
-            view = summary.compact_history(view, request, self.ctx, self.summarizer)
+            view = self._required(
+                lambda: summary.compact_history(view, request, self.ctx, self.summarizer),
+                "summarize the history",
+            )
         return view
+
+    def _required(self, run: Callable[[], list[Message]], doing: str) -> list[Message]:
+        try:
+            return run()
+        except STORE_ERRORS as error:
+            raise StoreUnavailable(
+                f"could not {doing}: the store refused to write the transcript "
+                f"({_describe(error)}); nothing was removed. Free space or fix the store's "
+                "permissions, then retry."
+            ) from error
 
     def compact(
         self, messages: list[Any], request: str, instructions: str | None = None
@@ -69,9 +102,18 @@ class SeedEngine(StatelessEngine):
         messages = as_dicts(messages)
         ensure_valid(messages)
         summarizer = focused(self.summarizer, instructions)
-        return summary.compact_history(messages, request, self.ctx, summarizer)
+        return self._required(
+            lambda: summary.compact_history(messages, request, self.ctx, summarizer), "compact"
+        )
 
     def reactive(self, messages: list[Any], request: str) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
-        return summary.reactive_compact(messages, request, self.ctx, self.summarizer)
+        return self._required(
+            lambda: summary.reactive_compact(messages, request, self.ctx, self.summarizer),
+            "compact after the refusal",
+        )
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"

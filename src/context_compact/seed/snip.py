@@ -5,10 +5,17 @@ Above ``snip_max_messages`` messages, keeps the first ``snip_head`` and the last
 the head's last message (S-2.2) and the tail cut back over a tool pair (S-2.3), so no pair
 is split. The whole list is written to a transcript first (S-2.4) and the middle becomes
 one marker message naming it (S-2.5).
+
+Beyond the seed: the marker is a user message, so a tail that starts inside a turn whose
+first assistant message opens with a thinking block must start at a message that opens with
+one too (the API refuses it otherwise); the tail cut then moves back to the turn's thinking
+block (``messages.thinking_start``) and the tail keeps more than 47 messages. Without
+thinking blocks the cuts are the seed's.
 """
 
 from __future__ import annotations
 
+from ..invariants import thinking_start
 from ..markers import snip_marker
 from ..messages import Message, has_tool_use, is_tool_result
 from .base import StageContext
@@ -27,7 +34,8 @@ def snip_cuts(messages: list[Message], max_messages: int, head: int) -> tuple[in
         and has_tool_use(messages[tail_start - 1])
     ):
         tail_start -= 1
-    return head_end, tail_start
+    marker = {"role": "user", "content": ""}
+    return head_end, thinking_start(messages, tail_start, [*messages[:head_end], marker])
 
 
 def snip_compact(messages: list[Message], ctx: StageContext) -> list[Message]:

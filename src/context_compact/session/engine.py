@@ -11,6 +11,13 @@ Each call, in this order:
 4. **journal** every record of the call (messages, edits, events) in one store append, then
    return the view.
 
+Store faults: a pass writes its copies before it returns its edit, so a write the store
+refuses (disk full, read-only) leaves no edit behind. The call's other passes are skipped, a
+``store_error`` event says so, and the view keeps everything: the call succeeds while that
+view fits the limit, else (and always for ``compact``/``reactive``) raises
+``StoreUnavailable``. A journal append that fails keeps its records, in order, for the next
+call, and raises ``StoreUnavailable``: the journal is always a whole prefix of the session.
+
 Sizes are tokens of the request as sent: the API's last count of the view's head plus an
 estimate of what came after (``observe``), the system prompt and tools included
 (``overhead``). Per call the work is O(new messages): validation, hashing, sizing and the
@@ -26,16 +33,19 @@ or the last view it kept, all recognized).
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from typing import Any
 
 from .. import markers
 from ..engine import Env, Message
-from ..errors import CompactionFailed
+from ..errors import CompactionFailed, StoreUnavailable
 from ..events import CompactionEvent
 from ..invariants import InvalidHistory, check, check_appended
 from ..messages import as_dicts
 from ..policy import SessionPolicy
+from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
 from . import passes
 from .log import Match, Recognizer, chain_id, content_key
@@ -47,6 +57,10 @@ SUMMARY_SHARE = 0.15
 
 class EmptySummary(ValueError):
     """The summarizer answered without text (an empty string, None, not a string)."""
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
 
 
 class SessionEngine:
@@ -64,6 +78,9 @@ class SessionEngine:
         self._returned: tuple[int, int] | None = None
         self.summary_failures = 0
         self.over_limit = 0
+        self._fault: BaseException | None = None
+        # The tool_use ids of the list the caller passed last (a retry is checked against them).
+        self._input_ids: set[str] = set()
         if env.session is not None:
             self._open(env.session)
 
@@ -98,10 +115,34 @@ class SessionEngine:
             self.state.apply(record)
         self._pending.append(record)
 
-    def _flush(self) -> None:
+    @contextmanager
+    def _journaled(self) -> Iterator[None]:
+        """Journal the call's records at its end, also when it fails; a journal that cannot be
+        written then does not hide the call's own error."""
+        self._fault = None
+        try:
+            yield
+        except BaseException:
+            self._flush(quiet=True)
+            raise
+        self._flush()
+
+    def _flush(self, quiet: bool = False) -> None:
         if self._pending:
             pending, self._pending = self._pending, []
-            self.store.append(self.sid(), pending)
+            try:
+                self.store.append(self.sid(), pending)
+            except STORE_ERRORS as error:
+                # Kept, in order, for the next call's append: the journal stays a prefix of
+                # what happened (never torn), and the view already holds what it says.
+                self._pending = pending + self._pending
+                if quiet:
+                    return
+                raise StoreUnavailable(
+                    f"the session journal could not be written ({_describe(error)}); "
+                    f"{len(pending)} records are kept in memory and written by the next call "
+                    "that succeeds. Free space or fix the store's permissions."
+                ) from error
 
     def _emit(
         self,
@@ -135,12 +176,17 @@ class SessionEngine:
                 raise InvalidHistory(violations)
             self._restart()
             match = Match(0, "view")
+        # New messages may not reuse a tool_use id of the caller's list: the view's ids for a
+        # list built on our view, every id of the conversation for the caller's own full
+        # history, the ids of the list it passed last for a retry of that list.
+        ids = {"view": state.use_ids, "log": state.log_use_ids}.get(match.via, self._input_ids)
         new = as_dicts(messages[match.start :])
         if not new:
             self.recognizer.accept(messages)
+            self._input_ids = ids
             return
         prev = state.view[-1] if state.view else None
-        violations = check_appended(prev, new, state.use_ids)
+        violations = check_appended(prev, new, ids)
         if violations:
             offset = len(messages) - len(new)
             raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
@@ -156,6 +202,9 @@ class SessionEngine:
             state.add_message(record, key)
             self._pending.append(record)
         self.recognizer.accept(messages)
+        # The set itself, not a copy: new ids were just added to it, and a summary replaces
+        # the view's set rather than editing it, so this stays the ids of ``messages``.
+        self._input_ids = ids
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The
@@ -202,6 +251,37 @@ class SessionEngine:
         return max(100, min(self.policy.summary_max_tokens, int(SUMMARY_SHARE * self.limit)))
 
     # -- passes ----------------------------------------------------------------------------
+    def _guarded(self, run: Callable[[], None], stage: str) -> None:
+        """Run a pass unless the store already refused a write in this call. A pass writes its
+        copies before it returns its edit, so a refused write leaves no edit: what it would
+        have removed stays in the view, and a ``store_error`` event says so."""
+        if self._fault is not None:
+            return
+        try:
+            run()
+        except STORE_ERRORS as error:
+            self._fault = error
+            size = self.state.measure()
+            note = (
+                f"{stage} skipped: the store refused a write ({_describe(error)}); "
+                "everything stays in view"
+            )
+            self._emit("store_error", size, size, (), note)
+
+    def _fault_check(self, doing: str, always: bool) -> None:
+        """After a refused write: fine while the view fits (the warning event was sent), else
+        (or when the call was asked to compact) a clear error."""
+        error = self._fault
+        if error is None:
+            return
+        size = self.state.measure()
+        if always or size > self.limit:
+            raise StoreUnavailable(
+                f"could not {doing}: the store refused a write ({_describe(error)}); nothing "
+                f"left the context, which holds {size:,} tokens (limit {self.limit:,}). Free "
+                "space or fix the store's permissions, then retry."
+            ) from error
+
     def _persist(self) -> None:
         state = self.state
         before = state.measure()
@@ -212,10 +292,14 @@ class SessionEngine:
             note = f"{len(paths)} new results persisted with a preview"
             self._emit("persist_new_results", before, state.measure(), paths, note)
 
-    def _clear(self, target: int, force: bool, futile_below: int | None = None) -> None:
+    def _clear(
+        self, target: int, force: bool, futile_below: int | None = None, last_resort: bool = False
+    ) -> None:
         state = self.state
         before = state.measure()
-        edit = passes.clear(state, self.policy, self._io(), target, force, futile_below)
+        edit = passes.clear(
+            state, self.policy, self._io(), target, force, futile_below, last_resort
+        )
         if edit is not None:
             self._record(edit)
             paths = tuple(dict.fromkeys(b[2] for b in edit["blocks"]))
@@ -331,15 +415,13 @@ class SessionEngine:
     # -- entry points ----------------------------------------------------------------------
     def record(self, messages: Any) -> None:
         """Log what the caller appended (the model's last answer) without compacting."""
-        try:
+        with self._journaled():
             self.sync(messages)
-        finally:
-            self._flush()
 
     def prepare(self, messages: Any, request: str) -> list[Message]:
-        try:
+        with self._journaled():
             self.sync(messages)
-            self._persist()
+            self._guarded(self._persist, "persist")
             policy, state = self.policy, self.state
             high = policy.high_water * self.limit
             if state.measure() > high:
@@ -348,30 +430,46 @@ class SessionEngine:
                 # A clearing that cannot even get under the high-water mark is skipped: the
                 # summary that must follow would archive what it cleared (a cold start on a
                 # long history); clearing runs after the summary if still needed.
-                self._clear(target, force=urgent, futile_below=int(high))
+                self._guarded(
+                    lambda: self._clear(target, force=urgent, futile_below=int(high)), "clear"
+                )
                 if state.measure() > target:
                     least = 1 if state.measure() > self.limit else policy.clear_at_least
-                    self._summarize_old(target, request, policy.keep_recent_turns, least=least)
+                    self._guarded(
+                        lambda: self._summarize_old(
+                            target, request, policy.keep_recent_turns, least=least
+                        ),
+                        "summarize",
+                    )
                 if state.measure() > high:
-                    self._clear(target, force=state.measure() > self.limit)
+                    force = state.measure() > self.limit
+                    self._guarded(lambda: self._clear(target, force=force), "clear")
+                if state.measure() > self.limit:
+                    # Still over: the recent turns' seen results go too (each keeps its copy),
+                    # before the call gives up (a long turn that no summary may cut).
+                    self._guarded(
+                        lambda: self._clear(target, force=True, last_resort=True), "clear"
+                    )
+                self._fault_check("bring the context under its limit", always=False)
                 self._check_limit()
+            self._fault_check("save new results", always=False)
             return self.view()
-        finally:
-            self._flush()
 
     def compact(
         self, messages: Any, request: str, instructions: str | None = None
     ) -> list[Message]:
         """Summarize everything but the newest turn (the ``compact`` tool, ``/compact``)."""
-        try:
+        with self._journaled():
             self.sync(messages)
-            self._persist()
-            self._summarize_old(
-                0, request, 1, least=NEVER, instructions=instructions, stage="compact_history"
+            self._guarded(self._persist, "persist")
+            self._guarded(
+                lambda: self._summarize_old(
+                    0, request, 1, least=NEVER, instructions=instructions, stage="compact_history"
+                ),
+                "compact_history",
             )
+            self._fault_check("compact", always=True)
             return self.view()
-        finally:
-            self._flush()
 
     def reactive(self, messages: Any, request: str) -> list[Message]:
         """After a refusal: the request was at least as big as the limit, whatever we thought.
@@ -381,26 +479,29 @@ class SessionEngine:
         low-water mark and at least to half its size: a retry that resends the same request
         would be refused again.
         """
-        try:
+        with self._journaled():
             self.sync(messages)
-            self._persist()
+            self._guarded(self._persist, "persist")
             state = self.state
             estimate = max(1, state.estimate())
             ratio = min(8.0, max(state.ratio, self.limit / estimate))
             self._record({"kind": "calibrate", "ratio": ratio, "anchor": None})
             target = min(int(self.policy.low_water * self.limit), state.measure() // 2)
-            self._clear(target, force=True)
+            self._guarded(lambda: self._clear(target, force=True), "clear")
             if state.measure() > target:
-                self._summarize_old(
-                    target,
-                    request,
-                    self.policy.keep_recent_turns,
-                    least=NEVER,
-                    stage="reactive_compact",
+                self._guarded(
+                    lambda: self._summarize_old(
+                        target,
+                        request,
+                        self.policy.keep_recent_turns,
+                        least=NEVER,
+                        stage="reactive_compact",
+                    ),
+                    "reactive_compact",
                 )
+            # The API refused this request as too long: resending it unchanged cannot help.
+            self._fault_check("compact after the refusal", always=True)
             return self.view()
-        finally:
-            self._flush()
 
 
 __all__ = ["SessionEngine"]

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from .. import markers
 from ..extract import summary_score
+from ..invariants import thinking_kept
 from ..messages import Message, block_type, blocks, is_request, readable_text, result_text
 from ..policy import SessionPolicy
 from ..store.base import Store
@@ -128,9 +129,11 @@ def clear(
     target: int,
     force: bool,
     futile_below: int | None = None,
+    last_resort: bool = False,
 ) -> Record | None:
     starts = state.turn_starts()
-    keep = policy.keep_recent_turns
+    # Over the limit with nothing else left, only the newest turn's results are protected.
+    keep = 1 if last_resort else policy.keep_recent_turns
     protect_from = (
         starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
     )
@@ -293,6 +296,7 @@ def summarize(
         words = user_words(state, start, c, pin_budget, answered_chars)
         if tokens(c, state.n) + words.tokens <= budget:
             break
+    cut = _thinking_cut(state, cut, starts)
     if cut <= start:
         return None
     # What the prefix holds now besides the first request (the summary, pinned messages).
@@ -345,6 +349,28 @@ def summarize(
         "text": text,
         "score": summary_score(text, source).as_dict(),
     }
+
+
+def _thinking_cut(state: SessionState, cut: int, starts: list[int]) -> int:
+    """``cut``, or the nearest earlier turn start, such that the view the summary makes still
+    opens its turn in progress with the thinking block the current view opens it with. The
+    API merges consecutive user messages, so the summary and the pinned requests in front of
+    the kept part can join the run before it: the log's own turns are not enough to decide."""
+    first, latest = state.first_request, state.latest_request
+    offset = len(state.prefix) - state.first_kept
+
+    def keeps(c: int) -> bool:
+        pinned = latest is not None and latest != first and latest < c
+        head = [state.msgs[first]] if first is not None else []
+        head.append({"role": "user", "content": ""})
+        if pinned and latest is not None:
+            head.append(state.msgs[latest])
+        return thinking_kept(state.view, head + state.view[offset + c :])
+
+    for c in [cut, *sorted((s for s in starts if s < cut), reverse=True)]:
+        if keeps(c):
+            return c
+    return state.first_kept
 
 
 def summary_view(

@@ -8,7 +8,9 @@
 The query is, in this order: a path the store issued (its text), ``message N`` or ``#N`` (the
 original message at position N of the session), or text, found in every logged message
 (text blocks, tool inputs, tool results, whatever their size or whether they are still in
-view). The answer is the original content, never a preview, cut into pages of ``limit``
+view). A file the store issued but someone deleted is rebuilt from the log's originals (the
+results an edit saved there, the messages a summary archived there), else the error says
+what happened. The answer is the original content, never a preview, cut into pages of ``limit``
 characters; ``next_offset`` continues. Only the session's own journal and the store's own
 files are read: a path that appears inside some tool output is not a reference.
 """
@@ -72,9 +74,54 @@ def message_text(message: Any) -> str:
     return "\n".join(parts)
 
 
+def _rebuilt(store: Store, session: str, path: str) -> str | None:
+    """What the session's log holds of a file it wrote: the originals of the results an edit
+    saved at ``path``, or of the messages a summary archived there; None if none did."""
+    blocks_at: set[tuple[int, int]] = set()
+    ranges: list[tuple[int, int]] = []
+    records = list(store.records(session))
+    for record in records:
+        if record.get("kind") != "edit":
+            continue
+        if record.get("op") == "summarize" and record.get("archive") == path:
+            ranges.append((record["start"], record["cut"]))
+        for seq, bi, where, _ in record.get("blocks", []):
+            if where == path:
+                blocks_at.add((seq, bi))
+    if not blocks_at and not ranges:
+        return None
+    parts = []
+    for record in records:
+        if record.get("kind") != "message":
+            continue
+        seq, message = record["seq"], record["message"]
+        if any(lo <= seq < hi for lo, hi in ranges):
+            parts.append(f"--- message {seq} ({message.get('role')}) ---\n{message_text(message)}")
+        for bi, block in enumerate(blocks(message)):
+            if (seq, bi) in blocks_at:
+                text = readable_text(block)
+                parts.append(text if text is not None else to_json(block.get("content")))
+    return "\n".join(parts)
+
+
+def _file(store: Store, session: str, path: str) -> str:
+    try:
+        return f"=== {path} ===\n{store.read_text(path)}"
+    except FileNotFoundError:
+        # Deleted behind our back: the log still holds the originals the file was made of.
+        rebuilt = _rebuilt(store, session, path)
+        if rebuilt is None:
+            raise FileNotFoundError(
+                f"{path} was written by this store but is gone (deleted outside "
+                "context-compact), and this session's log does not hold its content; "
+                "search the log by text instead"
+            ) from None
+        return f"=== {path} (file missing; rebuilt from this session's log) ===\n{rebuilt}"
+
+
 def _matches(store: Store, session: str, query: str) -> list[str]:
     if store.issued(query.strip()):
-        return [f"=== {query.strip()} ===\n{store.read_text(query.strip())}"]
+        return [_file(store, session, query.strip())]
     position = _POSITION.match(query)
     needle = query.casefold()
     found = []

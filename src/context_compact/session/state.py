@@ -24,7 +24,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..messages import Message, block_type, blocks, is_request, opens_with_thinking
+from ..messages import (
+    Message,
+    block_type,
+    blocks,
+    is_request,
+    is_tool_result,
+    opens_with_thinking,
+)
 from ..sizing import TokenCounter
 from .log import ROOT, content_key
 
@@ -68,11 +75,14 @@ class SessionState:
         self.first_kept = self.n
         self.first_request: int | None = None
         self.latest_request: int | None = None
-        # Whether the turn in progress (the assistant messages since the latest request)
-        # opened with a thinking block: then the API wants the first assistant message of
-        # what is kept of that turn to open with one too.
+        # The turn in progress (``messages.turn_start``: the assistant messages since the last
+        # run of user messages without tool results) and whether it opened with a thinking
+        # block: then the API wants the first assistant message of what is kept of that turn
+        # to open with one too.
+        self.turn_first: int | None = None
         self.turn_thinks = False
-        self._turn_opened = False
+        self._run_ends_turn = True  # the user run just before holds no tool result
+        self._run_open = False  # the last logged message is a user message
         self.repl: dict[Pos, dict[str, Any]] = {}
         self.copies: dict[Pos, str] = {}
         self.cleared: set[Pos] = set()
@@ -92,6 +102,9 @@ class SessionState:
         self.tokens: list[int] = []
         self.total = 0
         self.use_ids: set[str] = set()
+        # Every tool_use id of the conversation, also those a summary took out of the view: a
+        # caller that passes its full history must not reuse one (check() of that history).
+        self.log_use_ids: set[str] = set()
         # (messages of the view the API measured, its real count); None once that prefix changed.
         self.anchor: tuple[int, int] | None = None
 
@@ -140,8 +153,8 @@ class SessionState:
         """Whether the kept part may start at assistant message ``seq``: anywhere before the
         turn in progress; inside it only where a thinking block opens the message, when the
         turn thinks (else the API answers 400: the final turn must open with thinking)."""
-        latest = self.latest_request
-        if latest is None or seq < latest or not self.turn_thinks:
+        first = self.turn_first
+        if first is None or seq < first or not self.turn_thinks:
             return True
         return opens_with_thinking(self.msgs[seq])
 
@@ -200,10 +213,18 @@ class SessionState:
             if seq == self.base:
                 self.first_request = seq
             self.latest_request = seq
-            self.turn_thinks, self._turn_opened = False, False
-        elif message.get("role") == "assistant" and not self._turn_opened:
-            self.turn_thinks, self._turn_opened = opens_with_thinking(message), True
-        self.use_ids.update(b["id"] for b in blocks(message) if block_type(b) == "tool_use")
+        if message.get("role") == "user":
+            results = is_tool_result(message)
+            self._run_ends_turn = (self._run_ends_turn or not self._run_open) and not results
+            self._run_open = True
+        else:
+            # A new turn after a run of user messages without results (or the first message).
+            if (self._run_open and self._run_ends_turn) or self.turn_first is None:
+                self.turn_first, self.turn_thinks = seq, opens_with_thinking(message)
+            self._run_open = False
+        ids = [b["id"] for b in blocks(message) if block_type(b) == "tool_use"]
+        self.use_ids.update(ids)
+        self.log_use_ids.update(ids)
         self._push_view(clone(message), key)
 
     def apply(self, record: Record) -> None:

@@ -29,10 +29,15 @@ module implementing this protocol.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 Record = dict[str, Any]
+
+STORE_ERRORS: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
+"""What a store raises when it cannot write: ``OSError`` (disk full, read-only, permissions)
+and ``sqlite3.Error`` ("database or disk is full", a lock held too long)."""
 
 
 class Store(Protocol):

@@ -11,10 +11,12 @@ and token counting stay cheap, and a cache prefix is never broken by a copy.
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 from typing import Any
 
 from ...engine import StatelessEngine
-from ...messages import block_type, blocks
+from ...invariants import InvalidHistory, check, check_appended
+from ...messages import as_dicts, block_type, blocks
 
 Message = dict[str, Any]
 
@@ -51,24 +53,38 @@ class LoggedStrategy(StatelessEngine):
     def reset(self) -> None:
         """Forget everything (a new session, or a caller whose history no longer extends ours)."""
         self.log: list[Message] = []
+        self._use_ids: set[str] = set()
         self._returned: list[Message] | None = None
         self._cache: dict[int, tuple[Any, Message]] = {}
 
     def sync(self, messages: list[Message]) -> list[Message]:
-        """Append what the caller added since the last call; return the new messages."""
+        """Append what the caller added since the last call; return the new messages.
+
+        What is new is validated first (``check_appended``): a bad history raises
+        ``InvalidHistory`` naming the caller's index, and the log is left as it was."""
+        if not isinstance(messages, list):
+            raise InvalidHistory(check(messages))
         returned = self._returned
+        restart = False
         if (
             returned is not None
             and len(messages) >= len(returned)
             and all(map(operator.is_, messages, returned))
         ):
-            new = messages[len(returned) :]
+            start = len(returned)
         elif len(messages) >= len(self.log) and all(map(operator.is_, messages, self.log)):
-            new = messages[len(self.log) :]
+            start = len(self.log)
         else:
+            start, restart = 0, True
+        new = as_dicts(messages[start:])
+        prev = self.log[-1] if self.log and not restart else None
+        violations = check_appended(prev, new, set() if restart else self._use_ids)
+        if violations:
+            raise InvalidHistory([replace(v, index=v.index + start) for v in violations])
+        if restart:
             self.reset()
-            new = list(messages)
         for message in new:
+            self._use_ids.update(b["id"] for b in blocks(message) if block_type(b) == "tool_use")
             self.log.append(self.admit(message))
         return new
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import Env, StatelessEngine
+from ...invariants import ensure_valid
+from ...messages import as_dicts
 from .base import Message
 
 
@@ -17,6 +19,8 @@ class NoManagement(StatelessEngine):
     name = "none"
 
     def prepare(self, messages: list[Message], active_request: str) -> list[Message]:
+        messages = as_dicts(messages)
+        ensure_valid(messages)
         return list(messages)
 
 

@@ -27,7 +27,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import Env
-from ...messages import block_type, blocks, result_text
+from ...invariants import thinking_kept
+from ...messages import block_type, blocks, result_text, turn_start
 from ...sizing import TokenCounter
 from .base import LoggedStrategy, Message, result_positions, truncate_middle, with_result
 
@@ -154,6 +155,7 @@ class SummarizingCondenser(LoggedStrategy):
         split = {b for b in head_batches if b in gone}
         forgotten = [e for e in head if e[2] in split] + forgotten
         head = [e for e in head if e[2] not in split]
+        forgotten, tail = self._keep_thinking(view, head, forgotten, tail)
         if not forgotten:
             return False
         previous = [self.summary] if self.summary is not None else []
@@ -164,6 +166,27 @@ class SummarizingCondenser(LoggedStrategy):
         }
         self.head, self.tail = head, tail
         return True
+
+    def _keep_thinking(
+        self, view: list[Event], head: list[Event], forgotten: list[Event], tail: list[Event]
+    ) -> tuple[list[Event], list[Event]]:
+        """Forget less when the kept tail would start the turn in progress after its thinking
+        block (the API refuses that): the turn's events from its first message on are kept.
+        The SDK's View does not model thinking; this keeps its requests valid."""
+        saved, self.summary = self.summary, {"role": "user", "content": ""}
+        try:
+            before = self.render(view)
+            if thinking_kept(before, self.render([*head, SUMMARY, *tail])):
+                return forgotten, tail
+        finally:
+            self.summary = saved
+        start = turn_start(self.log)
+        opener = next(
+            (i for i in range(start, len(self.log)) if self.log[i].get("role") == "assistant"),
+            len(self.log),
+        )
+        back = [e for e in forgotten if e[0] >= opener]
+        return [e for e in forgotten if e[0] < opener], back + tail
 
     def prepare(self, messages: list[Message], active_request: str) -> list[Message]:
         self.sync(messages)
