@@ -16,6 +16,10 @@ side. A text document counts as its text.
 
 ``without_media(content)`` gives the content with every base64 payload taken out and the
 tokens those payloads stand for; the rest is sized as text by the caller.
+
+When an image or document leaves the view it is also saved as a file of its own (decoded
+bytes, named by the extension of its media type: ``EXTENSIONS``), so a person or a tool can
+open it; ``describe`` gives the one-line description that names it, read off the bytes.
 """
 
 from __future__ import annotations
@@ -62,6 +66,14 @@ def _jpeg_size(head: bytes) -> tuple[int, int] | None:
 def image_size(data: str) -> tuple[int, int] | None:
     """Width and height in pixels of base64 image data, or None when not recognized."""
     head = _head(data, 32)
+    if head[:2] == b"\xff\xd8":
+        return _jpeg_size(_head(data, _HEAD))
+    return pixel_size(head)
+
+
+def pixel_size(head: bytes) -> tuple[int, int] | None:
+    """Width and height in pixels of an image file's first bytes (PNG, GIF, WebP: 30 bytes;
+    JPEG: up to its size marker), or None when not recognized."""
     if head.startswith(b"\x89PNG\r\n\x1a\n") and len(head) >= 24:
         width, height = struct.unpack(">II", head[16:24])
         return width, height
@@ -81,7 +93,7 @@ def image_size(data: str) -> tuple[int, int] | None:
             bits = int.from_bytes(head[21:25], "little")
             return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
     if head[:2] == b"\xff\xd8":
-        return _jpeg_size(_head(data, _HEAD))
+        return _jpeg_size(head)
     return None
 
 
@@ -144,4 +156,71 @@ def without_media(content: Any) -> tuple[Any, int]:
     return (content, 0) if out is None else (out, total)
 
 
-__all__ = ["image_size", "image_tokens", "pixel_tokens", "without_media"]
+# -- media as files ---------------------------------------------------------------------
+EXTENSIONS = {
+    "image/png": "png",
+    "image/jpeg": "jpg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "application/pdf": "pdf",
+}
+"""The file extension of each media type the API accepts; any other type is saved as .bin."""
+
+
+def extension(media_type: Any) -> str:
+    return EXTENSIONS.get(str(media_type).lower(), "bin")
+
+
+def decoded(data: Any) -> bytes | None:
+    """The bytes of base64 ``data``, or None when it is not valid base64."""
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data + "=" * (-len(data) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def sniff(data: bytes) -> str | None:
+    """The media type a file's first bytes show (the types of ``EXTENSIONS``), or None."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data[:2] == b"\xff\xd8":
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data.startswith(b"%PDF-"):
+        return "application/pdf"
+    return None
+
+
+def describe(data: bytes, media_type: str | None = None) -> str:
+    """``image/png, 800x600, 12,345 bytes`` (pixels for an image, pages for a PDF), read
+    off the bytes; the media type given is used when the bytes do not show one."""
+    kind = sniff(data) or media_type or "application/octet-stream"
+    parts = [kind]
+    if kind.startswith("image/"):
+        size = pixel_size(data[:_HEAD])
+        if size is not None:
+            parts.append(f"{size[0]}x{size[1]}")
+    elif kind == "application/pdf":
+        pages = len(_PAGE.findall(data))
+        parts.append(f"{max(1, pages)} page{'s' if pages > 1 else ''}")
+    parts.append(f"{len(data):,} bytes")
+    return ", ".join(parts)
+
+
+__all__ = [
+    "EXTENSIONS",
+    "decoded",
+    "describe",
+    "extension",
+    "image_size",
+    "image_tokens",
+    "pixel_size",
+    "pixel_tokens",
+    "sniff",
+    "without_media",
+]

@@ -3,11 +3,12 @@
 A store has two jobs.
 
 1. **Files the model can open.** ``save_blob``, ``save_pack``, ``save_messages``,
-   ``save_tool_result``, ``write_transcript`` and ``append_file`` return a path that exists on
+   ``save_tool_result``, ``save_media``, ``write_transcript`` and ``append_file`` return a path that exists on
    disk (or, for the in-memory store, in its dict) *before* they return, under ``root``. The
    view only ever names paths a store returned, and ``issued(path)`` is true exactly for those
    (also after a restart on the same root), so only our own references are honored.
-   ``read_text`` gives the text back.
+   ``read_text`` gives the text back, ``read_bytes`` the bytes (the only way to read a
+   media file: ``read_text`` refuses one with ``ValueError``).
 2. **The durable session journal.** A session is an ordered list of records, plain JSON
    dicts with a ``"kind"`` key (``message``, ``edit``, ``event``, ``observe`` ...; the
    engine defines them, the store treats them as data). ``append`` writes a batch of
@@ -58,6 +59,11 @@ class Store(Protocol):
         results packed together cost no second copy of what the log already holds."""
         ...
 
+    def save_media(self, data: bytes, media_type: str) -> str:
+        """Content-addressed copy of an image's or document's bytes, named with the extension
+        of ``media_type`` (``media.EXTENSIONS``; ``.bin`` for any other)."""
+        ...
+
     def write_transcript(self, messages: list[Any]) -> str:
         """The seed's transcript (S-2.4): a new ``transcript_<uuid4 hex>.jsonl`` each call."""
         ...
@@ -79,7 +85,13 @@ class Store(Protocol):
         ...
 
     def read_text(self, path: str) -> str:
-        """The text behind a path this store issued (``KeyError`` otherwise)."""
+        """The text behind a path this store issued (``KeyError`` otherwise; ``ValueError``
+        for a media file)."""
+        ...
+
+    def read_bytes(self, path: str) -> bytes:
+        """The bytes behind a path this store issued (``KeyError`` otherwise); a text file's
+        as UTF-8 (lone surrogates passed through)."""
         ...
 
     # -- the session journal --------------------------------------------------------------

@@ -4,6 +4,7 @@ Layout under ``root`` (SPEC S-1.3 and S-2.4 for the seed, plus our own files):
 
     .task_outputs/tool-results/<safe id>.txt         seed: one per tool_use id, never rewritten
     .task_outputs/tool-results/sha256-<32 hex>.txt   save_blob: content-addressed
+    .task_outputs/media/sha256-<32 hex>.<ext>        save_media: an image or PDF, its bytes
     .transcripts/transcript_<uuid4 hex>.jsonl        seed: a new one per snip or summary
     .transcripts/archive_<32 hex>.jsonl              save_messages: content-addressed
     .transcripts/<name>                              append_file: grows, its path fixed by name
@@ -18,6 +19,8 @@ Invariants:
 * A content-addressed file is written once: an existing file with the same bytes is left
   alone (mtime included); one with other bytes (truncated, tampered with) is replaced. A
   seed tool-result file is never rewritten (S-1.3 reuses an existing file).
+* Media files hold bytes, not text: ``read_bytes`` gives them back, ``read_text`` refuses
+  them (``ValueError`` naming the path), so no caller takes an image for text.
 * ``issued`` answers from what the concrete store remembers (``_remember``/``_known``), never
   from what happens to exist on disk: a file someone else put under ``root`` is not ours.
 
@@ -34,9 +37,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ..media import extension
 from ..sizing import to_json
 
 RESULTS = ".task_outputs/tool-results"
+MEDIA = ".task_outputs/media"
 TRANSCRIPTS = ".transcripts"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -74,6 +79,18 @@ def tool_result_rel(tool_use_id: str) -> str:
 
 def blob_rel(digest: str) -> str:
     return f"{RESULTS}/sha256-{digest[:32]}.txt"
+
+
+def media_rel(digest: str, media_type: str) -> str:
+    return f"{MEDIA}/sha256-{digest[:32]}.{extension(media_type)}"
+
+
+def is_media(rel: str) -> bool:
+    return rel.startswith(MEDIA + "/")
+
+
+def binary_file(path: str) -> ValueError:
+    return ValueError(f"{path} is a binary media file, not text: use read_bytes")
 
 
 def transcript_rel(token: str) -> str:
@@ -215,6 +232,9 @@ class DiskFiles:
     def save_pack(self, pieces: list[str]) -> str:
         return self.save_blob("".join(pieces))
 
+    def save_media(self, data: bytes, media_type: str) -> str:
+        return self._save_addressed(media_rel(sha256(data), media_type), "media", data)
+
     def write_transcript(self, messages: list[Any]) -> str:
         rel = transcript_rel(uuid.uuid4().hex)
         data = encode(jsonl(messages))
@@ -238,17 +258,23 @@ class DiskFiles:
 
     def read_text(self, path: str) -> str:
         rel = self.relative(path)
+        if rel is not None and is_media(rel) and self._known(rel):
+            raise binary_file(path)
+        return decode(self.read_bytes(path))
+
+    def read_bytes(self, path: str) -> bytes:
+        rel = self.relative(path)
         if rel is None or not self._known(rel):
             raise KeyError(f"not a path this store issued: {path}")
         file = self.root_path / rel
         try:
-            return decode(file.read_bytes())
+            return file.read_bytes()
         except FileNotFoundError:
             data = self._recover(rel)
             if data is None:
                 raise
             atomic_write(file, data, self.durable)
-            return decode(data)
+            return data
 
     def relative(self, path: str) -> str | None:
         """``path`` relative to ``root`` (POSIX form) when it can be one we issued, else None."""

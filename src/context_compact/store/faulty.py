@@ -26,6 +26,7 @@ WRITES = frozenset(
         "save_tool_result",
         "save_blob",
         "save_pack",
+        "save_media",
         "write_transcript",
         "save_messages",
         "append_file",
@@ -97,6 +98,9 @@ class FaultyStore:
     def save_pack(self, pieces: list[str]) -> str:
         return self._call("save_pack", lambda: self.inner.save_pack(pieces))
 
+    def save_media(self, data: bytes, media_type: str) -> str:
+        return self._call("save_media", lambda: self.inner.save_media(data, media_type))
+
     def write_transcript(self, messages: list[Any]) -> str:
         return self._call("write_transcript", lambda: self.inner.write_transcript(messages))
 
@@ -111,6 +115,9 @@ class FaultyStore:
 
     def read_text(self, path: str) -> str:
         return self._call("read_text", lambda: self.inner.read_text(path))
+
+    def read_bytes(self, path: str) -> bytes:
+        return self._call("read_bytes", lambda: self.inner.read_bytes(path))
 
     # -- the journal -------------------------------------------------------------------
     def create_session(self, meta: dict[str, Any]) -> str:

@@ -1,6 +1,6 @@
 """MemoryStore: the Store protocol in dicts, for tests and benchmarks.
 
-Files live in ``files`` (path -> text) under a fake root, at the paths ``FileStore`` would
+Files live in ``files`` (path -> text, media files in ``media``: path -> bytes) under a fake root, at the paths ``FileStore`` would
 issue, except that transcripts are numbered instead of named by a uuid (deterministic runs).
 Nothing touches the disk and nothing survives the process.
 
@@ -20,9 +20,11 @@ from .base import Record
 from .disk import (
     append_rel,
     archive_rel,
+    binary_file,
     blob_rel,
     encode,
     jsonl,
+    media_rel,
     sha256,
     tool_result_rel,
     transcript_rel,
@@ -34,6 +36,7 @@ class MemoryStore:
     def __init__(self, root: str = "/memory") -> None:
         self.root = root
         self.files: dict[str, str] = {}
+        self.media: dict[str, bytes] = {}
         self._transcripts = 0
         self._sessions: dict[str, str] = {}  # id -> meta JSON, in creation order
         self._journals: dict[str, list[str]] = {}  # id -> one JSON array per append
@@ -58,6 +61,11 @@ class MemoryStore:
     def save_pack(self, pieces: list[str]) -> str:
         return self.save_blob("".join(pieces))
 
+    def save_media(self, data: bytes, media_type: str) -> str:
+        path = self._path(media_rel(sha256(data), media_type))
+        self.media.setdefault(path, bytes(data))
+        return path
+
     def write_transcript(self, messages: list[Any]) -> str:
         self._transcripts += 1
         path = self._path(transcript_rel(f"{self._transcripts:032x}"))
@@ -76,12 +84,19 @@ class MemoryStore:
         return path
 
     def issued(self, path: str) -> bool:
-        return path in self.files
+        return path in self.files or path in self.media
 
     def read_text(self, path: str) -> str:
+        if path in self.media:
+            raise binary_file(path)
         if path not in self.files:
             raise KeyError(f"not a path this store issued: {path}")
         return self.files[path]
+
+    def read_bytes(self, path: str) -> bytes:
+        if path in self.media:
+            return self.media[path]
+        return encode(self.read_text(path))
 
     # -- the session journal ---------------------------------------------------------------------
     def create_session(self, meta: dict[str, Any]) -> str:
