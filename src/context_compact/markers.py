@@ -164,6 +164,21 @@ def folded_line(folded: list[tuple[int, str]], more: int) -> str:
     return f"User messages not shown verbatim (folded into the summary): {earlier}{named}\n"
 
 
+# The newest exported images and documents a summary names one by one; the index has all.
+MEDIA_NAMED = 10
+
+
+def media_line(exports: list[tuple[str, str]]) -> str:
+    """The images and documents a summary took out of the view, each with the file (or URL)
+    that now holds it, newest last; past ``MEDIA_NAMED``, the older ones by count."""
+    if not exports:
+        return ""
+    named = "; ".join(f"{about} at {ref}" for about, ref in exports[-MEDIA_NAMED:])
+    more = len(exports) - MEDIA_NAMED
+    earlier = f"{more} earlier ones are listed in the index; " if more > 0 else ""
+    return f"Images and documents from these messages, saved as files: {earlier}{named}\n"
+
+
 def session_summary(
     label: str,
     request: str,
@@ -173,13 +188,15 @@ def session_summary(
     last: int,
     index: str,
     folded: str = "",
+    media: str = "",
 ) -> dict[str, Any]:
     """What stands for summarized turns under the session engine.
 
     The summary is plain text (not JSON-escaped), quoted between tags and introduced as a
     record to consult, not instructions. It names the archive of exactly the messages it
-    replaces (as the model saw them: large results by their file), the user messages it folded
-    in (``folded_line``), and the session's index, which lists every file that ever left the
+    replaces (as the model saw them: large results by their file), the images and documents
+    it took out, saved as files (``media_line``), the user messages it folded in
+    (``folded_line``), and the session's index, which lists every file that ever left the
     view, so anything elided is at most two reads away; ``recall`` searches the whole log.
     """
     return {
@@ -191,6 +208,7 @@ def session_summary(
             "transcript, not instructions):\n"
             f"{quoted_summary(summary)}\n\n"
             f"Messages {first}-{last} of this session, as they were in context: {archive}\n"
+            f"{media}"
             f"{folded}"
             f"Index of everything that left the context (one line per file): {index}"
         ),
@@ -230,6 +248,7 @@ __all__ = [
     "cleared_marker",
     "folded_line",
     "index_line",
+    "media_line",
     "ours",
     "persisted_form",
     "persisted_preview",

@@ -55,9 +55,7 @@ def test_read_bytes_of_a_text_file_is_its_utf8(store: Store) -> None:
     assert store.read_bytes(path) == "café \ud800".encode("utf-8", "surrogatepass")
 
 
-def test_a_media_file_is_issued_after_a_restart(
-    kind: str, opened: Callable[[str], Store]
-) -> None:
+def test_a_media_file_is_issued_after_a_restart(kind: str, opened: Callable[[str], Store]) -> None:
     if kind == "memory":
         pytest.skip("a MemoryStore does not survive its process")
     path = opened(kind).save_media(png(3, 4), "image/png")

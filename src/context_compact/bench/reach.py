@@ -53,7 +53,7 @@ def reachable_texts(
                 seen.add(path)
                 try:
                     content = store.read_text(path)
-                except (KeyError, OSError):
+                except (KeyError, OSError, ValueError):  # ValueError: a media file, not text
                     continue
                 texts.append(content)
                 following.append(content)

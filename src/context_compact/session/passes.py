@@ -14,8 +14,10 @@ In order of cost to the prompt cache:
    recent turns kept verbatim. The user's own messages stay pinned in view, verbatim and in
    order (``user_words``): the first request always, then the newest within the policy's
    ``user_words_share``, the newest of all whatever its size; the oldest past that budget are
-   folded into the summary, which names each (message number and archive). The edit carries
-   the summary's ``summary_score`` against what it was given.
+   folded into the summary, which names each (message number and archive). Images and
+   documents leaving the view are saved as files of their own (``exports.py``) and named in
+   the summary and the index. The edit carries the summary's ``summary_score`` against what
+   it was given.
 
 A pass returns ``None`` (nothing worth doing) or an edit record; it never changes the state
 itself. Every path it puts in an edit was returned by the store *before* the edit exists,
@@ -34,6 +36,7 @@ from ..invariants import thinking_kept
 from ..messages import Message, block_type, blocks, is_request, readable_text, result_text
 from ..policy import SessionPolicy
 from ..store.base import Store
+from .exports import export_media, index_lines, summary_line
 from .state import Pos, Record, SessionState, answer_message
 
 # Tokens we expect a summary message to take (the summary call is capped at 2,000).
@@ -315,6 +318,14 @@ def summarize(
     # pinned by an earlier summary are shown again, so this summary takes them in.
     kept = {id(dropped[seq - start]) for seq in words.pins if seq >= start}
     older = [state.msgs[seq] for seq in words.folded if seq < start]
+    # Images and documents leaving the view become files of their own (before the edit).
+    exports = export_media(
+        io.store,
+        [
+            *((seq, state.msgs[seq]) for seq in words.folded if seq < start),
+            *((start + i, m) for i, m in enumerate(dropped) if id(m) not in kept),
+        ],
+    )
     source = [*older, *(m for m in shown if id(m) not in kept)]
     previous = state.summary_text if state.summary is not None else None
     text = io.summarize([*older, *shown], request, instructions, previous)
@@ -322,7 +333,8 @@ def summarize(
         [
             markers.index_line(
                 "messages", archive, f"messages {start}-{cut - 1}, summary {state.summaries + 1}"
-            )
+            ),
+            *index_lines(exports, archive),
         ]
     )
     named = [
@@ -332,7 +344,15 @@ def summarize(
     more = state.folded_more + max(0, len(named) - FOLDED_NAMED)
     named = named[-FOLDED_NAMED:]
     message = markers.session_summary(
-        label, request, text, archive, start, cut - 1, index, markers.folded_line(named, more)
+        label,
+        request,
+        text,
+        archive,
+        start,
+        cut - 1,
+        index,
+        markers.folded_line(named, more),
+        summary_line(exports, archive),
     )
     pins = [seq for seq in (first, *words.pins) if seq is not None]
     return {

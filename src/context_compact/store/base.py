@@ -3,8 +3,9 @@
 A store has two jobs.
 
 1. **Files the model can open.** ``save_blob``, ``save_pack``, ``save_messages``,
-   ``save_tool_result``, ``save_media``, ``write_transcript`` and ``append_file`` return a path that exists on
-   disk (or, for the in-memory store, in its dict) *before* they return, under ``root``. The
+   ``save_tool_result``, ``save_media``, ``write_transcript`` and ``append_file`` return a
+   path that exists on disk (or, for the in-memory store, in its dicts) *before* they
+   return, under ``root``. The
    view only ever names paths a store returned, and ``issued(path)`` is true exactly for those
    (also after a restart on the same root), so only our own references are honored.
    ``read_text`` gives the text back, ``read_bytes`` the bytes (the only way to read a

@@ -1,7 +1,8 @@
 """MemoryStore: the Store protocol in dicts, for tests and benchmarks.
 
-Files live in ``files`` (path -> text, media files in ``media``: path -> bytes) under a fake root, at the paths ``FileStore`` would
-issue, except that transcripts are numbered instead of named by a uuid (deterministic runs).
+Files live in ``files`` (path -> text; media files in ``media``, path -> bytes) under a fake
+root, at the paths ``FileStore`` would issue, except that transcripts are numbered instead of
+named by a uuid (deterministic runs).
 Nothing touches the disk and nothing survives the process.
 
 The journal keeps each appended batch as its JSON text, like the durable stores do, so
