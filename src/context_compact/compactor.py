@@ -40,7 +40,7 @@ from .formats.edge import Edge
 from .invariants import InvalidHistory
 from .policy import Policy
 from .registry import build_engine
-from .session.recall import PAGE, RecallPage, recall
+from .session.recall import PAGE, RecallPage, recall, recover
 from .sizing import TokenCounter, to_json
 from .store.base import Store
 from .store.files import FileStore
@@ -109,6 +109,14 @@ class Compactor:
         sid = self.session_id
         assert sid is not None
         return recall(self.store, sid, query, offset=offset, limit=limit)
+
+    def recover_file(self, path: str) -> str | bytes | None:
+        """The content of a file the store issued, rebuilt from this session's log when it
+        was deleted behind our back (bytes for an image or PDF); None for any other path, or
+        under an engine that keeps no log."""
+        if not self.keeps_log or self.session_id is None:
+            return None
+        return recover(self.store, self.session_id, path)
 
     @property
     def keeps_log(self) -> bool:

@@ -164,6 +164,9 @@ class Agent:
         # whose six tools are exact to S-6.3).
         self.tools = [*TOOL_SCHEMAS, RECALL_SCHEMA] if compactor.keeps_log else TOOL_SCHEMAS
         compactor.set_request(self.system, self.tools)
+        if compactor.keeps_log and workspace.recover is None:
+            # read_file of a copy deleted behind our back is answered from the session log.
+            workspace.recover = compactor.recover_file
         compactor.subscribe(lambda event: self._emit(Compaction(event)))
 
     def _emit(self, event: LoopEvent) -> None:

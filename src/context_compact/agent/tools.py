@@ -13,6 +13,12 @@ Invariants:
   also allowed under ``read_roots``. Glob matches that resolve outside ``root`` are dropped.
 - Files are UTF-8. ``read_file`` replaces undecodable bytes; ``edit_file`` keeps them
   byte-for-byte (surrogateescape), so editing one line never corrupts the rest of a file.
+  A binary file (an image, a PDF, anything with a NUL byte) is described, never decoded:
+  ``read_file`` answers its media type, pixel size or pages, and byte count.
+- ``recover`` (the agent loop sets it to ``Compactor.recover_file`` under an engine that
+  keeps a log): a missing file that the compaction store issued is rebuilt from the
+  session's log and read as if it were there, saying so, so a model following a marker still
+  gets the content after someone deleted the copy.
 - ``bash`` output is bounded: over ``max_output_chars`` it keeps the head and the tail, and
   only those are read back; a command whose output passes ``max_output_bytes`` on disk is
   stopped like one that passes ``bash_timeout``. ``read_file`` is bounded the same way but
@@ -31,11 +37,12 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..media import describe, sniff
 from .guard import PROVIDER_KEYS, Redactor, child_environment, refused
 
 COMPACT_TOOL_NAME = "compact"
@@ -126,6 +133,20 @@ GLOB_MAX_MATCHES = 200
 _HEAD_SHARE = 0.4
 _READ_WHOLE = 1 << 20  # bash output up to this size is read whole (exact counts)
 _JSON_TYPES: dict[str, type] = {"string": str, "integer": int}
+_SNIFF = 8_192  # bytes looked at for a NUL: git's test for a binary file
+REBUILT = "[this file is missing on disk; rebuilt from the session's log]"
+
+
+def binary_note(path: str, data: bytes) -> str | None:
+    """What ``read_file`` answers for a binary file (None for text): what it is, not its bytes."""
+    kind = sniff(data)
+    if kind is None and b"\0" not in data[:_SNIFF]:
+        return None
+    what = "an image" if (kind or "").startswith("image/") else "a PDF" if kind else "binary"
+    return (
+        f"Binary file {path}: {describe(data)}. It is {what}, not text: read_file shows text "
+        "only, so its content is not shown here."
+    )
 
 
 @dataclass(frozen=True)
@@ -167,9 +188,12 @@ class Workspace:
         max_output_bytes: int = 64 << 20,
         secrets: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
+        recover: Callable[[str], str | bytes | None] | None = None,
     ) -> None:
         """``secrets``: name -> value, redacted from every output; ``env``: the environment
-        of ``bash`` (default: this process's, without ``PROVIDER_KEYS``)."""
+        of ``bash`` (default: this process's, without ``PROVIDER_KEYS``); ``recover``: the
+        content of a missing file by its absolute path, or None (see the module docstring)."""
+        self.recover = recover
         self.root = Path(root).resolve()
         self.bash_timeout = bash_timeout
         self.max_output_chars = max_output_chars
@@ -315,11 +339,20 @@ class Workspace:
         target = self._resolve(path, reading=True)
         if target.is_dir():
             raise _Refused(f"is a directory, not a file: {path}")
-        if not target.is_file():
-            raise _Refused(f"file not found: {path}")
-        lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+        head = ""
+        if target.is_file():
+            data: str | bytes = target.read_bytes()
+        else:
+            data = self._recovered(path, target)
+            head = REBUILT + "\n"
+        if isinstance(data, bytes):
+            note = binary_note(path, data)
+            if note is not None:
+                return head + note
+            data = data.decode("utf-8", errors="replace")
+        lines = data.splitlines()
         if not lines:
-            return "(empty file)"
+            return head + "(empty file)"
         start = (offset or 1) - 1
         if start >= len(lines):
             raise _Refused(f"offset {offset} is past the end of {path} ({len(lines)} lines)")
@@ -334,11 +367,21 @@ class Workspace:
             shown.append(line)
             used += len(line) + 1
         next_line = start + len(shown)
-        text = "\n".join(shown)
+        text = head + "\n".join(shown)
         if next_line < len(lines):
             remaining = len(lines) - next_line
             text += f"\n... ({remaining} more lines; continue with offset={next_line + 1})"
         return text
+
+    def _recovered(self, path: str, target: Path) -> str | bytes:
+        """A missing file's content from ``recover``, by the path as written (the store's
+        root may be spelled through a symlink) or as resolved."""
+        if self.recover is not None:
+            for candidate in dict.fromkeys([os.path.normpath(self.root / path), str(target)]):
+                data = self.recover(candidate)
+                if data is not None:
+                    return data
+        raise _Refused(f"file not found: {path}")
 
     def _write_file(self, path: str, content: str) -> str:
         target = self._resolve(path)

@@ -13,6 +13,11 @@ results an edit saved there, the messages a summary archived there), else the er
 what happened. The answer is the original content, never a preview, cut into pages of ``limit``
 characters; ``next_offset`` continues. Only the session's own journal and the store's own
 files are read: a path that appears inside some tool output is not a reference.
+
+``recover(store, session, path)`` is the same rebuilding for a file tool (the agent's
+``read_file``): the content of a path the store issued, as bytes for a media file (an image
+saved when it left the view is found again among the logged messages by its content
+address), as text otherwise; None for a path the store did not issue.
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..media import decoded, describe
 from ..messages import block_type, blocks, readable_text
 from ..sizing import to_json
 from ..store.base import Store
+from ..store.disk import MEDIA, sha256
+from .exports import media_blocks
 
 PAGE = 8_000
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
@@ -104,7 +112,44 @@ def _rebuilt(store: Store, session: str, path: str) -> str | None:
     return "\n".join(parts)
 
 
+def _media(store: Store, session: str, path: str) -> bytes | None:
+    """The bytes of a media file the store issued, from the log's messages if it is gone."""
+    try:
+        return store.read_bytes(path)
+    except FileNotFoundError:
+        pass
+    # The file's name is the start of the sha256 of its bytes: find the logged block.
+    digest = path.rsplit("/sha256-", 1)[-1].split(".", 1)[0]
+    for record in store.records(session):
+        if record.get("kind") != "message":
+            continue
+        for _, block in media_blocks(record["message"]):
+            source = block.get("source")
+            data = decoded(source.get("data")) if isinstance(source, dict) else None
+            if data is not None and sha256(data).startswith(digest):
+                return data
+    return None
+
+
+def recover(store: Store, session: str, path: str) -> str | bytes | None:
+    """What ``path`` holds, rebuilt from the session's log if the file is gone (see above);
+    None when the store did not issue it or the log does not hold it."""
+    if not store.issued(path):
+        return None
+    if f"/{MEDIA}/" in path:
+        return _media(store, session, path)
+    try:
+        return store.read_text(path)
+    except FileNotFoundError:
+        return _rebuilt(store, session, path)
+
+
 def _file(store: Store, session: str, path: str) -> str:
+    if f"/{MEDIA}/" in path:
+        data = _media(store, session, path)
+        if data is None:
+            raise FileNotFoundError(f"{path} is gone and this session's log does not hold it")
+        return f"=== {path} ===\n[media file: {describe(data)}; read_file shows text only]"
     try:
         return f"=== {path} ===\n{store.read_text(path)}"
     except FileNotFoundError:
@@ -152,4 +197,4 @@ def recall(
     return RecallPage(query, len(hits), whole[offset : offset + limit], offset, len(whole))
 
 
-__all__ = ["PAGE", "RecallPage", "message_text", "recall"]
+__all__ = ["PAGE", "RecallPage", "message_text", "recall", "recover"]
