@@ -164,6 +164,14 @@ def folded_line(folded: list[tuple[int, str]], more: int) -> str:
     return f"User messages not shown verbatim (folded into the summary): {earlier}{named}\n"
 
 
+def request_kept(seq: int, first: bool) -> str:
+    """Stands for the current request in a summary when the view keeps it verbatim: where it
+    is, instead of its whole text a second time."""
+    if first:
+        return "(the first user message of this conversation, just above, kept verbatim)"
+    return f"(message {seq} of this session, a user message below, kept verbatim)"
+
+
 # The newest exported images and documents a summary names one by one; the index has all.
 MEDIA_NAMED = 10
 
@@ -254,6 +262,7 @@ __all__ = [
     "persisted_preview",
     "previous_summary_note",
     "quoted_summary",
+    "request_kept",
     "saved_placeholder",
     "session_summary",
     "snip_marker",

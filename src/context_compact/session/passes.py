@@ -16,8 +16,10 @@ In order of cost to the prompt cache:
    ``user_words_share``, the newest of all whatever its size; the oldest past that budget are
    folded into the summary, which names each (message number and archive). Images and
    documents leaving the view are saved as files of their own (``exports.py``) and named in
-   the summary and the index. The edit carries the summary's ``summary_score`` against what
-   it was given.
+   the summary and the index. The current request is stated in full only when no user
+   message in view holds it verbatim (or it is shorter than a reference); else the summary
+   points at that message. The edit carries the summary's ``summary_score`` against what it
+   was given.
 
 A pass returns ``None`` (nothing worth doing) or an edit record; it never changes the state
 itself. Every path it puts in an edit was returned by the store *before* the edit exists,
@@ -256,6 +258,36 @@ def user_words(state: SessionState, start: int, cut: int, budget: float, longest
     )
 
 
+def words_of(message: Message) -> str:
+    """A user message's text as typed: its string, or its text blocks joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content.strip()
+    return "\n".join(
+        str(b.get("text", "")) for b in blocks(message) if block_type(b) == "text"
+    ).strip()
+
+
+def request_shown(state: SessionState, request: str, pins: list[int], cut: int) -> str:
+    """What the summary says under "Current user request": a reference to the user message
+    that holds the request verbatim when the view keeps it (the first request, a pinned one,
+    or one in the kept turns) and the reference is the shorter, else the request in full (it
+    was folded, never typed, or shorter than a reference)."""
+    wanted = request.strip()
+    first = state.first_request
+    kept: str | None = None
+    if first is not None and words_of(state.msgs[first]) == wanted:
+        kept = markers.request_kept(first, first=True)
+    else:
+        for seq in reversed([*pins, *range(cut, state.n)]):
+            message = state.msgs.get(seq)
+            held = message is not None and is_request(message) and words_of(message) == wanted
+            if seq != first and held:
+                kept = markers.request_kept(seq, first=False)
+                break
+    return kept if kept is not None and len(kept) < len(request) else request
+
+
 # The newest folded user messages a summary names one by one; older ones by count (the
 # index names the archive of every message range).
 FOLDED_NAMED = 20
@@ -345,7 +377,7 @@ def summarize(
     named = named[-FOLDED_NAMED:]
     message = markers.session_summary(
         label,
-        request,
+        request_shown(state, request, words.pins, cut),
         text,
         archive,
         start,
