@@ -39,6 +39,7 @@ from ..messages import Message, block_type, blocks, is_request, readable_text, r
 from ..policy import SessionPolicy
 from ..store.base import Store
 from .exports import export_media, index_lines, summary_line
+from .request import request_shown
 from .state import Pos, Record, SessionState, answer_message
 
 # Tokens we expect a summary message to take (the summary call is capped at 2,000).
@@ -256,36 +257,6 @@ def user_words(state: SessionState, start: int, cut: int, budget: float, longest
         folded=[seq for seq in [*old, *new] if seq not in kept],
         tokens=used,
     )
-
-
-def words_of(message: Message) -> str:
-    """A user message's text as typed: its string, or its text blocks joined."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content.strip()
-    return "\n".join(
-        str(b.get("text", "")) for b in blocks(message) if block_type(b) == "text"
-    ).strip()
-
-
-def request_shown(state: SessionState, request: str, pins: list[int], cut: int) -> str:
-    """What the summary says under "Current user request": a reference to the user message
-    that holds the request verbatim when the view keeps it (the first request, a pinned one,
-    or one in the kept turns) and the reference is the shorter, else the request in full (it
-    was folded, never typed, or shorter than a reference)."""
-    wanted = request.strip()
-    first = state.first_request
-    kept: str | None = None
-    if first is not None and words_of(state.msgs[first]) == wanted:
-        kept = markers.request_kept(first, first=True)
-    else:
-        for seq in reversed([*pins, *range(cut, state.n)]):
-            message = state.msgs.get(seq)
-            held = message is not None and is_request(message) and words_of(message) == wanted
-            if seq != first and held:
-                kept = markers.request_kept(seq, first=False)
-                break
-    return kept if kept is not None and len(kept) < len(request) else request
 
 
 # The newest folded user messages a summary names one by one; older ones by count (the
