@@ -36,6 +36,8 @@ def rows_of(results: list[dict[str, Any]]) -> list[list[Any]]:
             r["over_budget_calls"],
             r["violations"],
             f"{r['p50_prepare_ms']:.3f}",
+            f"{r['user_kept']} / {r['user_messages']}",
+            "" if r.get("summary_retention") is None else f"{r['summary_retention']:.0%}",
         ]
         for r in results
     ]
@@ -53,6 +55,8 @@ HEADERS = [
     "calls over budget",
     "check() violations",
     "prepare p50 ms",
+    "user words kept",
+    "summary retention",
 ]
 
 
