@@ -22,6 +22,7 @@ Invariants every converter keeps:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -143,4 +144,31 @@ def dump_all(
     out = list(system or [])
     for message in messages:
         out.extend(converter.dump_message(message))
+    return out
+
+
+def dump_user(
+    message: Message,
+    dump_result: Callable[[dict[str, Any]], dict[str, Any]],
+    block_to_part: Callable[[dict[str, Any]], Any],
+) -> list[dict[str, Any]]:
+    """An OpenAI user message for ``message``, split where a tool result or a passthrough
+    item stands: each of those becomes its own item (``dump_result``, or the item as it came),
+    in place, and the other blocks are the user message's parts (``block_to_part``)."""
+    meta = message.get(META) or {}
+    content = message.get("content")
+    if not isinstance(content, list):
+        return [{**meta, "role": "user", "content": content}]
+    out: list[dict[str, Any]] = []
+    parts: list[Any] = []
+    for block in content:
+        if block.get("type") == "tool_result" or is_passthrough(block):
+            if parts:
+                out.append({**meta, "role": "user", "content": parts})
+                parts = []
+            out.append(dump_result(block) if block.get("type") == "tool_result" else block["item"])
+        else:
+            parts.append(block_to_part(block))
+    if parts or not content:
+        out.append({**meta, "role": "user", "content": parts})
     return out

@@ -38,6 +38,7 @@ from .base import (
     Unit,
     bad_item,
     dump_all,
+    dump_user,
     image_source,
     is_passthrough,
     passthrough,
@@ -279,23 +280,7 @@ def _dump_result(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dump_user(message: Message) -> list[dict[str, Any]]:
-    meta = message.get(META) or {}
-    content = message.get("content")
-    if not isinstance(content, list):
-        return [{**meta, "role": "user", "content": content}]
-    out: list[dict[str, Any]] = []
-    parts: list[Any] = []
-    for block in content:
-        if block.get("type") == "tool_result" or is_passthrough(block):
-            if parts:
-                out.append({**meta, "role": "user", "content": parts})
-                parts = []
-            out.append(_dump_result(block) if block.get("type") == "tool_result" else block["item"])
-        else:
-            parts.append(_block_to_part(block))
-    if parts or not content:
-        out.append({**meta, "role": "user", "content": parts})
-    return out
+    return dump_user(message, _dump_result, _block_to_part)
 
 
 def _dump_assistant(message: Message) -> list[dict[str, Any]]:
