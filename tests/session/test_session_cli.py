@@ -223,3 +223,20 @@ def test_session_commands_name_an_unknown_session(tmp_path: Path) -> None:
     for command in (["inspect", "nope"], ["export", "nope"], ["compact", "nope", "--dry-run"]):
         result = cli(*command, workdir=tmp_path)
         assert result.exit_code == 2 and "nope" in result.output, command
+
+
+@needs_pack
+def test_an_import_names_the_lines_that_are_not_json(tmp_path: Path) -> None:
+    source = PACK / ONE_OF_EACH[1]  # a Codex rollout: JSON Lines
+    lines = source.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2][: len(lines[2]) // 2]  # cut off mid-record, as a crash would
+    lines.insert(5, "not json at all")
+    broken = tmp_path / "rollout-broken.jsonl"
+    broken.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    work = tmp_path / "work"
+    (report,) = ok_json(cli("import", str(broken), "--json", workdir=work))["sessions"]
+    assert report["notes"]["unparseable_line"] == 2
+    assert report["bad_lines"] == [3, 6]
+    text = cli("import", str(broken), workdir=work)
+    assert text.exit_code == 0, text.output
+    assert "unparseable_line=2; not JSON: line 3, 6" in text.output

@@ -55,6 +55,8 @@ class Imported:
     tool_uses: int
     skipped: int
     notes: dict[str, int] = field(default_factory=dict)
+    bad_lines: list[int] = field(default_factory=list)
+    """Line numbers (1-based) of the JSON Lines that did not parse, the first ``SHOWN``."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,7 +111,28 @@ def import_session(store: Store, session: Session, extra: dict[str, Any] | None 
         uses,
         session.skipped,
         dict(session.notes),
+        unparseable_lines(Path(session.source)) if session.notes.get("unparseable_line") else [],
     )
+
+
+SHOWN = 20
+
+
+def unparseable_lines(path: Path, limit: int = SHOWN) -> list[int]:
+    """The 1-based numbers of the non-blank lines of ``path`` that are not JSON (the first
+    ``limit``), so an import can say where its skipped lines are."""
+    found: list[int] = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                json.loads(line)
+            except json.JSONDecodeError:
+                found.append(number)
+                if len(found) == limit:
+                    break
+    return found
 
 
 def import_path(store: Store, path: Path) -> tuple[list[Imported], list[Failure]]:
@@ -206,6 +229,9 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
             skipped = ""
             if i.skipped:
                 reasons = ", ".join(f"{k}={v}" for k, v in i.notes.items())
+                if i.bad_lines:
+                    more = "…" if i.notes.get("unparseable_line", 0) > len(i.bad_lines) else ""
+                    reasons += f"; not JSON: line {', '.join(map(str, i.bad_lines))}{more}"
                 skipped = f"; {i.skipped} skipped or repaired ({reasons})"
             click.echo(
                 f"imported {i.id}: {i.format} {i.name}, {i.messages} messages, "
