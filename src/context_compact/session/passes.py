@@ -302,9 +302,12 @@ def summarize(
         words = user_words(state, start, c, pin_budget, answered_chars)
         if tokens(c, state.n) + words.tokens <= budget:
             break
-    cut = _thinking_cut(state, cut, starts)
-    if cut <= start:
+    moved = _thinking_cut(state, cut, starts)
+    if moved <= start:
         return None
+    if moved != cut:
+        # The pins were chosen for the cut before it moved back to a thinking turn's start.
+        cut, words = moved, user_words(state, start, moved, pin_budget, answered_chars)
     # What the prefix holds now besides the first request (the summary, pinned messages).
     prefix_rest = sum(state.tokens[: len(state.prefix)]) - (
         first_tokens if state.prefix and first is not None else 0
