@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 import stub_api as s
-from context_compact.cli import main, read_dotenv
+from context_compact.cli import main
+from context_compact.cli_agent import read_dotenv
 from context_compact.markers import structured_summary_prompt
 from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
 from stub_api import Reply, StubAPI

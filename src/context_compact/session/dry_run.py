@@ -202,7 +202,7 @@ def compact_command(
 ) -> None:
     """Replay session ID (or a log FILE) through --policy, offline: what each compaction pass
     does, and the final view. Without --dry-run the result is kept as a NEW session."""
-    from ..cli import make_policy
+    from ..cli_agent import make_policy
     from ..store import workdir_store
 
     root = Path(workdir or Path.cwd()).resolve()

@@ -1,0 +1,372 @@
+"""How the CLI builds an agent and reports on it: the environment (options, then the real
+environment, then ``.env``), the provider, the policy (with ``.context-compact/config.toml``),
+the store and session to resume, the printer of loop events, and the one-line failure
+messages. ``cli.py`` holds the click commands on top of it.
+
+A failure shown to the user is ONE line saying what failed and what to do, with the path of
+the transcript holding the conversation so far; secrets are redacted from it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from .agent.guard import Redactor, secrets_in
+from .agent.loop import (
+    Agent,
+    AgentError,
+    Compaction,
+    LoopEvent,
+    ModelCall,
+    Refusal,
+    RunResult,
+    ToolCall,
+    system_prompt,
+)
+from .agent.tools import Workspace
+from .compactor import Compactor
+from .config import ConfigError, apply_settings, read_config
+from .errors import CompactionFailed
+from .events import CompactionEvent
+from .invariants import InvalidHistory
+from .policy import Policy
+from .providers.base import ModelReply, Provider
+from .providers.errors import is_context_overflow
+from .providers.openai_chat import is_local_url
+from .registry import policy_for
+from .store import WORKDIR_DB, SessionLocked, Store, workdir_store
+from .store.journal import shown_id
+from .summarize import LLMSummarizer
+
+# The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
+LOCAL_ANTHROPIC_KEY = "sk-ant-local-no-key"
+QUIT_WORDS = ("q", "exit", "quit")
+
+
+# -- configuration -----------------------------------------------------------------------
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """``KEY=VALUE`` lines of a ``.env`` file; comments, blanks and ``export`` are allowed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        key = key.removeprefix("export ").strip()
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        if key:
+            values[key] = value
+    return values
+
+
+def environment(workdir: Path) -> dict[str, str]:
+    """The settings in force: ``<workdir>/.env`` overlaid by the real environment."""
+    return {**read_dotenv(workdir / ".env"), **os.environ}
+
+
+def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int = 2) -> Provider:
+    if kind == "anthropic":
+        from .providers.anthropic import AnthropicProvider
+
+        key, base = env.get("ANTHROPIC_API_KEY"), env.get("ANTHROPIC_BASE_URL") or None
+        if not key:
+            if not (base and is_local_url(base)):
+                raise click.UsageError(
+                    "ANTHROPIC_API_KEY is not set; export it or put it in .env in the work "
+                    "directory"
+                )
+            key = LOCAL_ANTHROPIC_KEY
+        return AnthropicProvider(
+            model, api_key=key, base_url=base, max_retries=max_retries, cache=True
+        )
+    from .providers.openai_chat import OpenAIChatProvider
+
+    key, base = env.get("OPENAI_API_KEY") or None, env.get("OPENAI_BASE_URL") or None
+    if key is None and not (base and is_local_url(base)):
+        raise click.UsageError(
+            "OPENAI_API_KEY is not set; export it or put it in .env in the work directory "
+            "(a local OPENAI_BASE_URL needs no key)"
+        )
+    return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=max_retries)
+
+
+def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
+    """The policy ``--policy NAME`` names in the registry, at ``--context-limit`` if given."""
+    limit: dict[str, Any] = {} if context_limit is None else {"context_limit": context_limit}
+    try:
+        if name == "seed":
+            return Policy.seed(echo=False, **limit)
+        if name == "default":
+            return Policy.default(model=model, **limit)
+        base = Policy.default(model=model)
+        return policy_for(name, **{"context_limit": base.context_limit, **limit})
+    except (ValueError, TypeError) as error:
+        raise click.UsageError(str(error)) from error
+
+
+def configured_policy(options: dict[str, Any], model: str | None, workdir: Path) -> Any:
+    """The ``--policy`` in force with ``.context-compact/config.toml``'s ``[policy]`` settings,
+    then the threshold options, applied over its defaults."""
+    policy = make_policy(options["policy"], model, options["context_limit"])
+    try:
+        settings, source = read_config(workdir)
+        if options["context_limit"] is not None:
+            settings.pop("context_limit", None)
+        policy = apply_settings(policy, settings, source)
+        flags = {
+            key: options[key] for key in ("high_water", "low_water") if options[key] is not None
+        }
+        return apply_settings(policy, flags, "--high-water/--low-water")
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from error
+
+
+# -- output ------------------------------------------------------------------------------
+
+
+def shown_path(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return path
+
+
+class Printer:
+    """Renders loop events: dim tool lines, one line per compaction, refusals."""
+
+    def __init__(self, console: Console, root: Path, show_turns: bool = False) -> None:
+        self.console = console
+        self.root = root
+        self.show_turns = show_turns
+        self.compactions = 0
+
+    def __call__(self, event: LoopEvent) -> None:
+        out = self.console
+        if isinstance(event, ModelCall):
+            if self.show_turns:
+                out.print(
+                    f"[bold]turn {event.turn}[/]  [dim]{event.input_tokens:,} tokens in · "
+                    f"{event.output_tokens:,} out[/]"
+                )
+            if event.tool_uses and event.text.strip():
+                out.print(event.text.strip(), markup=False, highlight=False)
+        elif isinstance(event, ToolCall):
+            style = "red" if event.is_error else "dim"
+            failed = " failed" if event.is_error else ""
+            out.print(
+                f"  → {event.name} {event.input_summary}  ({event.chars:,} chars{failed})",
+                style=style,
+                markup=False,
+                highlight=False,
+            )
+        elif isinstance(event, Compaction):
+            self.compactions += 1
+            # The line holds a note such as "[auto compact]": text, not Rich markup.
+            out.print(
+                self.compaction_line(event.event), style="yellow", markup=False, highlight=False
+            )
+        elif isinstance(event, Refusal):
+            then = "reactive compaction" if event.recovered else "giving up"
+            if event.retry_max_tokens is not None:
+                then = f"retrying with max_tokens {event.retry_max_tokens:,}"
+            out.print(
+                f"  ✗ API refused the prompt ({event.error_text}) → {then}",
+                style="magenta",
+                markup=False,
+                highlight=False,
+            )
+
+    def compaction_line(self, event: CompactionEvent) -> str:
+        line = f"  ⟳ {event.stage}: {event.before:,} → {event.after:,} {event.unit}"
+        if event.note:
+            line += f" ({event.note})"
+        if event.paths:
+            more = f" (+{len(event.paths) - 1} more)" if len(event.paths) > 1 else ""
+            line += f"; full copy: {shown_path(event.paths[0], self.root)}{more}"
+        return line
+
+
+class Spinning:
+    """A Provider that shows a spinner while its model call runs."""
+
+    def __init__(self, provider: Provider, console: Console, doing: str) -> None:
+        self.provider = provider
+        self.console = console
+        self.doing = doing
+        self.name = provider.name
+        self.model = provider.model
+
+    def complete(self, **request: Any) -> ModelReply:
+        with self.console.status(self.doing, spinner="dots"):
+            return self.provider.complete(**request)
+
+
+# -- one session -------------------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    agent: Agent
+    compactor: Compactor
+    store: Store
+    printer: Printer
+    debug: bool
+    kind: str
+    redact: Redactor = field(default_factory=Redactor)
+
+
+def open_session(options: dict[str, Any], console: Console) -> Session:
+    workdir = Path(options["workdir"] or Path.cwd()).resolve()
+    env = environment(workdir)
+    model = options["model"] or env.get("MODEL_ID")
+    if not model:
+        raise click.UsageError(
+            "no model given: pass --model or set MODEL_ID (environment or .env in the work "
+            "directory)"
+        )
+    provider = make_provider(options["provider"], model, env, options["max_retries"])
+    policy = configured_policy(options, model, workdir)
+    store = workdir_store(workdir)
+    resume = options.get("resume")
+    if resume is not None and store.session_meta(resume) is None:
+        known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
+        raise click.UsageError(
+            f"no session {shown_id(resume)} in {workdir / WORKDIR_DB} (newest: {known})"
+        )
+    if resume is not None:
+        try:
+            store.claim(resume)  # one writer per session: say so before any model call
+        except SessionLocked as error:
+            raise click.ClickException(str(error)) from None
+    agent_side: Provider = provider
+    summary_side: Provider = provider
+    if console.is_terminal:
+        agent_side = Spinning(provider, console, "waiting for the model…")
+        summary_side = Spinning(provider, console, "summarizing the conversation…")
+    summarizer = LLMSummarizer(
+        summary_side,
+        input_limit=getattr(policy, "summary_input_limit", 80_000),
+        max_tokens=getattr(policy, "summary_max_tokens", 2_000),
+    )
+    try:
+        compactor = Compactor(policy, store, summarizer, session=resume)
+    except ValueError as error:
+        raise click.UsageError(f"--resume: {error}") from error
+    printer = Printer(console, workdir, show_turns=options["debug"])
+    agent = Agent(
+        agent_side,
+        compactor,
+        # API keys and tokens never reach the history through a tool's output.
+        Workspace(workdir, read_roots=(store.root_path,), secrets=secrets_in(env)),
+        max_turns=options["max_turns"],
+        on_event=printer,
+        system=system_prompt(workdir),
+    )
+    return Session(
+        agent,
+        compactor,
+        store,
+        printer,
+        options["debug"],
+        options["provider"],
+        Redactor(secrets_in(env)),
+    )
+
+
+def resume_hint(session: Session) -> str:
+    """How to continue this session later ('' for engines that keep no log)."""
+    if not session.compactor.keeps_log:
+        return ""
+    sid = session.compactor.session_id
+    return f"Session {sid} is saved: continue it with --resume {sid}."
+
+
+def hint(error: BaseException, kind: str) -> str:
+    """What to do about a failure, judged from the error that caused it."""
+    api = "ANTHROPIC" if kind == "anthropic" else "OPENAI"
+    cause = error.__cause__ or error
+    status = getattr(cause, "status_code", None)
+    name = type(cause).__name__
+    if isinstance(cause, CompactionFailed):
+        return ""
+    if is_context_overflow(cause):
+        return "Start a new session, or lower --context-limit so compaction starts earlier."
+    if status in (401, 403):
+        return f"Check {api}_API_KEY and that the key may use this model."
+    if status == 404:
+        return f"Check --model and {api}_BASE_URL."
+    if status == 429 or status == 529:
+        return "The API is rate limited or overloaded; wait a little and run again."
+    if "Connection" in name or "Timeout" in name:
+        return f"Check {api}_BASE_URL and the network."
+    return "Run again with --debug for the traceback."
+
+
+def fail_line(what: str, advice: str, transcript: str | None) -> str:
+    line = f"error: {what}"
+    if not line.endswith("."):
+        line += "."
+    if advice:
+        line += f" {advice}"
+    if transcript:
+        line += f" Conversation so far saved to {transcript}"
+    return " ".join(line.split())
+
+
+def report_failure(
+    session: Session, error: BaseException, history: list[Any], advice: str | None = None
+) -> None:
+    """ONE line on stderr (what failed, what to do, where the conversation went)."""
+    transcript = None
+    if history:
+        try:
+            transcript = session.store.write_transcript(history)
+        except OSError:
+            transcript = None
+    if session.debug:
+        traceback.print_exception(error, file=sys.stderr)
+    advice = hint(error, session.kind) if advice is None else advice
+    line = fail_line(str(error), f"{advice} {resume_hint(session)}", transcript)
+    click.echo(session.redact(line), err=True)
+
+
+RECOVERABLE = (AgentError, CompactionFailed, InvalidHistory)
+
+
+def ask(session: Session, history: list[Any], request: str) -> RunResult | AgentError:
+    """Run one request; a failure is reported and returned (it carries the history)."""
+    try:
+        return session.agent.run(history, request)
+    except AgentError as error:
+        report_failure(session, error, error.history)
+        return error
+    except KeyboardInterrupt:
+        # The engine logged the request and every turn that reached prepare: the conversation
+        # goes on from there. Without a log, the interrupted request's turns are lost.
+        compactor = session.compactor
+        kept = compactor.view() if compactor.keeps_log else []
+        kept = kept or [*history, {"role": "user", "content": request}]
+        stopped = AgentError("interrupted", kept)
+        report_failure(session, stopped, stopped.history, advice="")
+        return stopped
+
+
+# -- commands ----------------------------------------------------------------------------
