@@ -63,6 +63,7 @@ class Compactor:
         self._edges: dict[str, Edge] = {}
         self._edge: Edge | None = None
         self._overheads = {"request": 0, "system": 0}
+        self._overhead_sources: dict[str, Any] = {}
         self.policy = policy if policy is not None else Policy.default()
         self.store: Store = store if store is not None else FileStore(Path.cwd())
         self.summarizer: Summarizer = summarizer or extractive_summary
@@ -126,12 +127,16 @@ class Compactor:
     def set_request(self, system: str | None = None, tools: list[Any] | None = None) -> None:
         """Count the system prompt and tool schemas into every budget (system messages at
         the head of an OpenAI list are counted without this)."""
-        tokens = self.tokens.text(system or "") + self.tokens.text(to_json(tools or []))
+        key = (system or "", to_json(tools or []))
         with self._lock:
-            self._set_overhead("request", tokens)
+            self._set_overhead("request", key, lambda: sum(map(self.tokens.text, key)))
 
-    def _set_overhead(self, part: str, tokens: int) -> None:
-        self._overheads[part] = tokens
+    def _set_overhead(self, part: str, source: Any, count: Callable[[], int]) -> None:
+        # Called before every request (drop-in clients, OpenAI lists): count a system prompt
+        # or tool schemas only when they changed.
+        if self._overhead_sources.get(part) != source:
+            self._overhead_sources[part] = source
+            self._overheads[part] = count()
         self.engine.overhead(sum(self._overheads.values()))
 
     def observe(self, usage: Any) -> None:
@@ -176,7 +181,8 @@ class Compactor:
         if edge is None:
             return call(messages)
         canonical = edge.load(messages)
-        self._set_overhead("system", self.tokens.text(edge.system_text))
+        text = edge.system_text
+        self._set_overhead("system", text, lambda: self.tokens.text(text))
         try:
             view = call(canonical)
         except InvalidHistory as error:
