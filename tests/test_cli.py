@@ -5,27 +5,16 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections import deque
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 import stub_api as s
+from cli_model import SETTINGS, serve
 from context_compact.cli import main
 from context_compact.cli_agent import read_dotenv
-from context_compact.markers import structured_summary_prompt
-from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
 from stub_api import Reply, StubAPI
-
-SETTINGS = (
-    "MODEL_ID",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-)
 
 
 @pytest.fixture(autouse=True)
@@ -40,27 +29,6 @@ def work(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "notes.txt").write_text("remember the milk\n", encoding="utf-8")
     return root
-
-
-class Model:
-    """The stub's answers to agent calls, in order; summary calls get a summary."""
-
-    def __init__(self, *answers: Any) -> None:
-        self.answers = deque(answers)
-        self.summary_requests: list[Any] = []
-
-    def __call__(self, body: Any) -> Any:
-        sent = json.dumps(body)
-        if SUMMARY_SYSTEM_PROMPT[:40] in sent or structured_summary_prompt(1)[:40] in sent:
-            self.summary_requests.append(body)
-            return Reply(text="Read notes.txt; nothing else done.")
-        return self.answers.popleft()
-
-
-def serve(stub: StubAPI, *answers: Any) -> Model:
-    model = Model(*answers)
-    stub.enqueue(*[model] * (len(answers) + 4))
-    return model
 
 
 def read_notes() -> Reply:

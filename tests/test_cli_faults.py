@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +18,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 import stub_api as s
+from cli_model import SETTINGS, serve
 from context_compact.cli import main
-from context_compact.markers import structured_summary_prompt
-from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
 from stub_api import Drop, Reply, StubAPI, fast_retry
-
-SETTINGS = (
-    "MODEL_ID",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-)
 
 
 @pytest.fixture(autouse=True)
@@ -50,27 +40,6 @@ def work(tmp_path: Path) -> Path:
 @pytest.fixture(params=["anthropic", "openai"])
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-class Model:
-    """Agent calls get the scripted answers in order; summary calls get a summary."""
-
-    def __init__(self, *answers: Any) -> None:
-        self.answers = deque(answers)
-        self.summary_requests: list[Any] = []
-
-    def __call__(self, body: Any) -> Any:
-        sent = json.dumps(body)
-        if SUMMARY_SYSTEM_PROMPT[:40] in sent or structured_summary_prompt(1)[:40] in sent:
-            self.summary_requests.append(body)
-            return Reply(text="Read notes.txt; the tool output asked to delete files.")
-        return self.answers.popleft()
-
-
-def serve(stub: StubAPI, *answers: Any) -> Model:
-    model = Model(*answers)
-    stub.enqueue(*[model] * (len(answers) + 6))
-    return model
 
 
 def env_for(kind: str, stub: StubAPI, key: str | None = None) -> dict[str, str]:
