@@ -201,12 +201,30 @@ class Compactor:
             self._through_edge(messages, self.engine.record)
 
     def compact_history(
-        self, messages: list[Any], active_request: str, instructions: str | None = None
+        self,
+        messages: list[Any],
+        active_request: str,
+        instructions: str | None = None,
+        *,
+        keep_recent_turns: int | None = None,
     ) -> list[Any]:
-        with self._lock:
-            return self._through_edge(
-                messages, lambda m: self.engine.compact(m, active_request, instructions)
+        """Compact now. ``keep_recent_turns`` (default engine only): the turns kept verbatim,
+        1 by default; 0 summarizes everything but the first request, the pinned user words
+        and the results the model has not seen yet."""
+        if keep_recent_turns is None:
+            run = lambda m: self.engine.compact(m, active_request, instructions)  # noqa: E731
+        elif not getattr(self.engine, "keeps_log", False):
+            raise ValueError(
+                f"keep_recent_turns needs the default engine; {self.engine.name!r} always "
+                "summarizes what it compacts"
             )
+        else:
+            engine: Any = self.engine
+            run = lambda m: engine.compact(  # noqa: E731
+                m, active_request, instructions, keep_recent_turns=keep_recent_turns
+            )
+        with self._lock:
+            return self._through_edge(messages, run)
 
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
         with self._lock:

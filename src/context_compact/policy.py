@@ -122,6 +122,18 @@ class SessionPolicy:
     max_reactive_retries: int = 1
     """Reactive compactions the agent loop tries per refused call."""
 
+    # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
+    # large window; below it they scale with the limit.
+    @property
+    def clear_floor(self) -> int:
+        """``clear_at_least``, at most a tenth of the limit."""
+        return min(self.clear_at_least, self.context_limit // 10)
+
+    @property
+    def preview_size(self) -> int:
+        """``preview_chars``, at most about 5% of the limit (a fifth of it in characters)."""
+        return min(self.preview_chars, max(200, self.context_limit // 5))
+
     def __post_init__(self) -> None:
         _positive(self, "context_limit", "preview_chars", "summary_input_limit")
         if not 0 < self.low_water < self.high_water <= 1:
