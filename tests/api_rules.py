@@ -39,10 +39,17 @@ def _blocks(message: dict[str, Any]) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
-def _runs(messages: list[dict[str, Any]]) -> list[tuple[int, str, list[tuple[int, int, Any]]]]:
+def _kind(block: Any) -> str:
+    return str(block.get("type")) if isinstance(block, dict) else type(block).__name__
+
+
+Run = tuple[int, str, list[tuple[int, int, Any]]]
+
+
+def _runs(messages: list[dict[str, Any]]) -> list[Run]:
     """Consecutive messages of one role merged: (index of the first, role, blocks with their
     message and block index)."""
-    runs: list[tuple[int, str, list[tuple[int, int, Any]]]] = []
+    runs: list[Run] = []
     for i, message in enumerate(messages):
         role = str(message.get("role"))
         found = [(i, k, b) for k, b in enumerate(_blocks(message))]
@@ -53,12 +60,7 @@ def _runs(messages: list[dict[str, Any]]) -> list[tuple[int, str, list[tuple[int
     return runs
 
 
-def _kind(block: Any) -> str:
-    return str(block.get("type")) if isinstance(block, dict) else type(block).__name__
-
-
-def tool_pairing(messages: list[dict[str, Any]]) -> str | None:
-    runs = _runs(messages)
+def tool_pairing(runs: list[Run], count: int) -> str | None:
     for r, (_, role, found) in enumerate(runs):
         if role != "assistant":
             continue
@@ -66,7 +68,7 @@ def tool_pairing(messages: list[dict[str, Any]]) -> str | None:
         if not uses:
             continue
         answered: set[Any] = set()
-        where = len(messages)
+        where = count
         if r + 1 < len(runs):
             where = runs[r + 1][0]
             answered = {
@@ -83,9 +85,9 @@ def tool_pairing(messages: list[dict[str, Any]]) -> str | None:
         if role != "user":
             continue
         before = runs[r - 1][2] if r > 0 and runs[r - 1][1] == "assistant" else []
-        uses = {b.get("id") for _, _, b in before if _kind(b) == "tool_use"}
+        uses_before = {b.get("id") for _, _, b in before if _kind(b) == "tool_use"}
         for i, k, b in found:
-            if _kind(b) == "tool_result" and b.get("tool_use_id") not in uses:
+            if _kind(b) == "tool_result" and b.get("tool_use_id") not in uses_before:
                 return (
                     f"messages.{i}.content.{k}: unexpected `tool_use_id` found in `tool_result` "
                     f"blocks: {b.get('tool_use_id')}. Each `tool_result` block must have a "
@@ -94,10 +96,7 @@ def tool_pairing(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def final_turn_opener(messages: list[dict[str, Any]]) -> int | None:
-    """Index of the first assistant message after the last run of user messages that holds
-    no tool result (None when the final turn has no assistant message)."""
-    runs = _runs(messages)
+def _opener(runs: list[Run]) -> int | None:
     start = 0
     for r, (_, role, found) in enumerate(runs):
         if role == "user" and not any(_kind(b) == "tool_result" for _, _, b in found):
@@ -108,10 +107,18 @@ def final_turn_opener(messages: list[dict[str, Any]]) -> int | None:
     return None
 
 
-def thinking_rules(body: dict[str, Any]) -> str | None:
+def final_turn_opener(messages: list[dict[str, Any]]) -> int | None:
+    """Index of the first assistant message after the last run of user messages that holds
+    no tool result (None when the final turn has no assistant message)."""
+    return _opener(_runs(messages))
+
+
+def thinking_rules(body: dict[str, Any], runs: list[Run]) -> str | None:
     messages = body.get("messages") or []
-    for i, message in enumerate(messages):
-        for k, b in enumerate(_blocks(message)):
+    for _, role, found in runs:
+        if role != "assistant":
+            continue
+        for i, k, b in found:
             if _kind(b) != "thinking":
                 continue
             signature = str(b.get("signature") or "")
@@ -120,19 +127,20 @@ def thinking_rules(body: dict[str, Any]) -> str | None:
     thinking = body.get("thinking")
     if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive"):
         return None
-    opener = final_turn_opener(messages)
+    opener = _opener(runs)
     if opener is None:
         return None
     content = _blocks(messages[opener])
-    found = _kind(content[0]) if content else "nothing"
-    if found in THINKING:
+    found_kind = _kind(content[0]) if content else "nothing"
+    if found_kind in THINKING:
         return None
     return (
         f"messages.{opener}.content.0.type: Expected `thinking` or `redacted_thinking`, but "
-        f"found `{found}`. When `thinking` is enabled, a final `assistant` message must start "
-        "with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` "
-        "blocks). We recommend you include thinking blocks from previous turns. To avoid this "
-        f"requirement, disable `thinking`. Please consult our documentation at {THINKING_DOCS}"
+        f"found `{found_kind}`. When `thinking` is enabled, a final `assistant` message must "
+        "start with a thinking block (preceeding the lastmost set of `tool_use` and "
+        "`tool_result` blocks). We recommend you include thinking blocks from previous turns. "
+        "To avoid this requirement, disable `thinking`. Please consult our documentation at "
+        f"{THINKING_DOCS}"
     )
 
 
@@ -153,4 +161,5 @@ def violation_text(body: Any) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return None
-    return tool_pairing(messages) or thinking_rules(body)
+    runs = _runs(messages)
+    return tool_pairing(runs, len(messages)) or thinking_rules(body, runs)

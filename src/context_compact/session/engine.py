@@ -408,6 +408,8 @@ class SessionEngine:
         self.over_limit += 1
         if self.over_limit >= self.policy.max_over_limit:
             raise CompactionFailed(self._too_big(size))
+        # Never silently: the caller sees what is too big before the API refuses it.
+        self._emit("over_limit", size, size, (), self._too_big(size))
 
     def _too_big(self, size: int) -> str:
         """What alone keeps the request over the limit, by name and size."""
@@ -463,7 +465,10 @@ class SessionEngine:
                 self._guarded(
                     lambda: self._clear(target, force=urgent, futile_below=int(high)), "clear"
                 )
-                if state.measure() > target:
+                # Clearing is lossless and cheaper than a summary: when it brought the request
+                # well under the high-water mark (half-way down to the low-water one), that is
+                # enough; a long turn's recent results may keep it above the low-water mark.
+                if state.measure() > (high + target) / 2:
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(
@@ -479,6 +484,12 @@ class SessionEngine:
                     # before the call gives up (a long turn that no summary may cut).
                     self._guarded(
                         lambda: self._clear(target, force=True, last_resort=True), "clear"
+                    )
+                if state.measure() > self.limit:
+                    # Still over: everything but what the model has not seen yet goes into
+                    # the summary (the summary closes the turn).
+                    self._guarded(
+                        lambda: self._summarize_old(target, request, 0, least=1), "summarize"
                     )
                 self._fault_check("bring the context under its limit", always=False)
                 self._check_limit()

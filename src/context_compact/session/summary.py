@@ -216,24 +216,17 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     keep = ask.keep_turns or (0 if closable else 1)
     found = _choose(state, turns[-keep:] if keep else [], words, budget, roof)
 
-    def over(cut: int, allowance: int) -> bool:
-        return _tokens(state, cut, state.n) + words(cut).tokens > roof + allowance
-
-    newest_turn = max([start, *turns])
-    if found[0] is None and found[1] is None and keep and over(newest_turn, ask.allowance):
+    newest = max([start, *turns])
+    over = _tokens(state, newest, state.n) + words(newest).tokens > roof + ask.allowance
+    if found[0] is None and found[1] is None and keep and over:
         # The newest turn alone is over the limit (a long answer before the newest request,
         # say): a cut at a user request may leave less.
         at_request = _choose(state, requests[-keep:], words, budget, roof)
         found = (at_request[0], at_request[1], found[2] or at_request[2])
     result, fallback, last_resort = found
-    # Closing only when even the smallest kept part a cut can leave is over the limit (a long
-    # turn that opened with a thinking block has no cut inside it), or when asked for.
-    if (
-        result is None
-        and fallback is None
-        and closable
-        and (not ask.keep_turns or over(max([start, *turns, *requests]), 0))
-    ):
+    # Closing when no cut leaves a kept part under the limit (a long turn that opened with a
+    # thinking block has no cut inside it), or when asked for.
+    if result is None and fallback is None and closable:
         result = _closing(state, ask, start, budget, words(state.n))
     result = result or fallback or last_resort
     if result is None:
@@ -284,7 +277,8 @@ def _closing(
     else:
         # Unseen results always ride along, with the calls they answer.
         carry = last
-        room = budget - kept.tokens
+        # Older steps ride along in half the room left: the rest is for the turn to come.
+        room = (budget - kept.tokens) / 2
         steps = [seq for seq in state.turn_starts() if start <= seq < last]
         for seq in reversed(steps[-max(0, ask.keep_turns - 1) :] if ask.keep_turns > 1 else []):
             if _tokens(state, seq, state.n) > room:
