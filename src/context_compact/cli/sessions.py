@@ -143,7 +143,7 @@ def recall_command(
 ) -> None:
     """Print the original content SESSION logged that matches QUERY (text, a path the
     session's view named, or 'message N'), one page at a time."""
-    from .recall import recall
+    from ..session.recall import recall
 
     store = open_store(workdir)
     try:

@@ -19,8 +19,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from .agent.guard import Redactor, secrets_in
-from .agent.loop import (
+from ..agent.guard import Redactor, secrets_in
+from ..agent.loop import (
     Agent,
     AgentError,
     Compaction,
@@ -31,20 +31,20 @@ from .agent.loop import (
     ToolCall,
     system_prompt,
 )
-from .agent.tools import Workspace
-from .compactor import Compactor
-from .config import ConfigError, apply_settings, read_config
-from .errors import CompactionFailed
-from .events import CompactionEvent
-from .invariants import InvalidHistory
-from .policy import Policy
-from .providers.base import ModelReply, Provider
-from .providers.errors import is_context_overflow
-from .providers.openai_chat import is_local_url
-from .registry import policy_for
-from .store import WORKDIR_DB, SessionLocked, Store, workdir_store
-from .store.journal import shown_id
-from .summarize import LLMSummarizer
+from ..agent.tools import Workspace
+from ..compactor import Compactor
+from ..config import ConfigError, apply_settings, read_config
+from ..errors import CompactionFailed
+from ..events import CompactionEvent
+from ..invariants import InvalidHistory
+from ..policy import Policy
+from ..providers.base import ModelReply, Provider
+from ..providers.errors import is_context_overflow
+from ..providers.openai_chat import is_local_url
+from ..registry import policy_for
+from ..store import WORKDIR_DB, SessionLocked, Store, workdir_store
+from ..store.journal import shown_id
+from ..summarize import LLMSummarizer
 
 # The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
 LOCAL_ANTHROPIC_KEY = "sk-ant-local-no-key"
@@ -84,7 +84,7 @@ def environment(workdir: Path) -> dict[str, str]:
 
 def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int = 2) -> Provider:
     if kind == "anthropic":
-        from .providers.anthropic import AnthropicProvider
+        from ..providers.anthropic import AnthropicProvider
 
         key, base = env.get("ANTHROPIC_API_KEY"), env.get("ANTHROPIC_BASE_URL") or None
         if not key:
@@ -97,7 +97,7 @@ def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int =
         return AnthropicProvider(
             model, api_key=key, base_url=base, max_retries=max_retries, cache=True
         )
-    from .providers.openai_chat import OpenAIChatProvider
+    from ..providers.openai_chat import OpenAIChatProvider
 
     key, base = env.get("OPENAI_API_KEY") or None, env.get("OPENAI_BASE_URL") or None
     if key is None and not (base and is_local_url(base)):
