@@ -2,7 +2,7 @@
 
 Each call, in this order:
 
-1. **sync**: recognize the caller's list by content (``log.Recognizer``), validate only what
+1. **sync**: recognize the caller's list by content (``keys.Recognizer``), validate only what
    is new against the view's last message, and log it (a private copy, an id chained to its
    parent's).
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
@@ -43,12 +43,12 @@ from ..engine import Env, Message
 from ..errors import CompactionFailed, StoreUnavailable
 from ..events import CompactionEvent
 from ..invariants import InvalidHistory, check, check_appended
+from ..keys import Match, Recognizer, chain_id, content_key
 from ..messages import as_dicts
 from ..policy import SessionPolicy
 from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
 from . import passes
-from .log import Match, Recognizer, chain_id, content_key
 from .state import Record, SessionState, clone
 
 NEVER = -(10**12)

@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..keys import content_key
 from ..sizing import TokenCounter
-from .log import content_key
 from .state import SessionState
 
 

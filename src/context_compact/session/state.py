@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..keys import ROOT, content_key
 from ..messages import (
     Message,
     block_type,
@@ -33,7 +34,6 @@ from ..messages import (
     opens_with_thinking,
 )
 from ..sizing import TokenCounter
-from .log import ROOT, content_key
 
 Pos = tuple[int, int]
 _ATOMS = (str, int, float, bool, type(None))

@@ -3,19 +3,20 @@
 A peer keeps the history its agent would keep (``LoggedStrategy.log``) and derives each
 request from it. The bench's loop hands back the view it was given plus what it appended
 (as the seed's loop does); ``sync`` recognizes that, and also a caller's own full history,
-and appends only the new messages. Rendered messages are cached by (log index, variant) so
+or a copy of either (``keys.Known``: the same objects or equal content), and appends only the
+new messages. Rendered messages are cached by (log index, variant) so
 an unchanged message is the same object from call to call: the replay's prefix comparison
 and token counting stay cheap, and a cache prefix is never broken by a copy.
 """
 
 from __future__ import annotations
 
-import operator
 from dataclasses import replace
 from typing import Any
 
 from ...engine import StatelessEngine
 from ...invariants import InvalidHistory, check, check_appended
+from ...keys import Known
 from ...messages import as_dicts, block_type, blocks
 
 Message = dict[str, Any]
@@ -66,13 +67,9 @@ class LoggedStrategy(StatelessEngine):
             raise InvalidHistory(check(messages))
         returned = self._returned
         restart = False
-        if (
-            returned is not None
-            and len(messages) >= len(returned)
-            and all(map(operator.is_, messages, returned))
-        ):
+        if returned is not None and Known(returned).prefix(messages) == len(returned):
             start = len(returned)
-        elif len(messages) >= len(self.log) and all(map(operator.is_, messages, self.log)):
+        elif Known(self.log).prefix(messages) == len(self.log):
             start = len(self.log)
         else:
             start, restart = 0, True
