@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from context_compact.cli.agent import read_dotenv
 
 import stub_api as s
 from cli_model import SETTINGS, serve
 from context_compact.cli import main
+from context_compact.cli.agent import read_dotenv
 from stub_api import Reply, StubAPI
 
 

@@ -34,6 +34,7 @@ from ..agent.loop import (
     AgentError,
     describe_error,
 )
+from ..bench.strategies import register_peers
 from ..registry import ENGINES, NAMES
 from ..store import WORKDIR_DB
 from .agent import (
@@ -47,6 +48,9 @@ from .agent import (
     resume_hint,
 )
 from .sessions import recall_command, sessions
+
+# --policy offers every engine of the registry, the bench's peers included.
+register_peers()
 
 
 def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -34,14 +34,14 @@ from ..agent.loop import (
 from ..agent.tools import Workspace
 from ..compactor import Compactor
 from ..config import ConfigError, apply_settings, read_config
+from ..engine import PolicyLike
 from ..errors import CompactionFailed
 from ..events import CompactionEvent
 from ..invariants import InvalidHistory
-from ..policy import Policy
 from ..providers.base import ModelReply, Provider
 from ..providers.errors import is_context_overflow
 from ..providers.openai_chat import is_local_url
-from ..registry import policy_for
+from ..registry import policy_at
 from ..store import WORKDIR_DB, SessionLocked, Store, workdir_store
 from ..store.journal import shown_id
 from ..summarize import LLMSummarizer
@@ -108,16 +108,10 @@ def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int =
     return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=max_retries)
 
 
-def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
+def make_policy(name: str, model: str | None, context_limit: int | None) -> PolicyLike:
     """The policy ``--policy NAME`` names in the registry, at ``--context-limit`` if given."""
-    limit: dict[str, Any] = {} if context_limit is None else {"context_limit": context_limit}
     try:
-        if name == "seed":
-            return Policy.seed(echo=False, **limit)
-        if name == "default":
-            return Policy.default(model=model, **limit)
-        base = Policy.default(model=model)
-        return policy_for(name, **{"context_limit": base.context_limit, **limit})
+        return policy_at(name, context_limit, model=model)
     except (ValueError, TypeError) as error:
         raise click.UsageError(str(error)) from error
 

@@ -24,12 +24,12 @@ from ..engine import Env, Message, StatelessEngine
 from ..errors import StoreUnavailable
 from ..invariants import ensure_valid
 from ..messages import as_dicts
-from ..policy import SeedPolicy
 from ..sizing import estimate_chars
 from ..store.base import STORE_ERRORS
 from ..summarize import focused, seed_form
 from . import budget, micro, snip, summary
 from .base import StageContext
+from .policy import SeedPolicy
 
 Stage = Callable[[list[Message], StageContext], list[Message]]
 
@@ -40,7 +40,7 @@ class SeedEngine(StatelessEngine):
     def __init__(self, policy: SeedPolicy, env: Env) -> None:
         self.policy = policy
         self.env = env
-        self.ctx = StageContext(policy, env.store, estimate_chars, env.emit)
+        self.ctx = StageContext(policy, env.store, estimate_chars, env.emit, env.say)
         # S-4.2/S-4.3's call, exact, from a summarizer that can also make the structured one.
         self.summarizer = seed_form(env.summarizer)
 
@@ -78,8 +78,7 @@ class SeedEngine(StatelessEngine):
         view = self._stage(snip.snip_compact, view, "snip_compact")
         view = self._stage(micro.micro_compact, view, "micro_compact")
         if estimate_chars(view) > self.policy.context_limit:
-            if self.policy.echo:
-                print("[auto compact]")
+            self.ctx.say("[auto compact]")
             view = self._required(
                 lambda: summary.compact_history(view, request, self.ctx, self.summarizer),
                 "summarize the history",

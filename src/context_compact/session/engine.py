@@ -45,10 +45,11 @@ from ..events import CompactionEvent
 from ..invariants import InvalidHistory, check, check_appended
 from ..keys import Match, Recognizer, chain_id, content_key
 from ..messages import as_dicts
-from ..policy import SessionPolicy
 from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
 from . import passes
+from .policy import SessionPolicy
+from .recall import SearchableLog
 from .state import Record, SessionState, clone
 
 NEVER = -(10**12)
@@ -63,9 +64,10 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-class SessionEngine:
+class SessionEngine(SearchableLog):
+    """The Engine protocol and the DurableSession capability (``engine.py``)."""
+
     name = "default"
-    keeps_log = True
 
     def __init__(self, policy: SessionPolicy, env: Env) -> None:
         self.policy = policy
@@ -107,7 +109,7 @@ class SessionEngine:
             self.session_id = self.store.create_session(self._meta())
         return self.session_id
 
-    def session(self) -> str | None:
+    def session(self) -> str:
         return self.sid()
 
     def _record(self, record: Record) -> None:
@@ -223,6 +225,9 @@ class SessionEngine:
         self.recognizer.prime(out, self.state.view_keys)
         self._returned = (len(out), self.state.estimate())
         return out
+
+    def measure(self) -> int:
+        return self.state.measure()
 
     # -- calibration -----------------------------------------------------------------------
     @property

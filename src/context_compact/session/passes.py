@@ -36,9 +36,9 @@ from .. import markers
 from ..extract import summary_score
 from ..invariants import thinking_kept
 from ..messages import Message, block_type, blocks, is_request, readable_text, result_text
-from ..policy import SessionPolicy
 from ..store.base import Store
 from .exports import export_media, index_lines, summary_line
+from .policy import SessionPolicy
 from .request import request_shown
 from .state import Pos, Record, SessionState, answer_message
 

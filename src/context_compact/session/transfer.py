@@ -31,8 +31,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine import Env
 from ..loaders import Failure, Session, candidates, describe, load_file
+from ..sizing import TokenCounter
 from ..store.base import Store
+from ..summarize import extractive_summary
+from .engine import SessionEngine
+from .policy import SessionPolicy, session_policy
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
 LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError)
@@ -69,13 +74,17 @@ def quiet_loaders() -> Iterator[None]:
         log.setLevel(level)
 
 
+def resumed(store: Store, session: str, policy: SessionPolicy | None = None) -> SessionEngine:
+    """The session engine on stored session ``session``, its view rebuilt from the journal
+    (the replay a resume does); extractive summaries, events dropped."""
+    env = Env(store, extractive_summary, TokenCounter(exact=True), lambda event: None, session)
+    return SessionEngine(policy or session_policy(), env)
+
+
 def import_session(store: Store, session: Session, extra: dict[str, Any] | None = None) -> Imported:
     """Write one loaded trajectory as a new session (``extra`` added to its meta); its
     record."""
-    from ..compactor import Compactor
-    from ..policy import Policy
-
-    policy = Policy.default()
+    policy = session_policy()
     meta = {
         "engine": "default",
         "policy": asdict(policy),
@@ -88,9 +97,8 @@ def import_session(store: Store, session: Session, extra: dict[str, Any] | None 
         **(extra or {}),
     }
     sid = store.create_session(meta)
-    compactor = Compactor(policy, store, session=sid)
     if session.messages:
-        compactor.record(session.messages)
+        resumed(store, sid, policy).record(session.messages)
     uses = sum(
         1
         for message in session.messages
@@ -172,13 +180,7 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
     if meta is None:
         raise KeyError(session)
     system = meta.get("system") or ""
-    if view:
-        from ..compactor import Compactor
-        from ..policy import Policy
-
-        messages = Compactor(Policy.default(), store, session=session).view()
-    else:
-        messages = history(store, session)
+    messages = resumed(store, session).view() if view else history(store, session)
     if fmt == "jsonl":
         lines = [{"role": "system", "content": system}] if system else []
         lines += messages
@@ -201,4 +203,5 @@ __all__ = [
     "import_path",
     "import_session",
     "quiet_loaders",
+    "resumed",
 ]

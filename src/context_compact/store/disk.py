@@ -89,6 +89,14 @@ def is_media(rel: str) -> bool:
     return rel.startswith(MEDIA + "/")
 
 
+def media_digest(path: str) -> str | None:
+    """The start of the sha256 of the bytes a media path the store issued names (its file
+    name, ``media_rel``); None for any other path."""
+    if f"/{MEDIA}/" not in path:
+        return None
+    return path.rsplit("/sha256-", 1)[-1].split(".", 1)[0]
+
+
 def binary_file(path: str) -> ValueError:
     return ValueError(f"{path} is a binary media file, not text: use read_bytes")
 
