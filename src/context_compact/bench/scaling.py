@@ -25,7 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .. import Compactor, MemoryStore, Policy
+from ..compactor import Compactor
+from ..policy import Policy
+from ..store import MemoryStore
 from .fakes import BenchSummarizer
 from .workload import synthetic_session
 
