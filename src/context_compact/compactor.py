@@ -37,7 +37,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .engine import PAGE, DurableSession, Engine, Env, PolicyLike, RecallPage, Summarizer
+from .engine import (
+    PAGE,
+    DurableSession,
+    Engine,
+    Env,
+    Message,
+    PolicyLike,
+    RecallPage,
+    Summarizer,
+)
 from .events import CompactionEvent
 from .formats import CONVERTERS, FORMATS, detect, has_system
 from .formats import openai_chat as chat_format
@@ -200,10 +209,12 @@ class Compactor:
         self._edge = self._edges[name]
         return self._edge
 
-    def _through_edge(self, messages: Any, call: Callable[[Any], Any]) -> Any:
+    def _through_edge(
+        self, messages: Any, call: Callable[[Any], list[Message] | None]
+    ) -> list[Any]:
         edge = self._edge_for(messages)
         if edge is None:
-            return call(messages)
+            return call(messages) or []
         canonical = edge.load(messages)
         text = edge.system_text
         self._set_overhead("system", text, lambda: self.tokens.text(text))
@@ -211,7 +222,7 @@ class Compactor:
             view = call(canonical)
         except InvalidHistory as error:
             raise edge.translate(error) from None
-        return None if view is None else edge.dump(view)
+        return [] if view is None else edge.dump(view)
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
         """The request to send now, in the caller's format (see the module docstring)."""
@@ -266,7 +277,10 @@ def prompt_tokens_of(usage: Any) -> int:
         return 0
     if isinstance(usage, int):
         return usage
-    get = usage.get if isinstance(usage, dict) else lambda name: getattr(usage, name, None)
+
+    def get(name: str) -> Any:
+        return usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+
     prompt = get("prompt_tokens")
     if isinstance(prompt, int) and not isinstance(prompt, bool):
         return prompt

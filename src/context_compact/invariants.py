@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .errors import InvalidHistory, Violation
+from .errors import InvalidHistory as InvalidHistory  # raised by check's callers
+from .errors import Violation as Violation
 from .messages import block_type, opens_with_thinking, turn_opener, turn_start
 
 ROLES = ("user", "assistant")

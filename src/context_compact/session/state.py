@@ -118,7 +118,8 @@ class SessionState:
         if not isinstance(content, list) or not any(
             (seq, bi) in self.repl for bi in range(len(content))
         ):
-            return clone(message)
+            rendered: Message = clone(message)
+            return rendered
         return {
             **clone({k: v for k, v in message.items() if k != "content"}),
             "content": [

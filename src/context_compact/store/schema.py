@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from ..errors import UnknownMigration
+from ..errors import UnknownMigration as UnknownMigration  # kept importable from here
 
 MIGRATIONS: list[tuple[str, str]] = [
     (

@@ -11,6 +11,7 @@ and token counting stay cheap, and a cache prefix is never broken by a copy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -73,7 +74,7 @@ class LoggedStrategy(StatelessEngine):
             start = len(self.log)
         else:
             start, restart = 0, True
-        new = as_dicts(messages[start:])
+        new: list[Message] = as_dicts(messages[start:])
         prev = self.log[-1] if self.log and not restart else None
         violations = check_appended(prev, new, set() if restart else self._use_ids)
         if violations:
@@ -89,7 +90,7 @@ class LoggedStrategy(StatelessEngine):
         """What the agent records for an incoming message (peers may truncate outputs)."""
         return message
 
-    def rendered(self, index: int, variant: Any, build: Any) -> Message:
+    def rendered(self, index: int, variant: Any, build: Callable[[], Message]) -> Message:
         hit = self._cache.get(index)
         if hit is not None and hit[0] == variant:
             return hit[1]
