@@ -1,4 +1,4 @@
-"""The agent loop: prepare, call the model, run the tools, repeat (SPEC S-6.2).
+"""The agent loop: prepare, call the model, run the tools, repeat (the seed's S-6.2).
 
     agent = Agent(provider, compactor, Workspace(root))
     result = agent.run(history, active_request)

@@ -1,4 +1,4 @@
-"""The seed engine: the seed's four stages in its fixed order (SPEC S-6.1), stateless.
+"""The seed engine: the seed's four stages in its fixed order (S-6.1), stateless.
 
 ``prepare`` runs tool_result_budget, snip_compact, micro_compact, then compact_history only
 if the view is still over ``context_limit`` (characters, S-0.2). ``compact`` is

@@ -1,6 +1,6 @@
 """The file half of a store on disk: one layout, atomic writes, and which paths were issued.
 
-Layout under ``root`` (SPEC S-1.3 and S-2.4 for the seed, plus our own files):
+Layout under ``root`` (the seed's S-1.3 and S-2.4 for its files, plus our own):
 
     .task_outputs/tool-results/<safe id>.txt         seed: one per tool_use id, never rewritten
     .task_outputs/tool-results/sha256-<32 hex>.txt   save_blob: content-addressed
