@@ -35,7 +35,7 @@ import click
 from ..events import CompactionEvent
 from ..loaders import Session
 from ..registry import NAMES
-from ..session.inspect import Event
+from ..session.inspect import Event, shown_path
 from ..session.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..sizing import TokenCounter
 from ..store.base import Store
@@ -90,7 +90,7 @@ def replay_policy(
                 event.after,
                 event.before - event.after,
                 event.note,
-                [_shown(p, root) for p in event.paths],
+                [shown_path(p, root) for p in event.paths],
             )
         )
 
@@ -114,13 +114,6 @@ def replay_policy(
     out.final_view_tokens = out.view_tokens[-1] if out.view_tokens else overhead
     out.final_view_messages = len(view)
     return out, view
-
-
-def _shown(path: str, root: Path) -> str:
-    try:
-        return str(Path(path).relative_to(root))
-    except ValueError:
-        return path
 
 
 def run_compact(

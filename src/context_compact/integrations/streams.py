@@ -26,7 +26,7 @@ once. Everything else (``response``, ``close``, snapshots...) is the SDK object'
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol
 
 __all__ = ["AsyncStreamManager", "StreamManager", "watch"]
@@ -241,23 +241,12 @@ class _AsyncWatched(_Proxy):
 
 
 class Endpoint(Protocol):
-    """What a stream manager sends through (``clients._Endpoint``: compact, send, observe)."""
+    """What a stream manager sends through: ``clients._Endpoint`` (its ``call`` and ``acall``
+    compact, send and observe)."""
 
-    def call(
-        self,
-        create: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        streaming: bool = False,
-    ) -> Any: ...
+    def call(self, *args: Any, **kwargs: Any) -> Any: ...
 
-    async def acall(
-        self,
-        create: Callable[..., Awaitable[Any]],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        streaming: bool = False,
-    ) -> Any: ...
+    async def acall(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
 class StreamManager:

@@ -87,7 +87,7 @@ def timeline(store: Any, session: str, root: str | None = None) -> Timeline:
                     after,
                     before - after,
                     str(record.get("note") or ""),
-                    [_shown(str(p), base) for p in record.get("paths") or []],
+                    [shown_path(str(p), base) for p in record.get("paths") or []],
                 )
             )
         else:
@@ -96,7 +96,8 @@ def timeline(store: Any, session: str, root: str | None = None) -> Timeline:
     return out
 
 
-def _shown(path: str, root: Path) -> str:
+def shown_path(path: str, root: Path) -> str:
+    """``path`` relative to ``root`` when it is under it, as given otherwise."""
     try:
         return str(Path(path).relative_to(root))
     except ValueError:
@@ -158,4 +159,4 @@ def render_chart(
     return lines
 
 
-__all__ = ["Event", "Timeline", "render_chart", "timeline"]
+__all__ = ["Event", "Timeline", "render_chart", "shown_path", "timeline"]
