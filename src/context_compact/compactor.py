@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine import (
+    LINES_LOGGER,
     PAGE,
     DurableSession,
     Engine,
@@ -60,7 +61,7 @@ from .store.base import Store
 from .store.files import FileStore
 from .summarize import extractive_summary
 
-log = logging.getLogger("context_compact.seed")
+log = logging.getLogger(LINES_LOGGER)
 
 
 class Compactor:

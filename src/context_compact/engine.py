@@ -41,6 +41,8 @@ from .sizing import TokenCounter
 from .store.base import Store
 
 Message = dict[str, Any]
+LINES_LOGGER = "context_compact.seed"
+"""The logger of the lines an engine says (``Env.say``): only the seed says any."""
 Summarizer = Callable[..., str]
 
 
@@ -55,9 +57,10 @@ class Env:
     counter: TokenCounter
     emit: Callable[[CompactionEvent], None]
     session: str | None = None
-    say: Callable[[str], None] = field(default=logging.getLogger("context_compact").info)
+    say: Callable[[str], None] = field(default=logging.getLogger(LINES_LOGGER).info)
     """Where an engine's own lines go (the seed's ``[auto compact]``): ``Compactor`` logs
-    them and, when the policy says ``echo``, prints them."""
+    them (logger ``context_compact.seed``, INFO) and, when the policy says ``echo``, prints
+    them; without a Compactor they are only logged."""
 
 
 class PolicyLike(Protocol):
@@ -187,6 +190,7 @@ class StatelessEngine:
 
 
 __all__ = [
+    "LINES_LOGGER",
     "PAGE",
     "DurableSession",
     "Engine",

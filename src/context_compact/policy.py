@@ -16,7 +16,7 @@ limit.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from .engine import PolicyLike
 from .overrides import with_overrides
@@ -38,6 +38,18 @@ class Policy:
         """Our default. ``context_limit`` defaults to the window of ``model`` minus
         ``reserve_tokens``; without a model, 200,000 - 8,000 tokens."""
         return session_policy(**overrides)
+
+    @overload
+    @staticmethod
+    def named(name: Literal["seed"], **overrides: Any) -> SeedPolicy: ...
+
+    @overload
+    @staticmethod
+    def named(name: Literal["default"], **overrides: Any) -> SessionPolicy: ...
+
+    @overload
+    @staticmethod
+    def named(name: str, **overrides: Any) -> PolicyLike: ...
 
     @staticmethod
     def named(name: str, **overrides: Any) -> PolicyLike:
