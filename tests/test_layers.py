@@ -61,6 +61,22 @@ def absolute(module: str, package: bool, level: int, name: str | None) -> str:
     return ".".join(base + ([name] if name else []))
 
 
+def literal_head(node: ast.expr) -> str:
+    """The module a name expression names, as far as it is literal: the whole string, or an
+    f-string's leading text up to its last dot (``f".bench.strategies.{name}"``: the package
+    ``.bench.strategies``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        head = ""
+        for part in node.values:
+            if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                return head.rpartition(".")[0]  # the name goes on past here: its package
+            head += part.value
+        return head
+    return ""
+
+
 def imports(module: str) -> set[str]:
     """The package's modules ``module`` imports, wherever and however it imports them."""
     path, package = MODULES[module]
@@ -83,10 +99,8 @@ def imports(module: str) -> set[str]:
             and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
             == "import_module"
             and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
         ):
-            name = node.args[0].value
+            name = literal_head(node.args[0])
             if name.startswith("."):
                 level = len(name) - len(name.lstrip("."))
                 name = absolute(module, package, level, name.lstrip(".") or None)
@@ -156,6 +170,10 @@ def test_the_registry_does_not_load_the_bench() -> None:
             {"context_compact.bench.strategies.codex"},
         ),
         ("importlib.import_module('context_compact.bench.run')", {"context_compact.bench.run"}),
+        (
+            "importlib.import_module(f'.bench.strategies.{name}', __package__)",
+            {"context_compact.bench.strategies"},
+        ),
     ],
 )
 def test_the_reader_sees_every_kind_of_import(
