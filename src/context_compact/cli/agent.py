@@ -1,7 +1,7 @@
 """How the CLI builds an agent and reports on it: the environment (options, then the real
 environment, then ``.env``), the provider, the policy (with ``.context-compact/config.toml``),
 the store and session to resume, the printer of loop events, and the one-line failure
-messages. ``cli.py`` holds the click commands on top of it.
+messages. The ``cli`` package's ``__init__.py`` holds the click commands on top of it.
 
 A failure shown to the user is ONE line saying what failed and what to do, with the path of
 the transcript holding the conversation so far; secrets are redacted from it.
