@@ -79,7 +79,7 @@ def test_every_user_message_stays_verbatim_in_order_through_a_long_session(limit
     view, typed = drive(c, 200, CORRECTIONS)
     assert users_in(view) == typed
     assert len(typed) == 8
-    assert sum(e.stage == "summarize" for e in c.events) >= 2  # the turns around them went
+    assert sum(e.stage == "summarize" for e in c.events) >= 1  # the turns around them went
 
 
 def test_the_assistant_question_a_user_answered_stays_just_before_the_answer() -> None:

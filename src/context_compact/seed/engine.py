@@ -1,4 +1,4 @@
-"""The seed engine: the seed's four stages in its fixed order (SPEC S-6.1), stateless.
+"""The seed engine: the seed's four stages in its fixed order (S-6.1), stateless.
 
 ``prepare`` runs tool_result_budget, snip_compact, micro_compact, then compact_history only
 if the view is still over ``context_limit`` (characters, S-0.2). ``compact`` is
@@ -24,12 +24,12 @@ from ..engine import Env, Message, StatelessEngine
 from ..errors import StoreUnavailable
 from ..invariants import ensure_valid
 from ..messages import as_dicts
-from ..policy import SeedPolicy
 from ..sizing import estimate_chars
 from ..store.base import STORE_ERRORS
 from ..summarize import focused, seed_form
 from . import budget, micro, snip, summary
 from .base import StageContext
+from .policy import SeedPolicy
 
 Stage = Callable[[list[Message], StageContext], list[Message]]
 
@@ -40,7 +40,7 @@ class SeedEngine(StatelessEngine):
     def __init__(self, policy: SeedPolicy, env: Env) -> None:
         self.policy = policy
         self.env = env
-        self.ctx = StageContext(policy, env.store, estimate_chars, env.emit)
+        self.ctx = StageContext(policy, env.store, estimate_chars, env.emit, env.say)
         self._faulted: BaseException | None = None
         # S-4.2/S-4.3's call, exact, from a summarizer that can also make the structured one.
         self.summarizer = seed_form(env.summarizer)
@@ -96,8 +96,7 @@ class SeedEngine(StatelessEngine):
                     "fix the store's permissions, then retry."
                 ) from self._faulted
         if estimate_chars(view) > self.policy.context_limit:
-            if self.policy.echo:
-                print("[auto compact]")
+            self.ctx.say("[auto compact]")
             view = self._required(
                 lambda: summary.compact_history(view, request, self.ctx, self.summarizer),
                 "summarize the history",

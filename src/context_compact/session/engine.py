@@ -2,7 +2,7 @@
 
 Each call, in this order:
 
-1. **sync**: recognize the caller's list by content (``log.Recognizer``), validate only what
+1. **sync**: recognize the caller's list by content (``keys.Recognizer``), validate only what
    is new against the view's last message, and log it (a private copy, an id chained to its
    parent's).
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
@@ -43,12 +43,13 @@ from ..engine import Env, Message
 from ..errors import CompactionFailed, StoreUnavailable
 from ..events import CompactionEvent
 from ..invariants import InvalidHistory, check, check_appended
+from ..keys import Match, Recognizer, chain_id, content_key
 from ..messages import as_dicts
-from ..policy import SessionPolicy
 from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
 from . import passes, summary
-from .log import Match, Recognizer, chain_id, content_key
+from .policy import SessionPolicy
+from .recall import SearchableLog
 from .state import Record, SessionState, clone
 
 NEVER = -(10**12)
@@ -63,9 +64,10 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-class SessionEngine:
+class SessionEngine(SearchableLog):
+    """The Engine protocol and the DurableSession capability (``engine.py``)."""
+
     name = "default"
-    keeps_log = True
 
     def __init__(self, policy: SessionPolicy, env: Env) -> None:
         self.policy = policy
@@ -107,7 +109,7 @@ class SessionEngine:
             self.session_id = self.store.create_session(self._meta())
         return self.session_id
 
-    def session(self) -> str | None:
+    def session(self) -> str:
         return self.sid()
 
     def _record(self, record: Record) -> None:
@@ -223,6 +225,9 @@ class SessionEngine:
         self.recognizer.prime(out, self.state.view_keys)
         self._returned = (len(out), self.state.estimate())
         return out
+
+    def measure(self) -> int:
+        return self.state.measure()
 
     # -- calibration -----------------------------------------------------------------------
     @property

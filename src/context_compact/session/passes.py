@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 from .. import markers
 from ..messages import Message, block_type, blocks, readable_text, result_text
-from ..policy import SessionPolicy
 from ..store.base import Store
 from . import summary
 from .exports import export_media
+from .policy import SessionPolicy
 from .state import Pos, Record, SessionState
 
 MARKER_TOKENS = 30

@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..keys import ROOT, content_key
 from ..messages import (
     Message,
     block_type,
@@ -34,7 +35,6 @@ from ..messages import (
     opens_with_thinking,
 )
 from ..sizing import TokenCounter
-from .log import ROOT, content_key
 
 Pos = tuple[int, int]
 _ATOMS = (str, int, float, bool, type(None))
@@ -119,7 +119,8 @@ class SessionState:
         if not isinstance(content, list) or not any(
             (seq, bi) in self.repl for bi in range(len(content))
         ):
-            return clone(message)
+            rendered: Message = clone(message)
+            return rendered
         return {
             **clone({k: v for k, v in message.items() if k != "content"}),
             "content": [

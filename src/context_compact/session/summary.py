@@ -217,6 +217,8 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     found = _choose(state, turns[-keep:] if keep else [], words, budget, roof)
 
     newest = max([start, *turns])
+    # Over even without the summary's allowance (our guess at its size): no turn start can
+    # keep the newest turn under the limit.
     over = _tokens(state, newest, state.n) + words(newest).tokens > roof + ask.allowance
     if found[0] is None and found[1] is None and keep and over:
         # The newest turn alone is over the limit (a long answer before the newest request,
@@ -224,9 +226,9 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
         at_request = _choose(state, requests[-keep:], words, budget, roof)
         found = (at_request[0], at_request[1], found[2] or at_request[2])
     result, fallback, last_resort = found
-    # Closing when no cut leaves a kept part under the limit (a long turn that opened with a
-    # thinking block has no cut inside it), or when asked for.
-    if result is None and fallback is None and closable:
+    # Closing when no cut can leave a kept part under the limit (a long turn that opened with
+    # a thinking block has no cut inside it), or when asked for.
+    if result is None and fallback is None and closable and (not ask.keep_turns or over):
         result = _closing(state, ask, start, budget, words(state.n))
     result = result or fallback or last_resort
     if result is None:
@@ -271,8 +273,9 @@ def _closing(
 ) -> SummaryPlan:
     """A plan that summarizes to the end of the log; the newest steps ride along verbatim."""
     last = state.last_assistant()
-    if last < start or last + 1 >= state.n:
-        # Nothing of the model's own after the newest user message, or no result to carry.
+    if last < start or last + 1 >= state.n or is_request(state.msgs[state.n - 1]):
+        # Nothing of the model's own after the newest user message, or no result to carry
+        # (a request at the end is pinned, not carried).
         carry = state.n
     else:
         # Unseen results always ride along, with the calls they answer.
