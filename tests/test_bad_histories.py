@@ -157,5 +157,6 @@ def test_the_cli_reports_a_reused_tool_use_id_in_one_line(
     result = CliRunner().invoke(main, ["run", "read notes", "--workdir", str(tmp_path)], env=env)
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert "duplicate_id" in lines[0] and "'t1'" in lines[0]
+    assert lines[-1].startswith("error:") and "Traceback" not in result.stderr, result.stderr
+    assert [line for line in lines if line.startswith("error:")] == lines[-1:]
+    assert "duplicate_id" in lines[-1] and "'t1'" in lines[-1]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,10 +49,12 @@ def stub_env(kind: str, stub: StubAPI, model: str = "test-model") -> dict[str, s
 
 
 def one_error_line(result: Result) -> str:
+    """The one error line: the last on stderr (progress goes there too), and no traceback."""
     lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
+    errors = [line for line in lines if line.startswith("error:")]
+    assert len(errors) == 1 and lines[-1] == errors[0], result.stderr
     assert "Traceback" not in result.stderr
-    return lines[0]
+    return errors[0]
 
 
 def saved_transcript(line: str) -> Path:
@@ -113,10 +118,42 @@ def test_run_prints_the_answer_through_the_real_sdk(
     args = ["run", "What does notes.txt say?", "--workdir", str(work)]
     result = cli([*args, "--provider", kind, "--policy", policy], stub_env(kind, stub_api))
     assert result.exit_code == 0, result.output + result.stderr
-    assert result.stdout.endswith("The note says: remember the milk.\n")
-    assert "→ read_file notes.txt" in result.stdout
-    assert result.stderr == ""
+    assert result.stdout == "The note says: remember the milk.\n"
+    assert "→ read_file notes.txt" in result.stderr
     assert [b["model"] for b in stub_api.bodies] == ["test-model", "test-model"]
+
+
+def test_run_redirected_puts_only_the_answer_in_the_file_and_progress_on_stderr(
+    stub_api: StubAPI, work: Path, tmp_path: Path
+) -> None:
+    serve(stub_api, read_notes(), Reply(text="The note says: remember the milk."))
+    env = {**os.environ, **stub_env("anthropic", stub_api), "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = f"{sys.executable} -m context_compact.cli run 'What is in notes.txt?' >out 2>err"
+    done = subprocess.run(command, shell=True, cwd=work, env=env, check=False)
+    assert done.returncode == 0, (work / "err").read_text()
+    assert (work / "out").read_text() == "The note says: remember the milk.\n"
+    assert "→ read_file notes.txt" in (work / "err").read_text()
+
+
+def test_run_quiet_prints_the_answer_and_nothing_on_stderr(stub_api: StubAPI, work: Path) -> None:
+    serve(stub_api, read_notes(), Reply(text="Milk."))
+    args = ["run", "What is in notes.txt?", "--workdir", str(work), "--quiet"]
+    result = cli(args, stub_env("anthropic", stub_api))
+    assert result.exit_code == 0, result.stderr
+    assert (result.stdout, result.stderr) == ("Milk.\n", "")
+
+
+def test_run_json_prints_the_answer_and_the_session_to_resume(
+    stub_api: StubAPI, work: Path
+) -> None:
+    serve(stub_api, read_notes(), Reply(text="Milk."))
+    args = ["run", "What is in notes.txt?", "--workdir", str(work), "--json"]
+    result = cli(args, stub_env("anthropic", stub_api))
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["answer"] == "Milk." and data["turns"] == 2 and data["stopped_reason"] == "end_turn"
+    listed = json.loads(cli(["sessions", "--json", "--workdir", str(work)]).stdout)
+    assert [row["id"] for row in listed] == [data["session"]]
 
 
 def test_a_second_refusal_exits_1_with_one_line_and_a_saved_transcript(
@@ -132,7 +169,7 @@ def test_a_second_refusal_exits_1_with_one_line_and_a_saved_transcript(
     transcript = saved_transcript(line)
     assert transcript.parent == work.resolve() / ".transcripts"
     assert "Summarize notes.txt" in transcript.read_text()
-    assert "API refused the prompt" in result.stdout
+    assert "API refused the prompt" in result.stderr and result.stdout == ""
 
 
 def test_an_authentication_error_exits_1_and_says_which_key_to_check(
@@ -222,8 +259,8 @@ def test_s6_5_chat_answers_a_request_and_quits_on_q(stub_api: StubAPI, work: Pat
     serve(stub_api, Reply(text="Hello there."))
     result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), "hello\nq\n")
     assert result.exit_code == 0, result.output
-    assert "/compact [focus]" in result.stdout
-    assert "Hello there." in result.stdout
+    assert "/compact [focus]" in result.stderr
+    assert result.stdout.replace("> ", "") == "Hello there.\n"
     assert len(stub_api.bodies) == 1
 
 
@@ -245,7 +282,7 @@ def test_slash_compact_in_chat_summarizes_now_with_the_focus(stub_api: StubAPI, 
     script = "read notes.txt\n/compact keep the grocery list\nanything else?\nexit\n"
     result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), script)
     assert result.exit_code == 0, result.output
-    assert "⟳ compact_history" in result.stdout
+    assert "⟳ compact_history" in result.stderr
     assert len(model.summary_requests) == 1
     assert "keep the grocery list" in json.dumps(model.summary_requests[0]["system"])
     after = json.dumps(stub_api.bodies[-1]["messages"])
@@ -255,7 +292,7 @@ def test_slash_compact_in_chat_summarizes_now_with_the_focus(stub_api: StubAPI, 
 def test_slash_compact_before_any_request_has_nothing_to_do(stub_api: StubAPI, work: Path) -> None:
     result = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), "/compact\n")
     assert result.exit_code == 0
-    assert "nothing to compact" in result.stdout
+    assert "nothing to compact" in result.stderr
     assert stub_api.bodies == []
 
 
@@ -294,7 +331,7 @@ def test_chat_resume_continues_a_session_from_its_store(stub_api: StubAPI, work:
     serve(stub_api, Reply(text="It is blue."), Reply(text="You asked about the sky."))
     first = cli(["chat", "--workdir", str(work)], stub_env("anthropic", stub_api), "sky?\nq\n")
     assert first.exit_code == 0, first.output
-    (sid,) = re.findall(r"Session (\w+) is saved", first.stdout)
+    (sid,) = re.findall(r"Session (\w+) is saved", first.stderr)
     args = ["chat", "--workdir", str(work), "--resume", sid]
     again = cli(args, stub_env("anthropic", stub_api), "what did I ask?\nq\n")
     assert again.exit_code == 0, again.output

@@ -59,9 +59,12 @@ def cli(args: list[str], env: dict[str, str]) -> Result:
 
 
 def one_line(result: Result) -> str:
+    """The one error line: the last on stderr (progress goes there too), and no traceback."""
     lines = result.stderr.splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    return lines[0]
+    errors = [line for line in lines if line.startswith("error:")]
+    assert len(errors) == 1 and lines[-1] == errors[0], result.stderr
+    assert "Traceback" not in result.stderr
+    return errors[0]
 
 
 def bash(command: str) -> Reply:
@@ -147,7 +150,7 @@ def test_input_plus_max_tokens_over_the_window_is_shown_and_survived(
     )
     result = cli(["run", "hi", "--workdir", str(work)], env_for("anthropic", stub_api))
     assert result.exit_code == 0, result.stderr
-    assert "retrying with max_tokens 4,000" in result.stdout
+    assert "retrying with max_tokens 4,000" in result.stderr
     assert [b["max_tokens"] for b in stub_api.bodies] == [8_000, 4_000]
 
 

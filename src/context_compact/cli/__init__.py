@@ -10,15 +10,18 @@ directory (the real environment wins): ``MODEL_ID``, ``ANTHROPIC_API_KEY``,
 (thresholds, limits) come from options, then ``.context-compact/config.toml`` in the work
 directory (``config.py``).
 
-What the user sees on stdout: the model's text, one dim line per tool call, one line per
-compaction (stage, size before -> after, where the full copy went), a spinner while the
-model thinks (only on a terminal). A failure is ONE line on stderr saying what failed and
-what to do, with the path of the transcript holding the conversation so far; exit status 1
-(2 for usage errors); the traceback only with ``--debug``.
+Nothing on stdout but the answer (``run``) or the answers (``chat``): ``run "x" >answer.txt``
+keeps only the answer. On stderr: one dim line per tool call, one line per compaction (stage,
+size before -> after, where the full copy went), refusals, notes, a spinner while the model
+thinks (only on a terminal); ``--quiet`` silences them, ``--json`` prints the answer as JSON.
+A failure is ONE line on stderr saying what failed and what to do, with the path of the
+transcript holding the conversation so far; exit status 1 (2 for usage errors); the
+traceback only with ``--debug``.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
@@ -110,6 +113,12 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Continue session ID (from .context-compact/sessions.db in the work directory).",
         ),
         click.option("--debug", is_flag=True, help="Show tracebacks and per-turn token counts."),
+        click.option(
+            "--quiet",
+            "-q",
+            is_flag=True,
+            help="No progress on stderr (tool calls, compactions); errors are still shown.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -122,12 +131,23 @@ def main() -> None:
     """A coding agent that keeps its context inside the window without losing anything."""
 
 
+def progress_console(quiet: bool) -> Console:
+    """Where progress goes: stderr, so that stdout holds nothing but the answer."""
+    return Console(stderr=True, soft_wrap=True, quiet=quiet)
+
+
 @main.command()
 @click.argument("task")
 @agent_options
-def run(task: str, **options: Any) -> None:
-    """Run one TASK to the end and print the answer."""
-    console = Console(soft_wrap=True)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the answer as JSON: answer, session, turns, stopped_reason.",
+)
+def run(task: str, as_json: bool, **options: Any) -> None:
+    """Run one TASK to the end and print the answer (only the answer goes to stdout)."""
+    console = progress_console(options["quiet"])
     session = open_session(options, console)
     result = ask(session, session.compactor.view(), task)
     if isinstance(result, AgentError):
@@ -137,6 +157,15 @@ def run(task: str, **options: Any) -> None:
         advice = "Raise --max-turns, or continue the task in chat."
         report_failure(session, stopped, result.history, advice)
         sys.exit(1)
+    if as_json:
+        data = {
+            "answer": result.text,
+            "session": session.compactor.session_id if session.compactor.keeps_log else None,
+            "turns": result.turns,
+            "stopped_reason": result.stopped_reason,
+        }
+        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+        return
     click.echo(result.text)
 
 
@@ -146,9 +175,10 @@ def chat(**options: Any) -> None:
     """Talk to the agent; history is kept across requests.
 
     Type q, exit or press Ctrl-D to quit; /compact [focus] summarizes the conversation now.
-    The exit status is 1 when any request failed.
+    The answers go to stdout, progress and notes to stderr. The exit status is 1 when any
+    request failed.
     """
-    console = Console(soft_wrap=True)
+    console = progress_console(options["quiet"])
     session = open_session(options, console)
     history: list[Any] = session.compactor.view()
     last_request = ""
@@ -172,7 +202,7 @@ def chat(**options: Any) -> None:
         if isinstance(result, AgentError):
             failed = True
             continue
-        console.print(result.text, markup=False, highlight=False)
+        click.echo(result.text)
         if result.stopped_reason == "max_turns":
             console.print(f"[yellow]stopped after {result.turns} turns (--max-turns)[/]")
     sys.exit(1 if failed else 0)

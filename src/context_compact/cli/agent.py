@@ -252,7 +252,7 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
             raise click.ClickException(str(error)) from None
     agent_side: Provider = provider
     summary_side: Provider = provider
-    if console.is_terminal:
+    if console.is_terminal and not console.quiet:
         agent_side = Spinning(provider, console, "waiting for the model…")
         summary_side = Spinning(provider, console, "summarizing the conversation…")
     summarizer = LLMSummarizer(
