@@ -51,6 +51,7 @@ from .agent import (
     resume_hint,
 )
 from .sessions import recall_command, sessions
+from .store_errors import guards_store
 
 # --policy offers every engine of the registry, the bench's peers included.
 register_peers()
@@ -145,6 +146,7 @@ def progress_console(quiet: bool) -> Console:
     is_flag=True,
     help="Print the answer as JSON: answer, session, turns, stopped_reason.",
 )
+@guards_store
 def run(task: str, as_json: bool, **options: Any) -> None:
     """Run one TASK to the end and print the answer (only the answer goes to stdout)."""
     console = progress_console(options["quiet"])
@@ -171,6 +173,7 @@ def run(task: str, as_json: bool, **options: Any) -> None:
 
 @main.command()
 @agent_options
+@guards_store
 def chat(**options: Any) -> None:
     """Talk to the agent; history is kept across requests.
 

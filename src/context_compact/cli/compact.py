@@ -41,6 +41,7 @@ from ..sizing import TokenCounter
 from ..store.base import Store
 from .inspect import pass_lines
 from .sessions import json_option, need_session, workdir_option
+from .store_errors import guards_store
 
 
 @dataclass
@@ -185,6 +186,7 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
 @click.option("--index", type=click.IntRange(min=0), default=0, help="Trajectory in FILE.")
 @workdir_option
 @json_option
+@guards_store
 def compact_command(
     target: str,
     policy: str,

@@ -10,6 +10,7 @@ import click
 
 from ..session.inspect import Event, render_chart, timeline
 from .sessions import json_option, need_session, open_store, workdir_option
+from .store_errors import guards_store
 
 
 @click.command("inspect")
@@ -17,6 +18,7 @@ from .sessions import json_option, need_session, open_store, workdir_option
 @workdir_option
 @json_option
 @click.option("--width", type=click.IntRange(min=40), default=80, show_default=True)
+@guards_store
 def inspect_command(session: str, workdir: Path | None, as_json: bool, width: int) -> None:
     """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,
     event, tokens saved, where the copy went) and a chart of view tokens per turn."""

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from ..session.transfer import resumed
+from .store_errors import guards_store
 
 COMPACTIONS = ("clear_old_results", "summarize", "compact_history", "reactive_compact")
 
@@ -84,6 +85,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 @click.command("sessions")
 @workdir_option
 @json_option
+@guards_store
 def sessions(workdir: Path | None, as_json: bool) -> None:
     """List the sessions of a work directory, newest first."""
     from rich import box
@@ -135,6 +137,7 @@ def sessions(workdir: Path | None, as_json: bool) -> None:
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), default=8_000, show_default=True)
 @json_option
+@guards_store
 def recall_command(
     session: str, query: str, workdir: Path | None, offset: int, limit: int, as_json: bool
 ) -> None:

@@ -19,12 +19,14 @@ from ..session.transfer import (
     quiet_loaders,
 )
 from .sessions import json_option, need_session, open_store, workdir_option
+from .store_errors import guards_store
 
 
 @click.command("import")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @workdir_option
 @json_option
+@guards_store
 def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
     """Import an agent's log (FILE, or every log under DIR) as new sessions.
 
@@ -83,6 +85,7 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write."
 )
 @workdir_option
+@guards_store
 def export_command(
     session: str, fmt: str, view: bool, output: Path | None, workdir: Path | None
 ) -> None:
@@ -99,7 +102,18 @@ def export_command(
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="ascii")
+        try:
+            output.write_text(text, encoding="ascii")
+        except OSError as error:
+            where = output.parent if isinstance(error, FileNotFoundError) else output
+            advice = (
+                f"create {where} first, or choose another -o path"
+                if isinstance(error, FileNotFoundError)
+                else "choose another -o path"
+            )
+            raise click.ClickException(
+                f"cannot write {output}: {error.strerror or error}; {advice}"
+            ) from None
         click.echo(f"wrote {output}", err=True)
 
 

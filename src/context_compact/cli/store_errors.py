@@ -1,0 +1,102 @@
+"""A damaged session store as one line: ``guards_store`` wraps a command so that an SQLite error
+out of ``<workdir>/.context-compact/sessions.db`` (garbage bytes, flipped bytes, a file that
+is no database, a read-only file) ends the command with one line naming the file, what
+SQLite's ``integrity_check`` says about it and what to do, never a traceback.
+
+The catch is at the command, not at opening the store: a few flipped bytes surface only when a
+damaged page or value is read, deep inside a replay. A store that raises its own error for a
+corrupt file composes with this as long as it chains the SQLite error (``raise ... from``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sqlite3
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+from urllib.parse import quote
+
+import click
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+STORE_PACKAGE = str(Path(__file__).resolve().parents[1] / "store")
+
+
+def integrity(db: Path) -> str:
+    """SQLite's own verdict on ``db``: ``PRAGMA integrity_check``'s first answers, read only."""
+    try:
+        uri = f"file:{quote(str(db))}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
+            rows = connection.execute("PRAGMA integrity_check(3)").fetchall()
+    except sqlite3.Error as error:
+        return str(error)
+    answer = "; ".join(" ".join(str(row[0]).split()) for row in rows)
+    return answer if len(answer) <= 200 else answer[:199] + "…"
+
+
+def store_damage(error: BaseException) -> BaseException | None:
+    """The SQLite error behind ``error`` (itself or a cause), or a value the store could not
+    decode (bad JSON or UTF-8 read back from it); None for anything else."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.Error):
+            return current
+        current = current.__cause__ or current.__context__
+    if isinstance(error, (ValueError, KeyError, TypeError)):
+        frames = traceback.extract_tb(error.__traceback__)
+        if any(frame.filename.startswith(STORE_PACKAGE) for frame in frames):
+            return error
+    return None
+
+
+def damage_line(db: Path, error: BaseException) -> str:
+    """What went wrong with ``db`` and what to do, in one line."""
+    # SQLite quotes the undecodable text itself: the column is enough.
+    said = " ".join(str(error).split(" with text ")[0].split())[:200]
+    if "readonly" in said or "read-only" in said:
+        return (
+            f"cannot write the session store {db}: {said}. Make it writable "
+            "(check its permissions and those of its folder), or use another --workdir."
+        )
+    verdict = integrity(db) if db.exists() else "the file does not exist"
+    return (
+        f"cannot use the session store {db}: {said} (SQLite integrity_check: {verdict}). "
+        f"Restore it from a backup, or move it aside (mv {db} {db}.broken) to start a new one."
+    )
+
+
+@contextlib.contextmanager
+def store_errors(db: Path) -> Iterator[None]:
+    try:
+        yield
+    except click.exceptions.Exit:
+        raise
+    except Exception as error:
+        damage = store_damage(error)
+        if damage is None:
+            raise
+        raise click.ClickException(damage_line(db, damage)) from None
+
+
+def guards_store(command: Callable[P, R]) -> Callable[P, R]:
+    """Run ``command`` with a damaged store of its ``--workdir`` reported in one line."""
+
+    @functools.wraps(command)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        from ..store import WORKDIR_DB
+
+        root = Path(str(kwargs.get("workdir") or Path.cwd())).resolve()
+        with store_errors(root / WORKDIR_DB):
+            return command(*args, **kwargs)
+
+    return guarded
+
+
+__all__ = ["damage_line", "guards_store", "integrity", "store_damage", "store_errors"]

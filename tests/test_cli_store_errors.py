@@ -1,0 +1,122 @@
+"""A damaged ``.context-compact/sessions.db`` and an unwritable export, as a user meets them:
+one line naming the file, SQLite's ``integrity_check`` answer and what to do; no traceback."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import stub_api as s
+from cli_model import SETTINGS
+from context_compact.cli import main
+
+DB = Path(".context-compact/sessions.db")
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+
+
+def cli(*args: str, input: str | None = None) -> Result:
+    env = {"MODEL_ID": "m", "ANTHROPIC_BASE_URL": s.closed_port_url()}
+    return CliRunner().invoke(main, list(args), env=env, input=input)
+
+
+def imported(work: Path) -> str:
+    log = work.parent / "log.json"
+    log.write_text(
+        json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]),
+        encoding="utf-8",
+    )
+    result = cli("import", str(log), "--workdir", str(work), "--json")
+    assert result.exit_code == 0, result.output
+    return str(json.loads(result.stdout)["sessions"][0]["id"])
+
+
+def checkpointed(db: Path) -> bytearray:
+    connection = sqlite3.connect(db)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    return bytearray(db.read_bytes())
+
+
+def garbage(db: Path) -> None:
+    db.write_bytes(bytes(range(256)) * 20)
+
+
+def flipped_text(db: Path) -> None:
+    """A few flipped bytes inside a stored value: invalid UTF-8 where the meta is."""
+    data = checkpointed(db)
+    at = data.index(b'"engine"')
+    data[at + 2] ^= 0xFF
+    db.write_bytes(data)
+
+
+def flipped_page(db: Path) -> None:
+    """A few flipped bytes in a b-tree page header: SQLite finds the image malformed."""
+    data = checkpointed(db)
+    for page in range(1, len(data) // 4096):
+        data[page * 4096] = 0x01  # not a valid page type
+    db.write_bytes(data)
+
+
+def one_line_naming(result: Result, db: Path) -> str:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    (line,) = result.stderr.splitlines()
+    assert str(db) in line and "integrity_check: " in line and "move it aside" in line
+    return line
+
+
+@pytest.mark.parametrize("damage", [garbage, flipped_text, flipped_page])
+@pytest.mark.parametrize(
+    "command", ["sessions", "run", "run --resume", "chat --resume", "import", "export"]
+)
+def test_a_damaged_session_store_is_one_line_naming_it_and_what_sqlite_says(
+    tmp_path: Path, damage: object, command: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    sid = imported(work)
+    db = work / DB
+    damage(db)  # type: ignore[operator]
+    if command in ("run", "import") and damage is flipped_text:
+        pytest.skip("a new session never reads the damaged value of another one")
+    args = {
+        "sessions": ["sessions"],
+        "run": ["run", "hi"],
+        "run --resume": ["run", "hi", "--resume", sid],
+        "chat --resume": ["chat", "--resume", sid],
+        "import": ["import", str(tmp_path / "log.json")],
+        "export": ["export", sid],
+    }[command]
+    line = one_line_naming(cli(*args, "--workdir", str(work), input="q\n"), db.resolve())
+    if damage is garbage:
+        assert "file is not a database (SQLite integrity_check: file is not a database)" in line
+
+
+def test_a_malformed_store_names_integrity_checks_own_findings(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    imported(work)
+    flipped_page(work / DB)
+    line = one_line_naming(cli("sessions", "--workdir", str(work)), (work / DB).resolve())
+    verdict = line.split("integrity_check: ", 1)[1]
+    assert not verdict.startswith("ok")
+
+
+def test_export_to_a_missing_directory_says_to_create_it(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    sid = imported(work)
+    target = tmp_path / "missing" / "dir" / "x.json"
+    result = cli("export", sid, "-o", str(target), "--workdir", str(work))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    (line,) = result.stderr.splitlines()
+    assert str(target) in line and f"create {target.parent} first" in line
