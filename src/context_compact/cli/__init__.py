@@ -208,7 +208,22 @@ def chat(**options: Any) -> None:
         click.echo(result.text)
         if result.stopped_reason == "max_turns":
             console.print(f"[yellow]stopped after {result.turns} turns (--max-turns)[/]")
+    if options["resume"] is None:
+        _drop_if_empty(session)
     sys.exit(1 if failed else 0)
+
+
+def _drop_if_empty(session: Session) -> None:
+    """A chat quit before its first request leaves no session behind."""
+    compactor, store = session.compactor, session.store
+    remove = getattr(store, "delete_session", None)
+    if not compactor.keeps_log or remove is None:
+        return
+    sid = compactor.session_id
+    if sid is None or any(record.get("kind") == "message" for record in store.records(sid)):
+        return
+    remove(sid)
+    session.printer.console.print(f"[dim]nothing asked: session {sid} not kept[/]")
 
 
 def _lines() -> Iterator[str]:

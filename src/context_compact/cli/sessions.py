@@ -18,7 +18,13 @@ import click
 from ..session.transfer import resumed
 from .store_errors import guards_store
 
-COMPACTIONS = ("clear_old_results", "summarize", "compact_history", "reactive_compact")
+# What "compactions" counts, here and in ``inspect``: every compaction event the session's
+# journal recorded (new results persisted with a preview, old results cleared, summaries,
+# reactive compactions), one per pass that changed the view.
+COMPACTIONS_MEANS = (
+    "compactions: passes that changed the view (results persisted or cleared, summaries), "
+    "as inspect ID lists them"
+)
 
 
 def open_store(workdir: Path | None) -> Any:
@@ -60,7 +66,7 @@ def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
             messages += 1
             turns += record["message"].get("role") == "assistant"
         elif kind == "event":
-            compactions += record.get("stage") in COMPACTIONS
+            compactions += 1
     return {
         "id": sid,
         "started": meta.get("created"),
@@ -82,16 +88,64 @@ workdir_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
-@click.command("sessions")
+def middle(text: str, width: int) -> str:
+    """``text`` in ``width`` characters: its start and its end, an ellipsis between."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
+
+
+COLUMNS = ("id", "started", "source", "turns", "in view", "compactions")
+
+
+def table_lines(rows: list[dict[str, Any]], width: int, wide: bool) -> list[str]:
+    """The table of ``rows`` in ``width`` columns (the source cut in the middle to fit),
+    or with every source whole when ``wide``."""
+    cells = [
+        [
+            row["id"],
+            str(row["started"] or "")[5:16].replace("T", " "),
+            row["source"],
+            f"{row['turns']:,}",
+            "-" if row["tokens_in_view"] is None else f"{row['tokens_in_view']:,}",
+            f"{row['compactions']:,}",
+        ]
+        for row in rows
+    ]
+    widths = [max([len(name), *(len(c[i]) for c in cells)]) for i, name in enumerate(COLUMNS)]
+    others = sum(widths) - widths[2] + 2 * (len(COLUMNS) - 1)
+    if not wide:
+        widths[2] = max(len("source"), min(widths[2], width - others))
+    right = {3, 4, 5}
+
+    def line(values: list[str]) -> str:
+        parts = [
+            (v.rjust(w) if i in right else middle(v, w).ljust(w))
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ]
+        return "  ".join(parts).rstrip()
+
+    header = line(list(COLUMNS))
+    return [header, "─" * len(header), *(line(c) for c in cells)]
+
+
+@click.group("sessions", invoke_without_command=True)
 @workdir_option
 @json_option
+@click.option("--wide", is_flag=True, help="Show every source whole, however wide the terminal.")
+@click.pass_context
 @guards_store
-def sessions(workdir: Path | None, as_json: bool) -> None:
-    """List the sessions of a work directory, newest first."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool) -> None:
+    """List the sessions of a work directory, newest first (rm and prune remove them)."""
+    import shutil
+    import textwrap
 
+    ctx.obj = {"workdir": workdir}
+    if ctx.invoked_subcommand is not None:
+        return
     store = open_store(workdir)
     try:
         rows = [summary(store, meta) for meta in store.list_sessions()]
@@ -100,34 +154,74 @@ def sessions(workdir: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return
-    table = Table(
-        title="sessions, newest first",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        padding=(0, 1, 0, 0),
+    width = shutil.get_terminal_size().columns
+    click.echo("sessions, newest first")
+    for text in table_lines(rows, width, wide):
+        click.echo(text)
+    legend = (
+        f"started: UTC; in view: tokens the session's next request would carry; {COMPACTIONS_MEANS}"
     )
-    for name in ("id", "started", "source", "turns", "in view", "compactions"):
-        right = name in ("turns", "in view", "compactions")
-        table.add_column(
-            name,
-            justify="right" if right else "left",
-            no_wrap=True,
-            overflow="ellipsis",
-            max_width=20 if name == "source" else None,
-        )
-    for row in rows:
-        tokens = row["tokens_in_view"]
-        table.add_row(
-            row["id"],
-            str(row["started"] or "")[5:16].replace("T", " "),
-            row["source"],
-            f"{row['turns']:,}",
-            "-" if tokens is None else f"{tokens:,}",
-            f"{row['compactions']:,}",
-        )
-    Console().print(table)
-    click.echo("started: UTC; in view: tokens the session's next request would carry")
+    click.echo(textwrap.fill(legend, width=max(40, width), break_on_hyphens=False))
+
+
+def _workdir(ctx: click.Context, workdir: Path | None) -> Path | None:
+    given = (ctx.obj or {}).get("workdir")
+    return workdir or (Path(given) if given else None)
+
+
+@sessions.command("rm")
+@click.argument("ids", metavar="ID...", nargs=-1, required=True)
+@workdir_option
+@click.pass_context
+@guards_store
+def remove_command(ctx: click.Context, ids: tuple[str, ...], workdir: Path | None) -> None:
+    """Remove sessions ID... and their logs (all or none: an unknown ID removes nothing)."""
+    store = open_store(_workdir(ctx, workdir))
+    try:
+        for sid in ids:
+            need_session(store, sid)
+        for sid in ids:
+            _remove(store, sid)
+    finally:
+        store.close()
+
+
+def _remove(store: Any, sid: str) -> None:
+    from ..errors import SessionLocked
+
+    try:
+        store.delete_session(sid)
+    except SessionLocked as error:
+        raise click.ClickException(f"{error}; {sid} is kept") from None
+    click.echo(f"removed session {sid}")
+
+
+@sessions.command("prune")
+@click.option("--empty", is_flag=True, help="Remove the sessions that logged no message.")
+@click.option("--dry-run", is_flag=True, help="Name what would be removed; remove nothing.")
+@workdir_option
+@click.pass_context
+@guards_store
+def prune_command(ctx: click.Context, empty: bool, dry_run: bool, workdir: Path | None) -> None:
+    """Remove the sessions that match: --empty, those that logged no message."""
+    if not empty:
+        raise click.UsageError("say what to prune: --empty (sessions that logged no message)")
+    store = open_store(_workdir(ctx, workdir))
+    try:
+        found = [
+            meta["id"]
+            for meta in store.list_sessions()
+            if not any(r.get("kind") == "message" for r in store.records(meta["id"]))
+        ]
+        for sid in found:
+            if dry_run:
+                click.echo(f"would remove session {sid}")
+            else:
+                _remove(store, sid)
+    finally:
+        store.close()
+    if not found:
+        click.echo("no empty sessions")
 
 
 @click.command("recall")
@@ -169,7 +263,9 @@ def recall_command(
 
 
 __all__ = [
+    "COMPACTIONS_MEANS",
     "json_option",
+    "middle",
     "need_session",
     "open_store",
     "recall_command",

@@ -1,25 +1,91 @@
 """``context-compact import`` and ``context-compact export``: sessions in and out of a work
-directory (``session/transfer.py`` does the work)."""
+directory (``session/transfer.py`` does the work).
+
+Import is idempotent by content: each session's meta holds a digest of what was imported
+(format, system prompt, messages), and a log whose digest a session of the store already has
+is that session again (reported as already imported), whatever the file is called now.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ..loaders import describe
+from ..loaders import EXTENSIONS, Failure, Session, candidates, describe, load_file
 from ..session.transfer import (
     EXPORT_FORMATS,
     LOAD_ERRORS,
+    Imported,
     conversations,
     export_session,
-    import_path,
+    import_session,
     quiet_loaders,
+    unparseable_lines,
 )
+from ..store.base import Store
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
+
+
+def digest(session: Session) -> str:
+    """What makes two imports the same: the format, the system prompt and the messages."""
+    text = json.dumps(
+        [session.format, session.system, session.messages],
+        sort_keys=True,
+        ensure_ascii=True,
+        default=str,
+    )
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def import_target(
+    store: Store, path: Path
+) -> tuple[list[tuple[Imported, bool]], list[Failure], int]:
+    """Import a file, or every log under a directory: each session with whether it was
+    there already, the files that could not be read, and how many files were tried. A single
+    file that cannot be read raises."""
+    known = {m["content"]: m["id"] for m in store.list_sessions() if m.get("content")}
+    files = candidates(path) if path.is_dir() else [path]
+    done: list[tuple[Imported, bool]] = []
+    failures: list[Failure] = []
+    for file in files:
+        try:
+            loaded = load_file(file)
+        except LOAD_ERRORS as error:
+            if not path.is_dir():
+                raise
+            failures.append(Failure(str(file), describe(error, file)))
+            continue
+        for session in loaded:
+            key = digest(session)
+            if key in known:
+                done.append((_report_of(session, known[key]), True))
+                continue
+            report = import_session(store, session, {"content": key})
+            known[key] = report.id
+            done.append((report, False))
+    return done, failures, len(files)
+
+
+def _report_of(session: Session, sid: str) -> Imported:
+    uses = sum(1 for m in session.messages for b in m["content"] if b.get("type") == "tool_use")
+    bad = unparseable_lines(Path(session.source)) if session.notes.get("unparseable_line") else []
+    return Imported(
+        sid,
+        session.source,
+        session.name,
+        session.format,
+        len(session.messages),
+        uses,
+        session.skipped,
+        dict(session.notes),
+        bad,
+    )
 
 
 @click.command("import")
@@ -28,7 +94,8 @@ from .store_errors import guards_store
 @json_option
 @guards_store
 def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
-    """Import an agent's log (FILE, or every log under DIR) as new sessions.
+    """Import an agent's log (FILE, or every log under DIR) as sessions; a log imported
+    before is the same session again (by content), not a copy.
 
     Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
     OpenHands event histories, mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON.
@@ -39,34 +106,41 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
     try:
         try:
             with quiet_loaders():
-                imported, failures = import_path(store, path)
+                done, failures, tried = import_target(store, path)
         except LOAD_ERRORS as error:
             raise click.ClickException(f"cannot import {path}: {describe(error, path)}") from None
     finally:
         store.close()
     if as_json:
-        data = {
-            "sessions": [i.as_dict() for i in imported],
+        data: dict[str, Any] = {
+            "sessions": [{**i.as_dict(), "already_imported": again} for i, again in done],
             "failures": [asdict(f) for f in failures],
         }
         click.echo(json.dumps(data, indent=1))
     else:
-        for i in imported:
-            skipped = ""
-            if i.skipped:
-                reasons = ", ".join(f"{k}={v}" for k, v in i.notes.items())
-                if i.bad_lines:
-                    more = "…" if i.notes.get("unparseable_line", 0) > len(i.bad_lines) else ""
-                    reasons += f"; not JSON: line {', '.join(map(str, i.bad_lines))}{more}"
-                skipped = f"; {i.skipped} skipped or repaired ({reasons})"
-            click.echo(
-                f"imported {i.id}: {i.format} {i.name}, {i.messages} messages, "
-                f"{i.tool_uses} tool calls{skipped}"
-            )
+        for i, again in done:
+            click.echo(_line(i, again))
         for f in failures:
             click.echo(f"error: {f.path}: {f.reason}", err=True)
+    if not tried:
+        raise click.ClickException(
+            f"no agent logs under {path}: no {', '.join(f'*{e}' for e in EXTENSIONS)} file "
+            "outside hidden folders; give a log file or the folder holding the logs"
+        )
     if failures:
         raise SystemExit(1)
+
+
+def _line(i: Imported, again: bool) -> str:
+    skipped = ""
+    if i.skipped:
+        reasons = ", ".join(f"{k}={v}" for k, v in i.notes.items())
+        if i.bad_lines:
+            more = "…" if i.notes.get("unparseable_line", 0) > len(i.bad_lines) else ""
+            reasons += f"; not JSON: line {', '.join(map(str, i.bad_lines))}{more}"
+        skipped = f"; {i.skipped} skipped or repaired ({reasons})"
+    what = f"already imported as {i.id} (same content)" if again else f"imported {i.id}"
+    return f"{what}: {i.format} {i.name}, {i.messages} messages, {i.tool_uses} tool calls{skipped}"
 
 
 @click.command("export")
@@ -117,4 +191,4 @@ def export_command(
         click.echo(f"wrote {output}", err=True)
 
 
-__all__ = ["export_command", "import_command"]
+__all__ = ["digest", "export_command", "import_command", "import_target"]

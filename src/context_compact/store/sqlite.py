@@ -338,6 +338,20 @@ class SqliteStore(DiskFiles):
                 raise KeyError(f"no session {session!r} in {self.db_path}")
             self._hold(session, start[0], check_length=False)
 
+    def delete_session(self, session: str) -> None:
+        """Remove the session and its journal (``SessionLocked`` if another live process writes
+        it). The files its views named stay: they are stored by content and may be shared."""
+        with self._lock, self._transaction():
+            found = self._db.execute("SELECT length FROM sessions WHERE id = ?", (session,))
+            if found.fetchone() is None:
+                raise KeyError(f"no session {session!r} in {self.db_path}")
+            self._hold(session, 0, check_length=False)
+            for table in ("records", "messages", "edits", "events", "writers"):
+                self._db.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
+            self._db.execute("DELETE FROM sessions WHERE id = ?", (session,))
+        self._leases.pop(session, None)
+        self._lengths.pop(session, None)
+
     def writer(self, session: str) -> Owner | None:
         """The live process holding the session's lease, if any."""
         with self._lock:
