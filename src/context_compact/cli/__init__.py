@@ -78,7 +78,8 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "--context-limit",
             type=click.IntRange(min=1),
             default=None,
-            help="Compaction limit (characters for seed, tokens for default).",
+            help="Compaction limit: tokens (characters for seed), at least 1,024. "
+            "Default: the model's window.",
         ),
         click.option(
             "--high-water",

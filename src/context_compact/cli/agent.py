@@ -41,7 +41,7 @@ from ..invariants import InvalidHistory
 from ..providers.base import ModelReply, Provider
 from ..providers.errors import is_context_overflow
 from ..providers.openai_chat import is_local_url
-from ..registry import policy_at
+from ..registry import entry, policy_at
 from ..store import WORKDIR_DB, SessionLocked, Store, workdir_store
 from ..store.journal import shown_id
 from ..summarize import LLMSummarizer
@@ -108,8 +108,21 @@ def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int =
     return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=max_retries)
 
 
+# Below this a request holds little more than the agent's own system prompt and tools.
+MIN_CONTEXT_LIMIT = 1_024
+
+
 def make_policy(name: str, model: str | None, context_limit: int | None) -> PolicyLike:
-    """The policy ``--policy NAME`` names in the registry, at ``--context-limit`` if given."""
+    """The policy ``--policy NAME`` names in the registry, at ``--context-limit`` if given
+    (a usage error below ``MIN_CONTEXT_LIMIT``)."""
+    if context_limit is not None and context_limit < MIN_CONTEXT_LIMIT:
+        unit = "characters" if entry(name).unit == "chars" else "tokens"
+        raise click.BadParameter(
+            f"{context_limit:,} {unit} is below the minimum of {MIN_CONTEXT_LIMIT:,} for the "
+            f"{name} policy: the agent's system prompt and tools alone take most of that. "
+            "Local models start at 4,096.",
+            param_hint="'--context-limit'",
+        )
     try:
         return policy_at(name, context_limit, model=model)
     except (ValueError, TypeError) as error:
