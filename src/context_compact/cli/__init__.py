@@ -22,6 +22,7 @@ traceback only with ``--debug``.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -178,7 +179,8 @@ def run(task: str, as_json: bool, **options: Any) -> None:
 def chat(**options: Any) -> None:
     """Talk to the agent; history is kept across requests.
 
-    Type q, exit or press Ctrl-D to quit; /compact [focus] summarizes the conversation now.
+    Type q, exit, /quit or press Ctrl-D to quit; /compact [focus] summarizes the conversation
+    now; /sessions lists the sessions; /help lists these commands (none goes to the model).
     The answers go to stdout, progress and notes to stderr. The exit status is 1 when any
     request failed.
     """
@@ -187,7 +189,10 @@ def chat(**options: Any) -> None:
     history: list[Any] = session.compactor.view()
     last_request = ""
     failed = False
-    console.print(r"[dim]context-compact chat: q to quit, /compact \[focus] to summarize now[/]")
+    console.print(
+        r"[dim]context-compact chat: q to quit, /compact \[focus] to summarize now, "
+        "/help for the rest[/]"
+    )
     if session.compactor.keeps_log:
         console.print(f"[dim]{resume_hint(session)}[/]", markup=True, highlight=False)
     for line in _lines():
@@ -196,10 +201,17 @@ def chat(**options: Any) -> None:
             continue
         if query.lower() in QUIT_WORDS:
             break
-        if query == "/compact" or query.startswith("/compact "):
-            history, ok = compact_now(session, history, last_request, query[len("/compact") :])
-            failed |= not ok
+        word, _, rest = query.partition(" ")
+        if SLASH_COMMAND.fullmatch(word):
+            if word == "/quit":
+                break
+            if word == "/compact":
+                history, ok = compact_now(session, history, last_request, rest)
+                failed |= not ok
+            else:
+                slash_command(session, word)
             continue
+        query = query.removeprefix("/") if query.startswith("//") else query
         last_request = query
         result = ask(session, history, query)
         history = result.history
@@ -225,6 +237,41 @@ def _drop_if_empty(session: Session) -> None:
         return
     remove(sid)
     session.printer.console.print(f"[dim]nothing asked: session {sid} not kept[/]")
+
+
+# A line whose first word is one of these is chat's own, never sent to the model; "//..." sends
+# a line that starts with "/" (a path is not a command word: it has another "/" in it).
+SLASH_COMMAND = re.compile(r"/[A-Za-z]+")
+CHAT_HELP = """\
+chat's own commands (never sent to the model):
+  /help              this list
+  /quit              quit (so do q, exit and Ctrl-D; the session is saved)
+  /compact [focus]   summarize the conversation now, keeping what FOCUS names
+  /sessions          the sessions of this work directory, this one among them
+  //text             send "/text" to the model"""
+
+
+def slash_command(session: Session, word: str) -> None:
+    """``/help``, ``/sessions``, or a word chat does not know: answered here, on stderr."""
+    out = session.printer.console
+    if word == "/help":
+        out.print(CHAT_HELP, markup=False, highlight=False)
+    elif word == "/sessions":
+        from .sessions import summary, table_lines
+
+        store = session.store
+        rows = [summary(store, meta) for meta in store.list_sessions()]
+        for text in table_lines(rows, out.width, wide=False):
+            out.print(text, markup=False, highlight=False)
+        if session.compactor.keeps_log:
+            out.print(f"this chat: session {session.compactor.session_id}", highlight=False)
+    else:
+        out.print(
+            f"unknown command {word}: /help lists them (//... sends a line starting with / "
+            "to the model)",
+            markup=False,
+            highlight=False,
+        )
 
 
 def _lines() -> Iterator[str]:
