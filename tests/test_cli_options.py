@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -31,3 +32,19 @@ def test_a_context_limit_below_the_minimum_is_a_usage_error_naming_it(
     result = CliRunner().invoke(main, args, env=env)
     assert result.exit_code == 2, result.output
     assert "--context-limit" in result.stderr and "minimum of 1,024" in result.stderr
+
+
+def options_without_help(command: click.Command, path: str) -> list[str]:
+    missing = [
+        f"{path} {option.opts[0]}"
+        for option in command.params
+        if isinstance(option, click.Option) and not option.hidden and not option.help
+    ]
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            missing += options_without_help(sub, f"{path} {name}")
+    return missing
+
+
+def test_every_option_of_every_command_has_help_text() -> None:
+    assert options_without_help(main, "context-compact") == []

@@ -100,7 +100,13 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help="Work directory of the tools (default: current directory).",
         ),
-        click.option("--max-turns", type=click.IntRange(min=1), default=50, show_default=True),
+        click.option(
+            "--max-turns",
+            type=click.IntRange(min=1),
+            default=50,
+            show_default=True,
+            help="Model calls one request may take before it stops without an answer.",
+        ),
         click.option(
             "--max-retries",
             type=click.IntRange(min=0),

@@ -175,7 +175,13 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
 
 @click.command("compact")
 @click.argument("target", metavar="ID|FILE")
-@click.option("--policy", type=click.Choice(list(NAMES)), default="default", show_default=True)
+@click.option(
+    "--policy",
+    type=click.Choice(list(NAMES)),
+    default="default",
+    show_default=True,
+    help="The engine to replay the session through: ours or one of the bench's peers.",
+)
 @click.option(
     "--context-limit",
     type=click.IntRange(min=1),

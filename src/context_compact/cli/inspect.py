@@ -17,7 +17,13 @@ from .store_errors import guards_store
 @click.argument("session")
 @workdir_option
 @json_option
-@click.option("--width", type=click.IntRange(min=40), default=80, show_default=True)
+@click.option(
+    "--width",
+    type=click.IntRange(min=40),
+    default=80,
+    show_default=True,
+    help="Columns of the chart of view tokens per turn.",
+)
 @guards_store
 def inspect_command(session: str, workdir: Path | None, as_json: bool, width: int) -> None:
     """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,

@@ -228,8 +228,20 @@ def prune_command(ctx: click.Context, empty: bool, dry_run: bool, workdir: Path 
 @click.argument("session")
 @click.argument("query")
 @workdir_option
-@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--limit", type=click.IntRange(min=1), default=8_000, show_default=True)
+@click.option(
+    "--offset",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Character to start the page at (the previous page's next_offset).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=8_000,
+    show_default=True,
+    help="Characters per page.",
+)
 @json_option
 @guards_store
 def recall_command(
