@@ -240,3 +240,21 @@ def test_an_import_names_the_lines_that_are_not_json(tmp_path: Path) -> None:
     text = cli("import", str(broken), workdir=work)
     assert text.exit_code == 0, text.output
     assert "unparseable_line=2; not JSON: line 3, 6" in text.output
+
+
+@needs_pack
+@pytest.mark.parametrize("policy", ["default", "codex"])
+@pytest.mark.parametrize(
+    "rel", ["swe-agent/pydicom__pydicom-1458.traj", "mini-swe-agent/github_issue.traj.json"]
+)
+def test_compact_keeps_the_system_prompt_of_the_log_for_export(
+    tmp_path: Path, policy: str, rel: str
+) -> None:
+    sid = imported(tmp_path, PACK / rel)[0]["id"]
+    system = json.loads(cli("export", sid, workdir=tmp_path).stdout.splitlines()[0])
+    assert system["role"] == "system" and system["content"]
+    outcome = ok_json(cli("compact", sid, "--policy", policy, "--json", workdir=tmp_path))
+    for fmt in ("jsonl", "anthropic", "openai"):
+        out = cli("export", outcome["session"], "--format", fmt, workdir=tmp_path)
+        assert out.exit_code == 0, out.output
+        assert json.dumps(system["content"])[1:80] in out.stdout, fmt

@@ -130,7 +130,10 @@ def run_compact(
         outcome, _ = replay_policy(session, policy, MemoryStore())
         return outcome
     if policy.engine == "default":
-        sid = store.create_session({"engine": "default", "policy": asdict(policy), **meta})
+        # The system prompt goes with the session, as an import keeps it: export shows it.
+        sid = store.create_session(
+            {"engine": "default", "policy": asdict(policy), "system": session.system, **meta}
+        )
         outcome, _ = replay_policy(session, policy, store, new_session=sid)
         outcome.dry_run = False
     else:
