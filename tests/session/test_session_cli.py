@@ -111,6 +111,8 @@ def test_import_export_import_keeps_every_message_and_tool_pair(
 ) -> None:
     first = imported(tmp_path, PACK / rel)[0]
     original = messages_of(tmp_path, first["id"])
+    if fmt != "jsonl":  # a request: calls left unanswered at the end get resume's error result
+        original = answered_at_the_end(original)
     exported = tmp_path / f"out.{'jsonl' if fmt == 'jsonl' else 'json'}"
     result = cli("export", first["id"], "--format", fmt, "-o", str(exported), workdir=tmp_path)
     assert result.exit_code == 0, result.output
@@ -124,6 +126,14 @@ def test_import_export_import_keeps_every_message_and_tool_pair(
         assert back == original
     else:  # Chat Completions has no user message holding both results and text: same texts
         assert texts(back) == texts(original)
+
+
+def answered_at_the_end(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from context_compact.agent.loop import not_run
+
+    if messages and messages[-1]["role"] == "assistant" and not_run(messages[-1])["content"]:
+        return [*messages, not_run(messages[-1])]
+    return messages
 
 
 def texts(messages: list[dict[str, Any]]) -> list[str]:
@@ -258,3 +268,52 @@ def test_compact_keeps_the_system_prompt_of_the_log_for_export(
         out = cli("export", outcome["session"], "--format", fmt, workdir=tmp_path)
         assert out.exit_code == 0, out.output
         assert json.dumps(system["content"])[1:80] in out.stdout, fmt
+
+
+def stopped_mid_call(tmp_path: Path) -> str:
+    """A log whose agent stopped after asking for two tool calls, before their results."""
+    calls = [
+        {"type": "tool_use", "id": f"toolu_{n}", "name": "bash", "input": {"command": "ls"}}
+        for n in (1, 2)
+    ]
+    messages = [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Listing."}, *calls]},
+    ]
+    log = tmp_path / "stopped.json"
+    log.write_text(json.dumps({"system": "be brief", "messages": messages}), encoding="utf-8")
+    return str(imported(tmp_path, log)[0]["id"])
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+def test_export_in_an_api_format_answers_the_calls_left_unanswered_at_the_end(
+    tmp_path: Path, fmt: str
+) -> None:
+    from context_compact.agent.loop import NOT_RUN
+    from context_compact.invariants import check
+
+    sid = stopped_mid_call(tmp_path)
+    result = cli("export", sid, "--format", fmt, workdir=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "note: 2 tool call(s) at the end never got a result" in result.stderr
+    document = json.loads(result.stdout)
+    if fmt == "anthropic":
+        assert document["system"] == "be brief"
+        assert check(document["messages"]) == []
+        last = document["messages"][-1]["content"]
+        assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in last] == [
+            ("toolu_1", NOT_RUN, True),
+            ("toolu_2", NOT_RUN, True),
+        ]
+    else:
+        tools = [m for m in document if m["role"] == "tool"]
+        assert [m["tool_call_id"] for m in tools] == ["toolu_1", "toolu_2"]
+        assert all(NOT_RUN in json.dumps(m["content"]) for m in tools)
+
+
+def test_export_as_jsonl_stays_the_log_as_it_is(tmp_path: Path) -> None:
+    sid = stopped_mid_call(tmp_path)
+    result = cli("export", sid, "--format", "jsonl", workdir=tmp_path)
+    assert result.exit_code == 0 and result.stderr == ""
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert last["role"] == "assistant"

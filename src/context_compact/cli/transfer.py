@@ -143,6 +143,32 @@ def _line(i: Imported, again: bool) -> str:
     return f"{what}: {i.format} {i.name}, {i.messages} messages, {i.tool_uses} tool calls{skipped}"
 
 
+def exported(store: Store, session: str, fmt: str, view: bool) -> tuple[str, int]:
+    """The session in ``fmt``, and how many tool calls at its end got the error result a
+    resume gives calls that never ran (``agent.loop.not_run``): an API format is a request,
+    and a request may not end in unanswered calls. ``jsonl`` stays the log as it is."""
+    if fmt == "jsonl":
+        return export_session(store, session, fmt, view=view), 0
+    from ..agent.loop import not_run
+
+    document = json.loads(export_session(store, session, "anthropic", view=view))
+    messages = document["messages"]
+    answered = 0
+    if messages and messages[-1]["role"] == "assistant":
+        results = not_run(messages[-1])
+        answered = len(results["content"])
+        if answered:
+            messages.append(results)
+    if not answered:
+        return export_session(store, session, fmt, view=view), 0
+    if fmt == "anthropic":
+        return json.dumps(document, ensure_ascii=True, indent=1) + "\n", answered
+    from ..providers.openai_chat import to_openai
+
+    openai = to_openai(messages, document.get("system") or "")
+    return json.dumps(openai, ensure_ascii=True, indent=1) + "\n", answered
+
+
 @click.command("export")
 @click.argument("session")
 @click.option(
@@ -167,12 +193,18 @@ def export_command(
     store = open_store(workdir)
     try:
         need_session(store, session)
-        text = export_session(store, session, fmt, view=view)
+        text, answered = exported(store, session, fmt, view)
         earlier = conversations(store, session) - 1
     finally:
         store.close()
     if earlier:
         click.echo(f"note: {earlier} earlier conversation(s) not exported", err=True)
+    if answered:
+        click.echo(
+            f"note: {answered} tool call(s) at the end never got a result; they get the error "
+            "result a resume gives them, so the request is valid",
+            err=True,
+        )
     if output is None:
         click.echo(text, nl=False)
     else:
