@@ -480,6 +480,9 @@ def test_codex_conversion(tmp_path: Path) -> None:
         cx("turn_context", {"cwd": "/w"}),
         item(type="message", role="assistant", content=[{"type": "output_text", "text": "Done."}]),
         item(type="web_search_call", status="completed", action={"type": "search", "query": "q"}),
+        cx("turn_context", {"cwd": "/w"}),
+        item(type="reasoning", summary=[], content=None, encrypted_content="gAAA"),
+        cx("event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
     ]
     path = write_jsonl(tmp_path / "rollout-2025-01-01T00-00-00-r1.jsonl", lines)
     (session,) = load_file(path)
@@ -491,6 +494,7 @@ def test_codex_conversion(tmp_path: Path) -> None:
     assert session.messages == [
         user(text("fix it")),
         assistant(
+            text("[reasoning] hm"),
             text("Two."),
             use("c1", "shell", {"command": ["ls"]}),
             use("c2", "apply_patch", {"input": "*** Begin Patch"}),
@@ -499,12 +503,15 @@ def test_codex_conversion(tmp_path: Path) -> None:
         assistant(use("c3", "shell", {"arguments": "{not json"})),
         user(result("c3", NO_OUTPUT)),
         assistant(text("Done.")),
+        user(text("[turn aborted: interrupted]")),
     ]
     assert dict(session.notes) == {
+        "encrypted_reasoning": 1,
         "unanswered_tool_use": 1,
         "unparsed_arguments": 1,
         "unsupported_item": 1,
     }
+    assert dict(session.converted) == {"reasoning_as_text": 1, "turn_aborted_as_text": 1}
 
 
 def oh_response(response_id: str, content: str, *calls: tuple[str, str, str]) -> dict[str, Any]:

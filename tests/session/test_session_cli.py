@@ -317,3 +317,21 @@ def test_export_as_jsonl_stays_the_log_as_it_is(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stderr == ""
     last = json.loads(result.stdout.splitlines()[-1])
     assert last["role"] == "assistant"
+
+
+@needs_pack
+def test_a_codex_import_keeps_the_reasoning_summaries_where_recall_finds_them(
+    tmp_path: Path,
+) -> None:
+    source = PACK / ONE_OF_EACH[1]
+    items = [json.loads(line)["payload"] for line in source.read_text().splitlines()]
+    reasoning = [i for i in items if i.get("type") == "reasoning"]
+    readable = [i for i in reasoning if i["summary"]]
+    (report,) = imported(tmp_path, source)
+    assert report["converted"] == {"reasoning_as_text": len(readable)}
+    assert report["notes"].get("encrypted_reasoning", 0) == len(reasoning) - len(readable)
+    wanted = readable[-1]["summary"][0]["text"]
+    found = cli("recall", report["id"], wanted.strip("*"), workdir=tmp_path)
+    assert found.exit_code == 0 and wanted in found.stdout
+    text = cli("import", str(source), workdir=tmp_path).stdout
+    assert f"{len(readable)} kept in another form (reasoning_as_text={len(readable)})" in text

@@ -43,15 +43,17 @@ def digest(session: Session) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def import_target(
-    store: Store, path: Path
-) -> tuple[list[tuple[Imported, bool]], list[Failure], int]:
+Done = tuple[Imported, bool, dict[str, int]]
+
+
+def import_target(store: Store, path: Path) -> tuple[list[Done], list[Failure], int]:
     """Import a file, or every log under a directory: each session with whether it was
-    there already, the files that could not be read, and how many files were tried. A single
-    file that cannot be read raises."""
+    there already and what was kept in another form (``Session.converted``), the files that
+    could not be read, and how many files were tried. A single file that cannot be read
+    raises."""
     known = {m["content"]: m["id"] for m in store.list_sessions() if m.get("content")}
     files = candidates(path) if path.is_dir() else [path]
-    done: list[tuple[Imported, bool]] = []
+    done: list[Done] = []
     failures: list[Failure] = []
     for file in files:
         try:
@@ -63,12 +65,13 @@ def import_target(
             continue
         for session in loaded:
             key = digest(session)
+            converted = dict(session.converted)
             if key in known:
-                done.append((_report_of(session, known[key]), True))
+                done.append((_report_of(session, known[key]), True, converted))
                 continue
-            report = import_session(store, session, {"content": key})
+            report = import_session(store, session, {"content": key, "converted": converted})
             known[key] = report.id
-            done.append((report, False))
+            done.append((report, False, converted))
     return done, failures, len(files)
 
 
@@ -113,13 +116,16 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
         store.close()
     if as_json:
         data: dict[str, Any] = {
-            "sessions": [{**i.as_dict(), "already_imported": again} for i, again in done],
+            "sessions": [
+                {**i.as_dict(), "converted": converted, "already_imported": again}
+                for i, again, converted in done
+            ],
             "failures": [asdict(f) for f in failures],
         }
         click.echo(json.dumps(data, indent=1))
     else:
-        for i, again in done:
-            click.echo(_line(i, again))
+        for i, again, converted in done:
+            click.echo(_line(i, again, converted))
         for f in failures:
             click.echo(f"error: {f.path}: {f.reason}", err=True)
     if not tried:
@@ -131,7 +137,7 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
         raise SystemExit(1)
 
 
-def _line(i: Imported, again: bool) -> str:
+def _line(i: Imported, again: bool, converted: dict[str, int]) -> str:
     skipped = ""
     if i.skipped:
         reasons = ", ".join(f"{k}={v}" for k, v in i.notes.items())
@@ -139,6 +145,9 @@ def _line(i: Imported, again: bool) -> str:
             more = "…" if i.notes.get("unparseable_line", 0) > len(i.bad_lines) else ""
             reasons += f"; not JSON: line {', '.join(map(str, i.bad_lines))}{more}"
         skipped = f"; {i.skipped} skipped or repaired ({reasons})"
+    if converted:
+        kinds = ", ".join(f"{k}={v}" for k, v in converted.items())
+        skipped += f"; {sum(converted.values())} kept in another form ({kinds})"
     what = f"already imported as {i.id} (same content)" if again else f"imported {i.id}"
     return f"{what}: {i.format} {i.name}, {i.messages} messages, {i.tool_uses} tool calls{skipped}"
 

@@ -77,7 +77,9 @@ class Session:
     ``name`` identifies the trajectory inside its file (file stem, instance id, or
     ``<stem>/sidechain-<n>``); ``format`` is one of ``FORMATS``; ``system`` is the system
     prompt when the log records it; ``skipped`` counts dropped entries and repairs, broken
-    down by reason in ``notes``; ``source`` is the path the session was read from.
+    down by reason in ``notes``; ``source`` is the path the session was read from;
+    ``converted`` counts entries kept in another form than the log's, by kind (a Codex
+    reasoning summary kept as text, say): nothing dropped, but not as it was either.
     """
 
     name: str
@@ -87,6 +89,7 @@ class Session:
     skipped: int
     source: str
     notes: Mapping[str, int] = field(default_factory=dict)
+    converted: Mapping[str, int] = field(default_factory=dict)
 
 
 class UnknownFormat(ContextCompactError, ValueError):
@@ -218,6 +221,7 @@ class HistoryBuilder:
 
     def __init__(self) -> None:
         self.notes: Counter[str] = Counter()
+        self.converted: Counter[str] = Counter()
         self._messages: list[Message] = []
         self._turn: Message | None = None
         self._turn_key: object = None
@@ -227,6 +231,11 @@ class HistoryBuilder:
         """Count entries dropped for ``reason``."""
         if count:
             self.notes[reason] += count
+
+    def convert(self, kind: str, count: int = 1) -> None:
+        """Count entries of ``kind`` kept in another form (``Session.converted``)."""
+        if count:
+            self.converted[kind] += count
 
     def assistant(self, blocks: Iterable[Block], key: object = None) -> None:
         """Add model output; blocks with the current turn's ``key`` join that turn."""
@@ -365,6 +374,7 @@ def make_session(
         skipped=skipped,
         source=str(source),
         notes=counts,
+        converted={kind: n for kind, n in sorted(builder.converted.items()) if n},
     )
 
 

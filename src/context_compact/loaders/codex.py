@@ -14,11 +14,19 @@ model-visible history, as OpenAI Responses API items (``payload.type``):
   by ``call_id``. ``output`` is kept verbatim when it is a string: that string is what was
   sent back to the model (Codex 0.5x sends shell output as a JSON document
   ``{"output": ..., "metadata": ...}``); lists of content items are flattened.
-* ``reasoning`` (encrypted; only a summary is readable), ``ghost_snapshot`` and encrypted
-  ``compaction`` items are not conversation and are dropped; ``web_search_call`` (no output
-  item to pair with) and unknown item types are skipped and counted.
+* ``reasoning``: its readable part (the ``summary`` texts, and ``content`` texts where a model
+  writes its reasoning in the clear) becomes a text block ``[reasoning] ...`` in the
+  assistant message of its response, so the view and ``recall`` have it (a ``thinking``
+  block would need a signature the API checks); counted in ``Session.converted`` as
+  ``reasoning_as_text``. One with nothing readable (encrypted only) is skipped and counted
+  (``encrypted_reasoning``).
+* ``ghost_snapshot`` and encrypted ``compaction`` items are not conversation and are
+  dropped; ``web_search_call`` (no output item to pair with) and unknown item types are
+  skipped and counted.
 
 ``session_meta`` gives ``Session.system`` only when it records ``base_instructions``;
+an ``event_msg`` of type ``turn_aborted`` (the user stopped the turn) becomes user text
+``[turn aborted: <reason>]`` where it happened, counted as ``turn_aborted_as_text``; other
 ``turn_context`` and ``event_msg`` lines are UI/runtime data, except that they mark where
 one model request ends: items between two of them belong to one response, so parallel
 calls written ``call, output, call, output`` are merged into one assistant message. A
@@ -51,8 +59,8 @@ FORMAT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg", "compacted"})
 CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
-_IGNORED_ITEMS = frozenset({"reasoning", "ghost_snapshot", "compaction", "compaction_summary"})
-ITEM_TYPES = CALLS | OUTPUTS | _IGNORED_ITEMS | {"message", "web_search_call"}
+_IGNORED_ITEMS = frozenset({"ghost_snapshot", "compaction", "compaction_summary"})
+ITEM_TYPES = CALLS | OUTPUTS | _IGNORED_ITEMS | {"message", "reasoning", "web_search_call"}
 
 
 def load(path: str | Path) -> list[Session]:
@@ -74,6 +82,10 @@ def load_records(records: list[Any], source: str | Path, bad_lines: int = 0) -> 
         if kind == "response_item":
             _add_item(builder, state, payload)
         elif kind in ("turn_context", "event_msg"):
+            if isinstance(payload, dict) and payload.get("type") == "turn_aborted":
+                reason = text_of(payload.get("reason")) or "no reason given"
+                builder.user(text_blocks(f"[turn aborted: {reason}]"))
+                builder.convert("turn_aborted_as_text")
             state.request += 1
         elif kind == "session_meta":
             state.system.append(_base_instructions(payload))
@@ -111,6 +123,9 @@ def _add_item(builder: HistoryBuilder, state: _State, item: Any) -> None:
         return
     kind = item.get("type")
     if kind in _IGNORED_ITEMS:
+        return
+    if kind == "reasoning":
+        _add_reasoning(builder, state, item)
         return
     if kind == "message":
         role = item.get("role")
@@ -158,6 +173,23 @@ def _add_item(builder: HistoryBuilder, state: _State, item: Any) -> None:
         builder.user([tool_result_block(call_id, _output_text(item.get("output")))])
         return
     builder.skip("unsupported_item")
+
+
+def _add_reasoning(builder: HistoryBuilder, state: _State, item: dict[str, Any]) -> None:
+    parts = [
+        text_of(part.get("text"))
+        for field in ("summary", "content")
+        if isinstance(item.get(field), list)
+        for part in item[field]
+        if isinstance(part, dict)
+    ]
+    readable = "\n\n".join(part.strip() for part in parts if part.strip())
+    if not readable:
+        builder.skip("encrypted_reasoning")
+        return
+    state.conversation_started = True
+    builder.assistant(text_blocks(f"[reasoning] {readable}"), key=state.request)
+    builder.convert("reasoning_as_text")
 
 
 def _output_text(output: Any) -> str:
