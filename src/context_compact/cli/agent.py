@@ -157,21 +157,28 @@ def shown_path(path: str, root: Path) -> str:
 
 
 class Printer:
-    """Renders loop events: dim tool lines, one line per compaction, refusals."""
+    """Renders loop events: dim tool lines, one line per compaction, refusals.
+
+    Token figures are labeled by who counted them: a compaction's are the compactor's own
+    (what ``inspect`` shows), a turn's ``tokens in`` the model's (its usage report), a
+    refusal's the API's words. With ``show_turns``, a compaction names the turn whose request
+    it shaped (the next one), as ``inspect`` numbers it."""
 
     def __init__(self, console: Console, root: Path, show_turns: bool = False) -> None:
         self.console = console
         self.root = root
         self.show_turns = show_turns
         self.compactions = 0
+        self.turn = 0
 
     def __call__(self, event: LoopEvent) -> None:
         out = self.console
         if isinstance(event, ModelCall):
+            self.turn = event.turn
             if self.show_turns:
                 out.print(
                     f"[bold]turn {event.turn}[/]  [dim]{event.input_tokens:,} tokens in · "
-                    f"{event.output_tokens:,} out[/]"
+                    f"{event.output_tokens:,} out (the model's count)[/]"
                 )
             if event.tool_uses and event.text.strip():
                 out.print(event.text.strip(), markup=False, highlight=False)
@@ -195,14 +202,15 @@ class Printer:
             if event.retry_max_tokens is not None:
                 then = f"retrying with max_tokens {event.retry_max_tokens:,}"
             out.print(
-                f"  ✗ API refused the prompt ({event.error_text}) → {then}",
+                f"  ✗ API refused the prompt (its words: {event.error_text}) → {then}",
                 style="magenta",
                 markup=False,
                 highlight=False,
             )
 
     def compaction_line(self, event: CompactionEvent) -> str:
-        line = f"  ⟳ {event.stage}: {event.before:,} → {event.after:,} {event.unit}"
+        when = f"before turn {self.turn + 1}: " if self.show_turns else ""
+        line = f"  ⟳ {when}{event.stage}: {event.before:,} → {event.after:,} {event.unit}"
         if event.note:
             line += f" ({event.note})"
         if event.paths:

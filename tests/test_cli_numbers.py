@@ -1,0 +1,36 @@
+"""One set of numbers: what the demo prints about each compaction (its turn, stage and token
+counts) is what ``inspect`` and ``sessions`` say about the same session afterwards, and any
+figure that is not the compactor's own says whose it is."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from context_compact.cli import main
+
+
+def test_the_demos_compactions_are_inspects_turn_for_turn(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    shown = CliRunner().invoke(main, ["demo", "--workdir", str(root)])
+    assert shown.exit_code == 0, shown.output
+    printed = [
+        (int(turn), stage, int(before.replace(",", "")), int(after.replace(",", "")))
+        for turn, stage, before, after in re.findall(
+            r"⟳ before turn (\d+): (\w+): ([\d,]+) → ([\d,]+) tokens", shown.stdout
+        )
+    ]
+    (row,) = json.loads(
+        CliRunner().invoke(main, ["sessions", "--workdir", str(root), "--json"]).stdout
+    )
+    timeline = json.loads(
+        CliRunner().invoke(main, ["inspect", row["id"], "--workdir", str(root), "--json"]).stdout
+    )
+    events = [(e["turn"], e["stage"], e["before"], e["after"]) for e in timeline["events"]]
+    assert printed == events and len(events) == row["compactions"]
+    assert f"{len(events)} compaction events" in shown.stdout
+    assert "tokens in · " in shown.stdout and "out (the model's count)" in shown.stdout
+    assert "API refused the prompt (its words: " in shown.stdout
