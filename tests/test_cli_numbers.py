@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from context_compact.cli import main
@@ -34,3 +35,18 @@ def test_the_demos_compactions_are_inspects_turn_for_turn(tmp_path: Path) -> Non
     assert f"{len(events)} compaction events" in shown.stdout
     assert "tokens in · " in shown.stdout and "out (the model's count)" in shown.stdout
     assert "API refused the prompt (its words: " in shown.stdout
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_every_line_of_inspect_fits_its_width(tmp_path: Path, width: int) -> None:
+    root = tmp_path / "demo"
+    assert CliRunner().invoke(main, ["demo", "--workdir", str(root)]).exit_code == 0
+    (row,) = json.loads(
+        CliRunner().invoke(main, ["sessions", "--workdir", str(root), "--json"]).stdout
+    )
+    args = ["inspect", row["id"], "--workdir", str(root), "--width", str(width)]
+    shown = CliRunner().invoke(main, args)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert [line for line in lines if len(line) > width] == []
+    assert any("(+" in line for line in lines) and any("copy: " in line for line in lines)

@@ -39,7 +39,7 @@ from ..session.inspect import Event, shown_path
 from ..session.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..sizing import TokenCounter
 from ..store.base import Store
-from .inspect import pass_lines
+from .inspect import fill, pass_lines
 from .sessions import json_option, need_session, workdir_option
 from .store_errors import guards_store
 
@@ -232,8 +232,11 @@ def compact_command(
 def _report(o: Outcome, target: str) -> None:
     unit = "characters" if o.policy == "seed" else "tokens"
     click.echo(
-        f"{target} under {o.policy} (limit {o.context_limit:,} {unit}), replayed turn by turn "
-        f"offline with extractive summaries: {len(o.view_tokens) - 1} turns"
+        fill(
+            f"{target} under {o.policy} (limit {o.context_limit:,} {unit}), replayed turn by "
+            f"turn offline with extractive summaries: {len(o.view_tokens) - 1} turns",
+            80,
+        )
     )
     for p in o.passes:
         for line in pass_lines(p.turn, p.stage, p.before, p.after, p.note, p.paths):
