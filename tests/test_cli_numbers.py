@@ -50,3 +50,18 @@ def test_every_line_of_inspect_fits_its_width(tmp_path: Path, width: int) -> Non
     lines = shown.stdout.splitlines()
     assert [line for line in lines if len(line) > width] == []
     assert any("(+" in line for line in lines) and any("copy: " in line for line in lines)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def test_on_a_terminal_the_demo_wraps_at_word_boundaries(tmp_path: Path) -> None:
+    env = {"TTY_COMPATIBLE": "1", "NO_COLOR": "1", "COLUMNS": "100"}
+    shown = CliRunner().invoke(main, ["demo", "--workdir", str(tmp_path / "demo")], env=env)
+    assert shown.exit_code == 0, shown.output
+    lines = ANSI.sub("", shown.stdout).splitlines()
+    assert [line for line in lines if len(line) > 100] == []
+    words = " ".join(" ".join(lines).split())
+    assert "a real SQLite session store, default policy at a 6,000-token limit" in words
+    copies = re.findall(r"full copy: (\S+)", words)
+    assert copies and all(Path(tmp_path / "demo" / c).is_file() for c in copies)

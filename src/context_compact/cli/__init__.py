@@ -140,9 +140,26 @@ def main() -> None:
     """A coding agent that keeps its context inside the window without losing anything."""
 
 
+def wrapping(console: Console) -> Console:
+    """On a terminal, lines wrap at word boundaries (the terminal itself would cut words);
+    into a file or a pipe, each stays one line."""
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
 def progress_console(quiet: bool) -> Console:
     """Where progress goes: stderr, so that stdout holds nothing but the answer."""
-    return Console(stderr=True, soft_wrap=True, quiet=quiet)
+    return wrapping(Console(stderr=True, quiet=quiet))
+
+
+def print_answer(text: str) -> None:
+    """The model's answer on stdout: wrapped at word boundaries on a terminal, as it is
+    otherwise."""
+    console = Console()
+    if console.is_terminal:
+        console.print(text, markup=False, highlight=False, soft_wrap=False)
+    else:
+        click.echo(text)
 
 
 @main.command()
@@ -176,7 +193,7 @@ def run(task: str, as_json: bool, **options: Any) -> None:
         }
         click.echo(json.dumps(data, indent=1, ensure_ascii=False))
         return
-    click.echo(result.text)
+    print_answer(result.text)
 
 
 @main.command()
@@ -224,7 +241,7 @@ def chat(**options: Any) -> None:
         if isinstance(result, AgentError):
             failed = True
             continue
-        click.echo(result.text)
+        print_answer(result.text)
         if result.stopped_reason == "max_turns":
             console.print(f"[yellow]stopped after {result.turns} turns (--max-turns)[/]")
     if options["resume"] is None:
@@ -341,7 +358,7 @@ def demo(workdir: Path | None, clean: bool) -> None:
     temporary = workdir is None
     root = Path(tempfile.mkdtemp(prefix="context-compact-demo-")) if workdir is None else workdir
     root = root.resolve()
-    console = Console(soft_wrap=True)
+    console = wrapping(Console())
     console.print(
         "[bold]context-compact demo[/]: scripted model (offline), real tools, a real SQLite "
         f"session store, default policy at a {DEMO_CONTEXT_LIMIT:,}-token limit"
