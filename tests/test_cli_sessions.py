@@ -172,3 +172,19 @@ def test_importing_the_same_log_twice_is_the_same_session_and_says_so(tmp_path: 
     assert text.exit_code == 0
     assert text.stdout.startswith(f"already imported as {first['id']} (same content)")
     assert [row["id"] for row in listed(work)] == [first["id"]]
+
+
+def test_a_mini_swe_agent_step_with_several_commands_is_named_in_the_report(
+    tmp_path: Path,
+) -> None:
+    chat = [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": "Two.\n```bash\nls\n```\n```bash\npwd\n```"},
+        {"role": "user", "content": "Please always provide EXACTLY ONE action"},
+    ]
+    path = tmp_path / "issue.traj.json"
+    path.write_text(json.dumps(chat), encoding="utf-8")
+    result = cli("import", str(path), "--workdir", str(tmp_path / "work"))
+    assert result.exit_code == 0, result.output
+    assert "1 kept in another form (several_actions_as_text=1)" in result.stdout

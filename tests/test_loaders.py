@@ -677,6 +677,7 @@ def test_mini_swe_agent_v1_actions_in_text(tmp_path: Path) -> None:
         assistant(use("mswea_6", "bash", {"command": "echo done"})),
     ]
     assert session.skipped == 0
+    assert dict(session.converted) == {"several_actions_as_text": 1}
 
 
 def test_mini_swe_agent_tool_calls_format(tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ text and the next user message is its output. Such an assistant message becomes 
 without the block plus a synthetic ``tool_use`` (id ``mswea_<message index>``, name
 ``bash``, input ``{"command": ...}``), and the next user message a ``tool_result``. A
 message without exactly one block stays text (mini-swe-agent rejects it as a format error
-and the next user message is that error), as does everything before the first action.
+and the next user message is that error), as does everything before the first action; one
+with several blocks is counted in ``Session.converted`` (``several_actions_as_text``).
 """
 
 from __future__ import annotations
@@ -112,6 +113,8 @@ def load_document(document: Any, source: str | Path, fmt: str | None = None) -> 
             blocks = text_blocks(content)
             if text_actions:
                 blocks, pending = _text_action(content, index)
+                if pending is None and len(_ACTION.findall(text_of(content))) > 1:
+                    builder.convert("several_actions_as_text")
             blocks.extend(openai_tool_calls(builder, message.get("tool_calls")))
             function_call = message.get("function_call")
             if isinstance(function_call, dict) and function_call.get("name"):
