@@ -25,7 +25,7 @@ from ..session.transfer import (
     export_session,
     import_session,
     quiet_loaders,
-    unparseable_lines,
+    report_of,
 )
 from ..store.base import Store
 from .sessions import json_option, need_session, open_store, workdir_option
@@ -67,28 +67,12 @@ def import_target(store: Store, path: Path) -> tuple[list[Done], list[Failure], 
             key = digest(session)
             converted = dict(session.converted)
             if key in known:
-                done.append((_report_of(session, known[key]), True, converted))
+                done.append((report_of(session, known[key]), True, converted))
                 continue
             report = import_session(store, session, {"content": key, "converted": converted})
             known[key] = report.id
             done.append((report, False, converted))
     return done, failures, len(files)
-
-
-def _report_of(session: Session, sid: str) -> Imported:
-    uses = sum(1 for m in session.messages for b in m["content"] if b.get("type") == "tool_use")
-    bad = unparseable_lines(Path(session.source)) if session.notes.get("unparseable_line") else []
-    return Imported(
-        sid,
-        session.source,
-        session.name,
-        session.format,
-        len(session.messages),
-        uses,
-        session.skipped,
-        dict(session.notes),
-        bad,
-    )
 
 
 @click.command("import")

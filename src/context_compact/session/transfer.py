@@ -99,6 +99,11 @@ def import_session(store: Store, session: Session, extra: dict[str, Any] | None 
     sid = store.create_session(meta)
     if session.messages:
         resumed(store, sid, policy).record(session.messages)
+    return report_of(session, sid)
+
+
+def report_of(session: Session, sid: str) -> Imported:
+    """What ``import`` says about ``session``, stored as ``sid``."""
     uses = sum(
         1
         for message in session.messages
@@ -203,5 +208,6 @@ __all__ = [
     "import_path",
     "import_session",
     "quiet_loaders",
+    "report_of",
     "resumed",
 ]
