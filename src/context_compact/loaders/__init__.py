@@ -137,6 +137,8 @@ def describe(error: BaseException, path: Path) -> str:
     """One line saying why ``path`` did not load (without repeating the path)."""
     if isinstance(error, UnknownFormat):
         return f"not a known trajectory format ({error.reason})"
+    if isinstance(error, RecursionError):
+        return "JSON nested too deep to read"
     text = str(error).replace(str(path), "").strip(" :") or type(error).__name__
     return " ".join(text.split())
 

@@ -166,9 +166,13 @@ class SessionEngine:
         if not isinstance(messages, list):
             raise InvalidHistory(check(messages))
         state = self.state
-        match = self.recognizer.match(
-            messages, state.view_keys, state.conversation_len(), state.head
-        )
+        try:
+            match = self.recognizer.match(
+                messages, state.view_keys, state.conversation_len(), state.head
+            )
+        except RecursionError:
+            # Hashing met a message nested too deep for the JSON encoder: check() names it.
+            raise InvalidHistory(check(as_dicts(messages))) from None
         if match is None:
             # An invalid history is refused before the session is touched.
             violations = check(as_dicts(messages))

@@ -35,12 +35,13 @@ from typing import Any
 
 import click
 
+from ..invariants import ensure_valid
 from ..loaders import Failure, Session, candidates, describe, load_file
 from ..store.base import Store
 from .command import json_option, need_session, open_store, workdir_option
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
-LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError)
+LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError, RecursionError)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ def import_session(store: Store, session: Session, extra: dict[str, Any] | None 
         "notes": dict(session.notes),
         **(extra or {}),
     }
+    # Refused before the session exists: a failed import leaves no empty session behind.
+    ensure_valid(session.messages)
     sid = store.create_session(meta)
     compactor = Compactor(policy, store, session=sid)
     if session.messages:
@@ -135,16 +138,25 @@ def unparseable_lines(path: Path, limit: int = SHOWN) -> list[int]:
     return found
 
 
+def _loaded(path: Path) -> list[Session]:
+    """The trajectories of one file, each checked: a file with one bad trajectory imports
+    none of them."""
+    sessions = load_file(path)
+    for session in sessions:
+        ensure_valid(session.messages)
+    return sessions
+
+
 def import_path(store: Store, path: Path) -> tuple[list[Imported], list[Failure]]:
     """Import a file, or every log under a directory; the sessions made and the files that
     could not be read (path and reason). A single file that cannot be read raises."""
     if not path.is_dir():
-        return [import_session(store, s) for s in load_file(path)], []
+        return [import_session(store, s) for s in _loaded(path)], []
     imported: list[Imported] = []
     failures: list[Failure] = []
     for file in candidates(path):
         try:
-            sessions = load_file(file)
+            sessions = _loaded(file)
         except LOAD_ERRORS as error:
             failures.append(Failure(str(file), describe(error, file)))
             continue
