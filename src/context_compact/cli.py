@@ -286,6 +286,7 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 
 # -- more commands -----------------------------------------------------------------------
 from .bench.command import bench  # noqa: E402  (registered after the group exists)
+from .session.doctor import doctor_command  # noqa: E402
 from .session.dry_run import compact_command  # noqa: E402
 from .session.inspect import inspect_command  # noqa: E402
 from .session.transfer import export_command, import_command  # noqa: E402
@@ -297,6 +298,7 @@ main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(inspect_command)
 main.add_command(compact_command)
+main.add_command(doctor_command)
 
 
 if __name__ == "__main__":

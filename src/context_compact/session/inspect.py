@@ -29,6 +29,7 @@ import click
 
 from ..sizing import TokenCounter
 from .command import json_option, need_session, open_store, workdir_option
+from .doctor import readable
 from .log import content_key
 from .state import SessionState
 
@@ -173,7 +174,8 @@ def inspect_command(session: str, workdir: Path | None, as_json: bool, width: in
     store = open_store(workdir)
     try:
         need_session(store, session)
-        line = timeline(store, session)
+        with readable(session):
+            line = timeline(store, session)
     finally:
         store.close()
     if as_json:

@@ -39,6 +39,7 @@ from ..invariants import ensure_valid
 from ..loaders import Failure, Session, candidates, describe, load_file
 from ..store.base import Store
 from .command import json_option, need_session, open_store, workdir_option
+from .doctor import readable
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
 LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError, RecursionError)
@@ -219,9 +220,12 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
     Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
     OpenHands event histories, mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON.
     """
-    from ..store import workdir_store
+    from ..store import CorruptStore, workdir_store
 
-    store = workdir_store(Path(workdir or Path.cwd()).resolve())
+    try:
+        store = workdir_store(Path(workdir or Path.cwd()).resolve())
+    except CorruptStore as error:
+        raise click.ClickException(str(error)) from None
     try:
         try:
             with quiet_loaders():
@@ -278,7 +282,13 @@ def export_command(
     store = open_store(workdir)
     try:
         need_session(store, session)
-        text = export_session(store, session, fmt, view=view)
+        with readable(session):
+            if not view:  # the journal must replay: a damaged one is refused, not exported
+                from ..compactor import Compactor
+                from ..policy import Policy
+
+                Compactor(Policy.default(), store, session=session).view()
+            text = export_session(store, session, fmt, view=view)
         earlier = conversations(store, session) - 1
     finally:
         store.close()

@@ -6,11 +6,12 @@ from .journal import CorruptJournal, SessionExists
 from .lease import SessionLocked
 from .memory import MemoryStore
 from .schema import UnknownMigration
-from .sqlite import WORKDIR_DB, SqliteStore, workdir_store
+from .sqlite import WORKDIR_DB, CorruptStore, SqliteStore, workdir_store
 
 __all__ = [
     "WORKDIR_DB",
     "CorruptJournal",
+    "CorruptStore",
     "FileStore",
     "MemoryStore",
     "Record",

@@ -108,12 +108,13 @@ def append_rel(name: str) -> str:
         not isinstance(name, str)
         or not _NAME.fullmatch(name)
         or any(part in ("", ".", "..") for part in parts)
-        or (parts[0] == "sessions" and name.endswith((".jsonl", ".meta.json")))
+        or (parts[0] == "sessions" and name.endswith((".jsonl", ".meta.json", ".head", ".lock")))
     ):
         # The second rule keeps FileStore's journals (sessions/<id>.jsonl) out of reach.
         raise ValueError(
             f"not a safe relative file name: {name!r} (characters [A-Za-z0-9._/-], "
-            "no '..', '.', empty or leading '/' part, not a journal file under 'sessions/')"
+            "no '..', '.', empty or leading '/' part, not a journal, witness or lock file "
+            "under 'sessions/')"
         )
     return f"{TRANSCRIPTS}/{name}"
 

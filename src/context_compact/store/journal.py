@@ -24,6 +24,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .base import Record
+from .witness import CorruptJournal
+
+__all__ = ["CorruptJournal", "SessionExists"]
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 _clock = threading.Lock()
@@ -32,10 +35,6 @@ _last_created: datetime | None = None
 
 class SessionExists(ValueError):
     """``create_session`` was given the id of a session the store already has."""
-
-
-class CorruptJournal(ValueError):
-    """A journal holds something other than whole batches before its last line."""
 
 
 def valid_session_id(session: object) -> bool:

@@ -15,7 +15,9 @@ append order. ``body`` is the whole record as ASCII JSON with long strings moved
 look them up. ``blobs`` holds each text once, keyed by the sha256 of its UTF-8. ``files`` is
 every path the store issued, relative to its root, with the blob it can be re-exported from
 (``file_chunks`` for appended files, in order). ``writers`` holds the lease of the process
-writing each session (``lease.py``).
+writing each session (``lease.py``). ``link`` (0003) chains each journal row to the one before
+(``witness.link`` of the previous row's link and this row's ``body``; NULL in rows written
+before it), so an altered row is found by its position.
 """
 
 from __future__ import annotations
@@ -92,6 +94,15 @@ MIGRATIONS: list[tuple[str, str]] = [
             started TEXT NOT NULL,
             heartbeat REAL NOT NULL
         );
+        """,
+    ),
+    (
+        "0003_journal_links",
+        """
+        ALTER TABLE messages ADD COLUMN link TEXT;
+        ALTER TABLE edits ADD COLUMN link TEXT;
+        ALTER TABLE events ADD COLUMN link TEXT;
+        ALTER TABLE records ADD COLUMN link TEXT;
         """,
     ),
 ]

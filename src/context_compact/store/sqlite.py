@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import witness
 from .base import Record
 from .blobrefs import externalize, references, restore
 from .disk import (
@@ -47,7 +48,14 @@ from .disk import (
     encode,
     sha256,
 )
-from .journal import SessionExists, check_records, dumps, new_meta, valid_session_id
+from .journal import (
+    CorruptJournal,
+    SessionExists,
+    check_records,
+    dumps,
+    new_meta,
+    valid_session_id,
+)
 from .lease import (
     HEARTBEAT_SECONDS,
     Owner,
@@ -62,13 +70,14 @@ from .schema import connect
 
 _TABLES = {"message": "messages", "edit": "edits", "event": "events"}
 _INSERT = {
-    "messages": "INSERT INTO messages (session, pos, id, parent, body) VALUES (?, ?, ?, ?, ?)",
-    "edits": "INSERT INTO edits (session, pos, body) VALUES (?, ?, ?)",
-    "events": "INSERT INTO events (session, pos, body) VALUES (?, ?, ?)",
-    "records": "INSERT INTO records (session, pos, kind, body) VALUES (?, ?, ?, ?)",
+    "messages": "INSERT INTO messages (session, pos, id, parent, body, link) "
+    "VALUES (?, ?, ?, ?, ?, ?)",
+    "edits": "INSERT INTO edits (session, pos, body, link) VALUES (?, ?, ?, ?)",
+    "events": "INSERT INTO events (session, pos, body, link) VALUES (?, ?, ?, ?)",
+    "records": "INSERT INTO records (session, pos, kind, body, link) VALUES (?, ?, ?, ?, ?)",
 }
 _JOURNAL = " UNION ALL ".join(
-    f"SELECT pos, body FROM {table} WHERE session = :s" for table in _INSERT
+    f"SELECT pos, body, link FROM {table} WHERE session = :s" for table in _INSERT
 )
 _INSERT_BLOB = "INSERT OR IGNORE INTO blobs (hash, size, body) VALUES (?, ?, ?)"
 _MAX_VARIABLES = 500  # under SQLite's smallest default limit on ? per statement
@@ -99,16 +108,23 @@ class SqliteStore(DiskFiles):
         super().__init__(self.db_path.parent if root is None else root, durable)
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
-        self._db = connect(str(self.db_path), durable)
-        # WAL checkpoints run on a background connection, not inside the caller's append
-        # (measured: an automatic checkpoint every ~90 turns took 10-20 ms of one prepare).
-        self._db.execute("PRAGMA wal_autocheckpoint = 0")
-        # ...and the WAL file is cut back to 4 MiB when it restarts after a checkpoint.
-        self._db.execute(f"PRAGMA journal_size_limit = {4 << 20}")
+        try:
+            self._db = connect(str(self.db_path), durable)
+            # WAL checkpoints run on a background connection, not inside the caller's append
+            # (measured: an automatic checkpoint every ~90 turns took 10-20 ms of one prepare).
+            self._db.execute("PRAGMA wal_autocheckpoint = 0")
+            # ...and the WAL file is cut back to 4 MiB when it restarts after a checkpoint.
+            self._db.execute(f"PRAGMA journal_size_limit = {4 << 20}")
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.OperationalError):
+                raise  # locked, read-only, no such folder: not damage
+            raise CorruptStore(unusable(self.db_path, error)) from None
         self._checkpointer: _Checkpointer | None = None
         self._appends = 0
         self._lengths: dict[str, int] = {}  # journal length last read or written, per session
         self._leases: dict[str, float] = {}  # sessions this store holds -> last heartbeat
+        self._heads: dict[str, str] = {}  # the last link of each session's journal known here
+        self._witnesses = Path(f"{self.db_path}-heads")  # <session>: witness.py
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.db_path)!r}, root={self.root!r})"
@@ -262,23 +278,30 @@ class SqliteStore(DiskFiles):
             raise KeyError(f"no session {session!r} in {self.db_path}")
         # The JSON and hashing work happens before the write lock is taken.
         blobs: dict[str, bytes] = {}
-        rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERT}
-        for offset, record in enumerate(records):
-            body = dumps(externalize(record, blobs))
-            table = _TABLES.get(record["kind"], "records")
-            if table == "messages":
-                row: tuple[Any, ...] = (offset, _column(record.get("id")))
-                rows[table].append((*row, _column(record.get("parent")), body))
-            elif table == "records":
-                rows[table].append((offset, record["kind"], body))
-            else:
-                rows[table].append((offset, body))
+        bodies = [dumps(externalize(record, blobs)) for record in records]
         with self._lock, self._transaction():
             found = self._db.execute("SELECT length FROM sessions WHERE id = ?", (session,))
             start = found.fetchone()
             if start is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
             self._hold(session, start[0])
+            head = self._heads.get(session)
+            if head is None or self._lengths.get(session) != start[0]:
+                head = self._head(session, start[0])
+            links = []
+            for body in bodies:
+                head = witness.link(head, body.encode("ascii"))
+                links.append(head)
+            rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERT}
+            for offset, (record, body, link) in enumerate(zip(records, bodies, links, strict=True)):
+                table = _TABLES.get(record["kind"], "records")
+                if table == "messages":
+                    row: tuple[Any, ...] = (offset, _column(record.get("id")))
+                    rows[table].append((*row, _column(record.get("parent")), body, link))
+                elif table == "records":
+                    rows[table].append((offset, record["kind"], body, link))
+                else:
+                    rows[table].append((offset, body, link))
             self._db.executemany(
                 _INSERT_BLOB, [(digest, len(data), data) for digest, data in blobs.items()]
             )
@@ -292,6 +315,9 @@ class SqliteStore(DiskFiles):
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )
         self._lengths[session] = start[0] + len(records)
+        self._heads[session] = head
+        if records:
+            witness.write(self._witness(session), start[0] + len(records), head, self.durable)
         self._appends += 1
         if self._appends % CHECKPOINT_EVERY == 0:
             if self._checkpointer is None:
@@ -317,15 +343,62 @@ class SqliteStore(DiskFiles):
                     "SELECT 1 FROM sessions WHERE id = ?", (session,)
                 ).fetchone():
                     raise missing
-                bodies = [
-                    json.loads(row[1])
-                    for row in self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session})
-                ]
+                rows = self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
+                links = self._verify(session, rows)
+                bodies = [json.loads(row[1]) for row in rows]
+                wanted = [references(b, set()) for b in bodies]
+                blobs = self._blobs(set().union(*wanted))
+                self._verify_blobs(session, wanted, blobs)
                 self._lengths[session] = len(bodies)
-                blobs = self._blobs(set().union(*(references(b, set()) for b in bodies)))
+                self._heads[session] = links[-1] if links else witness.ROOT
             finally:
                 self._db.execute("COMMIT")
         return iter([restore(body, blobs.__getitem__) for body in bodies])
+
+    # -- integrity (witness.py) -------------------------------------------------------------------
+    def _witness(self, session: str) -> Path:
+        return self._witnesses / session
+
+    def _verify(self, session: str, rows: list[Any]) -> list[str]:
+        """The chain after each row, checked against the links stored and the witness."""
+        links: list[str] = []
+        head = witness.ROOT
+        for pos, (at, body, stored) in enumerate(rows):
+            head = witness.link(head, str(body).encode("utf-8", "surrogatepass"))
+            if at != pos or (stored is not None and stored != head):
+                what = f"record {pos} is missing" if at != pos else f"record {pos} was altered"
+                raise CorruptJournal(
+                    f"session {session!r} in {self.db_path}: {what} (hash chain differs); "
+                    f"the {pos} records before it are whole",
+                    session,
+                    pos,
+                    pos,
+                    "record",
+                )
+            links.append(head)
+        seen = witness.read(self._witness(session))
+        witness.verify(session, str(self.db_path), links, seen, "record")
+        return links
+
+    def _verify_blobs(self, session: str, wanted: list[set[str]], blobs: dict[str, bytes]) -> None:
+        for pos, hashes in enumerate(wanted):
+            for digest in hashes:
+                body = blobs.get(digest)
+                if body is None or sha256(body) != digest:
+                    state = "missing" if body is None else "altered"
+                    raise CorruptJournal(
+                        f"session {session!r} in {self.db_path}: a text of record {pos} is "
+                        f"{state} (blob {digest[:12]}); the {pos} records before it are whole",
+                        session,
+                        pos,
+                        pos,
+                        "record",
+                    )
+
+    def _head(self, session: str, length: int) -> str:
+        """The last link of the session's first ``length`` rows (inside the caller's lock)."""
+        rows = self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
+        return self._verify(session, rows[:length])[-1] if length else witness.ROOT
 
     # -- one writer per session ------------------------------------------------------------------
     def claim(self, session: str) -> None:
@@ -387,6 +460,24 @@ class SqliteStore(DiskFiles):
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
+
+
+class CorruptStore(OSError):
+    """The database file is not a SQLite database, or SQLite finds it damaged: one line naming
+    the file and what ``integrity_check`` answers."""
+
+
+def unusable(path: Path, error: BaseException) -> str:
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = db.execute("PRAGMA integrity_check").fetchall()
+            answer = "; ".join(str(row[0]) for row in rows[:3])
+        finally:
+            db.close()
+    except sqlite3.Error as check:
+        answer = str(check)
+    return f"{path}: not a usable SQLite database ({error}; integrity_check: {answer})"
 
 
 class _Transaction:
