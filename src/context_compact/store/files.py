@@ -43,7 +43,15 @@ from typing import Any
 
 from . import witness
 from .base import Record
-from .disk import DiskFiles, append_bytes, fsync_dir, safe_id, write_all
+from .disk import (
+    DiskFiles,
+    append_bytes,
+    folder_mode,
+    fsync_dir,
+    make_dirs,
+    safe_id,
+    write_all,
+)
 from .journal import (
     CorruptJournal,
     SessionExists,
@@ -68,8 +76,10 @@ SESSIONS = ".transcripts/sessions"
 
 
 class FileStore(DiskFiles):
-    def __init__(self, root: str | os.PathLike[str], durable: bool = False) -> None:
-        super().__init__(root, durable)
+    def __init__(
+        self, root: str | os.PathLike[str], durable: bool = False, private: bool = True
+    ) -> None:
+        super().__init__(root, durable, private)
         self.sessions_dir = self.root_path / SESSIONS
         self._ledger = self.root_path / LEDGER
         self._issued: set[str] = set()
@@ -85,7 +95,8 @@ class FileStore(DiskFiles):
     # -- issued paths ----------------------------------------------------------------------------
     def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
         if rel not in self._issued:
-            append_bytes(self._ledger, f"{rel}\n".encode("ascii"), self.durable)
+            ledger = self.inside(LEDGER)
+            append_bytes(ledger, f"{rel}\n".encode("ascii"), self.durable, self.file_mode)
             self._issued.add(rel)
 
     def _known(self, rel: str) -> bool:
@@ -124,9 +135,10 @@ class FileStore(DiskFiles):
     def create_session(self, meta: dict[str, Any]) -> str:
         full = new_meta(meta)
         session: str = full["id"]
-        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.sessions_dir, folder_mode(self.file_mode))
+        self.inside(f"{SESSIONS}/{session}.meta.json")
         tmp = self.sessions_dir / f".{session}.{uuid.uuid4().hex}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, self.file_mode)
         try:
             try:
                 write_all(fd, dumps(full).encode("ascii"))
@@ -182,13 +194,13 @@ class FileStore(DiskFiles):
         batch = dumps(records).encode("ascii")
         link = witness.link(head, batch)
         line = b'{"batch":' + batch + b',"link":"' + link.encode("ascii") + b'"}\n'
-        path = self._journal_path(session)
+        path = self.inside(f"{SESSIONS}/{session}.jsonl")
         size = _size(path)
         known = self._sizes.get(session)
         if known is not None and known != size:
             raise SessionLocked(changed_message(session, self.root, known, size))
         try:
-            append_bytes(path, line, self.durable)
+            append_bytes(path, line, self.durable, self.file_mode)
         except BaseException:
             # A failed write may have left part of the line: check the tail again next time.
             self._repaired.discard(session)
@@ -196,7 +208,7 @@ class FileStore(DiskFiles):
             raise
         self._sizes[session] = size + len(line)
         self._heads[session] = (count + 1, link)
-        witness.write(self._head_path(session), count + 1, link, self.durable)
+        witness.write(self._head_path(session), count + 1, link, self.durable, self.file_mode)
 
     def claim(self, session: str) -> None:
         """Take the session's lease (``SessionLocked`` if another live process holds it)."""
@@ -208,7 +220,10 @@ class FileStore(DiskFiles):
             import fcntl
         except ImportError:  # no flock here: the length check alone guards the journal
             return
-        fd = os.open(self._lock_path(session), os.O_RDWR | os.O_CREAT, 0o666)
+        self.inside(f"{SESSIONS}/{session}.lock")
+        fd = os.open(
+            self._lock_path(session), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, self.file_mode
+        )
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -46,6 +46,8 @@ from .disk import (
     atomic_write,
     blob_rel,
     encode,
+    folder_mode,
+    make_dirs,
     sha256,
 )
 from .journal import (
@@ -92,7 +94,6 @@ def workdir_store(workdir: str | os.PathLike[str]) -> SqliteStore:
     the files the model reads (saved results, archives, session indexes) under the work
     directory itself, where its tools can open them."""
     root = Path(workdir)
-    (root / WORKDIR_DB).parent.mkdir(parents=True, exist_ok=True)
     return SqliteStore(root / WORKDIR_DB, root=root)
 
 
@@ -102,10 +103,17 @@ class SqliteStore(DiskFiles):
         path: str | os.PathLike[str],
         root: str | os.PathLike[str] | None = None,
         durable: bool = False,
+        private: bool = True,
     ) -> None:
         self.db_path = Path(path)
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        super().__init__(self.db_path.parent if root is None else root, durable)
+        super().__init__(self.db_path.parent if root is None else root, durable, private)
+        make_dirs(self.db_path.parent, folder_mode(self.file_mode))
+        if not self.db_path.exists():
+            # Made here with the store's mode: SQLite gives its -wal and -shm files the same.
+            with contextlib.suppress(FileExistsError):
+                os.close(
+                    os.open(self.db_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self.file_mode)
+                )
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
         try:
@@ -181,9 +189,9 @@ class SqliteStore(DiskFiles):
                     [(rel, i, d) for i, d in enumerate(digests)],
                 )
             self._known_paths.add(rel)
-        path = self.root_path / rel
+        path = self.inside(rel)
         if not _same_bytes(path, data):
-            atomic_write(path, data, self.durable)
+            atomic_write(path, data, self.durable, self.file_mode)
         return str(path)
 
     def _known(self, rel: str) -> bool:
@@ -231,16 +239,16 @@ class SqliteStore(DiskFiles):
             )
             self._db.execute("UPDATE files SET size = size + ? WHERE path = ?", (len(data), rel))
         self._known_paths.add(rel)
-        path = self.root_path / rel
+        path = self.inside(rel)
         try:
-            exported = path.stat().st_size
+            exported = path.lstat().st_size
         except FileNotFoundError:
             exported = -1
         if exported == before:
-            append_bytes(path, data, self.durable)
+            append_bytes(path, data, self.durable, self.file_mode)
         else:
             # The export fell behind the database (a crash between the two, or deleted).
-            atomic_write(path, self._recover(rel) or b"", self.durable)
+            atomic_write(path, self._recover(rel) or b"", self.durable, self.file_mode)
         return str(path)
 
     # -- the session journal ---------------------------------------------------------------------
@@ -317,7 +325,8 @@ class SqliteStore(DiskFiles):
         self._lengths[session] = start[0] + len(records)
         self._heads[session] = head
         if records:
-            witness.write(self._witness(session), start[0] + len(records), head, self.durable)
+            where = self._witness(session)
+            witness.write(where, start[0] + len(records), head, self.durable, self.file_mode)
         self._appends += 1
         if self._appends % CHECKPOINT_EVERY == 0:
             if self._checkpointer is None:

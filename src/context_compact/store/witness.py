@@ -60,14 +60,14 @@ class Seen:
     link: str
 
 
-def write(path: Path, count: int, head: str, durable: bool = False) -> None:
+def write(path: Path, count: int, head: str, durable: bool = False, mode: int = 0o600) -> None:
     """Record that ``count`` units were written, the last link ``head``."""
     data = f"{count:020d} {head:>32}\n".encode("ascii")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
     except FileNotFoundError:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        path.parent.mkdir(mode=0o700 if mode == 0o600 else 0o777, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
     try:
         os.pwrite(fd, data, 0)
         if durable:
