@@ -119,3 +119,30 @@ def test_import_of_a_tool_input_nested_too_deep_is_one_line_and_leaves_no_sessio
     store = SqliteStore(tmp_path / ".context-compact" / "sessions.db", root=tmp_path)
     assert store.list_sessions() == []
     store.close()
+
+
+def test_import_of_a_2_gib_line_stops_at_the_configured_line_limit_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "huge.jsonl"
+    with log.open("wb") as handle:
+        handle.write(b'{"type": "user", "message": {"role": "user", "content": "')
+        handle.truncate(2 << 30)  # sparse: 2 GiB of one line, never on disk
+    args = ["import", str(log), "--workdir", str(tmp_path), "--max-file-bytes", str(3 << 30)]
+    result = CliRunner().invoke(main, [*args, "--max-line-bytes", str(1 << 20)])
+    assert result.exit_code == 1
+    (line,) = result.output.splitlines()
+    assert "line 1 is over the limit of 1,048,576 bytes per line" in line
+    assert "--max-line-bytes" in line
+    store = SqliteStore(tmp_path / ".context-compact" / "sessions.db", root=tmp_path)
+    assert store.list_sessions() == []
+    store.close()
+
+
+def test_import_of_a_file_over_the_file_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    log = tmp_path / "big.json"
+    log.write_text('[{"role": "user", "content": "' + "x" * 5_000 + '"}]')
+    args = ["import", str(log), "--workdir", str(tmp_path), "--max-file-bytes", "1000"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and "over the limit of 1,000 per file" in result.output
+    assert CliRunner().invoke(main, args[:-2]).exit_code == 0

@@ -36,7 +36,7 @@ from typing import Any
 import click
 
 from ..invariants import ensure_valid
-from ..loaders import Failure, Session, candidates, describe, load_file
+from ..loaders import Failure, Limits, Session, candidates, describe, load_file
 from ..store.base import Store
 from .command import json_option, need_session, open_store, workdir_option
 from .doctor import readable
@@ -139,25 +139,27 @@ def unparseable_lines(path: Path, limit: int = SHOWN) -> list[int]:
     return found
 
 
-def _loaded(path: Path) -> list[Session]:
+def _loaded(path: Path, limits: Limits | None = None) -> list[Session]:
     """The trajectories of one file, each checked: a file with one bad trajectory imports
     none of them."""
-    sessions = load_file(path)
+    sessions = load_file(path, limits)
     for session in sessions:
         ensure_valid(session.messages)
     return sessions
 
 
-def import_path(store: Store, path: Path) -> tuple[list[Imported], list[Failure]]:
+def import_path(
+    store: Store, path: Path, limits: Limits | None = None
+) -> tuple[list[Imported], list[Failure]]:
     """Import a file, or every log under a directory; the sessions made and the files that
     could not be read (path and reason). A single file that cannot be read raises."""
     if not path.is_dir():
-        return [import_session(store, s) for s in _loaded(path)], []
+        return [import_session(store, s) for s in _loaded(path, limits)], []
     imported: list[Imported] = []
     failures: list[Failure] = []
     for file in candidates(path):
         try:
-            sessions = _loaded(file)
+            sessions = _loaded(file, limits)
         except LOAD_ERRORS as error:
             failures.append(Failure(str(file), describe(error, file)))
             continue
@@ -214,7 +216,23 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @workdir_option
 @json_option
-def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1),
+    default=Limits.line_bytes,
+    show_default=True,
+    help="Refuse a file with a JSON Lines line longer than this (read no further).",
+)
+@click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=Limits.file_bytes,
+    show_default=True,
+    help="Refuse a file larger than this.",
+)
+def import_command(
+    path: Path, workdir: Path | None, as_json: bool, max_line_bytes: int, max_file_bytes: int
+) -> None:
     """Import an agent's log (FILE, or every log under DIR) as new sessions.
 
     Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
@@ -229,7 +247,8 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
     try:
         try:
             with quiet_loaders():
-                imported, failures = import_path(store, path)
+                limits = Limits(max_line_bytes, max_file_bytes)
+                imported, failures = import_path(store, path, limits)
         except LOAD_ERRORS as error:
             raise click.ClickException(f"cannot import {path}: {describe(error, path)}") from None
     finally:
