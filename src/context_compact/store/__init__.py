@@ -6,7 +6,7 @@ from .journal import CorruptJournal, SessionExists
 from .lease import SessionLocked
 from .memory import MemoryStore
 from .schema import UnknownMigration
-from .sqlite import WORKDIR_DB, CorruptStore, SqliteStore, workdir_store
+from .sqlite import WORKDIR_DB, CorruptStore, ReadOnlyStore, SqliteStore, workdir_store
 
 __all__ = [
     "WORKDIR_DB",
@@ -14,6 +14,7 @@ __all__ = [
     "CorruptStore",
     "FileStore",
     "MemoryStore",
+    "ReadOnlyStore",
     "Record",
     "SessionExists",
     "SessionLocked",

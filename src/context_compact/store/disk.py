@@ -342,7 +342,8 @@ class DiskFiles:
             data = self._recover(rel)
             if data is None:
                 raise
-            atomic_write(file, data, self.durable, self.file_mode)
+            if getattr(self, "read_only", None) is None:  # a read-only store only serves it
+                atomic_write(file, data, self.durable, self.file_mode)
             return data
 
     def relative(self, path: str) -> str | None:

@@ -128,6 +128,33 @@ def connect(path: str, durable: bool = False) -> sqlite3.Connection:
     return db
 
 
+def connect_read_only(path: str) -> sqlite3.Connection:
+    """A connection that never writes (``mode=ro``; ``immutable=1`` when even SQLite's shared
+    memory file cannot be made, on a read-only filesystem). ``UnknownMigration`` or
+    ``sqlite3.OperationalError`` when the schema is not this version's (it cannot be
+    migrated without writing)."""
+    errors = []
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        db = sqlite3.connect(
+            f"file:{path}?{flags}", uri=True, isolation_level=None, check_same_thread=False
+        )
+        try:
+            applied = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+        except sqlite3.OperationalError as error:
+            db.close()
+            errors.append(error)
+            continue
+        missing = [name for name, _ in MIGRATIONS if name not in applied]
+        if missing:
+            db.close()
+            raise sqlite3.OperationalError(
+                f"{path} lacks migration {missing[0]!r} and is open for reading only: open it "
+                "once where it can be written to upgrade it"
+            )
+        return db
+    raise errors[-1]
+
+
 def migrate(db: sqlite3.Connection, where: str = "the database") -> list[str]:
     """Apply the migrations ``db`` lacks, in order; the names applied now."""
     db.execute(

@@ -26,6 +26,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -68,7 +69,7 @@ from .lease import (
     same_process,
     this_process,
 )
-from .schema import connect
+from .schema import connect, connect_read_only
 
 _TABLES = {"message": "messages", "edit": "edits", "event": "events"}
 _INSERT = {
@@ -104,29 +105,28 @@ class SqliteStore(DiskFiles):
         root: str | os.PathLike[str] | None = None,
         durable: bool = False,
         private: bool = True,
+        read_only: bool = False,
     ) -> None:
         self.db_path = Path(path)
         super().__init__(self.db_path.parent if root is None else root, durable, private)
-        make_dirs(self.db_path.parent, folder_mode(self.file_mode))
-        if not self.db_path.exists():
-            # Made here with the store's mode: SQLite gives its -wal and -shm files the same.
-            with contextlib.suppress(FileExistsError):
-                os.close(
-                    os.open(self.db_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self.file_mode)
-                )
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
-        try:
-            self._db = connect(str(self.db_path), durable)
-            # WAL checkpoints run on a background connection, not inside the caller's append
-            # (measured: an automatic checkpoint every ~90 turns took 10-20 ms of one prepare).
-            self._db.execute("PRAGMA wal_autocheckpoint = 0")
-            # ...and the WAL file is cut back to 4 MiB when it restarts after a checkpoint.
-            self._db.execute(f"PRAGMA journal_size_limit = {4 << 20}")
-        except sqlite3.DatabaseError as error:
-            if isinstance(error, sqlite3.OperationalError):
-                raise  # locked, read-only, no such folder: not damage
-            raise CorruptStore(unusable(self.db_path, error)) from None
+        # Why writes are refused (None: they are not): asked for, or the file cannot be written.
+        self.read_only: str | None = "opened with read_only=True" if read_only else None
+        if self.read_only is None:
+            try:
+                self._db = self._open_writable(durable)
+            except sqlite3.OperationalError as error:
+                if not self.db_path.is_file():
+                    raise
+                self.read_only = f"it cannot be written here ({error})"
+        if self.read_only is not None:
+            try:
+                self._db = connect_read_only(str(self.db_path))
+            except sqlite3.DatabaseError as error:
+                if isinstance(error, sqlite3.OperationalError):
+                    raise
+                raise CorruptStore(unusable(self.db_path, error)) from None
         self._checkpointer: _Checkpointer | None = None
         self._appends = 0
         self._lengths: dict[str, int] = {}  # journal length last read or written, per session
@@ -136,6 +136,33 @@ class SqliteStore(DiskFiles):
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.db_path)!r}, root={self.root!r})"
+
+    def _open_writable(self, durable: bool) -> sqlite3.Connection:
+        make_dirs(self.db_path.parent, folder_mode(self.file_mode))
+        if not self.db_path.exists():
+            # Made here with the store's mode: SQLite gives its -wal and -shm files the same.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.db_path, flags, self.file_mode))
+        try:
+            db = connect(str(self.db_path), durable)
+            # WAL checkpoints run on a background connection, not inside the caller's append
+            # (measured: an automatic checkpoint every ~90 turns took 10-20 ms of one prepare).
+            db.execute("PRAGMA wal_autocheckpoint = 0")
+            # ...and the WAL file is cut back to 4 MiB when it restarts after a checkpoint.
+            db.execute(f"PRAGMA journal_size_limit = {4 << 20}")
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.OperationalError):
+                raise  # locked, read-only, no such folder: not damage
+            raise CorruptStore(unusable(self.db_path, error)) from None
+        return db
+
+    def _refuse_writes(self) -> None:
+        if self.read_only is not None:
+            raise ReadOnlyStore(
+                errno.EROFS,
+                f"{self.db_path} is open for reading only: {self.read_only}; writes are refused",
+            )
 
     def close(self) -> None:
         if self._checkpointer is not None:
@@ -255,6 +282,7 @@ class SqliteStore(DiskFiles):
     def create_session(self, meta: dict[str, Any]) -> str:
         full = new_meta(meta)
         session: str = full["id"]
+        self._refuse_writes()
         try:
             with self._lock:
                 self._db.execute(
@@ -468,7 +496,12 @@ class SqliteStore(DiskFiles):
         return found
 
     def _transaction(self) -> _Transaction:
+        self._refuse_writes()
         return _Transaction(self._db)
+
+
+class ReadOnlyStore(PermissionError):
+    """A write to a store that was opened for reading only; the message says why."""
 
 
 class CorruptStore(OSError):
