@@ -21,6 +21,7 @@ but the chain's own shape.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import dataclass
@@ -61,7 +62,14 @@ class Seen:
 
 
 def write(path: Path, count: int, head: str, durable: bool = False, mode: int = 0o600) -> None:
-    """Record that ``count`` units were written, the last link ``head``."""
+    """Record that ``count`` units were written, the last link ``head``. Called after the
+    append succeeded, so it never fails it: a witness that cannot be written stays behind
+    the journal, which only makes it check less."""
+    with contextlib.suppress(OSError):
+        _write(path, count, head, durable, mode)
+
+
+def _write(path: Path, count: int, head: str, durable: bool, mode: int) -> None:
     data = f"{count:020d} {head:>32}\n".encode("ascii")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
