@@ -6,13 +6,15 @@ from .journal import CorruptJournal, SessionExists
 from .lease import SessionLocked
 from .memory import MemoryStore
 from .schema import UnknownMigration
-from .sqlite import WORKDIR_DB, SqliteStore, workdir_store
+from .sqlite import WORKDIR_DB, CorruptStore, ReadOnlyStore, SqliteStore, workdir_store
 
 __all__ = [
     "WORKDIR_DB",
     "CorruptJournal",
+    "CorruptStore",
     "FileStore",
     "MemoryStore",
+    "ReadOnlyStore",
     "Record",
     "SessionExists",
     "SessionLocked",
