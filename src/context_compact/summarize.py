@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .extract import SummaryScore, extractive_summary, summary_score
+from .formats.base import PASSTHROUGH
 from .markers import (
     SUMMARY_OMISSION,
     SUMMARY_SYSTEM_PROMPT,
@@ -35,6 +36,7 @@ from .markers import (
     summary_message,
     summary_request,
 )
+from .messages import FORMAT_META, model_visible
 from .sizing import to_json
 from .transcript import transcript
 
@@ -81,7 +83,7 @@ def call_summarizer(
     kwargs: dict[str, Any] = {}
     if request is not None and "request" in takes:
         kwargs["request"] = request
-    shown = list(messages)
+    shown = [for_summarizer(m) for m in messages]
     if previous is not None:
         if "previous" in takes:
             kwargs["previous"] = previous
@@ -97,6 +99,36 @@ def call_summarizer(
     if form is not None and "form" in takes:
         kwargs["form"] = form
     return summarizer(shown, **kwargs)
+
+
+def for_summarizer(message: Any) -> Any:
+    """``message`` as a summarizer may send it to a model: without the format converters'
+    bookkeeping (``FORMAT_META``), each passthrough block (an item with no canonical form,
+    such as encrypted reasoning) a text block of its JSON, opaque ciphertext left out. The
+    same object when there is nothing to take out (every Anthropic history)."""
+    if not isinstance(message, dict):
+        return message
+    content = message.get("content")
+    visible = model_visible(content)
+    has_passthrough = isinstance(visible, list) and any(
+        isinstance(b, dict) and b.get("type") == PASSTHROUGH for b in visible
+    )
+    if visible is content and FORMAT_META not in message and not has_passthrough:
+        return message
+    if has_passthrough:
+        visible = [_passthrough_text(b) for b in visible]
+    out = {k: v for k, v in message.items() if k != FORMAT_META}
+    out["content"] = visible
+    return out
+
+
+def _passthrough_text(block: Any) -> Any:
+    if not (isinstance(block, dict) and block.get("type") == PASSTHROUGH):
+        return block
+    item = block.get("item", block.get("part"))
+    if isinstance(item, dict):
+        item = {k: v for k, v in item.items() if k != "encrypted_content"}
+    return {"type": "text", "text": to_json(item)}
 
 
 def focused(summarizer: Callable[..., str], instructions: str | None) -> Callable[[list[Any]], str]:
