@@ -17,6 +17,13 @@ blocks are never modified; every change is reported as a ``CompactionEvent`` to 
 and to subscribers. ``session=ID`` continues a durable session kept by the store (the default
 engine); ``view()`` is the request as it stands, to continue from after a restart.
 
+``token_counter=`` (``text -> tokens``) replaces our estimate with your model's tokenizer
+(LangChain's ``token_counter``); ``should_compact=`` is your "compact now?" hook, asked before
+each ``prepare`` compacts with a ``session.knobs.CompactionCheck`` (tokens, limit, messages,
+what the policy says): True compacts now, False holds off while the request fits the limit,
+None leaves it to the policy. Both are arguments, not policy fields: a policy is data, stored
+with the session.
+
 ``format=`` names the caller's list format once (``"anthropic"``, ``"openai-chat"``,
 ``"openai-responses"``) or ``"auto"`` (the default): the first list that decides fixes it
 (``formats.detect``). Engines work on Anthropic-shaped dicts; other formats are converted at
@@ -56,6 +63,8 @@ class Compactor:
         *,
         session: str | None = None,
         format: str = "auto",
+        token_counter: Callable[[str], int] | None = None,
+        should_compact: Callable[..., bool | None] | None = None,
     ) -> None:
         if format != "auto" and format not in FORMATS:
             raise ValueError(f"format={format!r}: expected 'auto' or one of {', '.join(FORMATS)}")
@@ -74,8 +83,8 @@ class Compactor:
         self._lock = threading.RLock()
         # Real token counts where an encoding ships with an installed package; the estimate
         # otherwise (the seed counts characters and never uses it).
-        self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens")
-        env = Env(self.store, self.summarizer, self.tokens, self._emit, session)
+        self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens", counter=token_counter)
+        env = Env(self.store, self.summarizer, self.tokens, self._emit, session, should_compact)
         self.engine: Engine = build_engine(self.policy, env)
         if session is not None and not self.engine.keeps_log:
             raise ValueError(

@@ -52,6 +52,8 @@ class Env:
     counter: TokenCounter
     emit: Callable[[CompactionEvent], None]
     session: str | None = None
+    should_compact: Callable[..., bool | None] | None = None
+    """The caller's "compact now?" hook (``session/knobs.py``: ``CompactionCheck``)."""
 
 
 class Engine(Protocol):

@@ -75,10 +75,11 @@ def call_summarizer(
     max_tokens: int | None = None,
     form: str | None = None,
     request: str | None = None,
+    prompt: str | None = None,
 ) -> Any:
     """Call ``summarizer`` with what it declares it takes; the rest as notes among the
-    messages: the previous summary first, the focus last (``max_tokens``, ``form`` and the
-    active ``request`` only to those that take them)."""
+    messages: the previous summary first, the focus last (``max_tokens``, ``form``, the
+    active ``request`` and a replacement ``prompt`` only to those that take them)."""
     takes = _keywords(summarizer)
     kwargs: dict[str, Any] = {}
     if request is not None and "request" in takes:
@@ -98,6 +99,8 @@ def call_summarizer(
         kwargs["max_tokens"] = max_tokens
     if form is not None and "form" in takes:
         kwargs["form"] = form
+    if prompt is not None and "prompt" in takes:
+        kwargs["prompt"] = prompt
     return summarizer(shown, **kwargs)
 
 
@@ -129,6 +132,14 @@ def _passthrough_text(block: Any) -> Any:
     if isinstance(item, dict):
         item = {k: v for k, v in item.items() if k != "encrypted_content"}
     return {"type": "text", "text": to_json(item)}
+
+
+def summary_system_prompt(budget: int, focus: str | None, prompt: str | None = None) -> str:
+    """The system prompt of a model summary: ours (``markers.structured_summary_prompt``) or
+    the policy's replacement (``summary_prompt``), the focus added to either."""
+    if prompt is None:
+        return structured_summary_prompt(budget, focus)
+    return prompt if not focus else f"{prompt}\n\nFocus the summary on: {focus}"
 
 
 def focused(summarizer: Callable[..., str], instructions: str | None) -> Callable[[list[Any]], str]:
@@ -183,6 +194,7 @@ class LLMSummarizer:
         previous: str | None = None,
         max_tokens: int | None = None,
         form: str = "structured",
+        prompt: str | None = None,
     ) -> str:
         self.calls += 1
         focus = instructions or self.instructions
@@ -199,7 +211,7 @@ class LLMSummarizer:
             return reply.text.strip() or "(empty summary)"
         budget = max_tokens or self.max_tokens
         reply = self.provider.complete(
-            system=structured_summary_prompt(budget, focus),
+            system=summary_system_prompt(budget, focus, prompt),
             messages=[
                 {
                     "role": "user",

@@ -47,7 +47,7 @@ from ..messages import as_dicts
 from ..policy import SessionPolicy
 from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
-from . import passes
+from . import knobs, passes
 from .log import Match, Recognizer, chain_id, content_key
 from .state import Record, SessionState, clone
 
@@ -358,6 +358,7 @@ class SessionEngine:
                 previous=previous,
                 instructions=instructions,
                 max_tokens=budget,
+                prompt=self.policy.summary_prompt,
             )
 
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -424,8 +425,8 @@ class SessionEngine:
             self._guarded(self._persist, "persist")
             policy, state = self.policy, self.state
             high = policy.high_water * self.limit
-            if state.measure() > high:
-                target = int(policy.low_water * self.limit)
+            fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
+            if fire:
                 urgent = state.measure() > self.limit
                 # A clearing that cannot even get under the high-water mark is skipped: the
                 # summary that must follow would archive what it cleared (a cold start on a

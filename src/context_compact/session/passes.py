@@ -38,6 +38,7 @@ from ..invariants import thinking_kept
 from ..messages import Message, block_type, blocks, is_request, readable_text, result_text
 from ..policy import SessionPolicy
 from ..store.base import Store
+from . import knobs
 from .exports import export_media, index_lines, summary_line
 from .request import request_shown
 from .state import Pos, Record, SessionState, answer_message
@@ -145,8 +146,9 @@ def clear(
     )
     protect_from = min(protect_from, state.last_assistant() + 1)
     candidates = []
+    keep_result = knobs.protected(state, policy, force or last_resort)
     for pos, block in state.results(state.first_kept, protect_from):
-        if pos in state.cleared or readable_text(block) is None:
+        if pos in state.cleared or readable_text(block) is None or keep_result(pos):
             continue
         current = text_of(state.repl.get(pos, block))
         saving = state.counter.text(current) - MARKER_TOKENS
@@ -194,7 +196,7 @@ def clear(
             path = pack if pack is not None and lines is not None else io.store.save_blob(original)
             where = f"{path} lines {lines[0]}-{lines[1]}" if lines else path
             index.append(markers.index_line("result", where, describe(state, pos)))
-        marker = markers.cleared_marker(path, len(original), lines)
+        marker = knobs.cleared_text(policy, path, len(original), lines)
         edits.append([pos[0], pos[1], path, marker])
     if index:
         io.index(index)
