@@ -35,6 +35,7 @@ request's ``instructions`` count into it.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Sequence
@@ -65,6 +66,8 @@ from ..invariants import InvalidHistory, Violation
 from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow
 from ._bridge import Converted, Units, origins_of, results_in
+from .options import compactor_from
+from .options import model_summarizer as summarizer_over
 
 Processor = Callable[[list[ModelMessage]], list[ModelMessage]]
 AsyncProcessor = Callable[[list[ModelMessage]], Awaitable[list[ModelMessage]]]
@@ -286,6 +289,22 @@ def _refused_for_length(error: BaseException) -> bool:
     return cause is not None and is_context_overflow(cause)
 
 
+def model_summarizer(model: Any, **options: Any) -> Any:
+    """An ``LLMSummarizer`` asking a pydantic-ai model (a ``Model`` or a name such as
+    ``"anthropic:claude-sonnet-5-5"``) for each summary, through ``pydantic_ai.direct``. The
+    session engine calls a summarizer on a worker thread of its own, so each call runs in an
+    event loop of its own (``asyncio.run``), closed when it returns."""
+    from pydantic_ai.direct import model_request
+
+    def complete(system: str, text: str, max_tokens: int) -> str:
+        request = ModelRequest(parts=[SystemPromptPart(system), UserPromptPart(text)])
+        settings: Any = {"max_tokens": max_tokens}
+        response = asyncio.run(model_request(model, [request], model_settings=settings))
+        return response.text or ""
+
+    return summarizer_over(complete, **options)
+
+
 if _Capability is not None:
 
     class CompactionCapability(_Capability[Any]):
@@ -298,9 +317,20 @@ if _Capability is not None:
         is compacted reactively (``on_model_request_error``) and the request attempted once
         more with the smaller view (``RetryModelRequest``; ``prepare_model_request`` sends
         it); a second refusal, or any other error, propagates.
+
+        Without a ``Compactor``, its settings as keywords (``integrations.options``):
+        ``model=`` (its window sets the limit), ``trigger=``, ``keep=``, any policy field,
+        ``store=``, ``token_counter=``, ``summary_model=`` (a pydantic-ai model or its name:
+        the summarizer, ``model_summarizer``).
         """
 
-        def __init__(self, compactor: Compactor) -> None:
+        def __init__(self, compactor: Compactor | None = None, **options: Any) -> None:
+            if compactor is None:
+                compactor = compactor_from(to_summarizer=model_summarizer, **options)
+            elif options:
+                raise TypeError(
+                    f"give a Compactor or its settings, not both: {', '.join(sorted(options))}"
+                )
             self.compactor = compactor
             self._state = _Processor(compactor)
             self._last: tuple[list[Converted], list[Message], str] | None = None
@@ -343,6 +373,7 @@ __all__ = [
     "CompactionCapability",
     "history_processor",
     "latest_request",
+    "model_summarizer",
     "restore",
     "sync_history_processor",
     "to_dict",
