@@ -52,6 +52,7 @@ from .sizing import TokenCounter, to_json
 from .store.base import Store
 from .store.files import FileStore
 from .summarize import extractive_summary
+from .telemetry import compaction_span, log_event
 
 
 class Compactor:
@@ -116,7 +117,8 @@ class Compactor:
         and get the original content back, one page of ``limit`` characters from ``offset``."""
         if not self.keeps_log:
             raise ValueError(f"recall needs a session log; the {self.name!r} engine keeps none")
-        sid = self.session_id
+        with self._lock:
+            sid = self.session_id
         assert sid is not None
         return recall(self.store, sid, query, offset=offset, limit=limit)
 
@@ -153,14 +155,17 @@ class Compactor:
 
         ``usage`` is a ``providers.Usage``, an Anthropic SDK usage (``input_tokens`` plus the
         cache read/creation counts), an OpenAI SDK usage (``prompt_tokens``), the same as a
-        dict, or an int. Anything else is ignored rather than guessed at.
+        dict, or an int. Anything else is ignored rather than guessed at. It takes the lock
+        ``prepare`` holds: a usage observed while another thread prepares applies after it.
         """
-        self.engine.observe(prompt_tokens_of(usage))
+        with self._lock:
+            self.engine.observe(prompt_tokens_of(usage))
 
     def subscribe(self, callback: Callable[[CompactionEvent], None]) -> None:
         self._subscribers.append(callback)
 
     def _emit(self, event: CompactionEvent) -> None:
+        log_event(event)
         self.events.append(event)
         for callback in self._subscribers:
             callback(event)
@@ -200,7 +205,7 @@ class Compactor:
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
         """The request to send now, in the caller's format (see the module docstring)."""
-        with self._lock:
+        with self._lock, compaction_span(self, "prepare"):
             return self._through_edge(messages, lambda m: self.engine.prepare(m, active_request))
 
     def record(self, messages: list[Any]) -> None:
@@ -212,13 +217,13 @@ class Compactor:
     def compact_history(
         self, messages: list[Any], active_request: str, instructions: str | None = None
     ) -> list[Any]:
-        with self._lock:
+        with self._lock, compaction_span(self, "compact_history"):
             return self._through_edge(
                 messages, lambda m: self.engine.compact(m, active_request, instructions)
             )
 
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
-        with self._lock:
+        with self._lock, compaction_span(self, "reactive_compact"):
             return self._through_edge(messages, lambda m: self.engine.reactive(m, active_request))
 
     # Async twins for async-first loops and frameworks: the same call on a worker thread, so
@@ -226,6 +231,9 @@ class Compactor:
     # one at a time, in the order they take the lock.
     async def aprepare(self, messages: list[Any], active_request: str) -> list[Any]:
         return await asyncio.to_thread(self.prepare, messages, active_request)
+
+    async def arecall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
+        return await asyncio.to_thread(self.recall, query, offset, limit)
 
     async def arecord(self, messages: list[Any]) -> None:
         await asyncio.to_thread(self.record, messages)

@@ -52,6 +52,7 @@ from typing import Any
 from ..compactor import Compactor
 from ..messages import plain
 from ..providers.errors import is_context_overflow
+from ..telemetry import integrations_log
 from .streams import AsyncStreamManager, StreamManager, watch
 
 __all__ = ["compacting", "latest_request"]
@@ -220,6 +221,7 @@ class _Endpoint:
         except Exception as error:
             if not is_context_overflow(error):
                 raise
+            integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
             view = self.compactor.reactive_compact(items, request)
             result = create(**self.sent(kwargs, view))
         return self.after(result, streaming or kwargs.get("stream") is True)
@@ -240,6 +242,7 @@ class _Endpoint:
         except Exception as error:
             if not is_context_overflow(error):
                 raise
+            integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
             view = await self.compactor.areactive_compact(items, request)
             result = await create(**self.sent(kwargs, view))
         return self.after(result, streaming or kwargs.get("stream") is True)

@@ -32,6 +32,7 @@ from ..compactor import Compactor
 from ..formats import openai_responses
 from ..messages import Message
 from ..providers.errors import is_context_overflow
+from ..telemetry import integrations_log
 
 
 @dataclass
@@ -81,6 +82,9 @@ class RunCompaction:
         call = self._call
         if is_context_overflow(context.error) and call is not None and not call.retried:
             call.retried = True
+            integrations_log.debug(
+                "agents run refused for length, compacting once: %s", context.error
+            )
             view = await self.compactor.areactive_compact(call.messages, call.request)
             # The runner replays ``filtered.input`` of the object the filter returned.
             call.data.input = openai_responses.from_canonical(view, call.system)

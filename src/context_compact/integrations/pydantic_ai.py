@@ -65,6 +65,7 @@ from ..compactor import Compactor
 from ..invariants import InvalidHistory, Violation
 from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow
+from ..telemetry import integrations_log
 from ._bridge import Converted, Units, origins_of, results_in
 from .options import compactor_from
 from .options import model_summarizer as summarizer_over
@@ -358,6 +359,7 @@ if _Capability is not None:
             if self._retried or self._last is None or not _refused_for_length(error):
                 raise error
             self._retried = True
+            integrations_log.debug("pydantic-ai refused for length, compacting once: %s", error)
             converted, dicts, active = self._last
             view = await self.compactor.areactive_compact(dicts, active)
             self._retry = restore(view, converted)
