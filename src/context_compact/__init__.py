@@ -6,7 +6,7 @@ messages = compactor.prepare(messages, active_request)   # before every model ca
 
 from .compactor import Compactor
 from .engine import Engine, Env
-from .errors import CompactionFailed
+from .errors import CompactionFailed, ContextOverflow
 from .events import CompactionEvent
 from .invariants import InvalidHistory, Violation, check
 from .markers import summary_message
@@ -23,6 +23,7 @@ __all__ = [
     "CompactionEvent",
     "CompactionFailed",
     "Compactor",
+    "ContextOverflow",
     "Engine",
     "Env",
     "FileStore",

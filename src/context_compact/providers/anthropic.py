@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from context_compact.providers.base import ModelReply, Usage
+from context_compact.providers.errors import context_overflow
+from context_compact.telemetry import providers_log
 
 __all__ = [
     "AnthropicProvider",
@@ -204,7 +206,15 @@ class AnthropicProvider:
             max_tokens=max_tokens,
             cache=self.cache,
         )
-        return reply_from_response(self.client.messages.create(**request))
+        try:
+            response = self.client.messages.create(**request)
+        except Exception as error:
+            overflow = context_overflow(error)
+            if overflow is None:
+                raise
+            providers_log.debug("refused for length: %s", error)
+            raise overflow from error
+        return reply_from_response(response)
 
     def close(self) -> None:
         """Close the HTTP client if this provider created it."""

@@ -36,6 +36,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from context_compact.providers.base import ModelReply, Usage
+from context_compact.providers.errors import context_overflow
+from context_compact.telemetry import providers_log
 
 __all__ = [
     "OpenAIChatProvider",
@@ -489,7 +491,15 @@ class OpenAIChatProvider:
             max_tokens=max_tokens,
             max_tokens_param=self.max_tokens_param,
         )
-        return reply_from_completion(self.client.chat.completions.create(**request))
+        try:
+            response = self.client.chat.completions.create(**request)
+        except Exception as error:
+            overflow = context_overflow(error)
+            if overflow is None:
+                raise
+            providers_log.debug("refused for length: %s", error)
+            raise overflow from error
+        return reply_from_completion(response)
 
     def close(self) -> None:
         """Close the HTTP client if this provider created it."""
