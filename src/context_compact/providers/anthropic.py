@@ -180,7 +180,12 @@ class AnthropicProvider:
         self.cache = cache
         self._owns_client = client is None
         if client is None:
-            import anthropic
+            try:
+                import anthropic
+            except ImportError as error:
+                raise ImportError(
+                    "AnthropicProvider needs the anthropic SDK: pip install 'context-compact[anthropic]'"
+                ) from error
 
             client = anthropic.Anthropic(
                 api_key=api_key,

@@ -462,7 +462,12 @@ class OpenAIChatProvider:
         self.max_tokens_param = max_tokens_param or output_budget_param(model)
         self._owns_client = client is None
         if client is None:
-            import openai
+            try:
+                import openai
+            except ImportError as error:
+                raise ImportError(
+                    "OpenAIChatProvider needs the openai SDK: pip install 'context-compact[openai]'"
+                ) from error
 
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
             api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
