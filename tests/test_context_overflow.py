@@ -16,18 +16,10 @@ from test_provider_errors import (
     ANTHROPIC_OVERFLOWS,
     OPENAI_OTHERS,
     OPENAI_OVERFLOWS,
+    _dummy_keys,  # noqa: F401 (autouse: the same API keys)
     raised_by_anthropic,
     raised_by_openai,
 )
-
-
-@pytest.fixture(autouse=True)
-def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    for name in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-
 
 CASES: list[
     tuple[str, Callable[[StubAPI, ErrorReply], BaseException], Callable[[], ErrorReply]]

@@ -53,7 +53,7 @@ from ..invariants import InvalidHistory, Violation
 from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow
 from ._bridge import Converted, Origins, Units, origins_of, results_in, text_of
-from .options import compactor_from, model_summarizer
+from .options import given_or_built, model_summarizer
 
 TOOL_CALL_BLOCKS = ("tool_use", "tool_call")
 
@@ -215,13 +215,7 @@ class CompactionMiddleware(AgentMiddleware):
 
     def __init__(self, compactor: Compactor | None = None, **options: Any) -> None:
         super().__init__()
-        if compactor is None:
-            compactor = compactor_from(to_summarizer=chat_model_summarizer, **options)
-        elif options:
-            raise TypeError(
-                f"give a Compactor or its settings, not both: {', '.join(sorted(options))}"
-            )
-        self.compactor = compactor
+        self.compactor = given_or_built(compactor, chat_model_summarizer, options)
         self._units = Units()
         self._fixed: tuple[str, str] | None = None
 

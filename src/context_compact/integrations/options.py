@@ -110,4 +110,15 @@ def compactor_from(
     )
 
 
-__all__ = ["compactor_from", "model_summarizer", "policy_fields"]
+def given_or_built(
+    compactor: Compactor | None, to_summarizer: Callable[[Any], Any], options: dict[str, Any]
+) -> Compactor:
+    """An adapter's ``compactor`` argument, or one built from its keyword ``options``."""
+    if compactor is None:
+        return compactor_from(to_summarizer=to_summarizer, **options)
+    if options:
+        raise TypeError(f"give a Compactor or its settings, not both: {', '.join(sorted(options))}")
+    return compactor
+
+
+__all__ = ["compactor_from", "given_or_built", "model_summarizer", "policy_fields"]

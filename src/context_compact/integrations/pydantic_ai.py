@@ -67,7 +67,7 @@ from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow
 from ..telemetry import integrations_log
 from ._bridge import Converted, Units, origins_of, results_in
-from .options import compactor_from
+from .options import given_or_built
 from .options import model_summarizer as summarizer_over
 
 Processor = Callable[[list[ModelMessage]], list[ModelMessage]]
@@ -326,14 +326,8 @@ if _Capability is not None:
         """
 
         def __init__(self, compactor: Compactor | None = None, **options: Any) -> None:
-            if compactor is None:
-                compactor = compactor_from(to_summarizer=model_summarizer, **options)
-            elif options:
-                raise TypeError(
-                    f"give a Compactor or its settings, not both: {', '.join(sorted(options))}"
-                )
-            self.compactor = compactor
-            self._state = _Processor(compactor)
+            self.compactor = given_or_built(compactor, model_summarizer, options)
+            self._state = _Processor(self.compactor)
             self._last: tuple[list[Converted], list[Message], str] | None = None
             self._retry: list[ModelMessage] | None = None
             self._retried = False

@@ -28,8 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from context_compact.providers.base import ModelReply, Usage
-from context_compact.providers.errors import context_overflow
-from context_compact.telemetry import providers_log
+from context_compact.providers.errors import raising_overflow
 
 __all__ = [
     "AnthropicProvider",
@@ -184,7 +183,8 @@ class AnthropicProvider:
                 import anthropic
             except ImportError as error:
                 raise ImportError(
-                    "AnthropicProvider needs the anthropic SDK: pip install 'context-compact[anthropic]'"
+                    "AnthropicProvider needs the anthropic SDK: "
+                    "pip install 'context-compact[anthropic]'"
                 ) from error
 
             client = anthropic.Anthropic(
@@ -211,14 +211,7 @@ class AnthropicProvider:
             max_tokens=max_tokens,
             cache=self.cache,
         )
-        try:
-            response = self.client.messages.create(**request)
-        except Exception as error:
-            overflow = context_overflow(error)
-            if overflow is None:
-                raise
-            providers_log.debug("refused for length: %s", error)
-            raise overflow from error
+        response = raising_overflow(lambda: self.client.messages.create(**request))
         return reply_from_response(response)
 
     def close(self) -> None:

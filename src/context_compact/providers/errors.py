@@ -55,12 +55,22 @@ the compaction. Every wording above that names numbers is read; one it cannot re
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..errors import ContextOverflow
+from ..telemetry import providers_log
 
-__all__ = ["OverflowFigures", "context_overflow", "is_context_overflow", "overflow_figures"]
+T = TypeVar("T")
+
+__all__ = [
+    "OverflowFigures",
+    "context_overflow",
+    "is_context_overflow",
+    "overflow_figures",
+    "raising_overflow",
+]
 
 _NEVER_OVERFLOW_STATUS = frozenset({401, 402, 403, 404, 408, 429})
 
@@ -130,6 +140,19 @@ def context_overflow(error: BaseException) -> ContextOverflow | None:
         status_code=_status(cause),
         body=body,
     )
+
+
+def raising_overflow(send: Callable[[], T]) -> T:
+    """``send()``, a refusal for length it raises re-raised as ``ContextOverflow`` (the SDK's
+    exception its ``__cause__``); any other error as it was."""
+    try:
+        return send()
+    except Exception as error:
+        overflow = context_overflow(error)
+        if overflow is None:
+            raise
+        providers_log.debug("refused for length: %s", error)
+        raise overflow from error
 
 
 def _status(error: BaseException) -> int | None:

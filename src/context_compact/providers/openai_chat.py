@@ -36,8 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from context_compact.providers.base import ModelReply, Usage
-from context_compact.providers.errors import context_overflow
-from context_compact.telemetry import providers_log
+from context_compact.providers.errors import raising_overflow
 
 __all__ = [
     "OpenAIChatProvider",
@@ -496,14 +495,7 @@ class OpenAIChatProvider:
             max_tokens=max_tokens,
             max_tokens_param=self.max_tokens_param,
         )
-        try:
-            response = self.client.chat.completions.create(**request)
-        except Exception as error:
-            overflow = context_overflow(error)
-            if overflow is None:
-                raise
-            providers_log.debug("refused for length: %s", error)
-            raise overflow from error
+        response = raising_overflow(lambda: self.client.chat.completions.create(**request))
         return reply_from_completion(response)
 
     def close(self) -> None:
