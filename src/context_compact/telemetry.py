@@ -67,7 +67,10 @@ def compaction_span(compactor: Any, trigger: str) -> Iterator[None]:
         events: list[CompactionEvent] = compactor.events[first:]
         tracer = _tracer() if events else None
         if tracer is not None:
-            _span(tracer, compactor, trigger, events, start)
+            try:
+                _span(tracer, compactor, trigger, events, start)
+            except Exception:  # tracing must never fail, nor mask, the compaction
+                compactor_log.debug("the compaction span was not recorded", exc_info=True)
 
 
 def _span(
@@ -86,7 +89,8 @@ def _span(
     }
     if model:
         attributes["gen_ai.request.model"] = model
-    session = compactor.engine.session() if compactor.keeps_log else None
+    # The id the engine holds, if any: creating a session here would write to the store.
+    session = getattr(compactor.engine, "session_id", None)
     if session:
         attributes["gen_ai.conversation.id"] = session
     name = f"{OPERATION} {model}" if model else OPERATION
