@@ -8,6 +8,11 @@
      │    └── StoreUnavailable        the store refused a write (disk full, read-only, permissions):
      │                                nothing left the view without its copy; the message names the
      │                                store's own error, which is also the exception's __cause__
+     ├── ContextOverflow (RuntimeError)
+     │                                the API refused the request as too long for the window;
+     │                                raised by our providers, mapped from any SDK's refusal by
+     │                                providers.errors.context_overflow (the SDK's exception is
+     │                                __cause__); catch it to compact and resend
      ├── SessionLocked (RuntimeError) another live process writes this session
      ├── SessionExists (ValueError)   create_session was given an id the store already has
      ├── CorruptJournal (ValueError)  a journal is not what the store wrote (torn, cut, altered):
@@ -102,6 +107,34 @@ class CorruptStore(ContextCompactError, OSError):
     the file and what ``integrity_check`` answers."""
 
 
+class ContextOverflow(ContextCompactError, RuntimeError):
+    """The API refused the request as too long for the context window.
+
+    ``prompt_tokens`` (the refused input as the API counted it), ``max_tokens`` (the output
+    budget asked for) and ``window`` are the refusal's own numbers, None when it does not say;
+    ``status_code``, ``body`` and ``message`` are the SDK error's, so code that reads those
+    duck-typed (``is_context_overflow``, ``overflow_figures``) reads this the same way.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_tokens: int | None = None,
+        max_tokens: int | None = None,
+        window: int | None = None,
+        status_code: int | None = None,
+        body: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.prompt_tokens = prompt_tokens
+        self.max_tokens = max_tokens
+        self.window = window
+        self.status_code = status_code
+        self.body = body
+
+
 class UnknownMigration(ContextCompactError, RuntimeError):
     """The database was migrated by a newer version of this library."""
 
@@ -114,6 +147,7 @@ __all__ = [
     "CompactionFailed",
     "ConfigError",
     "ContextCompactError",
+    "ContextOverflow",
     "CorruptJournal",
     "CorruptStore",
     "InvalidHistory",

@@ -53,6 +53,7 @@ from ..invariants import InvalidHistory, Violation
 from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow
 from ._bridge import Converted, Origins, Units, origins_of, results_in, text_of
+from .options import given_or_built, model_summarizer
 
 TOOL_CALL_BLOCKS = ("tool_use", "tool_call")
 
@@ -188,12 +189,33 @@ def _input_tokens(response: Any) -> int:
     return 0
 
 
-class CompactionMiddleware(AgentMiddleware):
-    """Send the model the compactor's view of the agent's messages; keep the state whole."""
+def chat_model_summarizer(model: Any, **options: Any) -> Any:
+    """An ``LLMSummarizer`` asking a LangChain chat model (an instance, or a name for
+    ``init_chat_model``) for each summary: the agent's own model as its summarizer."""
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
 
-    def __init__(self, compactor: Compactor) -> None:
+        model = init_chat_model(model)
+
+    def complete(system: str, text: str, max_tokens: int) -> str:
+        return str(model.invoke([SystemMessage(system), HumanMessage(text)]).text)
+
+    return model_summarizer(complete, **options)
+
+
+class CompactionMiddleware(AgentMiddleware):
+    """Send the model the compactor's view of the agent's messages; keep the state whole.
+
+    ``CompactionMiddleware(compactor)``, or the compactor's settings as keywords, by
+    LangChain's ``SummarizationMiddleware`` names where they differ (``integrations.options``):
+    ``model=`` (its window sets the limit), ``trigger=``, ``keep=``, ``summary_prompt=``,
+    ``token_counter=``, ``summary_model=`` (a chat model or its name: the summarizer), and
+    any policy field (``exclude_tools=``, ``keep_recent_tool_uses=``...), ``store=``.
+    """
+
+    def __init__(self, compactor: Compactor | None = None, **options: Any) -> None:
         super().__init__()
-        self.compactor = compactor
+        self.compactor = given_or_built(compactor, chat_model_summarizer, options)
         self._units = Units()
         self._fixed: tuple[str, str] | None = None
 
@@ -249,4 +271,11 @@ class CompactionMiddleware(AgentMiddleware):
         return response
 
 
-__all__ = ["CompactionMiddleware", "latest_request", "restore", "split", "to_dict"]
+__all__ = [
+    "CompactionMiddleware",
+    "chat_model_summarizer",
+    "latest_request",
+    "restore",
+    "split",
+    "to_dict",
+]

@@ -48,7 +48,7 @@ from ..messages import as_dicts
 from ..store import holders
 from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
-from . import passes, summary
+from . import knobs, passes, summary
 from .policy import SessionPolicy
 from .recall import SearchableLog
 from .state import Record, SessionState, clone
@@ -375,6 +375,7 @@ class SessionEngine(SearchableLog):
                 previous=previous,
                 instructions=instructions,
                 max_tokens=budget,
+                prompt=self.policy.summary_prompt,
             )
 
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -472,8 +473,8 @@ class SessionEngine(SearchableLog):
             self._guarded(self._persist, "persist")
             policy, state = self.policy, self.state
             high = policy.high_water * self.limit
-            if state.measure() > high:
-                target = int(policy.low_water * self.limit)
+            fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
+            if fire:
                 urgent = state.measure() > self.limit
                 # A clearing that cannot even get under the high-water mark is skipped: the
                 # summary that must follow would archive what it cleared (a cold start on a
@@ -484,7 +485,8 @@ class SessionEngine(SearchableLog):
                 # Clearing is lossless and cheaper than a summary: when it brought the request
                 # well under the high-water mark (half-way down to the low-water one), that is
                 # enough; a long turn's recent results may keep it above the low-water mark.
-                if state.measure() > (high + target) / 2:
+                # (A trigger by message count has no token target: it always summarizes.)
+                if not target or state.measure() > (high + target) / 2:
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(
