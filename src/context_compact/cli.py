@@ -44,6 +44,7 @@ from .cli_agent import (
     report_failure,
     resume_hint,
 )
+from .cli_inspector import ui_command
 from .registry import ENGINES, NAMES
 from .session.command import recall_command, sessions
 from .store import WORKDIR_DB
@@ -297,6 +298,7 @@ main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(inspect_command)
 main.add_command(compact_command)
+main.add_command(ui_command)
 
 
 if __name__ == "__main__":

@@ -167,9 +167,26 @@ def render_chart(
 @workdir_option
 @json_option
 @click.option("--width", type=click.IntRange(min=40), default=80, show_default=True)
-def inspect_command(session: str, workdir: Path | None, as_json: bool, width: int) -> None:
+@click.option("--serve", is_flag=True, help="Show it as a page on 127.0.0.1 instead.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path), help="Write the page.")
+def inspect_command(
+    session: str,
+    workdir: Path | None,
+    as_json: bool,
+    width: int,
+    serve: bool,
+    port: int,
+    html: Path | None,
+) -> None:
     """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,
-    event, tokens saved, where the copy went) and a chart of view tokens per turn."""
+    event, tokens saved, where the copy went) and a chart of view tokens per turn; with
+    --serve a page in the browser, with --html FILE the same page as one file."""
+    if serve or html is not None:
+        from ..cli_inspector import inspect_page
+
+        inspect_page(workdir, session, serve, port, html)
+        return
     store = open_store(workdir)
     try:
         need_session(store, session)

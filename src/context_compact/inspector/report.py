@@ -1,0 +1,72 @@
+"""``inspect ID --html FILE``: the inspector page as one self-contained file, to attach to a
+bug report. It opens offline (``file://``): the page's script and style are inlined, and the
+answers the server would give are embedded as JSON in the page, computed once here:
+
+* the summary, every distinct message once and each request's view as runs over them (the
+  same data the server cuts views from), with the links each message names;
+* the archived original behind every link (``recall.recover``);
+* every logged message's readable text (``recall.message_text``), which the page searches
+  the way ``recall`` does (case-insensitive substring), since no engine runs in a file;
+* the side-by-side of two policies (``compare``), fixed when the file is written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..session.recall import message_text
+from ..store.base import Store
+from .data import Inspection, archive, compare, links
+from .server import asset
+
+COMPARE = ("default", "codex")
+
+
+def report(store: Store, session: str, policies: tuple[str, str] = COMPARE) -> str:
+    """The page for ``session`` with its data embedded (see the module docstring)."""
+    found = Inspection.load(store, session)
+    summary = found.summary()
+    named = [links(store, [m]) for m in found.messages]
+    paths = sorted({p for group in named for p in group})
+    texts = [
+        {"message": r["seq"], "role": r["message"].get("role"), "text": message_text(r["message"])}
+        for r in store.records(session)
+        if r.get("kind") == "message"
+    ]
+    data: dict[str, Any] = {
+        "selected": session,
+        "sessions": [{"id": session, "created": summary["created"], "source": summary["source"]}],
+        "summary": summary,
+        "messages": found.messages,
+        "links": named,
+        "requests": [
+            {"answer": r.answer, "cache_break": r.cache_break, "spans": r.spans}
+            for r in found.requests
+        ],
+        "archives": {p: archive(store, session, p)["text"] for p in paths},
+        "texts": texts,
+        "compare": compare(store, session, *policies, summary["compare_limit"]),
+    }
+    embedded = json.dumps(data, ensure_ascii=False, default=str).replace("</", "<\\/")
+    page = asset("index.html")
+    page = page.replace(
+        '<link rel="stylesheet" href="app.css">', f"<style>\n{asset('app.css')}</style>"
+    )
+    page = page.replace(
+        '<script src="app.js"></script>',
+        f'<script type="application/json" id="cc-data">{embedded}</script>\n'
+        f"<script>\n{asset('app.js')}</script>",
+    )
+    return page
+
+
+def write_report(store: Store, session: str, path: Path) -> int:
+    """Write the page to ``path``; its size in bytes."""
+    text = report(store, session)
+    path.write_text(text, encoding="utf-8")
+    return len(text.encode())
+
+
+__all__ = ["COMPARE", "report", "write_report"]
