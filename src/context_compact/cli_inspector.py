@@ -58,7 +58,9 @@ def inspect_page(
                 raise click.ClickException(f"cannot write {html}: {error.strerror}") from None
             click.echo(f"wrote {html} ({size:,} bytes): one file, opens offline")
         if serve:
-            _serve(Inspector(store, session), port, f"session {session}")
+            inspector = Inspector(store, session)
+            inspector.inspection(session)  # replayed once, before the page asks
+            _serve(inspector, port, f"session {session}")
 
 
 def _serve(inspector: Inspector, port: int, what: str) -> None:

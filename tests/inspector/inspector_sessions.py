@@ -26,14 +26,14 @@ def output(turn: int) -> str:
     return "\n".join(lines)
 
 
-def tool_loop(store: Store, turns: int, limit: int = 4_000) -> str:
+def tool_loop(store: Store, turns: int, limit: int = 4_000, request: str = REQUEST) -> str:
     """A session of ``turns`` tool calls (one request each, plus the one that comes next)."""
     compactor = Compactor(Policy.default(context_limit=limit), store, BenchSummarizer())
-    messages: list[Any] = [user(REQUEST)]
+    messages: list[Any] = [user(request)]
     for turn in range(turns):
-        messages = compactor.prepare(messages, REQUEST)
+        messages = compactor.prepare(messages, request)
         messages += pair(f"toolu_{turn:05d}", output(turn))
-    compactor.prepare(messages, REQUEST)
+    compactor.prepare(messages, request)
     assert compactor.session_id is not None
     return compactor.session_id
 

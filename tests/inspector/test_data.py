@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 
 import pytest
@@ -101,14 +103,15 @@ def test_an_unknown_session_or_request_is_one_clear_error() -> None:
         Inspector(store, sid).answer("/api/session", {"id": "other"})
 
 
-def test_the_report_embeds_everything_and_no_closing_script_tag_from_the_log() -> None:
+def test_the_report_embeds_every_answer_the_page_needs_and_names_nothing_outside() -> None:
     store = MemoryStore()
     sid = tool_loop(store, 30, limit=2_000)
     page = report(store, sid)
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in page and 'src="' not in page and 'href="app.css"' not in page
-    tag = '<script type="application/json" id="cc-data">'
+    tag = '<script type="application/gzip;base64" id="cc-data">'
     start = page.index(tag) + len(tag)
-    data = json.loads(page[start : page.index("</script>", start)])
+    packed = page[start : page.index("</script>", start)]
+    data = json.loads(gzip.decompress(base64.b64decode(packed)))
     assert len(data["requests"]) == 30 and data["archives"]
     assert all(p in data["archives"] for group in data["links"] for p in group)

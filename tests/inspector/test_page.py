@@ -170,3 +170,25 @@ def test_the_html_file_opens_offline(browser: Any, tmp_path: Path) -> None:
     finally:
         context.close()
     assert asked == [file.as_uri()]
+
+
+HOSTILE = 'fix <b>this</b></script><img src=x onerror="window.pwned=1"> please'
+
+
+def test_markup_in_a_log_is_shown_as_text_served_and_in_the_file(
+    browser: Any, page: Any, tmp_path: Path
+) -> None:
+    store = MemoryStore()
+    sid = tool_loop(store, 5, request=HOSTILE)
+    for url in serving(Inspector(store, sid)):
+        opened(page, url)
+        click_request(page, 1)
+        assert HOSTILE in page.inner_text("#view")
+        assert page.evaluate("window.pwned") is None
+    file = tmp_path / "hostile.html"
+    write_report(store, sid, file)
+    opened(page, file.as_uri())
+    click_request(page, 1)
+    assert HOSTILE in page.inner_text("#view")
+    assert page.locator("#view img, #view b").count() == 0
+    assert page.evaluate("window.pwned") is None

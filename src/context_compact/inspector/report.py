@@ -1,6 +1,8 @@
 """``inspect ID --html FILE``: the inspector page as one self-contained file, to attach to a
 bug report. It opens offline (``file://``): the page's script and style are inlined, and the
-answers the server would give are embedded as JSON in the page, computed once here:
+answers the server would give are embedded in the page, computed once here, as gzipped JSON
+in base64 (a log's text shrinks several times over; the browser's own ``DecompressionStream``
+unpacks it, and base64 cannot close the script element it sits in):
 
 * the summary, every distinct message once and each request's view as runs over them (the
   same data the server cuts views from), with the links each message names;
@@ -12,6 +14,8 @@ answers the server would give are embedded as JSON in the page, computed once he
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -49,14 +53,15 @@ def report(store: Store, session: str, policies: tuple[str, str] = COMPARE) -> s
         "texts": texts,
         "compare": compare(store, session, *policies, summary["compare_limit"]),
     }
-    embedded = json.dumps(data, ensure_ascii=False, default=str).replace("</", "<\\/")
+    packed = gzip.compress(json.dumps(data, ensure_ascii=False, default=str).encode(), mtime=0)
+    embedded = base64.b64encode(packed).decode()
     page = asset("index.html")
     page = page.replace(
         '<link rel="stylesheet" href="app.css">', f"<style>\n{asset('app.css')}</style>"
     )
     page = page.replace(
         '<script src="app.js"></script>',
-        f'<script type="application/json" id="cc-data">{embedded}</script>\n'
+        f'<script type="application/gzip;base64" id="cc-data">{embedded}</script>\n'
         f"<script>\n{asset('app.js')}</script>",
     )
     return page

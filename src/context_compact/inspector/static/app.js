@@ -3,8 +3,13 @@
 // ever set as textContent: a session's content is data, never markup.
 "use strict";
 
-const EMBEDDED = document.getElementById("cc-data");
-const DATA = EMBEDDED ? JSON.parse(EMBEDDED.textContent) : null;
+let DATA = null; // the embedded answers of a written report, once unpacked
+
+async function unpack(node) {
+  const bytes = Uint8Array.from(atob(node.textContent.trim()), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).json();
+}
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 const state = { session: null, summary: null, request: 1, view: null };
@@ -84,14 +89,15 @@ function svg(tag, attrs) {
 }
 const fmt = (n) => (n === null || n === undefined ? "-" : Number(n).toLocaleString("en"));
 
-function archiveLink(path, label) {
+function archiveLink(path, label, lines) {
   return el("a", { class: "archive-link", href: "#", "data-path": path,
-    onclick: (e) => { e.preventDefault(); openArchive(path); } }, label || path);
+    onclick: (e) => { e.preventDefault(); openArchive(path, lines); } }, label || path);
 }
 
 // Text with every path the store issued (``links``) made a link to its archived original.
 function linked(text, paths) {
   const out = el("pre");
+  const range = / lines (\d+)-(\d+)/y;
   let at = 0;
   for (;;) {
     let best = -1, found = null;
@@ -100,7 +106,10 @@ function linked(text, paths) {
       if (i >= 0 && (best < 0 || i < best || (i === best && p.length > found.length))) { best = i; found = p; }
     }
     if (best < 0) break;
-    out.append(text.slice(at, best), archiveLink(found));
+    // A cleared result shares a pack: its marker says which lines of the file are its own.
+    range.lastIndex = best + found.length;
+    const lines = range.exec(text);
+    out.append(text.slice(at, best), archiveLink(found, null, lines && [+lines[1], +lines[2]]));
     at = best + found.length;
   }
   out.append(text.slice(at));
@@ -129,9 +138,10 @@ function drawChart(box, tokens, opts) {
     box.append(t);
   }
   const first = svg("text", { x: PAD.left, y: height - 6 });
-  first.textContent = "request 1";
+  const unit = opts.unit || "request";
+  first.textContent = unit + " 1";
   const last = svg("text", { x: width - PAD.right, y: height - 6, "text-anchor": "end" });
-  last.textContent = "request " + fmt(tokens.length);
+  last.textContent = unit + " " + fmt(tokens.length);
   box.append(first, last);
   if (opts.limit) {
     box.append(svg("line", { class: "limit", x1: PAD.left, x2: width - PAD.right, y1: y(opts.limit), y2: y(opts.limit) }));
@@ -212,15 +222,23 @@ async function showRequest(i) {
   } catch (error) { $("view-facts").textContent = String(error.message); }
 }
 
-async function openArchive(path) {
+async function openArchive(path, lines) {
   const box = $("archive-box");
   box.hidden = false;
-  $("archive-path").textContent = path;
-  $("archive-text").textContent = "loading...";
+  $("archive-path").textContent = path + (lines ? ` lines ${lines[0]}-${lines[1]}` : "");
+  const pre = $("archive-text");
+  pre.textContent = "loading...";
   try {
     const found = await api("archive", { id: state.session, path });
-    $("archive-text").textContent = found.text;
-  } catch (error) { $("archive-text").textContent = String(error.message); }
+    if (!lines) pre.textContent = found.text;
+    else {
+      const all = found.text.split("\n");
+      const mark = el("mark", {}, all.slice(lines[0] - 1, lines[1]).join("\n"));
+      const head = all.slice(0, lines[0] - 1).join("\n"), tail = all.slice(lines[1]).join("\n");
+      pre.replaceChildren(head ? head + "\n" : "", mark, lines[1] < all.length ? "\n" + tail : "");
+      requestAnimationFrame(() => { pre.scrollTop = mark.offsetTop - pre.offsetTop - 8; });
+    }
+  } catch (error) { pre.textContent = String(error.message); }
   box.scrollIntoView({ block: "nearest" });
 }
 
@@ -246,11 +264,19 @@ async function search(offset) {
   }
 }
 
+function copies(e) {
+  const shown = e.paths.map((p, i) => el("div", {}, archiveLink(p, e.shown[i])));
+  if (shown.length <= 3) return shown;
+  const more = el("button", { type: "button", onclick: (click) => {
+    click.stopPropagation(); more.replaceWith(...shown.slice(2)); } }, `+${shown.length - 2} more`);
+  return [...shown.slice(0, 2), more];
+}
+
 function renderEvents(events) {
   const rows = events.map((e) => el("tr", { class: "event-row", onclick: () => showRequest(e.request) },
     el("td", { class: "n" }, fmt(e.request)), el("td", {}, e.stage), el("td", { class: "n" }, fmt(e.before)),
     el("td", { class: "n" }, fmt(e.after)), el("td", { class: "n" }, fmt(e.saved)), el("td", {}, e.note),
-    el("td", {}, ...e.paths.map((p, i) => el("div", {}, archiveLink(p, e.shown[i]))))));
+    el("td", {}, ...copies(e))));
   $("events").tBodies[0].replaceChildren(...(rows.length ? rows
     : [el("tr", {}, el("td", { colspan: 7 }, "no compaction events: the whole history was in view"))]));
 }
@@ -276,7 +302,7 @@ async function runCompare() {
       }
       box.append(table);
       requestAnimationFrame(() => drawChart(chart, p.view_tokens,
-        { limit: out.limit, height: 160, events: [...new Set(p.passes.map((e) => e.turn))] }));
+        { limit: out.limit, height: 160, unit: "turn", events: [...new Set(p.passes.map((e) => e.turn))] }));
       return box;
     }));
   } catch (error) { $("compare-facts").textContent = String(error.message); }
@@ -303,6 +329,8 @@ async function loadSession(id) {
 }
 
 async function main() {
+  const embedded = document.getElementById("cc-data");
+  if (embedded) DATA = await unpack(embedded);
   const listed = await api("sessions", {});
   const pick = $("session-pick");
   pick.replaceChildren(...listed.sessions.map((s) => el("option", { value: s.id }, `${s.id}  ${s.source}`)));
@@ -329,7 +357,7 @@ async function main() {
   if (!wanted) { $("facts").textContent = "no sessions in this store"; return; }
   pick.value = wanted;
   await loadSession(wanted);
-  document.body.dataset.ready = "1";
+  document.body.dataset.ready = Math.round(performance.now()); // ms since navigation began
 }
 
 main().catch((error) => { $("facts").textContent = String(error.message); $("facts").className = "error"; });
