@@ -13,7 +13,9 @@ one ``prepare`` per request. Then, measured:
   fact planted in the first result, which left the view thousands of requests earlier;
 * the self-contained HTML file: its size and the time it takes to open offline.
 
-    .venv/bin/python benchmarks/inspector_load.py [--requests 10000] [--out benchmarks/results/inspector.json]
+    .venv/bin/python benchmarks/inspector_load.py [--requests 10000] [--out FILE]
+
+(``--out`` defaults to benchmarks/results/inspector.json.)
 """
 
 from __future__ import annotations

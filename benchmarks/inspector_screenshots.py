@@ -24,7 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-LOG = "codex/AcidicSoil-codex-session-view/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+LOG = (
+    "codex/AcidicSoil-codex-session-view/"
+    "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+)
 OUT = Path("docs/inspector")
 
 
@@ -68,12 +71,16 @@ def main(argv: list[str] | None = None) -> None:
             page.wait_for_selector("body[data-ready]")
             page.fill("#request-number", "34")
             page.dispatch_event("#request-number", "change")
-            page.wait_for_function("document.querySelector('#view-title').textContent.startsWith('Request 34 ')")
+            page.wait_for_function(
+                "document.querySelector('#view-title').textContent.startsWith('Request 34 ')"
+            )
             shoot(page, "overview.png")
             marker = page.locator("#view .block.marker a.archive-link").nth(1)
             marker.scroll_into_view_if_needed()
             marker.click()
-            page.wait_for_function("document.querySelector('#archive-text').textContent !== 'loading...'")
+            page.wait_for_function(
+                "document.querySelector('#archive-text').textContent !== 'loading...'"
+            )
             page.locator("#view-box").evaluate("box => window.scrollTo(0, box.offsetTop - 8)")
             shoot(page, "archive.png")
             page.fill("#search-q", "lmstudio")

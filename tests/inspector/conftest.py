@@ -16,7 +16,7 @@ import pytest
 from inspector_sessions import serving, tool_loop
 
 from context_compact import MemoryStore
-from context_compact.inspector import Inspector
+from context_compact.inspector import Inspection, Inspector
 
 CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
 
@@ -26,6 +26,12 @@ def long_session() -> tuple[MemoryStore, str]:
     """620 requests at a 4,000-token limit: the needle leaves the view in the first 100."""
     store = MemoryStore()
     return store, tool_loop(store, 620)
+
+
+@pytest.fixture(scope="session")
+def long_inspection(long_session: tuple[MemoryStore, str]) -> Inspection:
+    store, sid = long_session
+    return Inspection.load(store, sid)
 
 
 def _chromium() -> str | None:

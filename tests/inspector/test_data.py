@@ -15,10 +15,10 @@ from context_compact.session.inspect import timeline
 
 
 def test_each_request_is_the_view_that_produced_its_answer(
-    long_session: tuple[MemoryStore, str],
+    long_session: tuple[MemoryStore, str], long_inspection: Inspection
 ) -> None:
     store, sid = long_session
-    found = Inspection.load(store, sid)
+    found = long_inspection
     assert len(found.requests) == 620
     assert found.tokens() == timeline(store, sid).view_tokens
     records = [r for r in store.records(sid) if r["kind"] == "message"]
@@ -30,10 +30,9 @@ def test_each_request_is_the_view_that_produced_its_answer(
 
 
 def test_a_view_that_does_not_open_with_the_last_one_breaks_the_cache(
-    long_session: tuple[MemoryStore, str],
+    long_inspection: Inspection,
 ) -> None:
-    store, sid = long_session
-    found = Inspection.load(store, sid)
+    found = long_inspection
     for request in found.requests[1:]:
         before, now = found.view(request.index - 1), found.view(request.index)
         assert request.cache_break == (now[: len(before)] != before)
@@ -41,20 +40,20 @@ def test_a_view_that_does_not_open_with_the_last_one_breaks_the_cache(
 
 
 def test_views_are_kept_as_runs_over_distinct_messages(
-    long_session: tuple[MemoryStore, str],
+    long_session: tuple[MemoryStore, str], long_inspection: Inspection
 ) -> None:
     store, sid = long_session
-    found = Inspection.load(store, sid)
+    found = long_inspection
     logged = sum(1 for r in store.records(sid) if r["kind"] == "message")
     assert len(found.messages) < 2 * logged
     assert max(len(r.spans) for r in found.requests) <= 12
 
 
 def test_a_string_that_left_the_view_500_requests_ago_is_found_by_search(
-    long_session: tuple[MemoryStore, str],
+    long_session: tuple[MemoryStore, str], long_inspection: Inspection
 ) -> None:
-    store, sid = long_session
-    found = Inspection.load(store, sid)
+    store, _ = long_session
+    found = long_inspection
     carried = [r.index for r in found.requests if NEEDLE in json.dumps(found.view(r.index))]
     assert carried and carried[-1] < len(found.requests) - 500
     page = found.search(store, NEEDLE)

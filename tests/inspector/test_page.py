@@ -26,14 +26,19 @@ def opened(page: Any, url: str) -> Any:
     return page
 
 
-def click_request(page: Any, k: int) -> None:
-    x, y = page.evaluate(POINT, k)
-    # The mouse moves in whole pixels: the one nearest the point is inside its request.
-    page.mouse.click(round(x), round(y))
+def showing(page: Any, k: int) -> None:
+    """Wait until the view shown is request ``k``'s."""
     page.wait_for_function(
         "(k) => document.querySelector('#view-title').textContent.startsWith('Request ' + k + ' ')",
         arg=f"{k:,}",
     )
+
+
+def click_request(page: Any, k: int) -> None:
+    x, y = page.evaluate(POINT, k)
+    # The mouse moves in whole pixels: the one nearest the point is inside its request.
+    page.mouse.click(round(x), round(y))
+    showing(page, k)
 
 
 def test_the_chart_has_one_point_per_request(page: Any, long_url: str) -> None:
@@ -45,10 +50,9 @@ def test_the_chart_has_one_point_per_request(page: Any, long_url: str) -> None:
 
 
 def test_clicking_a_request_shows_that_requests_view(
-    page: Any, long_url: str, long_session: tuple[MemoryStore, str]
+    page: Any, long_url: str, long_inspection: Inspection
 ) -> None:
-    store, sid = long_session
-    found = Inspection.load(store, sid)
+    found = long_inspection
     opened(page, long_url)
     for k in (100, 401):
         click_request(page, k)
@@ -77,10 +81,9 @@ def test_following_a_marker_opens_the_archived_text(
 
 
 def test_search_finds_a_string_that_left_the_view_500_requests_ago(
-    page: Any, long_url: str, long_session: tuple[MemoryStore, str]
+    page: Any, long_url: str, long_inspection: Inspection
 ) -> None:
-    store, sid = long_session
-    found = Inspection.load(store, sid)
+    found = long_inspection
     carried = [r.index for r in found.requests if NEEDLE in str(found.view(r.index))]
     assert carried[-1] < 620 - 500
     opened(page, long_url)
@@ -91,26 +94,18 @@ def test_search_finds_a_string_that_left_the_view_500_requests_ago(
     assert NEEDLE in page.inner_text("#search-text")
     assert page.inner_text("#search-facts").startswith("1 match(es)")
     page.click("#search-hits button")
-    page.wait_for_function(
-        "(k) => document.querySelector('#view-title').textContent.startsWith('Request ' + k + ' ')",
-        arg=str(carried[0]),
-    )
+    showing(page, carried[0])
     assert NEEDLE in page.inner_text("#view")
 
 
 def test_the_events_table_has_a_row_per_event_and_a_row_opens_its_request(
-    page: Any, long_url: str, long_session: tuple[MemoryStore, str]
+    page: Any, long_url: str, long_inspection: Inspection
 ) -> None:
-    store, sid = long_session
-    found = Inspection.load(store, sid)
+    found = long_inspection
     opened(page, long_url)
     assert page.locator("#events tr.event-row").count() == len(found.events)
     page.locator("#events tr.event-row td").nth(7 * 5 + 1).click()
-    k = found.events[5].request
-    page.wait_for_function(
-        "(k) => document.querySelector('#view-title').textContent.startsWith('Request ' + k + ' ')",
-        arg=f"{k:,}",
-    )
+    showing(page, found.events[5].turn)
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ the view as it stood then is the request that produced it; of that request it ke
 * whether it **broke the prompt cache**: its view does not open with the whole previous
   request's view, or the system prompt and tools (their tokens) changed.
 
-Events are the journal's, at the request they shaped (the one after the last answer), with
-their absolute paths (what the view names) and the same paths relative to the store's root.
+Events are the journal's (``session.inspect.Event``), at the request they shaped (the one
+after the last answer: its ``turn``), with their absolute paths (what the view names).
 
 Links are never read from text alone (principle 7, "references are ours"): a path in a
 view's text is a link only when the store says it issued it (``Store.issued``), and the
@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..session.inspect import Event
 from ..session.recall import message_text, recall, recover
 from ..session.state import SessionState
 from ..sizing import TokenCounter
@@ -57,18 +58,6 @@ class Request:
     messages: int
     cache_break: bool
     spans: tuple[tuple[int, int], ...]
-
-
-@dataclass(frozen=True)
-class Event:
-    request: int
-    stage: str
-    before: int
-    after: int
-    saved: int
-    note: str
-    paths: list[str]
-    shown: list[str]
 
 
 @dataclass
@@ -142,7 +131,6 @@ class Inspection:
 
     def _event(self, record: dict[str, Any]) -> Event:
         before, after = int(record.get("before", 0)), int(record.get("after", 0))
-        paths = [str(p) for p in record.get("paths") or []]
         return Event(
             len(self.requests) + 1,
             str(record.get("stage")),
@@ -150,9 +138,18 @@ class Inspection:
             after,
             before - after,
             str(record.get("note") or ""),
-            paths,
-            [_relative(p, self.root) for p in paths],
+            [str(p) for p in record.get("paths") or []],
         )
+
+    def event_rows(self, request: int | None = None) -> list[dict[str, Any]]:
+        """The events (of one request, or all) as the page shows them: ``turn`` is the
+        request the event shaped; ``paths`` as the view names them, ``shown`` relative to
+        the store's root."""
+        return [
+            {**asdict(e), "request": e.turn, "shown": [_relative(p, self.root) for p in e.paths]}
+            for e in self.events
+            if request is None or e.turn == request
+        ]
 
     # -- what the page asks for ------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
@@ -167,7 +164,7 @@ class Inspection:
             "tokens": [r.tokens for r in self.requests],
             "sizes": [r.messages for r in self.requests],
             "breaks": [r.index for r in self.requests if r.cache_break],
-            "events": [asdict(e) for e in self.events],
+            "events": self.event_rows(),
             "compare_limit": self.limit or max(1_000, max(self.tokens(), default=0) // 2),
         }
 
@@ -197,7 +194,7 @@ class Inspection:
             "tokens": request.tokens,
             "answer": request.answer,
             "cache_break": request.cache_break,
-            "events": [asdict(e) for e in self.events if e.request == index],
+            "events": self.event_rows(index),
             "messages": view,
             "links": links(store, view),
         }
@@ -331,7 +328,6 @@ def _source(meta: dict[str, Any]) -> str:
 
 
 __all__ = [
-    "Event",
     "Inspection",
     "InspectorError",
     "Request",
