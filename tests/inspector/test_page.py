@@ -98,11 +98,15 @@ def test_search_finds_a_string_that_left_the_view_500_requests_ago(
     assert NEEDLE in page.inner_text("#view")
 
 
-def test_the_events_table_has_a_row_per_event_and_a_row_opens_its_request(
+def test_the_events_table_shows_every_event_a_page_at_a_time_and_a_row_opens_its_request(
     page: Any, long_url: str, long_inspection: Inspection
 ) -> None:
     found = long_inspection
     opened(page, long_url)
+    assert page.locator("#events tr.event-row").count() == 200 < len(found.events)
+    while page.locator("#events button:has-text('more events')").count():
+        page.click("#events button:has-text('more events')")
+        page.wait_for_timeout(50)
     assert page.locator("#events tr.event-row").count() == len(found.events)
     page.locator("#events tr.event-row td").nth(7 * 5 + 1).click()
     showing(page, found.events[5].turn)

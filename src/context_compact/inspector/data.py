@@ -41,6 +41,7 @@ from ..store.base import Store
 Message = dict[str, Any]
 # A candidate path in a view's text; only those the store issued become links.
 _PATH = re.compile(r"/[^\s\"'<>()\[\]{},;]+")
+EVENTS_PAGE = 200
 _HIT = re.compile(r"^=== message (\d+) \(", re.MULTILINE)
 
 
@@ -71,6 +72,7 @@ class Inspection:
     messages: list[Message] = field(default_factory=list)
     logged: int = 0
     now: int = 0
+    _issued: dict[str, bool] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, store: Store, session: str) -> Inspection:
@@ -164,9 +166,16 @@ class Inspection:
             "tokens": [r.tokens for r in self.requests],
             "sizes": [r.messages for r in self.requests],
             "breaks": [r.index for r in self.requests if r.cache_break],
-            "events": self.event_rows(),
+            "marks": sorted({e.turn for e in self.events}),
+            "events": len(self.events),
             "compare_limit": self.limit or max(1_000, max(self.tokens(), default=0) // 2),
         }
+
+    def events_page(self, offset: int = 0, limit: int = EVENTS_PAGE) -> dict[str, Any]:
+        """The events table, ``limit`` rows from ``offset``: thousands of rows are not drawn
+        before the page is shown."""
+        rows = self.event_rows()
+        return {"total": len(rows), "offset": offset, "rows": rows[offset : offset + limit]}
 
     def tokens(self) -> list[int]:
         return [r.tokens for r in self.requests]
@@ -196,7 +205,7 @@ class Inspection:
             "cache_break": request.cache_break,
             "events": self.event_rows(index),
             "messages": view,
-            "links": links(store, view),
+            "links": self.links(store, view),
         }
 
     def first_sent(self, seq: int) -> int | None:
@@ -219,8 +228,22 @@ class Inspection:
             "next_offset": page.next_offset,
             "text": page.text,
             "messages": [{"message": s, "first_sent": self.first_sent(s)} for s in hits],
-            "links": links(store, [{"content": page.text}]),
+            "links": self.links(store, [{"content": page.text}]),
         }
+
+    def links(self, store: Store, messages: list[Message]) -> list[str]:
+        """The paths named in ``messages`` that the store issued, each once, in order."""
+        seen: dict[str, None] = {}
+        for message in messages:
+            for candidate in _PATH.findall(message_text(message)):
+                path = candidate.rstrip(".:")
+                if path in seen:
+                    continue
+                if path not in self._issued:
+                    self._issued[path] = store.issued(path)
+                if self._issued[path]:
+                    seen[path] = None
+        return list(seen)
 
 
 def archive(store: Store, session: str, path: str) -> dict[str, Any]:
@@ -233,17 +256,6 @@ def archive(store: Store, session: str, path: str) -> dict[str, Any]:
 
         return {"path": path, "text": f"[media file: {describe(found)}]"}
     return {"path": path, "text": found}
-
-
-def links(store: Store, messages: list[Message]) -> list[str]:
-    """The paths named in ``messages`` that the store issued, each once, in order."""
-    seen: dict[str, None] = {}
-    for message in messages:
-        for candidate in _PATH.findall(message_text(message)):
-            path = candidate.rstrip(".:")
-            if path not in seen and store.issued(path):
-                seen[path] = None
-    return list(seen)
 
 
 def sessions(store: Store) -> list[dict[str, Any]]:
@@ -333,7 +345,6 @@ __all__ = [
     "Request",
     "archive",
     "compare",
-    "links",
     "policy_named",
     "sessions",
 ]

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..session.recall import message_text
 from ..store.base import Store
-from .data import Inspection, archive, compare, links
+from .data import Inspection, archive, compare
 from .server import asset
 
 COMPARE = ("default", "codex")
@@ -32,7 +32,7 @@ def report(store: Store, session: str, policies: tuple[str, str] = COMPARE) -> s
     """The page for ``session`` with its data embedded (see the module docstring)."""
     found = Inspection.load(store, session)
     summary = found.summary()
-    named = [links(store, [m]) for m in found.messages]
+    named = [found.links(store, [m]) for m in found.messages]
     paths = sorted({p for group in named for p in group})
     texts = [
         {"message": r["seq"], "role": r["message"].get("role"), "text": message_text(r["message"])}
@@ -43,6 +43,7 @@ def report(store: Store, session: str, policies: tuple[str, str] = COMPARE) -> s
         "selected": session,
         "sessions": [{"id": session, "created": summary["created"], "source": summary["source"]}],
         "summary": summary,
+        "events": found.event_rows(),
         "messages": found.messages,
         "links": named,
         "requests": [

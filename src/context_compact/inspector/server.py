@@ -4,6 +4,7 @@ files from the package (``static/``), and a small JSON API over ``data.py``.
     GET /                          the page (index.html, app.js, app.css: nothing from outside)
     GET /api/sessions              {"sessions": [...], "selected": id or null}
     GET /api/session?id=           what the page draws at once (``Inspection.summary``)
+    GET /api/events?id=&offset=    the events table, a page of rows at a time
     GET /api/view?id=&request=N    request N's messages exactly as sent, and their links
     GET /api/archive?id=&path=     the archived original behind a path the store issued
     GET /api/search?id=&q=&offset= the engine's recall over the whole session
@@ -36,7 +37,15 @@ STATIC = {
 }
 
 
-API = ("/api/sessions", "/api/session", "/api/view", "/api/archive", "/api/search", "/api/compare")
+API = (
+    "/api/sessions",
+    "/api/session",
+    "/api/events",
+    "/api/view",
+    "/api/archive",
+    "/api/search",
+    "/api/compare",
+)
 
 
 def asset(name: str) -> str:
@@ -71,9 +80,11 @@ class Inspector:
             return {"sessions": listed, "selected": self.only, "policies": list(NAMES)}
         if path not in API:
             raise LookupError(path)
-        if path == "/api/session":
-            return self.inspection(sid).summary()
         found = self.inspection(sid)
+        if path == "/api/session":
+            return found.summary()
+        if path == "/api/events":
+            return found.events_page(_number(query, "offset", 0))
         with self.lock:
             if path == "/api/view":
                 return found.view_payload(self.store, _number(query, "request"))

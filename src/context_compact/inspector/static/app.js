@@ -39,13 +39,15 @@ const offline = {
   sessions: () => ({ sessions: DATA.sessions, selected: DATA.selected,
     policies: DATA.compare.policies.map((p) => p.policy) }),
   session: () => DATA.summary,
+  events: ({ offset }) => ({ total: DATA.events.length, offset: Number(offset),
+    rows: DATA.events.slice(Number(offset), Number(offset) + 200) }),
   view: ({ request }) => {
     const r = DATA.requests[request - 1];
     const ids = spansOf(r.spans);
     const links = [...new Set(ids.flatMap((i) => DATA.links[i]))];
     return { request, tokens: DATA.summary.tokens[request - 1], answer: r.answer,
       cache_break: r.cache_break, messages: ids.map((i) => DATA.messages[i]), links,
-      events: DATA.summary.events.filter((e) => e.request === request) };
+      events: DATA.events.filter((e) => e.request === request) };
   },
   archive: ({ path }) => {
     if (!(path in DATA.archives)) throw new Error(path + " is not in this report");
@@ -149,11 +151,17 @@ function drawChart(box, tokens, opts) {
   const points = tokens.map((v, i) => `${x(i + 1).toFixed(2)},${y(v).toFixed(2)}`).join(" ");
   box.append(svg("polygon", { class: "area", points: `${x(1)},${y(0)} ${points} ${x(n)},${y(0)}` }));
   box.append(svg("polyline", { class: "tokens", points }));
-  for (const r of opts.events || []) {
+  // One mark per pixel column: 10,000 requests share about a thousand of them.
+  const columns = (requests) => {
+    const seen = new Map();
+    for (const r of requests || []) { const px = Math.round(x(r)); if (!seen.has(px)) seen.set(px, r); }
+    return [...seen.values()];
+  };
+  for (const r of columns(opts.events)) {
     const cx = x(r), base = y(0);
     box.append(svg("path", { class: "event-mark", "data-request": r, d: `M${cx} ${base + 2} l4 8 h-8 z` }));
   }
-  for (const r of opts.breaks || []) {
+  for (const r of columns(opts.breaks)) {
     box.append(svg("circle", { class: "break-mark", "data-request": r, cx: x(r), cy: y(tokens[r - 1]), r: 2.5 }));
   }
   if (opts.onpick) {
@@ -272,13 +280,25 @@ function copies(e) {
   return [...shown.slice(0, 2), more];
 }
 
-function renderEvents(events) {
+async function loadEvents(offset) {
+  const page = await api("events", { id: state.session, offset });
+  const body = $("events").tBodies[0];
+  if (offset === 0) body.replaceChildren(...eventRows(page.rows));
+  else { body.lastChild.remove(); body.append(...eventRows(page.rows)); }
+  const end = page.offset + page.rows.length;
+  if (end < page.total) {
+    body.append(el("tr", {}, el("td", { colspan: 7 }, el("button", { type: "button",
+      onclick: () => loadEvents(end) }, `${fmt(page.total - end)} more events`))));
+  }
+}
+
+function eventRows(events) {
   const rows = events.map((e) => el("tr", { class: "event-row", onclick: () => showRequest(e.request) },
     el("td", { class: "n" }, fmt(e.request)), el("td", {}, e.stage), el("td", { class: "n" }, fmt(e.before)),
     el("td", { class: "n" }, fmt(e.after)), el("td", { class: "n" }, fmt(e.saved)), el("td", {}, e.note),
     el("td", {}, ...copies(e))));
-  $("events").tBodies[0].replaceChildren(...(rows.length ? rows
-    : [el("tr", {}, el("td", { colspan: 7 }, "no compaction events: the whole history was in view"))]));
+  return rows.length ? rows
+    : [el("tr", {}, el("td", { colspan: 7 }, "no compaction events: the whole history was in view"))];
 }
 
 async function runCompare() {
@@ -316,16 +336,15 @@ async function loadSession(id) {
   state.summary = s;
   const limit = s.limit ? `, limit ${fmt(s.limit)}` : "";
   $("facts").textContent = `${s.session}: ${s.source}; ${fmt(s.logged)} messages, ` +
-    `${fmt(s.tokens.length)} requests, ${fmt(s.events.length)} events, ` +
+    `${fmt(s.tokens.length)} requests, ${fmt(s.events)} events, ` +
     `${fmt(s.breaks.length)} cache breaks; largest request ${fmt(Math.max(0, ...s.tokens))} tokens${limit}`;
-  drawChart($("chart"), s.tokens, { limit: s.limit, events: [...new Set(s.events.map((e) => e.request))],
-    breaks: s.breaks, onpick: showRequest });
-  renderEvents(s.events);
+  drawChart($("chart"), s.tokens, { limit: s.limit, events: s.marks, breaks: s.breaks, onpick: showRequest });
+  const events = loadEvents(0);
   $("compare-limit").value = s.compare_limit;
   $("compare").replaceChildren();
   $("compare-facts").textContent = "";
   if (DATA) runCompare();
-  await showRequest(s.tokens.length);
+  await Promise.all([events, showRequest(s.tokens.length)]);
 }
 
 async function main() {
