@@ -60,13 +60,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/inspector.json"))
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="Keep the session here; reuse it if there."
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    workdir = Path(tempfile.mkdtemp(prefix="cc-inspector-"))
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="cc-inspector-"))
+    scratch = Path(tempfile.mkdtemp(prefix="cc-report-"))
     try:
         t0 = time.perf_counter()
-        sid, fact = build(workdir, args.requests)
+        store = workdir_store(workdir)
+        kept = store.list_sessions()
+        store.close()
+        if kept:
+            sid, fact = kept[0]["id"], synthetic_session(1, seed=0).turns[0].facts[0]
+        else:
+            sid, fact = build(workdir, args.requests)
         built = time.perf_counter() - t0
         store = workdir_store(workdir)
         t0 = time.perf_counter()
@@ -78,7 +88,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         server = InspectorServer(inspector, 0)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
-        html = workdir / "report.html"
+        html = scratch / "report.html"
         t0 = time.perf_counter()
         html_bytes = write_report(store, sid, html)
         html_write = time.perf_counter() - t0
@@ -111,7 +121,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         server.server_close()
         store.close()
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
     carried = [r.index for r in found.requests if fact in json.dumps(found.view(r.index))]
     result = {
         "requests": len(found.requests),

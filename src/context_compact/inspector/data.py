@@ -144,13 +144,15 @@ class Inspection:
         )
 
     def event_rows(self, request: int | None = None) -> list[dict[str, Any]]:
-        """The events (of one request, or all) as the page shows them: ``turn`` is the
-        request the event shaped; ``paths`` as the view names them, ``shown`` relative to
-        the store's root."""
+        """The events (of one request, or all) as the page shows them."""
+        return self._rows([e for e in self.events if request is None or e.turn == request])
+
+    def _rows(self, events: list[Event]) -> list[dict[str, Any]]:
+        """``turn`` is the request the event shaped; ``paths`` as the view names them,
+        ``shown`` relative to the store's root."""
         return [
             {**asdict(e), "request": e.turn, "shown": [_relative(p, self.root) for p in e.paths]}
-            for e in self.events
-            if request is None or e.turn == request
+            for e in events
         ]
 
     # -- what the page asks for ------------------------------------------------------------
@@ -174,8 +176,8 @@ class Inspection:
     def events_page(self, offset: int = 0, limit: int = EVENTS_PAGE) -> dict[str, Any]:
         """The events table, ``limit`` rows from ``offset``: thousands of rows are not drawn
         before the page is shown."""
-        rows = self.event_rows()
-        return {"total": len(rows), "offset": offset, "rows": rows[offset : offset + limit]}
+        rows = self._rows(self.events[offset : offset + limit])
+        return {"total": len(self.events), "offset": offset, "rows": rows}
 
     def tokens(self) -> list[int]:
         return [r.tokens for r in self.requests]
