@@ -7,11 +7,12 @@ import gzip
 import json
 
 import pytest
-from inspector_sessions import NEEDLE, tool_loop
+from inspector_sessions import NEEDLE, REQUEST, output, tool_loop
 
 from context_compact import MemoryStore
 from context_compact.inspector import Inspection, Inspector, InspectorError, report
 from context_compact.session.inspect import timeline
+from histories import pair
 
 
 def test_each_request_is_the_view_that_produced_its_answer(
@@ -114,3 +115,21 @@ def test_the_report_embeds_every_answer_the_page_needs_and_names_nothing_outside
     data = json.loads(gzip.decompress(base64.b64decode(packed)))
     assert len(data["requests"]) == 30 and data["archives"]
     assert all(p in data["archives"] for group in data["links"] for p in group)
+
+
+def test_an_imported_log_shows_one_request_per_answer_each_with_the_whole_history() -> None:
+    from context_compact.loaders import Session
+    from context_compact.session.transfer import import_session
+
+    # Loaders give content as lists of blocks.
+    messages = [{"role": "user", "content": [{"type": "text", "text": REQUEST}]}]
+    for turn in range(8):
+        messages += pair(f"toolu_{turn}", output(turn))
+    messages.append({"role": "assistant", "content": [{"type": "text", "text": "done"}]})
+    store = MemoryStore()
+    sid = import_session(store, Session("log", "anthropic", None, messages, 0, "log.json")).id
+    found = Inspection.load(store, sid)
+    assert len(found.requests) == 9 and not found.events
+    assert not any(r.cache_break for r in found.requests)
+    assert found.view(9) == messages[:-1]
+    assert found.summary()["source"] == "import anthropic: log.json"
