@@ -26,7 +26,6 @@ session's latest conversation (``replay_policy`` against a ``MemoryStore``: noth
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -99,10 +98,10 @@ class Inspection:
                 message = record["message"]
                 if message.get("role") == "assistant":
                     ids = []
-                    for m in state.view:
+                    # The state keeps each view message's content key: one entry per content.
+                    for m, key in zip(state.view, state.view_keys, strict=True):
                         index = by_id.get(id(m))
                         if index is None:
-                            key = json.dumps(m, sort_keys=True, default=str)
                             index = by_content.setdefault(key, len(self.messages))
                             if index == len(self.messages):
                                 self.messages.append(m)
