@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from typing import Any
 
 import pytest
 from inspector_sessions import NEEDLE, REQUEST, output, tool_loop
@@ -103,18 +104,38 @@ def test_an_unknown_session_or_request_is_one_clear_error() -> None:
         Inspector(store, sid).answer("/api/session", {"id": "other"})
 
 
+def embedded(page: str) -> Any:
+    """The answers a written report carries (gzipped JSON in base64)."""
+    tag = '<script type="application/gzip;base64" id="cc-data">'
+    start = page.index(tag) + len(tag)
+    return json.loads(
+        gzip.decompress(base64.b64decode(page[start : page.index("</script>", start)]))
+    )
+
+
 def test_the_report_embeds_every_answer_the_page_needs_and_names_nothing_outside() -> None:
     store = MemoryStore()
     sid = tool_loop(store, 30, limit=2_000)
     page = report(store, sid)
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in page and 'src="' not in page and 'href="app.css"' not in page
-    tag = '<script type="application/gzip;base64" id="cc-data">'
-    start = page.index(tag) + len(tag)
-    packed = page[start : page.index("</script>", start)]
-    data = json.loads(gzip.decompress(base64.b64decode(packed)))
+    data = embedded(page)
     assert len(data["requests"]) == 30 and data["archives"]
     assert all(p in data["archives"] for group in data["links"] for p in group)
+    assert [p["policy"] for p in data["compare"]["policies"]] == ["default", "codex"]
+
+
+def test_a_large_sessions_report_leaves_the_two_policies_out_and_says_so() -> None:
+    store = MemoryStore()
+    sid = tool_loop(store, 30, limit=2_000)
+    page = report(store, sid, compare_up_to=29)
+    tag = '<script type="application/gzip;base64" id="cc-data">'
+    start = page.index(tag) + len(tag)
+    data = json.loads(
+        gzip.decompress(base64.b64decode(page[start : page.index("</script>", start)]))
+    )
+    assert data["compare"]["policies"] == []
+    assert data["compare"]["left_out"].endswith(f"see them with inspect {sid} --serve")
 
 
 def test_an_imported_log_shows_one_request_per_answer_each_with_the_whole_history() -> None:

@@ -9,7 +9,9 @@ unpacks it, and base64 cannot close the script element it sits in):
 * the archived original behind every link (``recall.recover``);
 * every logged message's readable text (``recall.message_text``), which the page searches
   the way ``recall`` does (case-insensitive substring), since no engine runs in a file;
-* the side-by-side of two policies (``compare``), fixed when the file is written.
+* the side-by-side of two policies (``compare``), fixed when the file is written; past
+  ``COMPARE_UP_TO`` requests it is left out (two replays of 10,000 requests take minutes;
+  the served page runs them on demand), and the page says so.
 """
 
 from __future__ import annotations
@@ -26,9 +28,15 @@ from .data import Inspection, archive, compare
 from .server import asset
 
 COMPARE = ("default", "codex")
+COMPARE_UP_TO = 2_000
 
 
-def report(store: Store, session: str, policies: tuple[str, str] = COMPARE) -> str:
+def report(
+    store: Store,
+    session: str,
+    policies: tuple[str, str] = COMPARE,
+    compare_up_to: int = COMPARE_UP_TO,
+) -> str:
     """The page for ``session`` with its data embedded (see the module docstring)."""
     found = Inspection.load(store, session)
     summary = found.summary()
@@ -52,7 +60,14 @@ def report(store: Store, session: str, policies: tuple[str, str] = COMPARE) -> s
         ],
         "archives": {p: archive(store, session, p)["text"] for p in paths},
         "texts": texts,
-        "compare": compare(store, session, *policies, summary["compare_limit"]),
+        "compare": compare(store, session, *policies, summary["compare_limit"])
+        if len(found.requests) <= compare_up_to
+        else {
+            "limit": summary["compare_limit"],
+            "policies": [],
+            "left_out": f"two policies are not compared in a file of more than "
+            f"{compare_up_to:,} requests: see them with inspect {session} --serve",
+        },
     }
     packed = gzip.compress(json.dumps(data, ensure_ascii=False, default=str).encode(), mtime=0)
     embedded = base64.b64encode(packed).decode()
@@ -75,4 +90,4 @@ def write_report(store: Store, session: str, path: Path) -> int:
     return len(text.encode())
 
 
-__all__ = ["COMPARE", "report", "write_report"]
+__all__ = ["COMPARE", "COMPARE_UP_TO", "report", "write_report"]

@@ -37,7 +37,8 @@ function firstSent(answers, seq) {
 
 const offline = {
   sessions: () => ({ sessions: DATA.sessions, selected: DATA.selected,
-    policies: DATA.compare.policies.map((p) => p.policy) }),
+    policies: DATA.compare.policies.length ? DATA.compare.policies.map((p) => p.policy)
+      : ["default", "codex"] }),
   session: () => DATA.summary,
   events: ({ offset }) => ({ total: DATA.events.length, offset: Number(offset),
     rows: DATA.events.slice(Number(offset), Number(offset) + 200) }),
@@ -306,8 +307,8 @@ async function runCompare() {
   try {
     const out = await api("compare", { id: state.session, a: $("policy-a").value,
       b: $("policy-b").value, limit: $("compare-limit").value });
-    $("compare-facts").textContent = `replayed offline at a limit of ${fmt(out.limit)} tokens, ` +
-      "extractive summaries, nothing written";
+    $("compare-facts").textContent = out.left_out || `replayed offline at a limit of ${fmt(out.limit)} ` +
+      "tokens, extractive summaries, nothing written";
     $("compare").replaceChildren(...out.policies.map((p) => {
       const box = el("div", { class: "policy" }, el("h3", {}, p.policy));
       if (p.error) { box.append(el("p", { class: "error" }, p.error)); return box; }
