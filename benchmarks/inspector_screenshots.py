@@ -75,9 +75,12 @@ def main(argv: list[str] | None = None) -> None:
                 "document.querySelector('#view-title').textContent.startsWith('Request 34 ')"
             )
             shoot(page, "overview.png")
-            marker = page.locator("#view .block.marker a.archive-link").nth(1)
-            marker.scroll_into_view_if_needed()
-            marker.click()
+            # A result cleared into a shared pack: its link opens at its own lines.
+            page.evaluate(
+                """() => [...document.querySelectorAll('#view a.archive-link')]
+                  .find(a => /^ lines [2-9]/.test(a.nextSibling && a.nextSibling.textContent))
+                  .click()"""
+            )
             page.wait_for_function(
                 "document.querySelector('#archive-text').textContent !== 'loading...'"
             )

@@ -19,6 +19,7 @@ shared between threads at once, and the page asks for little.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -148,6 +149,12 @@ class InspectorServer(ThreadingHTTPServer):
     def __init__(self, inspector: Inspector, port: int = 0) -> None:
         self.inspector = inspector
         super().__init__(("127.0.0.1", port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that went away mid-answer (a reload, a closed tab) is not an error."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     @property
     def url(self) -> str:
