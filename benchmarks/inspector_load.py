@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -73,11 +74,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         store = workdir_store(workdir)
         kept = store.list_sessions()
         store.close()
+        built: float | None = None
         if kept:
             sid, fact = kept[0]["id"], synthetic_session(1, seed=0).turns[0].facts[0]
         else:
             sid, fact = build(workdir, args.requests)
-        built = time.perf_counter() - t0
+            built = time.perf_counter() - t0
         store = workdir_store(workdir)
         t0 = time.perf_counter()
         found = Inspection.load(store, sid)
@@ -132,7 +134,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cache_breaks": sum(r.cache_break for r in found.requests),
         "distinct_messages": len(found.messages),
         "largest_view_runs": max(len(r.spans) for r in found.requests),
-        "session_build_s": round(built, 1),
+        "session_build_s": None if built is None else round(built, 1),
         "replay_s": round(replay, 2),
         "api_session_bytes": len(summary),
         "page_ready_ms": {"runs": loads, "median": sorted(loads)[len(loads) // 2]},
@@ -143,6 +145,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "html_bytes": html_bytes,
         "html_write_s": round(html_write, 2),
         "html_offline_ready_ms": html_load,
+        "load_average_at_end": [round(x, 1) for x in os.getloadavg()],
+        "cores": os.cpu_count(),
     }
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))

@@ -69,7 +69,9 @@ def report(
             f"{compare_up_to:,} requests: see them with inspect {session} --serve",
         },
     }
-    packed = gzip.compress(json.dumps(data, ensure_ascii=False, default=str).encode(), mtime=0)
+    packed = gzip.compress(
+        json.dumps(data, ensure_ascii=False, default=str).encode(), compresslevel=6, mtime=0
+    )
     embedded = base64.b64encode(packed).decode()
     page = asset("index.html")
     page = page.replace(

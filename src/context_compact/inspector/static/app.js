@@ -210,7 +210,8 @@ function renderView() {
   if (!v) return;
   $("view-title").textContent = `Request ${fmt(v.request)} of ${fmt(state.summary.tokens.length)}`;
   const events = v.events.map((e) => e.stage).join(", ");
-  $("view-facts").textContent = `${fmt(v.tokens)} tokens, ${fmt(v.messages.length)} messages` +
+  $("view-facts").textContent = `${fmt(v.tokens)} tokens (the system prompt and tools counted, ` +
+    `not shown), ${fmt(v.messages.length)} messages` +
     (v.cache_break ? "; the prompt cache broke here" : "") + (events ? `; events before it: ${events}` : "");
   const box = $("view");
   if ($("raw").checked) box.replaceChildren(linked(JSON.stringify(v.messages, null, 1), v.links));
