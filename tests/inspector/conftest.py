@@ -42,7 +42,9 @@ def _chromium() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+# Per module: Playwright's sync API keeps an asyncio loop running in this thread while it is
+# open, and other modules' tests call asyncio.run().
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     path = _chromium()
     required = os.environ.get("CC_REQUIRE_BROWSER") == "1"
