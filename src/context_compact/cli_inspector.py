@@ -1,5 +1,6 @@
 """The click side of the inspector: ``inspect ID --serve|--html FILE`` and ``ui``.
 
+The inspector itself (``http.server`` among its imports) loads only when one of them runs.
 Bad input is one line, no traceback: no store in the work directory, a store that cannot be
 read, an unknown session id (usage errors, exit 2), a port already taken (exit 1).
 """
@@ -14,7 +15,6 @@ from typing import Any
 
 import click
 
-from .inspector import Inspector, InspectorError, InspectorServer, write_report
 from .session.command import need_session, open_store, workdir_option
 from .store.base import STORE_ERRORS
 
@@ -31,6 +31,8 @@ port_option = click.option(
 @contextmanager
 def readable_store(workdir: Path | None) -> Iterator[Any]:
     """The work directory's store, with its read failures as one line."""
+    from .inspector import InspectorError
+
     try:
         store = open_store(workdir)
     except STORE_ERRORS as error:
@@ -49,6 +51,8 @@ def inspect_page(
     workdir: Path | None, session: str, serve: bool, port: int, html: Path | None
 ) -> None:
     """``inspect SESSION --html FILE`` and/or ``--serve``."""
+    from .inspector import Inspector, write_report
+
     with readable_store(workdir) as store:
         need_session(store, session)
         if html is not None:
@@ -63,7 +67,9 @@ def inspect_page(
             _serve(inspector, port, f"session {session}")
 
 
-def _serve(inspector: Inspector, port: int, what: str) -> None:
+def _serve(inspector: Any, port: int, what: str) -> None:
+    from .inspector import InspectorServer
+
     try:
         server = InspectorServer(inspector, port)
     except OSError as error:
@@ -87,6 +93,8 @@ def _serve(inspector: Inspector, port: int, what: str) -> None:
 def ui_command(workdir: Path | None, port: int) -> None:
     """A page on 127.0.0.1 showing every session of the work directory: view tokens per
     request, each request's view, search, events, two policies side by side."""
+    from .inspector import Inspector
+
     with readable_store(workdir) as store:
         store.list_sessions()
         _serve(Inspector(store), port, f"the sessions of {store.root}")
