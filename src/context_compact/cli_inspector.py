@@ -1,8 +1,8 @@
 """The click side of the inspector: ``inspect ID --serve|--html FILE`` and ``ui``.
 
 The inspector itself (``http.server`` among its imports) loads only when one of them runs.
-Bad input is one line, no traceback: no store in the work directory, a store that cannot be
-read, an unknown session id (usage errors, exit 2), a port already taken (exit 1).
+Bad input is one line, no traceback: no store in the work directory or an unknown session id
+(usage errors, exit 2), a store that cannot be read or a port already taken (exit 1).
 """
 
 from __future__ import annotations
