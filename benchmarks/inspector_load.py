@@ -33,6 +33,7 @@ from typing import Any
 from context_compact import Compactor, Policy
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.workload import synthetic_session
+from context_compact.cli.compact import replay_policy
 from context_compact.inspector import Inspection, Inspector, InspectorServer, write_report
 from context_compact.store import workdir_store
 
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         thread.start()
         html = scratch / "report.html"
         t0 = time.perf_counter()
-        html_bytes = write_report(store, sid, html)
+        html_bytes = write_report(store, sid, html, replay_policy)
         html_write = time.perf_counter() - t0
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium")

@@ -10,6 +10,7 @@ import pytest
 from inspector_sessions import NEEDLE, serving, tool_loop
 
 from context_compact import MemoryStore
+from context_compact.cli.compact import replay_policy
 from context_compact.inspector import Inspection, Inspector, write_report
 from context_compact.session.recall import message_text, recover
 
@@ -116,7 +117,7 @@ def test_the_events_table_shows_every_event_a_page_at_a_time_and_a_row_opens_its
 def two_sessions() -> Iterator[tuple[str, str, str]]:
     store = MemoryStore()
     short, other = tool_loop(store, 40), tool_loop(store, 12, limit=100_000)
-    yield from ((url, short, other) for url in serving(Inspector(store)))
+    yield from ((url, short, other) for url in serving(Inspector(store, compare=replay_policy)))
 
 
 def test_the_ui_lists_every_session_and_compares_two_policies(
@@ -146,7 +147,7 @@ def test_the_html_file_opens_offline(browser: Any, tmp_path: Path) -> None:
     sid = tool_loop(store, 60, limit=3_000)
     found = Inspection.load(store, sid)
     file = tmp_path / "report.html"
-    write_report(store, sid, file)
+    write_report(store, sid, file, replay_policy)
     context = browser.new_context(offline=True)
     asked: list[str] = []
     context.on("request", lambda request: asked.append(request.url))

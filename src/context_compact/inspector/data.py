@@ -20,31 +20,36 @@ Links are never read from text alone (principle 7, "references are ours"): a pat
 view's text is a link only when the store says it issued it (``Store.issued``), and the
 archive behind it is ``recall.recover``'s answer (rebuilt from the log if the file is gone).
 Search is ``recall.recall``. ``compare`` is ``compact --dry-run`` of two policies on the
-session's latest conversation (``replay_policy`` against a ``MemoryStore``: nothing written).
+session's latest conversation (``cli.compact.replay_policy``, passed in by the commands,
+against a ``MemoryStore``: nothing written).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..session.inspect import Event
+from ..errors import ContextCompactError
+from ..session.inspect import Event, shown_path
 from ..session.recall import message_text, recall, recover
 from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
 
 Message = dict[str, Any]
+# (session, policy, store) -> (outcome with ``as_dict()``, final view): ``replay_policy``.
+Replay = Callable[[Any, Any, Store], tuple[Any, list[Message]]]
 # A candidate path in a view's text; only those the store issued become links.
 _PATH = re.compile(r"/[^\s\"'<>()\[\]{},;]+")
 EVENTS_PAGE = 200
 _HIT = re.compile(r"^=== message (\d+) \(", re.MULTILINE)
 
 
-class InspectorError(ValueError):
+class InspectorError(ContextCompactError, ValueError):
     """A session the inspector cannot show: the message says which and why, in one line."""
 
 
@@ -150,7 +155,11 @@ class Inspection:
         """``turn`` is the request the event shaped; ``paths`` as the view names them,
         ``shown`` relative to the store's root."""
         return [
-            {**asdict(e), "request": e.turn, "shown": [_relative(p, self.root) for p in e.paths]}
+            {
+                **asdict(e),
+                "request": e.turn,
+                "shown": [shown_path(p, Path(self.root)) for p in e.paths],
+            }
             for e in events
         ]
 
@@ -267,10 +276,12 @@ def sessions(store: Store) -> list[dict[str, Any]]:
     ]
 
 
-def compare(store: Store, session: str, a: str, b: str, limit: int) -> dict[str, Any]:
-    """``compact --dry-run`` of policies ``a`` and ``b`` on the session, side by side."""
+def compare(
+    store: Store, session: str, a: str, b: str, limit: int, replay: Replay
+) -> dict[str, Any]:
+    """``compact --dry-run`` of policies ``a`` and ``b`` on the session, side by side:
+    ``replay`` is ``cli.compact.replay_policy`` (given by the command: it lives above us)."""
     from ..loaders import Session
-    from ..session.dry_run import replay_policy
     from ..session.transfer import history
     from ..store.memory import MemoryStore
 
@@ -286,7 +297,7 @@ def compare(store: Store, session: str, a: str, b: str, limit: int) -> dict[str,
     out: dict[str, Any] = {"limit": limit, "policies": []}
     for name in (a, b):
         try:
-            outcome, _ = replay_policy(source, policy_named(name, limit), MemoryStore())
+            outcome, _ = replay(source, policy_named(name, limit), MemoryStore())
         except Exception as error:  # a policy that gives up is shown, not a traceback
             out["policies"].append({"policy": name, "error": f"{type(error).__name__}: {error}"})
             continue
@@ -319,16 +330,9 @@ def _runs(ids: list[int]) -> tuple[tuple[int, int], ...]:
 
 
 def _key(message: Message) -> str:
-    from ..session.log import content_key
+    from ..keys import content_key
 
     return content_key(message)
-
-
-def _relative(path: str, root: str) -> str:
-    try:
-        return str(Path(path).relative_to(root))
-    except ValueError:
-        return path
 
 
 def _source(meta: dict[str, Any]) -> str:
@@ -343,6 +347,7 @@ def _source(meta: dict[str, Any]) -> str:
 __all__ = [
     "Inspection",
     "InspectorError",
+    "Replay",
     "Request",
     "archive",
     "compare",

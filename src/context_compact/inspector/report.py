@@ -24,7 +24,7 @@ from typing import Any
 
 from ..session.recall import message_text
 from ..store.base import Store
-from .data import Inspection, archive, compare
+from .data import Inspection, Replay, archive, compare
 from .server import asset
 
 COMPARE = ("default", "codex")
@@ -36,6 +36,7 @@ def report(
     session: str,
     policies: tuple[str, str] = COMPARE,
     compare_up_to: int = COMPARE_UP_TO,
+    replay: Replay | None = None,
 ) -> str:
     """The page for ``session`` with its data embedded (see the module docstring)."""
     found = Inspection.load(store, session)
@@ -60,13 +61,14 @@ def report(
         ],
         "archives": {p: archive(store, session, p)["text"] for p in paths},
         "texts": texts,
-        "compare": compare(store, session, *policies, summary["compare_limit"])
-        if len(found.requests) <= compare_up_to
+        "compare": compare(store, session, *policies, summary["compare_limit"], replay)
+        if replay is not None and len(found.requests) <= compare_up_to
         else {
             "limit": summary["compare_limit"],
             "policies": [],
-            "left_out": f"two policies are not compared in a file of more than "
-            f"{compare_up_to:,} requests: see them with inspect {session} --serve",
+            "left_out": f"two policies are not compared in this file (more than "
+            f"{compare_up_to:,} requests, or no replay given): see them with "
+            f"inspect {session} --serve",
         },
     }
     packed = gzip.compress(
@@ -85,9 +87,9 @@ def report(
     return page
 
 
-def write_report(store: Store, session: str, path: Path) -> int:
+def write_report(store: Store, session: str, path: Path, replay: Replay | None = None) -> int:
     """Write the page to ``path``; its size in bytes."""
-    text = report(store, session)
+    text = report(store, session, replay=replay)
     path.write_text(text, encoding="utf-8")
     return len(text.encode())
 

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..registry import NAMES
 from ..store.base import STORE_ERRORS, Store
-from .data import Inspection, InspectorError, archive, compare, sessions
+from .data import Inspection, InspectorError, Replay, archive, compare, sessions
 
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -57,9 +57,12 @@ def asset(name: str) -> str:
 class Inspector:
     """The API without HTTP: ``answer(path, query)`` is what the handler sends."""
 
-    def __init__(self, store: Store, only: str | None = None) -> None:
+    def __init__(
+        self, store: Store, only: str | None = None, compare: Replay | None = None
+    ) -> None:
         self.store = store
         self.only = only
+        self.replay = compare
         self.lock = threading.Lock()
         self.loaded: dict[str, Inspection] = {}
 
@@ -94,8 +97,11 @@ class Inspector:
             if path == "/api/search":
                 return found.search(self.store, query.get("q", ""), _number(query, "offset", 0))
             if path == "/api/compare":
+                if self.replay is None:
+                    raise InspectorError("this page was started without a policy replay")
                 limit = _number(query, "limit", found.summary()["compare_limit"])
-                return compare(self.store, sid, query.get("a", ""), query.get("b", ""), limit)
+                a, b = query.get("a", ""), query.get("b", "")
+                return compare(self.store, sid, a, b, limit, self.replay)
         raise LookupError(path)
 
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import click
 
-from .session.command import need_session, open_store, workdir_option
-from .store.base import STORE_ERRORS
+from ..store.base import STORE_ERRORS
+from .compact import replay_policy
+from .sessions import need_session, open_store, workdir_option
 
 DEFAULT_PORT = 8765
 port_option = click.option(
@@ -31,7 +32,7 @@ port_option = click.option(
 @contextmanager
 def readable_store(workdir: Path | None) -> Iterator[Any]:
     """The work directory's store, with its read failures as one line."""
-    from .inspector import InspectorError
+    from ..inspector import InspectorError
 
     try:
         store = open_store(workdir)
@@ -51,24 +52,24 @@ def inspect_page(
     workdir: Path | None, session: str, serve: bool, port: int, html: Path | None
 ) -> None:
     """``inspect SESSION --html FILE`` and/or ``--serve``."""
-    from .inspector import Inspector, write_report
+    from ..inspector import Inspector, write_report
 
     with readable_store(workdir) as store:
         need_session(store, session)
         if html is not None:
             try:
-                size = write_report(store, session, html)
+                size = write_report(store, session, html, replay_policy)
             except OSError as error:
                 raise click.ClickException(f"cannot write {html}: {error.strerror}") from None
             click.echo(f"wrote {html} ({size:,} bytes): one file, opens offline")
         if serve:
-            inspector = Inspector(store, session)
+            inspector = Inspector(store, session, compare=replay_policy)
             inspector.inspection(session)  # replayed once, before the page asks
             _serve(inspector, port, f"session {session}")
 
 
 def _serve(inspector: Any, port: int, what: str) -> None:
-    from .inspector import InspectorServer
+    from ..inspector import InspectorServer
 
     try:
         server = InspectorServer(inspector, port)
@@ -93,11 +94,11 @@ def _serve(inspector: Any, port: int, what: str) -> None:
 def ui_command(workdir: Path | None, port: int) -> None:
     """A page on 127.0.0.1 showing every session of the work directory: view tokens per
     request, each request's view, search, events, two policies side by side."""
-    from .inspector import Inspector
+    from ..inspector import Inspector
 
     with readable_store(workdir) as store:
         store.list_sessions()
-        _serve(Inspector(store), port, f"the sessions of {store.root}")
+        _serve(Inspector(store, compare=replay_policy), port, f"the sessions of {store.root}")
 
 
 __all__ = ["DEFAULT_PORT", "inspect_page", "port_option", "ui_command"]
