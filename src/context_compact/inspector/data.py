@@ -307,16 +307,11 @@ def compare(
 
 def policy_named(name: str, limit: int) -> Any:
     """The registry's policy ``name`` at ``limit`` (characters for ``seed``)."""
-    from ..policy import Policy
-    from ..registry import NAMES, policy_for
+    from ..registry import NAMES, policy_at
 
     if name not in NAMES:
         raise InspectorError(f"unknown policy {name!r}; known: {', '.join(NAMES)}")
-    if name == "seed":
-        return Policy.seed(echo=False, context_limit=limit)
-    if name == "default":
-        return Policy.default(context_limit=limit)
-    return policy_for(name, context_limit=limit)
+    return policy_at(name, limit)
 
 
 def _runs(ids: list[int]) -> tuple[tuple[int, int], ...]:
