@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("compactor",),
     ("agent", "integrations"),
     ("bench", "demo"),
+    ("inspector",),
     ("cli",),
     ("__init__",),
 ]

@@ -47,6 +47,7 @@ from .agent import (
     report_failure,
     resume_hint,
 )
+from .inspector import ui_command
 from .sessions import recall_command, sessions
 
 # --policy offers every engine of the registry, the bench's peers included.
@@ -303,3 +304,4 @@ main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(inspect_command)
 main.add_command(compact_command)
+main.add_command(ui_command)

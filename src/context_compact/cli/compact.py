@@ -35,11 +35,10 @@ import click
 from ..events import CompactionEvent
 from ..loaders import Session
 from ..registry import NAMES
-from ..session.inspect import Event, shown_path
+from ..session.inspect import Event, pass_lines, shown_path
 from ..session.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..sizing import TokenCounter
 from ..store.base import Store
-from .inspect import pass_lines
 from .sessions import json_option, need_session, workdir_option
 
 
