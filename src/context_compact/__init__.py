@@ -15,7 +15,7 @@ from .providers.errors import is_context_overflow
 from .registry import NAMES as POLICIES
 from .session.recall import RecallPage, recall
 from .sizing import estimate_chars
-from .store import FileStore, MemoryStore, SqliteStore, Store
+from .store import FileStore, MemoryStore, PostgresStore, SqliteStore, Store, store_from_url
 from .summarize import LLMSummarizer, extractive_summary, summary_input, summary_score
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "LLMSummarizer",
     "MemoryStore",
     "Policy",
+    "PostgresStore",
     "RecallPage",
     "SeedPolicy",
     "SessionPolicy",
@@ -41,6 +42,7 @@ __all__ = [
     "extractive_summary",
     "is_context_overflow",
     "recall",
+    "store_from_url",
     "summary_input",
     "summary_message",
     "summary_score",

@@ -5,14 +5,17 @@ from .files import FileStore, safe_id
 from .journal import CorruptJournal, SessionExists
 from .lease import SessionLocked
 from .memory import MemoryStore
+from .postgres import PostgresStore
 from .schema import UnknownMigration
 from .sqlite import WORKDIR_DB, SqliteStore, workdir_store
+from .url import store_from_url
 
 __all__ = [
     "WORKDIR_DB",
     "CorruptJournal",
     "FileStore",
     "MemoryStore",
+    "PostgresStore",
     "Record",
     "SessionExists",
     "SessionLocked",
@@ -20,5 +23,6 @@ __all__ = [
     "Store",
     "UnknownMigration",
     "safe_id",
+    "store_from_url",
     "workdir_store",
 ]
