@@ -141,6 +141,7 @@ class PostgresStore(DiskFiles):
         )
         self._lock = threading.Lock()  # guards the dicts below, never held during a query
         self._known_paths: set[str] = set()
+        self._appended: set[str] = set()  # of those, the files append_file grows
         self._roots: set[str] = {self._abs_root}
         self._lengths: dict[str, int] = {}  # journal length last read or written, per session
         self._tokens: dict[str, int] = {}  # sessions this store writes -> its fencing token
@@ -232,11 +233,26 @@ class PostgresStore(DiskFiles):
         if rel in self._known_paths:
             return True
         with self._pool.connection() as conn:
-            row = conn.execute("SELECT 1 FROM files WHERE path = %s", (rel,)).fetchone()
+            row = conn.execute("SELECT kind FROM files WHERE path = %s", (rel,)).fetchone()
         if row is not None:
             with self._lock:
                 self._known_paths.add(rel)
+                if row[0] == "append":
+                    self._appended.add(rel)
         return row is not None
+
+    def read_bytes(self, path: str) -> bytes:
+        """An appended file (a session's index) may have grown on another worker: it is read
+        from the database, and the local copy brought up to date; every other file is
+        written once, so its local copy is it."""
+        rel = self.relative(path)
+        if rel is None or not self._known(rel) or rel not in self._appended:
+            return super().read_bytes(path)
+        data = self._recover(rel) or b""
+        local = self.root_path / rel
+        if not _same_bytes(local, data):
+            atomic_write(local, data, self.durable)
+        return data
 
     def _recover(self, rel: str) -> bytes | None:
         with self._pool.connection() as conn, conn.transaction():
@@ -272,6 +288,7 @@ class PostgresStore(DiskFiles):
             conn.execute("UPDATE files SET size = size + %s WHERE path = %s", (len(data), rel))
         with self._lock:
             self._known_paths.add(rel)
+            self._appended.add(rel)
         path = self.root_path / rel
         try:
             exported = path.stat().st_size
