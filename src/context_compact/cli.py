@@ -47,6 +47,7 @@ from .cli_agent import (
 from .registry import ENGINES, NAMES
 from .session.command import recall_command, sessions
 from .store import WORKDIR_DB
+from .store.url import select as select_store
 
 
 def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -114,8 +115,17 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group()
 @click.version_option(package_name="context-compact", prog_name="context-compact")
-def main() -> None:
+@click.option(
+    "--store",
+    metavar="URL",
+    envvar="CC_STORE_URL",
+    default=None,
+    help="Where sessions live: sqlite:///PATH, file:///DIR, memory: or postgresql://HOST/DB "
+    "(default: .context-compact/sessions.db in the work directory).",
+)
+def main(store: str | None) -> None:
     """A coding agent that keeps its context inside the window without losing anything."""
+    select_store(store)
 
 
 @main.command()

@@ -207,9 +207,9 @@ def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
     Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
     OpenHands event histories, mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON.
     """
-    from ..store import workdir_store
+    from ..store.url import cli_store
 
-    store = workdir_store(Path(workdir or Path.cwd()).resolve())
+    store = cli_store(Path(workdir or Path.cwd()).resolve())
     try:
         try:
             with quiet_loaders():

@@ -68,13 +68,18 @@ def select(url: str | None) -> None:
     _selected = url
 
 
+def selected() -> str | None:
+    """The store URL the CLI was given (``--store``, else ``CC_STORE_URL``), if any."""
+    return _selected or os.environ.get(ENV) or None
+
+
 def cli_store(workdir: str | os.PathLike[str]) -> Store:
     """The agent CLI's store: ``--store``, else ``CC_STORE_URL``, else SQLite in
     ``<workdir>/.context-compact/sessions.db``; files under the work directory either way."""
-    url = _selected or os.environ.get(ENV)
+    url = selected()
     if url:
         return store_from_url(url, root=Path(workdir))
     return workdir_store(workdir)
 
 
-__all__ = ["ENV", "cli_store", "select", "store_from_url"]
+__all__ = ["ENV", "cli_store", "select", "selected", "store_from_url"]
