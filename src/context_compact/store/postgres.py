@@ -85,6 +85,11 @@ _WRITER = (
     "extract(epoch FROM clock_timestamp())::float8 FROM writers WHERE session = %s"
 )
 _NOW = "extract(epoch FROM clock_timestamp())"
+_LOCK = (
+    "SELECT s.length, w.token, w.pid, w.host, w.started, w.heartbeat, "
+    f"{_NOW}::float8 FROM sessions s LEFT JOIN writers w ON w.session = s.id "
+    "WHERE s.id = %s FOR UPDATE OF s"
+)
 _BEAT = f"UPDATE writers SET heartbeat = {_NOW} WHERE session = %s"
 
 
@@ -131,11 +136,16 @@ class PostgresStore(DiskFiles):
                 f"INSERT INTO {schema}.roots (root) VALUES (%s) ON CONFLICT DO NOTHING",
                 (self._abs_root,),
             )
+        options = f"-c search_path={schema}"
+        if not durable:
+            # Like SqliteStore's default: a commit survives any crash of this process (the
+            # server has it); one of the server itself may lose its last fraction of a second.
+            options += " -c synchronous_commit=off"
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
             max_size=max(1, pool_size),
-            kwargs={"autocommit": True, "options": f"-c search_path={schema}"},
+            kwargs={"autocommit": True, "options": options},
             name=f"context-compact:{schema}",
             open=True,
         )
@@ -347,25 +357,35 @@ class PostgresStore(DiskFiles):
             else:
                 rows[table].append((offset, body))
         with self._pool.connection() as conn, conn.transaction():
-            start = self._lock_session(conn, session)
-            self._hold(conn, session, start)
-            cursor = conn.cursor()
-            if blobs:
-                # In hash order: two transactions inserting the same blobs never deadlock.
-                cursor.executemany(
-                    _INSERT_BLOB, [(d, len(data), data) for d, data in sorted(blobs.items())]
-                )
-            for table, table_rows in rows.items():
-                if table_rows:
-                    cursor.executemany(
-                        _INSERT[table],
-                        [(session, start + row[0], *row[1:]) for row in table_rows],
-                    )
-            cursor.execute(
-                "UPDATE sessions SET length = %s WHERE id = %s", (start + len(records), session)
-            )
+            start, writer = self._lock_session(conn, session)
+            self._hold(conn, session, start, writer)
+            # One round trip for every row of the batch.
+            with conn.pipeline():
+                self._insert(conn.cursor(), session, start, blobs, rows, len(records))
         with self._lock:
             self._lengths[session] = start + len(records)
+
+    @staticmethod
+    def _insert(
+        cursor: Any,
+        session: str,
+        start: int,
+        blobs: dict[str, bytes],
+        rows: dict[str, list[tuple[Any, ...]]],
+        count: int,
+    ) -> None:
+        if blobs:
+            # In hash order: two transactions inserting the same blobs never deadlock.
+            cursor.executemany(
+                _INSERT_BLOB, [(d, len(data), data) for d, data in sorted(blobs.items())]
+            )
+        for table, table_rows in rows.items():
+            if table_rows:
+                cursor.executemany(
+                    _INSERT[table],
+                    [(session, start + row[0], *row[1:]) for row in table_rows],
+                )
+        cursor.execute("UPDATE sessions SET length = %s WHERE id = %s", (start + count, session))
 
     def records(self, session: str) -> Iterator[Record]:
         missing = KeyError(f"no session {session!r} in {self.where}")
@@ -394,8 +414,8 @@ class PostgresStore(DiskFiles):
     def claim(self, session: str) -> None:
         """Take the session's lease now (``SessionLocked`` if another live writer holds it)."""
         with self._pool.connection() as conn, conn.transaction():
-            start = self._lock_session(conn, session)
-            self._hold(conn, session, start, check_length=False)
+            start, writer = self._lock_session(conn, session)
+            self._hold(conn, session, start, writer, check_length=False)
 
     def writer(self, session: str) -> Owner | None:
         """The live writer holding the session's lease, if any."""
@@ -410,13 +430,12 @@ class PostgresStore(DiskFiles):
         """The fencing token this store writes ``session`` with (None: not its writer)."""
         return self._tokens.get(session)
 
-    def _lock_session(self, conn: Any, session: str) -> int:
-        row = conn.execute(
-            "SELECT length FROM sessions WHERE id = %s FOR UPDATE", (session,)
-        ).fetchone()
+    def _lock_session(self, conn: Any, session: str) -> tuple[int, tuple[Any, ...] | None]:
+        """Lock the session's row: its journal length, and its writer's row (as ``_WRITER``)."""
+        row = conn.execute(_LOCK, (session,)).fetchone()
         if row is None:
             raise KeyError(f"no session {session!r} in {self.where}")
-        return int(row[0])
+        return int(row[0]), None if row[1] is None else tuple(row[1:])
 
     def _alive(self, owner: Owner, now: float) -> bool:
         if owner.heartbeat <= 0:
@@ -425,34 +444,44 @@ class PostgresStore(DiskFiles):
             return alive(owner)
         return now - owner.heartbeat < self.lease_seconds
 
-    def _hold(self, conn: Any, session: str, length: int, check_length: bool = True) -> None:
+    def _hold(
+        self,
+        conn: Any,
+        session: str,
+        length: int,
+        row: tuple[Any, ...] | None,
+        check_length: bool = True,
+    ) -> None:
         """Inside the transaction holding the session's row: make sure this store still holds
         the lease (its token is the newest) and the journal is the one it knows."""
-        row = conn.execute(_WRITER, (session,)).fetchone()
         mine = self._tokens.get(session)
+        token = 0 if row is None else int(row[0])
         owner = None if row is None else Owner(row[1], row[2], row[3], row[4])
-        if mine is not None:
-            if row is None or row[0] != mine:
-                raise SessionLocked(_lost_message(session, self.where, owner, mine, row))
-        elif owner is not None and not same_process(owner) and self._alive(owner, row[5]):
+        now = 0.0 if row is None else float(row[5])
+        if mine is not None and token != mine:
+            raise SessionLocked(_lost_message(session, self.where, owner, mine, row))
+        if (
+            mine is None
+            and owner is not None
+            and not same_process(owner)
+            and self._alive(owner, now)
+        ):
             raise SessionLocked(locked_message(session, owner, self.where))
         known = self._lengths.get(session)
         if check_length and known is not None and known != length:
             raise SessionLocked(changed_message(session, self.where, known, length))
         if mine is not None:
-            stale = row[5] - self._beats.get(session, 0.0) >= HEARTBEAT_SECONDS
-            if stale or row[4] <= 0:  # (0: released by another store object of this process)
-                conn.execute(
-                    f"UPDATE writers SET heartbeat = {_NOW} WHERE session = %s", (session,)
-                )
+            stale = now - self._beats.get(session, 0.0) >= HEARTBEAT_SECONDS
+            if stale or (owner is not None and owner.heartbeat <= 0):
+                # (0: released by another store object of this process meanwhile)
+                conn.execute(_BEAT, (session,))
                 with self._lock:
-                    self._beats[session] = row[5]
+                    self._beats[session] = now
             return
+        if owner is None or not same_process(owner) or owner.heartbeat <= 0:
+            token += 1  # a new writer: a new fencing token
+        # else another store object of this process holds it: the lease is the process's
         me = this_process()
-        if row is not None and owner is not None and same_process(owner) and owner.heartbeat > 0:
-            token = int(row[0])  # another store object of this process: the lease is ours
-        else:
-            token = 1 if row is None else int(row[0]) + 1
         conn.execute(
             "INSERT INTO writers (session, token, pid, host, started, heartbeat) "
             f"VALUES (%s, %s, %s, %s, %s, {_NOW}) ON CONFLICT (session) DO UPDATE SET "
@@ -462,7 +491,7 @@ class PostgresStore(DiskFiles):
         )
         with self._lock:
             self._tokens[session] = token
-            self._beats[session] = row[5] if row is not None else 0.0
+            self._beats[session] = now
 
 
 def _lost_message(
