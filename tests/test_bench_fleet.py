@@ -8,28 +8,27 @@ file a view names is readable from a fresh store with an empty root.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from context_compact.cli import main
-from postgres_server import drop_schema, require
+from postgres_server import require
 
 
-@pytest.fixture
-def url(tmp_path: Path) -> Iterator[str]:
-    schema = "cc_fleet_" + hashlib.sha256(str(tmp_path).encode()).hexdigest()[:16]
-    yield f"{require()}?schema={schema}"
-    drop_schema(schema)
+def schemas() -> set[str]:
+    import psycopg
+
+    with psycopg.connect(require()) as conn:
+        rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'cc_bench_%'")
+        return {row[0] for row in rows}
 
 
 def test_a_killed_workers_sessions_resume_on_another_with_nothing_lost_or_twice(
-    tmp_path: Path, url: str
+    tmp_path: Path,
 ) -> None:
+    url = require()
     out = tmp_path / "fleet.json"
     args = ["bench", "--load", "--store", url, "--quick", "--turns", "8", "--sessions", "3"]
     result = CliRunner().invoke(main, [*args, "--json", str(out), "--no-progress"])
@@ -42,3 +41,4 @@ def test_a_killed_workers_sessions_resume_on_another_with_nothing_lost_or_twice(
         assert row["files_named"] > 0 and row["files_unreadable"] == 0, row["problems"]
         assert row["prepare_ms"]["p99"] >= row["prepare_ms"]["p50"] > 0
     assert "fleet: worker processes on one store" in result.output
+    assert data["schema"].startswith("cc_bench_") and data["schema"] not in schemas()  # dropped

@@ -32,10 +32,12 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from .. import Compactor
 from ..store import Store, store_from_url
@@ -268,16 +270,38 @@ def run_fleet(
     directory: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """The fleet on ``url``, then on SQLite in the same run."""
+    """The fleet on ``url``, then on SQLite in the same run. On PostgreSQL the run gets a
+    schema of its own (``cc_bench_<hex>``, whatever the URL names), dropped afterwards."""
     say = progress or (lambda _: None)
     with tempfile.TemporaryDirectory(prefix="cc-fleet-") as scratch:
         where = Path(directory or scratch)
         results = []
-        for name, target in [("given", url), ("sqlite", f"sqlite:///{where}/sqlite/fleet.db")]:
-            size = f"{config.workers} x {config.sessions} sessions x {config.turns} turns"
-            say(f"{size} on the {name} store ({target.split(':', 1)[0]})")
-            results.append(run_store(target, where / name, config, say))
-    return {"config": config.as_dict(), "stores": results}
+        schema = f"cc_bench_{uuid.uuid4().hex[:12]}"
+        given = _with_schema(url, schema) if url.startswith("postgres") else url
+        try:
+            for name, target in [("given", given), ("sqlite", f"sqlite:///{where}/sqlite/f.db")]:
+                size = f"{config.workers} x {config.sessions} sessions x {config.turns} turns"
+                say(f"{size} on the {name} store ({target.split(':', 1)[0]})")
+                results.append(run_store(target, where / name, config, say))
+        finally:
+            if given != url:
+                _drop_schema(url, schema)
+    return {"config": config.as_dict(), "schema": schema, "stores": results}
+
+
+def _with_schema(url: str, schema: str) -> str:
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
+    return parts._replace(query=urlencode([*query, ("schema", schema)])).geturl()
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
+    with psycopg.connect(parts._replace(query=urlencode(query)).geturl(), autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def render_fleet(data: dict[str, Any], console: Any) -> None:
