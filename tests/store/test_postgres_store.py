@@ -213,3 +213,20 @@ def test_the_password_never_appears_in_what_the_store_shows() -> None:
     from context_compact.store.postgres import shown_url
 
     assert shown_url("postgresql://me:s3cret@db:5432/x") == "postgresql://me:***@db:5432/x"
+
+
+def test_a_connection_the_server_dropped_is_an_os_error_and_the_next_call_works(
+    worker: Callable[..., PostgresStore],
+) -> None:
+    from context_compact.store.postgres import ServerUnavailable
+
+    store = worker(pool_size=1)
+    session = store.create_session({})
+    with store._connection() as conn:  # the pool's one connection
+        backend = conn.info.backend_pid
+    with psycopg.connect(require(), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+    with pytest.raises(ServerUnavailable, match="schema cc_test_"):
+        store.append(session, turn(0))
+    store.append(session, turn(0))
+    assert whole_turns(list(store.records(session))) == 1

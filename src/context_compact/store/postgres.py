@@ -29,6 +29,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -93,6 +94,11 @@ _LOCK = (
 _BEAT = f"UPDATE writers SET heartbeat = {_NOW} WHERE session = %s"
 
 
+class ServerUnavailable(OSError):
+    """The PostgreSQL server did not answer, or refused the write (connection lost, disk
+    full, shutting down)."""
+
+
 def _psycopg() -> tuple[Any, Any]:
     try:
         import psycopg
@@ -125,6 +131,7 @@ class PostgresStore(DiskFiles):
         durable: bool = False,
     ) -> None:
         psycopg, psycopg_pool = _psycopg()
+        self._psycopg, self._psycopg_pool = psycopg, psycopg_pool
         super().__init__(Path.cwd() if root is None else root, durable)
         self.url = url
         self.schema = check_schema(schema)
@@ -157,6 +164,16 @@ class PostgresStore(DiskFiles):
         self._tokens: dict[str, int] = {}  # sessions this store writes -> its fencing token
         self._beats: dict[str, float] = {}  # ... -> the server time of its last heartbeat
 
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection; the server unreachable or failing is ``ServerUnavailable``, an
+        ``OSError`` like a full disk, so the engine fails soft on it (``STORE_ERRORS``)."""
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except (self._psycopg.OperationalError, self._psycopg_pool.PoolTimeout) as error:
+            raise ServerUnavailable(f"{self.where}: {str(error).strip()}") from error
+
     def __repr__(self) -> str:
         return f"PostgresStore({shown_url(self.url)!r}, root={self.root!r})"
 
@@ -166,7 +183,7 @@ class PostgresStore(DiskFiles):
             self._tokens.clear()
         try:
             if held:
-                with self._pool.connection() as conn:
+                with self._connection() as conn:
                     conn.cursor().executemany(
                         "UPDATE writers SET heartbeat = 0 WHERE session = %s AND token = %s",
                         list(held.items()),
@@ -193,7 +210,7 @@ class PostgresStore(DiskFiles):
     def _a_root(self, root: str) -> bool:
         if root in self._roots:
             return True
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             found = conn.execute("SELECT 1 FROM roots WHERE root = %s", (root,)).fetchone()
         if found:
             with self._lock:
@@ -207,7 +224,7 @@ class PostgresStore(DiskFiles):
             # The seed reuses a file that was there already: keep a copy of what it holds.
             data = (self.root_path / rel).read_bytes()
         digest = sha256(data)
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.transaction():
             conn.execute(_INSERT_BLOB, (digest, len(data), data))
             conn.execute(_INSERT_FILE, (rel, kind, digest, len(data)))
         with self._lock:
@@ -221,7 +238,7 @@ class PostgresStore(DiskFiles):
         if not self._known(rel):
             digests = [sha256(part) for part in parts]
             blobs = sorted({d: part for d, part in zip(digests, parts, strict=True)}.items())
-            with self._pool.connection() as conn, conn.transaction():
+            with self._connection() as conn, conn.transaction():
                 cursor = conn.cursor()
                 cursor.executemany(_INSERT_BLOB, [(d, len(part), part) for d, part in blobs])
                 found = cursor.execute(
@@ -242,7 +259,7 @@ class PostgresStore(DiskFiles):
     def _known(self, rel: str) -> bool:
         if rel in self._known_paths:
             return True
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             row = conn.execute("SELECT kind FROM files WHERE path = %s", (rel,)).fetchone()
         if row is not None:
             with self._lock:
@@ -265,7 +282,7 @@ class PostgresStore(DiskFiles):
         return data
 
     def _recover(self, rel: str) -> bytes | None:
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.transaction():
             row = conn.execute(
                 "SELECT blobs.body FROM files JOIN blobs ON blobs.hash = files.hash "
                 "WHERE files.path = %s",
@@ -284,7 +301,7 @@ class PostgresStore(DiskFiles):
         rel = append_rel(name)
         data = encode(text)
         digest = sha256(data)
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.transaction():
             conn.execute(_INSERT_BLOB, (digest, len(data), data))
             conn.execute(_INSERT_FILE, (rel, "append", None, 0))
             before = conn.execute(
@@ -315,7 +332,7 @@ class PostgresStore(DiskFiles):
     def create_session(self, meta: dict[str, Any]) -> str:
         full = new_meta(meta)
         session: str = full["id"]
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             created = conn.execute(
                 "INSERT INTO sessions (id, created, meta) VALUES (%s, %s, %s) "
                 "ON CONFLICT DO NOTHING RETURNING id",
@@ -330,12 +347,12 @@ class PostgresStore(DiskFiles):
     def session_meta(self, session: str) -> dict[str, Any] | None:
         if not valid_session_id(session):
             return None
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             row = conn.execute("SELECT meta FROM sessions WHERE id = %s", (session,)).fetchone()
         return None if row is None else _loads(row[0])
 
     def list_sessions(self) -> list[dict[str, Any]]:
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             rows = conn.execute("SELECT meta FROM sessions ORDER BY created DESC, seq DESC")
             return [_loads(row[0]) for row in rows]
 
@@ -356,7 +373,7 @@ class PostgresStore(DiskFiles):
                 rows[table].append((offset, record["kind"], body))
             else:
                 rows[table].append((offset, body))
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.transaction():
             start, writer = self._lock_session(conn, session)
             self._hold(conn, session, start, writer)
             # One round trip for every row of the batch.
@@ -391,7 +408,7 @@ class PostgresStore(DiskFiles):
         missing = KeyError(f"no session {session!r} in {self.where}")
         if not valid_session_id(session):
             raise missing
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.transaction():
             # One snapshot: the journal and its blobs as of one moment; no lock taken.
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             if not conn.execute("SELECT 1 FROM sessions WHERE id = %s", (session,)).fetchone():
@@ -413,13 +430,13 @@ class PostgresStore(DiskFiles):
     # -- one writer per session ------------------------------------------------------------------
     def claim(self, session: str) -> None:
         """Take the session's lease now (``SessionLocked`` if another live writer holds it)."""
-        with self._pool.connection() as conn, conn.transaction():
+        with self._connection() as conn, conn.transaction():
             start, writer = self._lock_session(conn, session)
             self._hold(conn, session, start, writer, check_length=False)
 
     def writer(self, session: str) -> Owner | None:
         """The live writer holding the session's lease, if any."""
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             row = conn.execute(_WRITER, (session,)).fetchone()
         if row is None:
             return None
