@@ -53,3 +53,26 @@ def test_a_session_continued_on_another_worker_reads_its_copies_from_the_databas
         assert Path(path).is_file()  # cached on this worker now
     finally:
         second.close()
+
+
+def test_a_conversation_continues_on_another_worker_under_the_same_key(
+    tmp_path: Path, schema: str
+) -> None:
+    from context_compact.integrations import Conversations
+
+    policy = Policy.default(context_limit=20_000)
+    first = PostgresStore(require(), root=tmp_path / "a", schema=schema)
+    try:
+        here = Conversations(policy, first).get("thread-9")
+        view = here.prepare([user("find the TaxMismatch")], "find the TaxMismatch")
+    finally:
+        first.close()  # the worker stops; its lease is released
+    second = PostgresStore(require(), root=tmp_path / "b", schema=schema)
+    try:
+        there = Conversations(policy, second).get("thread-9")
+        assert there.session_id == here.session_id and there.view() == view
+        there.prepare([*view, call("a"), results(("a", BIG))], "find the TaxMismatch")
+        assert second.token(str(there.session_id)) == 2  # a new writer, a new fencing token
+        assert len(second.list_sessions()) == 1
+    finally:
+        second.close()
