@@ -36,7 +36,7 @@ def test_a_killed_workers_sessions_resume_on_another_with_nothing_lost_or_twice(
     data = json.loads(out.read_text())
     assert [row["store"] for row in data["stores"]] == ["postgresql", "sqlite"]
     for row in data["stores"]:
-        assert row["sessions"] == 6
+        assert row["sessions"] == row["sessions_expected"] == 6 and row["failed_workers"] == []
         assert row["replayed"] == row["resumed"] == 6, row["problems"]
         assert row["files_named"] > 0 and row["files_unreadable"] == 0, row["problems"]
         assert row["prepare_ms"]["p99"] >= row["prepare_ms"]["p50"] > 0

@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from .. import Compactor
+from ..errors import StoreUnavailable
 from ..store import Store, store_from_url
 from .fakes import BenchSummarizer
 from .load import Message, SessionRun, _stats, _TimedCompactor, digest, policy
@@ -52,6 +53,8 @@ _NAMED = re.compile(
     r"\.(?:txt|jsonl|md|png|jpg|gif|webp|pdf|bin))(?![A-Za-z0-9._/-])"
 )
 _calls = [0]  # prepare calls made in this process (the parent kills worker 0 by it)
+_retries = [0]  # calls the store refused (StoreUnavailable) and the driver made again
+RETRIES = 5
 
 
 @dataclass(frozen=True)
@@ -106,12 +109,26 @@ async def _drive(number: int, store: Store, config: FleetConfig) -> SessionRun:
         sent += [turn.assistant, turn.results]
     view: list[Message] = compactor.view() if logged else []
     if not logged:
-        view = await compactor.aprepare(sent[:1], request)
+        view = await _prepare(compactor, sent[:1], request)
     for step in workload.turns[done:]:
-        view = await compactor.aprepare([*view, step.assistant, step.results], request)
+        view = await _prepare(compactor, [*view, step.assistant, step.results], request)
     return SessionRun(
         number, sid, digest(sent), digest(view), len(compactor.events), compactor.inside
     )
+
+
+async def _prepare(compactor: Compactor, messages: list[Message], request: str) -> list[Message]:
+    """``aprepare``, retried as an application would when the store refused the write (its
+    records are kept for the next call); counted in ``_retries``."""
+    for attempt in range(RETRIES):
+        try:
+            return await compactor.aprepare(messages, request)
+        except StoreUnavailable:
+            if attempt == RETRIES - 1:
+                raise
+            _retries[0] += 1
+            await asyncio.sleep(0.1 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def drive(numbers: Sequence[int], url: str, root: Path, config: FleetConfig) -> list[SessionRun]:
@@ -137,7 +154,7 @@ def _child(spec: str) -> None:
     if given["report"]:
         threading.Thread(target=report, daemon=True).start()
     runs = drive(given["numbers"], given["url"], Path(given["root"]), config)
-    json.dump([asdict(run) for run in runs], sys.stdout)
+    json.dump({"runs": [asdict(run) for run in runs], "retries": _retries[0]}, sys.stdout)
 
 
 def _start(
@@ -161,12 +178,14 @@ def _start(
     )
 
 
-def _finish(child: Any) -> list[SessionRun]:
+def _finish(child: Any) -> tuple[list[SessionRun], int, str | None]:
+    """A worker's runs and retries, or why it failed (a finding of the run, not a crash)."""
     out, err = child.communicate()
     if child.returncode != 0:
         lines = [line for line in err.splitlines() if not line.startswith("calls ")]
-        raise RuntimeError(f"fleet: a worker failed: {lines[-1] if lines else child.returncode}")
-    return [SessionRun(**run) for run in json.loads(out)]
+        return [], 0, lines[-1] if lines else f"exit {child.returncode}"
+    done = json.loads(out)
+    return [SessionRun(**run) for run in done["runs"]], int(done["retries"]), None
 
 
 def _kill_when(child: Any, calls: int) -> int:
@@ -205,8 +224,14 @@ def run_store(
     say(f"worker 0 killed with SIGKILL after {killed_at} of {per_worker} prepare calls")
     resumer = _start(url, root("resumer"), numbers[0], config)
     runs: list[SessionRun] = []
+    retries = 0
+    failures = []
     for child in [*children[1:], resumer]:
-        runs += _finish(child)
+        done, retried, failure = _finish(child)
+        runs += done
+        retries += retried
+        if failure is not None:
+            failures.append(failure[:300])
     wall = time.perf_counter() - started
     say("checking every session from a fresh store" + (" with an empty root" if fleet else ""))
     checks = verify(url, root("checker"), runs, config)
@@ -219,6 +244,9 @@ def run_store(
         "calls_per_s": round(calls / wall, 1) if wall else 0.0,
         "prepare_ms": _stats(inside),
         "killed_after_calls": killed_at,
+        "retried_calls": retries,
+        "failed_workers": failures,
+        "sessions_expected": config.workers * config.sessions,
         "compactions": sum(run.compactions for run in runs),
         **checks,
     }
@@ -332,12 +360,21 @@ def render_fleet(data: dict[str, Any], console: Any) -> None:
     for row in data["stores"]:
         console.print(
             f"{row['store']}: worker 0 killed after {row['killed_after_calls']:,} calls; "
-            f"log = what was sent {row['replayed']}/{row['sessions']}; resumed view "
-            f"{row['resumed']}/{row['sessions']}; files named {row['files_named']:,}, "
+            f"log = what was sent {row['replayed']}/{row['sessions_expected']}; resumed view "
+            f"{row['resumed']}/{row['sessions_expected']}; files named {row['files_named']:,}, "
             f"unreadable from a fresh root {row['files_unreadable']}",
             highlight=False,
             markup=False,
         )
+        if row["retried_calls"]:
+            console.print(
+                f"{row['store']}: {row['retried_calls']:,} calls refused by the store "
+                "(StoreUnavailable) and made again",
+                highlight=False,
+                markup=False,
+            )
+        for failure in row["failed_workers"]:
+            console.print(f"{row['store']}: a worker failed: {failure}", style="red", markup=False)
         for problem in row["problems"]:
             console.print(problem, style="red", markup=False, highlight=False)
     console.print(
