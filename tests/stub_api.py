@@ -17,6 +17,12 @@ request consumes the next item of a script:
   event the service sends once the HTTP 200 is out;
 - a callable ``fn(request_json) -> item``, to answer from what was sent.
 
+A Messages request the real API would refuse (an unanswered ``tool_use``, an orphan
+``tool_result``, with ``thinking`` enabled a final assistant turn that does not open with a
+thinking block, a thinking block altered under the signature the stub gave it: ``api_rules``)
+is answered with the API's own 400 before the script is consulted, and listed in
+``refusals``; ``StubAPI(enforce=False)`` turns that off.
+
 A request whose body has ``"stream": true`` gets its ``Reply`` as server-sent events in the
 API's real event shapes (``stub_sse``), flushed one event at a time; errors before the
 stream are the same HTTP errors as without streaming.
@@ -43,6 +49,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import api_rules
 import stub_sse
 
 ANTHROPIC_PATH = "/v1/messages"
@@ -332,7 +339,13 @@ def vllm_context_length_exceeded(
 def _anthropic_message(reply: Reply, request: Any, number: int) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if reply.thinking is not None:
-        content.append({"type": "thinking", "thinking": reply.thinking, "signature": "sig-stub"})
+        content.append(
+            {
+                "type": "thinking",
+                "thinking": reply.thinking,
+                "signature": api_rules.sign(reply.thinking),
+            }
+        )
     if reply.text is not None:
         content.append({"type": "text", "text": reply.text})
     for index, call in enumerate(reply.tool_calls):
@@ -546,7 +559,11 @@ class _Server(ThreadingHTTPServer):
 class StubAPI:
     """The scripted server; use as a context manager or call ``start()``/``stop()``."""
 
-    def __init__(self, *script: ScriptItem) -> None:
+    def __init__(self, *script: ScriptItem, enforce: bool = True) -> None:
+        # ``enforce``: Messages requests that break the API's rules (``api_rules``) are
+        # refused with the API's own 400, as the service refuses them.
+        self.enforce = enforce
+        self.refusals: list[str] = []
         self._script: deque[ScriptItem] = deque(script)
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
@@ -628,6 +645,11 @@ class StubAPI:
             self.requests.append(request)
             if request.path not in (ANTHROPIC_PATH, OPENAI_PATH, RESPONSES_PATH):
                 return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}, None
+            refused = api_rules.violation_text(request.body)
+            if request.path == ANTHROPIC_PATH and self.enforce and refused is not None:
+                self.refusals.append(refused)
+                error = anthropic_invalid_request(refused)
+                return error.status, error.body, dict(error.headers), None
             if not self._script:
                 return 500, {"error": {"message": "stub_api: script exhausted"}}, {}, None
             item = self._script.popleft()

@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 import stub_api as s
 from cli_model import SETTINGS, serve
 from context_compact.cli import main
-from context_compact.cli_agent import read_dotenv
+from context_compact.cli.agent import read_dotenv
 from stub_api import Reply, StubAPI
 
 

@@ -21,7 +21,7 @@ from context_compact import (
 from context_compact.agent.loop import Compaction
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.workload import synthetic_session
-from context_compact.cli_agent import Printer
+from context_compact.cli.agent import Printer
 from context_compact.events import CompactionEvent as Event
 from histories import call, user
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import api_rules
 import stub_api as s
 from context_compact.providers.anthropic import (
     AnthropicProvider,
@@ -126,7 +127,7 @@ def test_thinking_blocks_are_kept_with_their_signature(
     assert reply.message["content"][0] == {
         "type": "thinking",
         "thinking": "The assert is wrong.",
-        "signature": "sig-stub",
+        "signature": api_rules.sign("The assert is wrong."),
     }
     assert reply.text == "Fixed."
 

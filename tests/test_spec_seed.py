@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -344,6 +345,23 @@ def test_s4_1_a_host_that_shows_events_can_silence_the_prints(
     quiet.prepare([user("t"), *pair("a", body("a", 30_000)), *pair("b", body("b", 30_000))], "t")
     assert capsys.readouterr().out == ""
     assert [e.stage for e in quiet.events] == ["compact_history"]
+
+
+def test_s4_1_the_lines_are_logged_whether_printed_or_not(
+    store: FileStore,
+    summarizer: Recorder,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    quiet = Compactor(Policy.seed(echo=False), store, summarizer)
+    with caplog.at_level(logging.INFO, logger="context_compact.seed"):
+        quiet.prepare(
+            [user("t"), *pair("a", body("a", 30_000)), *pair("b", body("b", 30_000))], "t"
+        )
+    (transcript,) = list(store.transcripts_dir.iterdir())
+    lines = [r.getMessage() for r in caplog.records if r.name == "context_compact.seed"]
+    assert lines == ["[auto compact]", f"[transcript saved: {transcript}]"]
+    assert capsys.readouterr().out == ""
 
 
 def test_s4_1_within_the_limit_nothing_is_summarized(

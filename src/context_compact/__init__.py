@@ -4,25 +4,44 @@ compactor = Compactor(Policy.default(model=MODEL), SqliteStore("sessions.db"), s
 messages = compactor.prepare(messages, active_request)   # before every model call
 """
 
+from .agent.loop import AgentError
 from .compactor import Compactor
-from .engine import Engine, Env
-from .errors import CompactionFailed
+from .engine import DurableSession, Engine, Env, PolicyLike, RecallPage
+from .errors import (
+    CompactionFailed,
+    ConfigError,
+    ContextCompactError,
+    CorruptJournal,
+    InvalidHistory,
+    SessionExists,
+    SessionLocked,
+    StoreUnavailable,
+    UnknownMigration,
+    Violation,
+)
 from .events import CompactionEvent
-from .invariants import InvalidHistory, Violation, check
+from .invariants import check
+from .loaders import UnknownFormat
 from .markers import summary_message
 from .policy import Policy, SeedPolicy, SessionPolicy
 from .providers.errors import is_context_overflow
+from .providers.fake import ScriptExhausted
 from .registry import NAMES as POLICIES
-from .session.recall import RecallPage, recall
+from .session.recall import recall
 from .sizing import estimate_chars
 from .store import FileStore, MemoryStore, PostgresStore, SqliteStore, Store, store_from_url
 from .summarize import LLMSummarizer, extractive_summary, summary_input, summary_score
 
 __all__ = [
     "POLICIES",
+    "AgentError",
     "CompactionEvent",
     "CompactionFailed",
     "Compactor",
+    "ConfigError",
+    "ContextCompactError",
+    "CorruptJournal",
+    "DurableSession",
     "Engine",
     "Env",
     "FileStore",
@@ -30,12 +49,19 @@ __all__ = [
     "LLMSummarizer",
     "MemoryStore",
     "Policy",
+    "PolicyLike",
     "PostgresStore",
     "RecallPage",
+    "ScriptExhausted",
     "SeedPolicy",
+    "SessionExists",
+    "SessionLocked",
     "SessionPolicy",
     "SqliteStore",
     "Store",
+    "StoreUnavailable",
+    "UnknownFormat",
+    "UnknownMigration",
     "Violation",
     "check",
     "estimate_chars",

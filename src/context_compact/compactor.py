@@ -15,7 +15,11 @@ Invariants, for every method: the input must pass ``check()`` (else ``InvalidHis
 the message and the rule); the output passes ``check()``; the input list, its messages and
 blocks are never modified; every change is reported as a ``CompactionEvent`` to ``events``
 and to subscribers. ``session=ID`` continues a durable session kept by the store (the default
-engine); ``view()`` is the request as it stands, to continue from after a restart.
+engine); ``view()`` is the request as it stands, to continue from after a restart. The
+session-only calls (``view``, ``record``, ``recall``, ``recover_file``, ``session_id``) go to
+the engine's ``DurableSession`` capability (``engine.py``); under an engine without one,
+``recall`` and ``durable`` raise ``ValueError`` and the others do nothing (an empty view, no
+session, nothing recorded: the history is still checked).
 
 ``format=`` names the caller's list format once (``"anthropic"``, ``"openai-chat"``,
 ``"openai-responses"``) or ``"auto"`` (the default): the first list that decides fixes it
@@ -27,30 +31,43 @@ system messages first (counted in every budget, never summarized).
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .engine import Engine, Env, Summarizer
+from .engine import (
+    LINES_LOGGER,
+    PAGE,
+    DurableSession,
+    Engine,
+    Env,
+    Message,
+    PolicyLike,
+    RecallPage,
+    Summarizer,
+)
 from .events import CompactionEvent
 from .formats import CONVERTERS, FORMATS, detect, has_system
 from .formats import openai_chat as chat_format
 from .formats.edge import Edge
-from .invariants import InvalidHistory
+from .invariants import InvalidHistory, ensure_valid
+from .messages import as_dicts
 from .policy import Policy
 from .registry import build_engine
-from .session.recall import PAGE, RecallPage, recall, recover
 from .sizing import TokenCounter, to_json
 from .store.base import Store
 from .store.files import FileStore
 from .summarize import extractive_summary
 
+log = logging.getLogger(LINES_LOGGER)
+
 
 class Compactor:
     def __init__(
         self,
-        policy: Any = None,
+        policy: PolicyLike | None = None,
         store: Store | None = None,
         summarizer: Summarizer | None = None,
         *,
@@ -64,7 +81,7 @@ class Compactor:
         self._edge: Edge | None = None
         self._overheads = {"request": 0, "system": 0}
         self._overhead_sources: dict[str, Any] = {}
-        self.policy = policy if policy is not None else Policy.default()
+        self.policy: PolicyLike = policy if policy is not None else Policy.default()
         self.store: Store = store if store is not None else FileStore(Path.cwd())
         self.summarizer: Summarizer = summarizer or extractive_summary
         self.events: list[CompactionEvent] = []
@@ -75,9 +92,9 @@ class Compactor:
         # Real token counts where an encoding ships with an installed package; the estimate
         # otherwise (the seed counts characters and never uses it).
         self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens")
-        env = Env(self.store, self.summarizer, self.tokens, self._emit, session)
+        env = Env(self.store, self.summarizer, self.tokens, self._emit, session, self._say)
         self.engine: Engine = build_engine(self.policy, env)
-        if session is not None and not self.engine.keeps_log:
+        if session is not None and not self.keeps_log:
             raise ValueError(
                 f"session={session!r}: the {self.engine.name!r} engine keeps no session log to "
                 "continue; use Policy.default()"
@@ -92,14 +109,26 @@ class Compactor:
     def session_id(self) -> str | None:
         """The durable session this compactor writes, created on first use (None for engines
         that keep no log). Keep it to resume: ``Compactor(..., session=ID)``."""
-        return self.engine.session()
+        engine = self.engine
+        return engine.session() if isinstance(engine, DurableSession) else None
+
+    @property
+    def durable(self) -> DurableSession:
+        """The engine's durable session (view, record, recall, recover, measure); a
+        ``ValueError`` under an engine that keeps no log."""
+        engine = self.engine
+        if not isinstance(engine, DurableSession):
+            raise ValueError(f"the {self.name!r} engine keeps no session log; use Policy.default()")
+        return engine
 
     def view(self) -> list[Any]:
         """The request as it stands, without new messages (after a resume: what the stopped
         process would have sent next), in the format of the last list given (canonical after
-        a resume, until one is). Engines without state have none: an empty list."""
+        a resume, until one is). Engines without a log have none: an empty list."""
         with self._lock:
-            view = self.engine.view()
+            if not self.keeps_log:
+                return []
+            view = self.durable.view()
             return self._edge.dump(view) if self._edge is not None else view
 
     def recall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
@@ -107,22 +136,20 @@ class Compactor:
         and get the original content back, one page of ``limit`` characters from ``offset``."""
         if not self.keeps_log:
             raise ValueError(f"recall needs a session log; the {self.name!r} engine keeps none")
-        sid = self.session_id
-        assert sid is not None
-        return recall(self.store, sid, query, offset=offset, limit=limit)
+        return self.durable.recall(query, offset, limit)
 
     def recover_file(self, path: str) -> str | bytes | None:
         """The content of a file the store issued, rebuilt from this session's log when it
         was deleted behind our back (bytes for an image or PDF); None for any other path, or
         under an engine that keeps no log."""
-        if not self.keeps_log or self.session_id is None:
+        if not self.keeps_log:
             return None
-        return recover(self.store, self.session_id, path)
+        return self.durable.recover(path)
 
     @property
     def keeps_log(self) -> bool:
         """True when the engine keeps a durable session log (``recall`` and resume work)."""
-        return self.engine.keeps_log
+        return isinstance(self.engine, DurableSession)
 
     def set_request(self, system: str | None = None, tools: list[Any] | None = None) -> None:
         """Count the system prompt and tool schemas into every budget (system messages at
@@ -151,6 +178,13 @@ class Compactor:
     def subscribe(self, callback: Callable[[CompactionEvent], None]) -> None:
         self._subscribers.append(callback)
 
+    def _say(self, line: str) -> None:
+        # An engine's own lines (the seed's ``[auto compact]``): logged, and printed where the
+        # policy asks for the seed's own output.
+        log.info(line)
+        if getattr(self.policy, "echo", False):
+            print(line)
+
     def _emit(self, event: CompactionEvent) -> None:
         self.events.append(event)
         for callback in self._subscribers:
@@ -176,10 +210,12 @@ class Compactor:
         self._edge = self._edges[name]
         return self._edge
 
-    def _through_edge(self, messages: Any, call: Callable[[Any], Any]) -> Any:
+    def _through_edge(
+        self, messages: Any, call: Callable[[Any], list[Message] | None]
+    ) -> list[Any]:
         edge = self._edge_for(messages)
         if edge is None:
-            return call(messages)
+            return call(messages) or []
         canonical = edge.load(messages)
         text = edge.system_text
         self._set_overhead("system", text, lambda: self.tokens.text(text))
@@ -187,7 +223,7 @@ class Compactor:
             view = call(canonical)
         except InvalidHistory as error:
             raise edge.translate(error) from None
-        return None if view is None else edge.dump(view)
+        return [] if view is None else edge.dump(view)
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
         """The request to send now, in the caller's format (see the module docstring)."""
@@ -198,15 +234,39 @@ class Compactor:
         """Log what was appended since the last call (the model's final answer) without
         compacting, so a resumed session has it. A no-op for engines that keep no log."""
         with self._lock:
-            self._through_edge(messages, self.engine.record)
+            self._through_edge(messages, self._record)
+
+    def _record(self, messages: list[Any]) -> None:
+        if isinstance(self.engine, DurableSession):
+            self.engine.record(messages)
+        else:
+            ensure_valid(as_dicts(messages))  # nothing to log; still checked, as everywhere
 
     def compact_history(
-        self, messages: list[Any], active_request: str, instructions: str | None = None
+        self,
+        messages: list[Any],
+        active_request: str,
+        instructions: str | None = None,
+        *,
+        keep_recent_turns: int | None = None,
     ) -> list[Any]:
-        with self._lock:
-            return self._through_edge(
-                messages, lambda m: self.engine.compact(m, active_request, instructions)
+        """Compact now. ``keep_recent_turns`` (default engine only): the turns kept verbatim,
+        1 by default; 0 summarizes everything but the first request, the pinned user words
+        and the results the model has not seen yet."""
+        if keep_recent_turns is None:
+            run = lambda m: self.engine.compact(m, active_request, instructions)  # noqa: E731
+        elif not self.keeps_log:
+            raise ValueError(
+                f"keep_recent_turns needs the default engine; {self.engine.name!r} always "
+                "summarizes what it compacts"
             )
+        else:
+            engine: Any = self.engine
+            run = lambda m: engine.compact(  # noqa: E731
+                m, active_request, instructions, keep_recent_turns=keep_recent_turns
+            )
+        with self._lock:
+            return self._through_edge(messages, run)
 
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
         with self._lock:
@@ -236,7 +296,10 @@ def prompt_tokens_of(usage: Any) -> int:
         return 0
     if isinstance(usage, int):
         return usage
-    get = usage.get if isinstance(usage, dict) else lambda name: getattr(usage, name, None)
+
+    def get(name: str) -> Any:
+        return usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+
     prompt = get("prompt_tokens")
     if isinstance(prompt, int) and not isinstance(prompt, bool):
         return prompt

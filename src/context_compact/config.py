@@ -21,12 +21,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .errors import ConfigError
+
 CONFIG_FILE = Path(".context-compact") / "config.toml"
 TABLES = ("policy",)
-
-
-class ConfigError(ValueError):
-    """A setting that cannot be applied; the message names it and its source."""
 
 
 def read_config(workdir: Path) -> tuple[dict[str, Any], str]:

@@ -16,28 +16,33 @@ The five operations mean the same thing under every engine:
 * ``overhead(tokens)``: tokens the request carries besides the messages (system prompt,
   tool schemas), counted into every budget.
 
-An engine that keeps a durable log (``keeps_log``) also names its session (``session()``,
-created on first use), shows the request as it stands (``view()``, what a resumed process
-sends next) and logs messages without compacting (``record``). An engine that keeps no state
-(the seed, the bench's peers) gets ``StatelessEngine``'s defaults: no session, an empty view,
-nothing recorded, ``observe``/``overhead`` remembered only. The session engine recognizes the
-caller's history by content, so each call may pass back the list it was given plus what the
-caller appended, its own full history, or a copy of either.
+Only the session engine keeps a durable log: it is also a ``DurableSession`` (a
+``runtime_checkable`` Protocol, so ``isinstance(engine, DurableSession)`` asks for it). It
+names its session (``session()``, created on first use), shows the request as it stands
+(``view()``, what a resumed process sends next), logs messages without compacting
+(``record``), searches the whole log (``recall``), rebuilds a file it issued (``recover``)
+and measures its view (``measure``). ``Compactor`` asks for this capability; an engine
+without it is never made to fake one. ``StatelessEngine`` gives the engines that keep no
+state (the seed, the bench's peers) ``observe``/``overhead`` (remembered only) and
+``compact``/``reactive`` falling back to ``prepare``.
+
+A policy is anything ``PolicyLike``: it names its engine and unit and gives its limit.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from .events import CompactionEvent
-from .invariants import ensure_valid
-from .messages import as_dicts
 from .sizing import TokenCounter
 from .store.base import Store
 
 Message = dict[str, Any]
+LINES_LOGGER = "context_compact.seed"
+"""The logger of the lines an engine says (``Env.say``): only the seed says any."""
 Summarizer = Callable[..., str]
 
 
@@ -52,11 +57,66 @@ class Env:
     counter: TokenCounter
     emit: Callable[[CompactionEvent], None]
     session: str | None = None
+    say: Callable[[str], None] = field(default=logging.getLogger(LINES_LOGGER).info)
+    """Where an engine's own lines go (the seed's ``[auto compact]``): ``Compactor`` logs
+    them (logger ``context_compact.seed``, INFO) and, when the policy says ``echo``, prints
+    them; without a Compactor they are only logged."""
+
+
+class PolicyLike(Protocol):
+    """What every policy gives: its engine's registry name, its unit, its limit."""
+
+    @property
+    def engine(self) -> str: ...
+
+    @property
+    def unit(self) -> str:
+        """``"tokens"``, or ``"chars"`` for the seed."""
+        ...
+
+    @property
+    def context_limit(self) -> int: ...
+
+    @property
+    def max_reactive_retries(self) -> int:
+        """Reactive compactions the agent loop tries per refused call."""
+        ...
+
+
+PAGE = 8_000
+"""Characters of one ``recall`` page, unless asked otherwise."""
+
+
+@dataclass(frozen=True)
+class RecallPage:
+    """One page of what a ``recall`` query found in a session's log."""
+
+    query: str
+    hits: int
+    text: str
+    offset: int
+    total: int
+
+    @property
+    def next_offset(self) -> int | None:
+        end = self.offset + len(self.text)
+        return end if end < self.total else None
+
+    def __str__(self) -> str:
+        if not self.hits:
+            return f"[recall {self.query!r}: nothing found in this session's log]"
+        more = f"; more from offset={self.next_offset}" if self.next_offset is not None else ""
+        head = (
+            f"[recall {self.query!r}: {self.hits} match(es), characters "
+            f"{self.offset}-{self.offset + len(self.text)} of {self.total}{more}]\n"
+        )
+        return head + self.text
 
 
 class Engine(Protocol):
+    """The core every engine implements (see the module docstring)."""
+
     name: str
-    keeps_log: bool
 
     def prepare(self, messages: list[Any], request: str) -> list[Message]: ...
 
@@ -70,11 +130,34 @@ class Engine(Protocol):
 
     def overhead(self, tokens: int) -> None: ...
 
-    def session(self) -> str | None: ...
 
-    def view(self) -> list[Message]: ...
+@runtime_checkable
+class DurableSession(Protocol):
+    """The capability of an engine that keeps a durable session log (the session engine)."""
 
-    def record(self, messages: list[Any]) -> None: ...
+    def session(self) -> str:
+        """The session's id, created on first use."""
+        ...
+
+    def view(self) -> list[Message]:
+        """The request as it stands, without new messages."""
+        ...
+
+    def record(self, messages: list[Any]) -> None:
+        """Log what was appended since the last call, without compacting."""
+        ...
+
+    def recall(self, query: str, offset: int, limit: int) -> RecallPage:
+        """Search the whole log: text, a path the store issued, or ``message N``."""
+        ...
+
+    def recover(self, path: str) -> str | bytes | None:
+        """What a file the store issued holds, rebuilt from the log if it is gone."""
+        ...
+
+    def measure(self) -> int:
+        """Tokens the next request would carry (the API's last count plus an estimate)."""
+        ...
 
 
 class StatelessEngine:
@@ -85,7 +168,6 @@ class StatelessEngine:
     """
 
     name = "stateless"
-    keeps_log = False
     fixed_tokens: int = 0
     last_prompt_tokens: int = 0
 
@@ -106,15 +188,16 @@ class StatelessEngine:
     def overhead(self, tokens: int) -> None:
         self.fixed_tokens = tokens
 
-    def session(self) -> str | None:
-        return None
 
-    def view(self) -> list[Message]:
-        return []
-
-    def record(self, messages: list[Any]) -> None:
-        """Nothing to log; the history is still checked, as by every entry point."""
-        ensure_valid(as_dicts(messages))
-
-
-__all__ = ["Engine", "Env", "Message", "StatelessEngine", "Summarizer"]
+__all__ = [
+    "LINES_LOGGER",
+    "PAGE",
+    "DurableSession",
+    "Engine",
+    "Env",
+    "Message",
+    "PolicyLike",
+    "RecallPage",
+    "StatelessEngine",
+    "Summarizer",
+]

@@ -1,21 +1,62 @@
-"""The exceptions a caller can meet, in one place.
+"""Every exception the library raises on purpose, under one base.
 
-ValueError
- └── InvalidHistory        the input violates check(); names the message and the rule
-RuntimeError
- └── CompactionFailed      compaction could not bring the context back: the summarizer
-      │                    failed too often, or the view stayed over the limit
-      └── StoreUnavailable the store refused a write (disk full, read-only, permissions):
-                           nothing left the view without its copy; the message names the
-                           store's own error, which is also the exception's __cause__
+    ContextCompactError               catch this to catch any of ours
+     ├── InvalidHistory (ValueError)  the input violates check(); names the message and the rule
+     ├── CompactionFailed (RuntimeError)
+     │    │                           compaction could not bring the context back: the
+     │    │                           summarizer failed too often, or the view stayed over the limit
+     │    └── StoreUnavailable        the store refused a write (disk full, read-only, permissions):
+     │                                nothing left the view without its copy; the message names the
+     │                                store's own error, which is also the exception's __cause__
+     ├── SessionLocked (RuntimeError) another live process writes this session
+     ├── SessionExists (ValueError)   create_session was given an id the store already has
+     ├── CorruptJournal (ValueError)  a journal holds something other than whole batches
+     ├── UnknownMigration (RuntimeError)
+     │                                the database was migrated by a newer version of this library
+     ├── ConfigError (ValueError)     a setting (config file, option) that cannot be applied
+     ├── UnknownFormat (ValueError)   a file is not a trajectory any loader knows (loaders/)
+     ├── AgentError (RuntimeError)    the agent loop cannot go on; carries the history (agent/)
+     └── ScriptExhausted (RuntimeError)
+                                      the fake provider was called past its script (providers/)
+
+Each also derives from the builtin it names, so ``except ValueError`` keeps working. The last
+three are defined next to their code (they carry its data) and exported with the rest from
+``context_compact``. Errors of the model APIs themselves are the SDKs' own; a refused prompt
+is recognized with ``is_context_overflow``.
 """
 
 from __future__ import annotations
 
-from .invariants import InvalidHistory
+from dataclasses import dataclass
 
 
-class CompactionFailed(RuntimeError):
+class ContextCompactError(Exception):
+    """The base of every exception this library raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    index: int
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"message {self.index}: {self.rule}: {self.detail}"
+
+
+class InvalidHistory(ContextCompactError, ValueError):
+    """The history given to a stage violates ``check``; ``violations`` says where and why."""
+
+    def __init__(self, violations: list[Violation], where: str = "messages") -> None:
+        self.violations = violations
+        first = violations[0]
+        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        super().__init__(f"invalid {where}: {first}{more}")
+        self.index = first.index
+        self.rule = first.rule
+
+
+class CompactionFailed(ContextCompactError, RuntimeError):
     """Compaction cannot make progress; the message says why and what to do."""
 
 
@@ -23,4 +64,35 @@ class StoreUnavailable(CompactionFailed):
     """The store refused a write that compaction or the session journal needed."""
 
 
-__all__ = ["CompactionFailed", "InvalidHistory", "StoreUnavailable"]
+class SessionLocked(ContextCompactError, RuntimeError):
+    """Another live process writes this session, or wrote it since this one read it."""
+
+
+class SessionExists(ContextCompactError, ValueError):
+    """``create_session`` was given the id of a session the store already has."""
+
+
+class CorruptJournal(ContextCompactError, ValueError):
+    """A journal holds something other than whole batches before its last line."""
+
+
+class UnknownMigration(ContextCompactError, RuntimeError):
+    """The database was migrated by a newer version of this library."""
+
+
+class ConfigError(ContextCompactError, ValueError):
+    """A setting that cannot be applied; the message names it and its source."""
+
+
+__all__ = [
+    "CompactionFailed",
+    "ConfigError",
+    "ContextCompactError",
+    "CorruptJournal",
+    "InvalidHistory",
+    "SessionExists",
+    "SessionLocked",
+    "StoreUnavailable",
+    "UnknownMigration",
+    "Violation",
+]

@@ -20,34 +20,14 @@ they never repair it silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from .errors import InvalidHistory as InvalidHistory  # raised by check's callers
+from .errors import Violation as Violation
 from .messages import block_type, opens_with_thinking, turn_opener, turn_start
 
 ROLES = ("user", "assistant")
-
-
-@dataclass(frozen=True)
-class Violation:
-    index: int
-    rule: str
-    detail: str
-
-    def __str__(self) -> str:
-        return f"message {self.index}: {self.rule}: {self.detail}"
-
-
-class InvalidHistory(ValueError):
-    """The history given to a stage violates ``check``; ``violations`` says where and why."""
-
-    def __init__(self, violations: list[Violation], where: str = "messages") -> None:
-        self.violations = violations
-        first = violations[0]
-        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
-        super().__init__(f"invalid {where}: {first}{more}")
-        self.index = first.index
-        self.rule = first.rule
 
 
 def _malformed(index: int, message: Any) -> Violation | None:

@@ -223,6 +223,27 @@ def session_summary(
     }
 
 
+RECENT_OPEN = "<recent_steps>"
+RECENT_CLOSE = "</recent_steps>"
+
+
+def recent_steps(steps: str, first: int, last: int) -> dict[str, Any]:
+    """The closing message of a summary that ended the turn in progress: the newest steps
+    (tool calls and their results, as they were in view) as quoted text, so the next
+    assistant message opens a new turn without losing what it was about to read. A closing
+    tag inside the text is broken, as in ``quoted_summary``."""
+    body = steps.replace(RECENT_CLOSE, "</ recent_steps>")
+    return {
+        "role": "user",
+        "content": (
+            f"[Most recent steps, messages {first}-{last}, verbatim: the tool calls made and "
+            "their results, moved here from the turn the summary above closed]\n"
+            f"{RECENT_OPEN}\n{body}{RECENT_CLOSE}\n\n"
+            "Continue the current request from here."
+        ),
+    }
+
+
 GAP_PREFIX = "[Summary input: "
 
 

@@ -103,7 +103,7 @@ def pixel_tokens(width: int, height: int) -> int:
         return MAX_IMAGE_TOKENS
     scale = min(1.0, MAX_EDGE / max(width, height))
     scale = min(scale, (MAX_IMAGE_TOKENS * PIXELS_PER_TOKEN / (width * height)) ** 0.5)
-    return max(1, round(width * scale * height * scale / PIXELS_PER_TOKEN))
+    return max(1, round(float(width * scale * height * scale / PIXELS_PER_TOKEN)))
 
 
 def image_tokens(block: dict[str, Any]) -> int:

@@ -1,6 +1,6 @@
 """Helpers over Anthropic-shaped message dicts.
 
-The canonical history is a list of Anthropic Messages API dicts (SPEC S-0.1):
+The canonical history is a list of Anthropic Messages API dicts (S-0.1):
 ``{"role": "user" | "assistant", "content": str | [block, ...]}``. A *tool pair* is an
 assistant message holding ``tool_use`` blocks followed by the user message holding the
 matching ``tool_result`` blocks.

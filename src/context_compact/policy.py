@@ -1,158 +1,28 @@
-"""One documented policy class per engine, and ``Policy``, the way to make them.
+"""``Policy``, the way to make a policy, and the policy class of each engine.
 
-* ``SeedPolicy`` drives the seed engine (``seed/``): the seed's constants (SPEC S-0.3),
-  limits in characters, the four stages exactly as the seed runs them.
-* ``SessionPolicy`` drives the session engine (``session/``), our default (DESIGN.md,
-  "Principles of the default policy"): limits in tokens of the request as sent, an
-  append-only durable log with a view derived from it, high/low-water clearing.
+* ``SeedPolicy`` (``seed/policy.py``) drives the seed engine: the seed's constants, limits in
+  characters, the four stages exactly as the seed runs them.
+* ``SessionPolicy`` (``session/policy.py``) drives the session engine, our default: limits in
+  tokens of the request as sent, an append-only durable log with a view derived from it,
+  high/low-water clearing.
 
 ``Policy.seed(**overrides)``, ``Policy.default(**overrides)`` and ``Policy.named(name,
-**overrides)`` (any engine of the registry, bench peers included) build them. Overrides replace
-fields by name; an unknown name is a ``TypeError``, never a silently ignored typo, and values
-are checked (``ValueError`` naming the field).
+**overrides)`` (any engine of the registry, the bench's peers once ``context_compact.bench``
+is imported) build them. Overrides replace fields by name; an unknown name is a
+``TypeError``, never a silently ignored typo, and values are checked (``ValueError`` naming
+the field). Every policy is a ``PolicyLike`` (``engine.py``): its engine's name, its unit, its
+limit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar, TypeVar
+from typing import Any, Literal, overload
 
-P = TypeVar("P")
-
-
-@dataclass(frozen=True)
-class SeedPolicy:
-    """The seed's preset, exact (SPEC S-0.3). Every limit is in characters (S-0.2)."""
-
-    engine: ClassVar[str] = "seed"
-    unit: ClassVar[str] = "chars"
-
-    context_limit: int = 50_000
-    """CONTEXT_CHAR_LIMIT: above this, after stages 1-3, summarize (stage 4)."""
-    tool_result_batch_limit: int = 200_000
-    """TOOL_RESULT_BATCH_CHAR_LIMIT: newest batch total before stage 1 acts."""
-    large_result_limit: int = 30_000
-    """LARGE_RESULT_CHAR_LIMIT: only results longer than this are persisted by stage 1."""
-    preview_chars: int = 2_000
-    """Characters of a persisted result kept in context."""
-    snip_max_messages: int = 50
-    """Stage 2 acts only above this many messages."""
-    snip_head: int = 3
-    """First messages kept by stage 2."""
-    keep_recent_results: int = 3
-    """KEEP_RECENT_RESULTS: newest tool results stage 3 never touches."""
-    micro_threshold: int = 120
-    """Older results of at most this length are left alone by stage 3."""
-    summary_input_limit: int = 80_000
-    """SUMMARY_INPUT_CHAR_LIMIT: most characters sent to the summarizer."""
-    summary_max_tokens: int = 2_000
-    """Output budget of the summary call."""
-    keep_recent_messages: int = 5
-    """KEEP_RECENT_MESSAGES: messages kept verbatim by reactive compaction."""
-    max_reactive_retries: int = 1
-    """MAX_REACTIVE_RETRIES: reactive compactions per failing call."""
-    echo: bool = True
-    """Print ``[auto compact]`` and ``[transcript saved: PATH]`` as the seed does (S-4.1); a
-    host that shows CompactionEvents itself (our CLI, the bench) turns this off."""
-
-    def __post_init__(self) -> None:
-        _positive(self, "context_limit", "tool_result_batch_limit", "snip_max_messages")
-        if self.snip_head < 1 or self.snip_max_messages <= self.snip_head:
-            raise ValueError("need 1 <= snip_head < snip_max_messages")
-        if self.keep_recent_messages < 0 or self.keep_recent_results < 0:
-            raise ValueError("keep_recent_* must be >= 0")
-
-
-@dataclass(frozen=True)
-class SessionPolicy:
-    """Our default: token budgets, a view over a durable append-only log, nothing lost."""
-
-    engine: ClassVar[str] = "default"
-    unit: ClassVar[str] = "tokens"
-
-    context_limit: int = 192_000
-    """Most tokens a request may take, system prompt and tools included. ``Policy.default``
-    sets it to the model's window minus ``reserve_tokens``."""
-    model: str | None = None
-    """The model whose window sets ``context_limit`` (``sizing.context_window``)."""
-    reserve_tokens: int = 8_000
-    """Tokens kept free for the reply when the limit comes from the model's window."""
-    high_water: float = 0.85
-    """Compaction starts when the request passes this share of the limit..."""
-    low_water: float = 0.40
-    """...and clears or summarizes down to this share, so history changes in rare batches."""
-    clear_at_least: int = 2_000
-    """A clearing or summary that would free fewer tokens is skipped: it would only churn the
-    prompt cache (unless the request is over the limit)."""
-    keep_recent_turns: int = 3
-    """Assistant turns at the end of the view whose results are never cleared or summarized."""
-    batch_budget: float = 0.25
-    """Share of the limit the newest, unseen results may take before the largest are persisted
-    with a preview."""
-    large_result_limit: int = 8_000
-    """A new result over this many tokens is persisted with a preview whatever the batch."""
-    large_result_share: float = 0.10
-    """...or over this share of the limit, if that is smaller."""
-    preview_chars: int = 1_500
-    """Characters of a persisted result kept in view."""
-    summary_input_limit: int = 160_000
-    """Most characters of history the model summarizer is given."""
-    summary_max_tokens: int = 2_000
-    """Length budget of a summary, in tokens (at most 15% of ``context_limit`` in a small
-    window): the model is asked to stay under it and its call is capped at it; a longer summary
-    from any summarizer is cut to it (a ``summary_capped`` event)."""
-    summary_timeout: float = 120.0
-    """Seconds a summary call may take before the extractive fallback is used."""
-    max_summary_failures: int = 3
-    """Summarizer failures in a row (an exception, a timeout, an empty or non-text answer)
-    before ``CompactionFailed``; each one before that falls back to the extractive summary."""
-    user_words_share: float = 0.10
-    """Share of the limit the user's own messages may take in view once turns around them are
-    summarized. Every user-authored message (not tool results) stays verbatim, in order, with
-    the short assistant text it answered; past this share the oldest are folded into the
-    summary, which names them (message number and archive). The first request and the newest
-    user message stay whatever their size. At the default 192,000-token limit that is 19,200
-    tokens, about what Codex CLI keeps of recent user messages when it compacts (20,000:
-    ``COMPACT_USER_MESSAGE_MAX_TOKENS`` in openai/codex ``codex-rs/core/src/compact.rs``)."""
-    answered_chars: int = 600
-    """An assistant text a pinned user message answered stays with it when at most this many
-    characters (a question the user replied to); longer ones are left to the summary."""
-    max_over_limit: int = 3
-    """Calls in a row still over the limit after compaction before ``CompactionFailed``."""
-    max_reactive_retries: int = 1
-    """Reactive compactions the agent loop tries per refused call."""
-
-    def __post_init__(self) -> None:
-        _positive(self, "context_limit", "preview_chars", "summary_input_limit")
-        if not 0 < self.low_water < self.high_water <= 1:
-            raise ValueError(
-                f"need 0 < low_water < high_water <= 1, got {self.low_water}, {self.high_water}"
-            )
-        if self.keep_recent_turns < 0:
-            raise ValueError("keep_recent_turns must be >= 0")
-        if not 0 <= self.user_words_share < self.low_water:
-            raise ValueError(f"need 0 <= user_words_share < low_water, got {self.user_words_share}")
-        if self.answered_chars < 0 or self.summary_max_tokens <= 0:
-            raise ValueError("answered_chars must be >= 0 and summary_max_tokens positive")
-
-
-def _positive(policy: Any, *names: str) -> None:
-    for name in names:
-        value = getattr(policy, name)
-        if value <= 0:
-            raise ValueError(f"{name} must be positive, got {value}")
-
-
-def with_overrides(base: P, overrides: dict[str, Any]) -> P:
-    """``base`` with fields replaced by name; an unknown name is a TypeError."""
-    known = {f.name for f in fields(base)}  # type: ignore[arg-type]
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        kind = type(base).__name__
-        raise TypeError(
-            f"unknown {kind} field(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
-    return replace(base, **overrides)  # type: ignore[type-var]
+from .engine import PolicyLike
+from .overrides import with_overrides
+from .registry import policy_for
+from .seed.policy import SeedPolicy, seed_policy
+from .session.policy import SessionPolicy, session_policy
 
 
 class Policy:
@@ -160,26 +30,32 @@ class Policy:
 
     @staticmethod
     def seed(**overrides: Any) -> SeedPolicy:
-        """The seed's preset (SPEC S-0.3), every constant a field; it prints as the seed does."""
-        return with_overrides(SeedPolicy(), overrides)
+        """The seed's preset, every constant a field; it prints as the seed does."""
+        return seed_policy(**overrides)
 
     @staticmethod
     def default(**overrides: Any) -> SessionPolicy:
         """Our default. ``context_limit`` defaults to the window of ``model`` minus
         ``reserve_tokens``; without a model, 200,000 - 8,000 tokens."""
-        from .sizing import context_window
+        return session_policy(**overrides)
 
-        model = overrides.get("model")
-        reserve = overrides.get("reserve_tokens", SessionPolicy.reserve_tokens)
-        base = SessionPolicy(context_limit=max(1, context_window(model) - reserve))
-        return with_overrides(base, overrides)
+    @overload
+    @staticmethod
+    def named(name: Literal["seed"], **overrides: Any) -> SeedPolicy: ...
+
+    @overload
+    @staticmethod
+    def named(name: Literal["default"], **overrides: Any) -> SessionPolicy: ...
+
+    @overload
+    @staticmethod
+    def named(name: str, **overrides: Any) -> PolicyLike: ...
 
     @staticmethod
-    def named(name: str, **overrides: Any) -> Any:
-        """The policy of any engine in the registry (``registry.NAMES``), with overrides."""
-        from .registry import policy_for
-
+    def named(name: str, **overrides: Any) -> PolicyLike:
+        """The policy of any engine in the registry (``registry.NAMES``), with overrides. The
+        bench's peers are registered by importing ``context_compact.bench``."""
         return policy_for(name, **overrides)
 
 
-__all__ = ["Policy", "SeedPolicy", "SessionPolicy", "with_overrides"]
+__all__ = ["Policy", "PolicyLike", "SeedPolicy", "SessionPolicy", "with_overrides"]

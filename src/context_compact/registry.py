@@ -1,33 +1,45 @@
 """One registry of engines, shared by the library, ``--policy`` in the CLI and the bench.
 
     policy = policy_for("codex", context_limit=12_500)
-    engine = build_engine(policy, env)          # what Compactor does
+    policy = policy_at("codex", 12_500, model=MODEL)   # what the CLI and the bench build
+    engine = build_engine(policy, env)                  # what Compactor does
 
-``seed`` and ``default`` are this library's engines (``seed/``, ``session/``). The others are
-the peers the bench prices (``bench/strategies/``), written from their published behaviour;
-they implement the same Engine protocol, so any of them can drive a real loop too (they keep
-no durable log and some of them lose content: that is what the bench measures).
+``seed`` and ``default`` are this library's engines (``seed/``, ``session/``), registered
+here. Anything else registers itself with ``register``: the bench's peers
+(``bench/strategies/``), written from their published behaviour, are registered by importing
+``context_compact.bench`` (the CLI does; a library user who wants them does too). They
+implement the same Engine protocol, so any of them can drive a real loop (they keep no
+durable log and some of them lose content: that is what the bench measures). The registry
+itself imports no engine but its own two.
+
+``NAMES`` is the list of registered names, in order of registration; it grows as engines
+register (the same list object, so ``from registry import NAMES`` stays current).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .engine import Engine, Env
-from .policy import Policy, SeedPolicy, SessionPolicy, with_overrides
+from .engine import Engine, Env, PolicyLike
+from .overrides import with_overrides
+from .seed.engine import SeedEngine
+from .seed.policy import seed_policy
+from .session.engine import SessionEngine
+from .session.policy import session_policy
+from .sizing import context_window
 
 
 @dataclass(frozen=True)
 class PeerPolicy:
-    """A bench peer used as a policy: its name and its budget in tokens."""
+    """The policy of a registered engine without settings of its own: its name and its
+    budget in tokens."""
 
     engine: str
-    """The registry name of the peer."""
+    """The registry name of the engine."""
     context_limit: int = 192_000
-    """The token budget the peer keeps requests under (its trigger or limit)."""
+    """The token budget the engine keeps requests under (its trigger or limit)."""
     unit = "tokens"
     max_reactive_retries: int = 1
     """Reactive compactions the agent loop tries per refused call."""
@@ -35,65 +47,76 @@ class PeerPolicy:
 
 @dataclass(frozen=True)
 class Entry:
-    policy: Callable[..., Any]
+    policy: Callable[..., PolicyLike]
     engine: Callable[[Any, Env], Engine]
     about: str
-
-
-def _seed_engine(policy: SeedPolicy, env: Env) -> Engine:
-    from .seed.engine import SeedEngine
-
-    return SeedEngine(policy, env)
-
-
-def _session_engine(policy: SessionPolicy, env: Env) -> Engine:
-    from .session.engine import SessionEngine
-
-    return SessionEngine(policy, env)
-
-
-def _peer(name: str, module: str, about: str) -> Entry:
-    def policy(**overrides: Any) -> PeerPolicy:
-        return with_overrides(PeerPolicy(engine=name), overrides)
-
-    def engine(policy: PeerPolicy, env: Env) -> Engine:
-        mod = importlib.import_module(f".bench.strategies.{module}", __package__)
-        built: Engine = mod.engine(policy, env)
-        return built
-
-    return Entry(policy, engine, about)
+    unit: str = "tokens"
+    """The unit of the policy's limits: ``tokens``, or ``chars`` for the seed."""
 
 
 ENGINES: dict[str, Entry] = {
-    "default": Entry(Policy.default, _session_engine, "ours: durable log, view, nothing lost"),
-    "seed": Entry(Policy.seed, _seed_engine, "the seed's four stages, exact (SPEC.md)"),
-    "none": _peer("none", "none", "no management: the whole history every time"),
-    "masking": _peer("masking", "masking", "observation masking, last 10 results (SWE-agent)"),
-    "openhands-summarizer": _peer(
-        "openhands-summarizer", "openhands", "OpenHands LLMSummarizingCondenser"
-    ),
-    "anthropic-clearing": _peer(
-        "anthropic-clearing", "anthropic_clearing", "Anthropic clear_tool_uses_20250919"
-    ),
-    "codex": _peer("codex", "codex", "Codex CLI auto-compact"),
+    "default": Entry(session_policy, SessionEngine, "ours: durable log, view, nothing lost"),
+    "seed": Entry(seed_policy, SeedEngine, "the seed's four stages, exact", "chars"),
 }
-NAMES: tuple[str, ...] = tuple(ENGINES)
+NAMES: list[str] = list(ENGINES)
+
+
+def register(name: str, engine: Callable[[Any, Env], Engine], about: str) -> None:
+    """Register an engine without settings of its own (its policy is a ``PeerPolicy``);
+    registering a name again replaces its entry."""
+
+    def policy(**overrides: Any) -> PeerPolicy:
+        return with_overrides(PeerPolicy(engine=name), overrides)
+
+    ENGINES[name] = Entry(policy, engine, about)
+    if name not in NAMES:
+        NAMES.append(name)
 
 
 def entry(name: str) -> Entry:
     try:
         return ENGINES[name]
     except KeyError:
-        raise ValueError(f"unknown policy {name!r}; known: {', '.join(NAMES)}") from None
+        raise ValueError(
+            f"unknown policy {name!r}; known: {', '.join(NAMES)} (the bench's peers are "
+            "registered by importing context_compact.bench)"
+        ) from None
 
 
-def policy_for(name: str, **overrides: Any) -> Any:
+def policy_for(name: str, **overrides: Any) -> PolicyLike:
     """The policy object of engine ``name`` with fields overridden by name."""
     return entry(name).policy(**overrides)
 
 
-def build_engine(policy: Any, env: Env) -> Engine:
+def policy_at(name: str, limit: int | None = None, *, model: str | None = None) -> PolicyLike:
+    """The policy of engine ``name`` for a host that shows events itself (the CLI, the bench):
+    at ``limit`` in the engine's own unit (characters for the seed) if given, else at the
+    engine's default (for token engines: ``model``'s window, as ``Policy.default``); the
+    seed's prints off."""
+    unit = entry(name).unit
+    overrides: dict[str, Any] = {} if limit is None else {"context_limit": limit}
+    if name == "seed":
+        overrides["echo"] = False
+    elif name == "default":
+        overrides["model"] = model
+    elif limit is None and unit == "tokens":
+        reserve = session_policy().reserve_tokens
+        overrides["context_limit"] = max(1, context_window(model) - reserve)
+    return policy_for(name, **overrides)
+
+
+def build_engine(policy: PolicyLike, env: Env) -> Engine:
     return entry(policy.engine).engine(policy, env)
 
 
-__all__ = ["ENGINES", "NAMES", "Entry", "PeerPolicy", "build_engine", "entry", "policy_for"]
+__all__ = [
+    "ENGINES",
+    "NAMES",
+    "Entry",
+    "PeerPolicy",
+    "build_engine",
+    "entry",
+    "policy_at",
+    "policy_for",
+    "register",
+]

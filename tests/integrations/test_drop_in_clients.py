@@ -203,7 +203,9 @@ def assert_session(c: Compactor, stub: StubAPI, final: list[Any]) -> None:
     stages = [e.stage for e in c.events]
     assert "session_restart" not in stages
     assert stages.count("reactive_compact") == len(REFUSED)
-    assert "clear_old_results" in stages and "summarize" in stages
+    # Clearing (lossless) keeps this loop under its limit between the two refusals; the
+    # refusals are compacted reactively.
+    assert "clear_old_results" in stages
 
 
 LOOPS = {
@@ -245,7 +247,8 @@ def test_the_same_session_in_three_formats_gets_the_same_compaction_decisions() 
             loop(compacting(client_for(kind, stub), c))
             sizes = [len(canonical(r.body)) for r in stub.requests]
             runs[kind] = (events, sizes)
-    assert any(stage == "summarize" for _, stage in runs["anthropic"][0])
+    stages = {stage for _, stage in runs["anthropic"][0]}
+    assert {"clear_old_results", "reactive_compact"} <= stages
     assert runs["anthropic"] == runs["openai-chat"] == runs["openai-responses"]
 
 

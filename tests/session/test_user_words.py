@@ -15,10 +15,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import api_rules
+from api_rules import thinking_request
 from context_compact import Compactor, MemoryStore, Policy, check
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.workload import synthetic_session
-from context_compact.messages import is_request, opens_with_thinking
+from context_compact.messages import is_request
 from histories import assistant, histories, user
 
 REQUEST = "Fix the failing tests in the parser and keep the public API unchanged."
@@ -77,7 +79,7 @@ def test_every_user_message_stays_verbatim_in_order_through_a_long_session(limit
     view, typed = drive(c, 200, CORRECTIONS)
     assert users_in(view) == typed
     assert len(typed) == 8
-    assert sum(e.stage == "summarize" for e in c.events) >= 2  # the turns around them went
+    assert sum(e.stage == "summarize" for e in c.events) >= 1  # the turns around them went
 
 
 def test_the_assistant_question_a_user_answered_stays_just_before_the_answer() -> None:
@@ -150,7 +152,7 @@ def test_the_newest_user_message_stays_even_alone_over_the_budget() -> None:
     assert typed[-1] in view and "folded into the summary" in summary_of(view)
 
 
-def test_a_thinking_turn_in_progress_still_opens_with_thinking_after_pinning() -> None:
+def test_a_thinking_turn_too_long_to_keep_is_closed_after_the_pinned_request() -> None:
     c, _ = compactor(4_000)
     thinking = {"type": "thinking", "thinking": "hmm", "signature": "sig"}
     history: list[dict[str, Any]] = [user("t"), assistant("Which file first?"), user("parser.py")]
@@ -167,10 +169,13 @@ def test_a_thinking_turn_in_progress_still_opens_with_thinking_after_pinning() -
             },
         ]
     view = c.compact_history(history, "parser.py")
-    assert check(view) == []
+    assert check(view) == [] and api_rules.violation_text(thinking_request(view)) is None
     latest = max(i for i, m in enumerate(view) if m == user("parser.py"))
-    assert opens_with_thinking(view[latest + 1])
     assert view[latest - 1] == assistant("Which file first?")
+    # The 30-step turn (~12,000 tokens) cannot stay in a 4,000-token window from its thinking
+    # block: the summary closes it and the newest step rides along after the request.
+    assert view[latest + 1 :] and all(m["role"] == "user" for m in view[latest + 1 :])
+    assert '"t29"' not in json.dumps(view[-1]) and "[tool call bash t29]" in view[-1]["content"]
 
 
 @given(histories(max_turns=40), st.sampled_from([3_000, 12_500]))

@@ -1,4 +1,4 @@
-"""The agent loop: prepare, call the model, run the tools, repeat (SPEC S-6.2).
+"""The agent loop: prepare, call the model, run the tools, repeat (the seed's S-6.2).
 
     agent = Agent(provider, compactor, Workspace(root))
     result = agent.run(history, active_request)
@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compactor import Compactor
+from ..errors import ContextCompactError
 from ..events import CompactionEvent
 from ..messages import has_tool_use
 from ..providers.base import Provider
@@ -127,7 +128,7 @@ class RunResult:
     stopped_reason: str
 
 
-class AgentError(RuntimeError):
+class AgentError(ContextCompactError, RuntimeError):
     """The run cannot go on; ``history`` is the conversation so far, ``__cause__`` the error."""
 
     def __init__(self, message: str, history: list[Message]) -> None:

@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
+from typing import cast
 
 from .run import BenchReport, BenchRow
 from .scaling import ScalingPoint
@@ -50,8 +51,8 @@ def _nice(value: float) -> float:
     exp = 10 ** math.floor(math.log10(value))
     for step in (1, 2, 2.5, 5, 10):
         if value <= step * exp:
-            return step * exp
-    return 10 * exp
+            return cast(float, step * exp)  # an int for exp >= 0: the axis reads 10, not 10.0
+    return cast(float, 10 * exp)
 
 
 def line_chart(

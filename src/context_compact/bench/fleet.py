@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .. import Compactor
+from ..compactor import Compactor
 from ..errors import StoreUnavailable
 from ..store import Store, store_from_url
 from .fakes import BenchSummarizer

@@ -41,7 +41,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import Compactor, Policy, SqliteStore
+from ..compactor import Compactor
+from ..policy import Policy
+from ..store import SqliteStore
 from .fakes import BenchSummarizer
 from .workload import synthetic_session
 

@@ -26,7 +26,7 @@ class Pricing:
         """US dollars for a ``Replay``: cached input, summary calls and all output."""
         base = self.input_per_mtok / 1e6
         out = self.output_per_mtok / 1e6
-        return (
+        return float(
             replay.cache_read * self.cache_read_factor * base
             + replay.cache_write * self.cache_write_factor * base
             + replay.summary_input_tokens * base

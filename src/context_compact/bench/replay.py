@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..invariants import check
+from ..keys import canonical
 from ..messages import is_request
-from ..session.log import canonical
 from ..sizing import TokenCounter
 from ..store.base import Store
 from .reach import reach

@@ -369,37 +369,3 @@ def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str
     for row in rows:
         lines.append("| " + " | ".join(str(c) for c in row) + " |")
     return "\n".join(lines)
-
-
-def markdown_results(rows: Sequence[BenchRow]) -> str:
-    return markdown_table(
-        (
-            "strategy",
-            "workload",
-            "peak tok",
-            "cache read",
-            "cost $",
-            "rewrites",
-            "summaries",
-            "in view / recov / lost",
-            "over budget",
-            "invalid",
-            "p50 ms",
-        ),
-        (
-            (
-                r.strategy,
-                r.workload,
-                f"{r.peak_tokens:,}",
-                f"{r.cache_read_share:.0%}",
-                f"{r.cost_usd:.4f}",
-                r.rewrite_turns,
-                r.summary_calls,
-                f"{r.in_view} / {r.recoverable} / {r.lost}",
-                r.over_budget_calls,
-                r.violations,
-                f"{r.p50_prepare_ms:.3f}",
-            )
-            for r in rows
-        ),
-    )

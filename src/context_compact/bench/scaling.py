@@ -25,7 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .. import Compactor, MemoryStore, Policy
+from ..compactor import Compactor
+from ..engine import PolicyLike
+from ..policy import Policy
+from ..store import MemoryStore
 from .fakes import BenchSummarizer
 from .workload import synthetic_session
 
@@ -94,7 +97,7 @@ def measure_scaling(
     for turn in workload.turns:
         history += [turn.assistant, turn.results]
     request = workload.request
-    policies = {
+    policies: dict[str, PolicyLike] = {
         "default": Policy.default(context_limit=budget),
         "seed": Policy.seed(context_limit=4 * budget, echo=False),
     }

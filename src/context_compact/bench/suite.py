@@ -56,7 +56,9 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from .. import Compactor, FileStore, MemoryStore, Policy
+from ..compactor import Compactor
+from ..policy import Policy
+from ..store import FileStore, MemoryStore
 from .fakes import BenchSummarizer
 from .workload import Turn, synthetic_session
 

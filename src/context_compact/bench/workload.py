@@ -2,7 +2,7 @@
 
 A session is a user request followed by turns; each turn is one assistant message with one
 to three ``tool_use`` blocks and the user message with their results. Result sizes follow
-the mix measured in DESIGN.md: 80% of 200-3,000 chars, 15% of 5,000-20,000, 5% of
+the mix measured on real coding-agent sessions: 80% of 200-3,000 chars, 15% of 5,000-20,000, 5% of
 40,000-120,000. Results look like what coding agents read: source files, test logs, grep
 hits, build output. Every result carries one unique *planted fact* (``FACT-<turn>-<k>:
 <hex>``) at a random place, so a bench can tell whether it is still in view, recoverable

@@ -21,12 +21,13 @@ engine did not touch is the same object call after call). ``translate`` turns an
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..invariants import InvalidHistory, check
+from ..keys import Known
 from ..messages import Message, plain
-from ..session.log import content_key
 from .base import Converter, as_item, text_of
 
 
@@ -34,28 +35,15 @@ from .base import Converter, as_item, text_of
 class _Memo:
     """A list of caller items and its canonical messages, unit by unit."""
 
-    objects: list[Any] = field(default_factory=list)
-    ends: list[int] = field(default_factory=list)  # end of each unit in ``objects``
+    known: Known = field(default_factory=Known)
+    ends: list[int] = field(default_factory=list)  # end of each unit in the items
     messages: list[Message] = field(default_factory=list)
-    keys: dict[int, str] = field(default_factory=dict)
-
-    def key(self, i: int) -> str:
-        if i not in self.keys:
-            self.keys[i] = content_key(self.objects[i])
-        return self.keys[i]
 
     def match(self, body: list[Any]) -> tuple[int, int]:
         """``(items, units)`` of ``body``'s head that are whole units of this memo."""
-        start = 0
-        for u, end in enumerate(self.ends):
-            if end > len(body):
-                return start, u
-            for i in range(start, end):
-                item = body[i]
-                if item is not self.objects[i] and content_key(item) != self.key(i):
-                    return start, u
-            start = end
-        return start, len(self.ends)
+        same = self.known.prefix(body)
+        units = bisect.bisect_right(self.ends, same)
+        return (self.ends[units - 1] if units else 0), units
 
 
 class Edge:
@@ -96,7 +84,7 @@ class Edge:
         ends = memo.ends[:units]
         for unit in new:
             ends.append((ends[-1] if ends else 0) + unit.count)
-        self._input = _Memo(list(body), ends, messages)
+        self._input = _Memo(Known(list(body)), ends, messages)
         self._last = (head, ends)
         return messages
 
@@ -114,7 +102,7 @@ class Edge:
             objects.extend(items)
             ends.append(len(objects))
         self._dumped = cache
-        self._view = _Memo(objects, ends, list(view))
+        self._view = _Memo(Known(objects), ends, list(view))
         out.extend(objects)
         return out
 

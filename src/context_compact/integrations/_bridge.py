@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..keys import content_key
 from ..messages import Block, Message, block_type, blocks
-from ..session.log import content_key
 
 
 class Origins:

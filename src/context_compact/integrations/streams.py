@@ -18,18 +18,16 @@ the final object's usage once those return. A stream abandoned before its last e
 that fails mid-stream, is not calibrated: there is no usage to read.
 
 The helpers send their request when their context manager is entered, so ``StreamManager``
-and ``AsyncStreamManager`` compact there, through the same ``_Endpoint.call`` as ``create``:
-a refusal for length, which arrives as the HTTP error before any event, is compacted and
-retried once. Everything else (``response``, ``close``, snapshots...) is the SDK object's own.
+and ``AsyncStreamManager`` compact there, through the same ``_Endpoint.call`` as ``create``
+(typed here as ``Endpoint``: the clients module imports this one, never the reverse): a
+refusal for length, which arrives as the HTTP error before any event, is compacted and retried
+once. Everything else (``response``, ``close``, snapshots...) is the SDK object's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .clients import _Endpoint
+from typing import Any, Protocol
 
 __all__ = ["AsyncStreamManager", "StreamManager", "watch"]
 
@@ -242,12 +240,21 @@ class _AsyncWatched(_Proxy):
         self._usage.final(final)
 
 
+class Endpoint(Protocol):
+    """What a stream manager sends through: ``clients._Endpoint`` (its ``call`` and ``acall``
+    compact, send and observe)."""
+
+    def call(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    async def acall(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
 class StreamManager:
     """The helper's context manager: compacts and sends on ``__enter__``, as the SDK's does."""
 
     def __init__(
         self,
-        endpoint: _Endpoint,
+        endpoint: Endpoint,
         open_manager: Callable[..., Any],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
@@ -277,7 +284,7 @@ class AsyncStreamManager:
 
     def __init__(
         self,
-        endpoint: _Endpoint,
+        endpoint: Endpoint,
         open_manager: Callable[..., Any],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],

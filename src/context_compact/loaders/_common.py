@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ContextCompactError
+
 log = logging.getLogger("context_compact.loaders")
 
 Message = dict[str, Any]
@@ -87,7 +89,7 @@ class Session:
     notes: Mapping[str, int] = field(default_factory=dict)
 
 
-class UnknownFormat(ValueError):
+class UnknownFormat(ContextCompactError, ValueError):
     """The file is not a trajectory in any format the loaders know."""
 
     def __init__(self, path: str | Path, reason: str) -> None:

@@ -34,6 +34,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from context_compact.errors import ContextCompactError
 from context_compact.messages import block_type, blocks
 from context_compact.providers.base import ModelReply, Usage
 
@@ -43,7 +44,7 @@ Step = ModelReply | dict[str, Any] | str | BaseException | type[BaseException] |
 _CHARS_PER_TOKEN = 4
 
 
-class ScriptExhausted(RuntimeError):
+class ScriptExhausted(ContextCompactError, RuntimeError):
     """The provider was called more times than its script has steps."""
 
 

@@ -115,7 +115,7 @@ def _arguments(tool_input: Any) -> str:
         and set(tool_input) == {RAW_ARGUMENTS}
         and isinstance(tool_input[RAW_ARGUMENTS], str)
     ):
-        return tool_input[RAW_ARGUMENTS]
+        return str(tool_input[RAW_ARGUMENTS])
     return json.dumps(tool_input if tool_input is not None else {}, ensure_ascii=False)
 
 

@@ -2,7 +2,8 @@
 
 A stage is a pure function of the messages it is given and this context: it returns a new
 list (sharing untouched messages), writes copies only through ``ctx.store`` and reports
-through ``ctx.emit``. It never modifies its input.
+through ``ctx.emit`` (events) and ``ctx.say`` (the seed's own lines). It never modifies its
+input.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import CompactionEvent
-from ..policy import SeedPolicy
 from ..store.base import Store
+from .policy import SeedPolicy
 
 Sizer = Callable[[list[Any]], int]
 Summarizer = Callable[[list[Any]], str]
@@ -25,6 +26,8 @@ class StageContext:
     store: Store
     size: Sizer
     emit: Callable[[CompactionEvent], None]
+    say: Callable[[str], None]
+    """The seed's own lines (``[auto compact]``): the host logs them, or prints them."""
 
     def event(
         self, stage: str, before: int, after: int, paths: tuple[str, ...] = (), note: str = ""

@@ -1,4 +1,4 @@
-"""The seed engine: the seed's four stages in its fixed order (SPEC S-6.1), stateless.
+"""The seed engine: the seed's four stages in its fixed order (S-6.1), stateless.
 
 ``prepare`` runs tool_result_budget, snip_compact, micro_compact, then compact_history only
 if the view is still over ``context_limit`` (characters, S-0.2). ``compact`` is
@@ -24,12 +24,12 @@ from ..engine import Env, Message, StatelessEngine
 from ..errors import StoreUnavailable
 from ..invariants import ensure_valid
 from ..messages import as_dicts
-from ..policy import SeedPolicy
 from ..sizing import estimate_chars
 from ..store.base import STORE_ERRORS
 from ..summarize import focused, seed_form
 from . import budget, micro, snip, summary
 from .base import StageContext
+from .policy import SeedPolicy
 
 Stage = Callable[[list[Message], StageContext], list[Message]]
 
@@ -40,7 +40,8 @@ class SeedEngine(StatelessEngine):
     def __init__(self, policy: SeedPolicy, env: Env) -> None:
         self.policy = policy
         self.env = env
-        self.ctx = StageContext(policy, env.store, estimate_chars, env.emit)
+        self.ctx = StageContext(policy, env.store, estimate_chars, env.emit, env.say)
+        self._faulted: BaseException | None = None
         # S-4.2/S-4.3's call, exact, from a summarizer that can also make the structured one.
         self.summarizer = seed_form(env.summarizer)
 
@@ -65,6 +66,7 @@ class SeedEngine(StatelessEngine):
         try:
             return run(view, self.ctx)
         except STORE_ERRORS as error:
+            self._faulted = error
             size = estimate_chars(view)
             note = f"{name} skipped: the store refused a write ({_describe(error)})"
             self.ctx.event("store_error", size, size, (), note)
@@ -74,12 +76,27 @@ class SeedEngine(StatelessEngine):
         """S-6.1: budget, snip, micro, then summarize only if still over the limit."""
         messages = as_dicts(messages)
         ensure_valid(messages)
+        self._faulted = None
         view = self._stage(budget.tool_result_budget, messages, "tool_result_budget")
         view = self._stage(snip.snip_compact, view, "snip_compact")
-        view = self._stage(micro.micro_compact, view, "micro_compact")
+        if self._faulted is None:
+            view = self._stage(micro.micro_compact, view, "micro_compact")
+        else:
+            # micro_compact drops old results' text with no copy of its own: after a refused
+            # write (a snip that could not archive, a result that could not be persisted) it
+            # could drop the only reference to a copy. Nothing leaves the view this call.
+            size = estimate_chars(view)
+            note = "micro_compact skipped: an earlier write of this call was refused"
+            self.ctx.event("store_error", size, size, (), note)
+            if size > self.policy.context_limit:
+                raise StoreUnavailable(
+                    f"could not bring the context under its limit: the store refused a write "
+                    f"({_describe(self._faulted)}); nothing left the context, which holds "
+                    f"{size:,} characters (limit {self.policy.context_limit:,}). Free space or "
+                    "fix the store's permissions, then retry."
+                ) from self._faulted
         if estimate_chars(view) > self.policy.context_limit:
-            if self.policy.echo:
-                print("[auto compact]")
+            self.ctx.say("[auto compact]")
             view = self._required(
                 lambda: summary.compact_history(view, request, self.ctx, self.summarizer),
                 "summarize the history",

@@ -30,8 +30,7 @@ def compact_history(
 ) -> list[Message]:
     before = ctx.size(messages)
     transcript = ctx.store.write_transcript(messages)
-    if ctx.policy.echo:
-        print(f"[transcript saved: {transcript}]")
+    ctx.say(f"[transcript saved: {transcript}]")
     summary = summarizer(list(messages))
     out = [summary_message("Compacted", active_request, summary, transcript)]
     ctx.event("compact_history", before, ctx.size(out), (transcript,), "[auto compact]")

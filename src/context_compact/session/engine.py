@@ -2,7 +2,7 @@
 
 Each call, in this order:
 
-1. **sync**: recognize the caller's list by content (``log.Recognizer``), validate only what
+1. **sync**: recognize the caller's list by content (``keys.Recognizer``), validate only what
    is new against the view's last message, and log it (a private copy, an id chained to its
    parent's).
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
@@ -43,12 +43,13 @@ from ..engine import Env, Message
 from ..errors import CompactionFailed, StoreUnavailable
 from ..events import CompactionEvent
 from ..invariants import InvalidHistory, check, check_appended
+from ..keys import Match, Recognizer, chain_id, content_key
 from ..messages import as_dicts
-from ..policy import SessionPolicy
 from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
-from . import passes
-from .log import Match, Recognizer, chain_id, content_key
+from . import passes, summary
+from .policy import SessionPolicy
+from .recall import SearchableLog
 from .state import Record, SessionState, clone
 
 NEVER = -(10**12)
@@ -63,9 +64,10 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-class SessionEngine:
+class SessionEngine(SearchableLog):
+    """The Engine protocol and the DurableSession capability (``engine.py``)."""
+
     name = "default"
-    keeps_log = True
 
     def __init__(self, policy: SessionPolicy, env: Env) -> None:
         self.policy = policy
@@ -107,7 +109,7 @@ class SessionEngine:
             self.session_id = self.store.create_session(self._meta())
         return self.session_id
 
-    def session(self) -> str | None:
+    def session(self) -> str:
         return self.sid()
 
     def _record(self, record: Record) -> None:
@@ -224,6 +226,9 @@ class SessionEngine:
         self._returned = (len(out), self.state.estimate())
         return out
 
+    def measure(self) -> int:
+        return self.state.measure()
+
     # -- calibration -----------------------------------------------------------------------
     @property
     def limit(self) -> int:
@@ -318,24 +323,25 @@ class SessionEngine:
     ) -> None:
         state = self.state
         before = state.measure()
-        edit = passes.summarize(
-            state,
-            self._io(),
+        ask = summary.SummaryAsk(
             target=target,
             least=least,
             request=request,
             keep_turns=keep_turns,
-            input_tokens=self.policy.summary_input_limit // 4,
+            limit=self.limit,
             pin_budget=self.policy.user_words_share * self.limit / state.ratio,
             answered_chars=self.policy.answered_chars,
+            allowance=min(summary.SUMMARY_ALLOWANCE, self.summary_budget),
             instructions=instructions,
         )
+        edit = passes.summarize(state, self._io(), ask, self.policy.summary_input_limit // 4)
         if edit is not None:
             self._record(edit)
             folded = len(edit["folded"]) + edit["folded_more"]
+            closed = "; the turn closed, recent steps carried" if edit.get("closes") else ""
             note = (
                 f"{edit['cut'] - edit['start']} messages summarized; user messages: "
-                f"{len(edit['pins'])} pinned, {folded} folded"
+                f"{len(edit['pins'])} pinned, {folded} folded{closed}"
             )
             self._emit(stage, before, state.measure(), (edit["archive"],), note, edit["score"])
 
@@ -406,10 +412,40 @@ class SessionEngine:
             return
         self.over_limit += 1
         if self.over_limit >= self.policy.max_over_limit:
+            raise CompactionFailed(self._too_big(size))
+        # Never silently: the caller sees what is too big before the API refuses it.
+        self._emit("over_limit", size, size, (), self._too_big(size))
+
+    def _too_big(self, size: int) -> str:
+        """What alone keeps the request over the limit, by name and size."""
+        state = self.state
+        ratio = state.ratio
+        first = state.first_request
+        last = state.last_assistant()
+        step = [seq for seq in range(max(last, state.first_kept), state.n)]
+        step_tokens = round(sum(state.tokens[state.view_index(seq)] for seq in step) * ratio)
+        parts = [f"the system prompt and tools take {round(state.overhead * ratio):,}"]
+        if first is not None:
+            first_tokens = round(state.counter.count(state.msgs[first]) * ratio)
+            parts.append(f"the first request (message {first}) {first_tokens:,}")
+        if step:
+            parts.append(f"the newest step (messages {step[0]}-{step[-1]}) {step_tokens:,}")
+        return (
+            f"the context is still over its limit ({size:,} > {self.limit:,} tokens) after "
+            f"{self.over_limit} compactions in a row: {'; '.join(parts)} tokens, and none of "
+            "these can leave the view. Raise context_limit, shorten what is too big, or lower "
+            "batch_budget so that new results are saved with a preview."
+        )
+
+    def _fixed_part(self) -> None:
+        """The system prompt and tools alone over the limit: no request can be sent."""
+        state = self.state
+        overhead = round(state.overhead * state.ratio)
+        if overhead >= self.limit:
             raise CompactionFailed(
-                f"the context is still over its limit ({size:,} > {self.limit:,} tokens) "
-                f"after {self.over_limit} compactions in a row; the newest turn alone is too big. "
-                "Raise context_limit or lower batch_budget."
+                f"the system prompt and tools take {overhead:,} tokens, more than the context "
+                f"limit of {self.limit:,} tokens: no request fits. Raise context_limit or "
+                "shorten the system prompt or the tool schemas."
             )
 
     # -- entry points ----------------------------------------------------------------------
@@ -419,6 +455,7 @@ class SessionEngine:
             self.sync(messages)
 
     def prepare(self, messages: Any, request: str) -> list[Message]:
+        self._fixed_part()
         with self._journaled():
             self.sync(messages)
             self._guarded(self._persist, "persist")
@@ -433,8 +470,11 @@ class SessionEngine:
                 self._guarded(
                     lambda: self._clear(target, force=urgent, futile_below=int(high)), "clear"
                 )
-                if state.measure() > target:
-                    least = 1 if state.measure() > self.limit else policy.clear_at_least
+                # Clearing is lossless and cheaper than a summary: when it brought the request
+                # well under the high-water mark (half-way down to the low-water one), that is
+                # enough; a long turn's recent results may keep it above the low-water mark.
+                if state.measure() > (high + target) / 2:
+                    least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(
                             target, request, policy.keep_recent_turns, least=least
@@ -450,21 +490,41 @@ class SessionEngine:
                     self._guarded(
                         lambda: self._clear(target, force=True, last_resort=True), "clear"
                     )
+                if state.measure() > self.limit:
+                    # Still over: everything but what the model has not seen yet goes into
+                    # the summary (the summary closes the turn).
+                    self._guarded(
+                        lambda: self._summarize_old(target, request, 0, least=1), "summarize"
+                    )
                 self._fault_check("bring the context under its limit", always=False)
                 self._check_limit()
             self._fault_check("save new results", always=False)
             return self.view()
 
     def compact(
-        self, messages: Any, request: str, instructions: str | None = None
+        self,
+        messages: Any,
+        request: str,
+        instructions: str | None = None,
+        keep_recent_turns: int = 1,
     ) -> list[Message]:
-        """Summarize everything but the newest turn (the ``compact`` tool, ``/compact``)."""
+        """Summarize everything but the newest ``keep_recent_turns`` turns (the ``compact``
+        tool, ``/compact``); 0 summarizes all: only the first request, the pinned user
+        messages and the summary stay (with the results the model has not seen yet, carried
+        in the closing message)."""
+        if keep_recent_turns < 0:
+            raise ValueError(f"keep_recent_turns must be >= 0, got {keep_recent_turns}")
         with self._journaled():
             self.sync(messages)
             self._guarded(self._persist, "persist")
             self._guarded(
                 lambda: self._summarize_old(
-                    0, request, 1, least=NEVER, instructions=instructions, stage="compact_history"
+                    0,
+                    request,
+                    keep_recent_turns,
+                    least=NEVER,
+                    instructions=instructions,
+                    stage="compact_history",
                 ),
                 "compact_history",
             )

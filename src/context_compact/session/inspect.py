@@ -1,4 +1,4 @@
-"""``context-compact inspect ID``: what compaction did to a session, turn by turn.
+"""What compaction did to a session, turn by turn (the CLI's ``inspect``).
 
 The session's journal is replayed through ``SessionState`` (the replay a resume does), one
 record at a time, so every figure is what the live engine had:
@@ -19,17 +19,13 @@ column marks a compaction, a row of ``-`` the policy's context limit.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
-
+from ..keys import content_key
 from ..sizing import TokenCounter
-from .command import json_option, need_session, open_store, workdir_option
-from .log import content_key
 from .state import SessionState
 
 
@@ -91,7 +87,7 @@ def timeline(store: Any, session: str, root: str | None = None) -> Timeline:
                     after,
                     before - after,
                     str(record.get("note") or ""),
-                    [_shown(str(p), base) for p in record.get("paths") or []],
+                    [shown_path(str(p), base) for p in record.get("paths") or []],
                 )
             )
         else:
@@ -100,7 +96,8 @@ def timeline(store: Any, session: str, root: str | None = None) -> Timeline:
     return out
 
 
-def _shown(path: str, root: Path) -> str:
+def shown_path(path: str, root: Path) -> str:
+    """``path`` relative to ``root`` when it is under it, as given otherwise."""
     try:
         return str(Path(path).relative_to(root))
     except ValueError:
@@ -162,65 +159,4 @@ def render_chart(
     return lines
 
 
-@click.command("inspect")
-@click.argument("session")
-@workdir_option
-@json_option
-@click.option("--width", type=click.IntRange(min=40), default=80, show_default=True)
-def inspect_command(session: str, workdir: Path | None, as_json: bool, width: int) -> None:
-    """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,
-    event, tokens saved, where the copy went) and a chart of view tokens per turn."""
-    store = open_store(workdir)
-    try:
-        need_session(store, session)
-        line = timeline(store, session)
-    finally:
-        store.close()
-    if as_json:
-        click.echo(json.dumps(line.as_dict(), indent=1))
-        return
-    peak = max(line.view_tokens, default=0)
-    at = line.view_tokens.index(peak) + 1 if line.view_tokens else 0
-    limit = f", limit {line.limit:,}" if line.limit else ""
-    click.echo(
-        f"session {session}: {line.messages:,} messages, {line.turns:,} turns, "
-        f"{len(line.events)} compaction events"
-    )
-    click.echo(
-        f"view tokens: largest request {peak:,} (turn {at}), view now {line.now:,} "
-        f"(with the messages since){limit}"
-    )
-    click.echo("")
-    for text in render_chart(
-        line.view_tokens, width, limit=line.limit, marks={e.turn for e in line.events}
-    ):
-        click.echo(text)
-    click.echo("")
-    if not line.events:
-        click.echo("no compaction events: the whole history is in view")
-        return
-    _print_events(line.events)
-
-
-def pass_lines(
-    turn: int, stage: str, before: int, after: int, note: str, paths: list[str]
-) -> list[str]:
-    """One compaction as text: the numbers on one line, what it did and where the full copy
-    went on the next (a path is never shortened: it is what the model reads back)."""
-    lines = [f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} (-{before - after:,})"]
-    if note:
-        lines.append(f"      {note}")
-    if paths:
-        more = f" (+{len(paths) - 1} more)" if len(paths) > 1 else ""
-        lines.append(f"      copy: {paths[0]}{more}")
-    return lines
-
-
-def _print_events(events: list[Event]) -> None:
-    click.echo("compactions (turn, event, view tokens before -> after, saved):")
-    for e in events:
-        for text in pass_lines(e.turn, e.stage, e.before, e.after, e.note, e.paths):
-            click.echo(text)
-
-
-__all__ = ["Event", "Timeline", "inspect_command", "pass_lines", "render_chart", "timeline"]
+__all__ = ["Event", "Timeline", "render_chart", "shown_path", "timeline"]

@@ -8,7 +8,7 @@ In order of cost to the prompt cache:
    never rewritten by this pass.
 2. ``clear``: over the high-water mark, seen results outside the last ``keep_recent_turns``
    turns are cleared oldest first, down to the low-water mark, and only when that frees at
-   least ``clear_at_least`` tokens; each names its saved copy.
+   least ``clear_at_least`` tokens (a tenth of a small window); each names its saved copy.
 3. ``summarize``: still over the low-water mark, the oldest turns are archived and replaced
    by one summary message (rolling: the previous summary is passed in to be updated), the
    recent turns kept verbatim. The user's own messages stay pinned in view, verbatim and in
@@ -33,17 +33,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import markers
-from ..extract import summary_score
-from ..invariants import thinking_kept
-from ..messages import Message, block_type, blocks, is_request, readable_text, result_text
-from ..policy import SessionPolicy
+from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..store.base import Store
-from .exports import export_media, index_lines, summary_line
-from .request import request_shown
-from .state import Pos, Record, SessionState, answer_message
+from . import summary
+from .exports import export_media
+from .policy import SessionPolicy
+from .state import Pos, Record, SessionState
 
-# Tokens we expect a summary message to take (the summary call is capped at 2,000).
-SUMMARY_ALLOWANCE = 800
 MARKER_TOKENS = 30
 # Line breaks other than \n: str.splitlines (and so read_file) counts them, a pack's line
 # ranges would drift.
@@ -115,10 +111,10 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
         text = texts[pos]
         if sizes[pos] <= cap and total <= batch_limit:
             continue
-        if len(text) <= policy.preview_chars * 2:
+        if len(text) <= policy.preview_size * 2:
             continue
         path = io.store.save_blob(text)
-        preview = markers.persisted_preview(path, text, policy.preview_chars)
+        preview = markers.persisted_preview(path, text, policy.preview_size)
         chosen.append([pos[0], pos[1], path, preview])
         lines.append(markers.index_line("result", path, describe(state, pos)))
         total += counter.text(preview) - sizes[pos]
@@ -165,7 +161,7 @@ def clear(
             break
         chosen.append(item)
         freed += item[2]
-    if not chosen or (freed < policy.clear_at_least and not force):
+    if not chosen or (freed < policy.clear_floor and not force):
         return None
     # Results without a copy yet go into one pack file, each at a line range, so a clearing
     # writes one file however many results it clears (those that read_file could not
@@ -201,121 +197,29 @@ def clear(
     return {"kind": "edit", "op": "clear", "blocks": edits}
 
 
-@dataclass(frozen=True)
-class UserWords:
-    """The user messages a summary up to some cut keeps in view, and those it folds in."""
-
-    pins: list[int]
-    answered: dict[int, str]
-    folded: list[int]
-    tokens: int
-
-
-def answered_text(state: SessionState, seq: int, longest: int) -> str | None:
-    """The text of the assistant message just before ``seq``, if it is one, has no tool call
-    and is at most ``longest`` characters: what the user was answering."""
-    before = state.msgs.get(seq - 1)
-    if before is None or before.get("role") != "assistant":
-        return None
-    if any(block_type(b) == "tool_use" for b in blocks(before)):
-        return None
-    text = "\n\n".join(
-        str(b.get("text", "")) for b in blocks(before) if block_type(b) == "text"
-    ).strip()
-    if isinstance(before.get("content"), str):
-        text = str(before["content"]).strip()
-    return text if 0 < len(text) <= longest else None
-
-
-def user_words(state: SessionState, start: int, cut: int, budget: float, longest: int) -> UserWords:
-    """Every user-authored message before ``cut`` (besides the first request, always kept)
-    stays pinned, newest first, while the pinned ones fit ``budget`` tokens; the newest of
-    all stays whatever its size; the rest (the oldest) are folded into the summary."""
-    first = state.first_request
-    old = [seq for seq in state.pins if seq != first and seq < start]
-    new = [seq for seq in range(start, cut) if seq != first and is_request(state.msgs[seq])]
-    answered: dict[int, str] = {}
-    cost: dict[int, int] = {}
-    for seq in [*old, *new]:
-        text = state.answered.get(seq) if seq < start else answered_text(state, seq, longest)
-        if text:
-            answered[seq] = text
-        cost[seq] = state.counter.count(state.msgs[seq]) + (
-            state.counter.count(answer_message(text)) if text else 0
-        )
-    pins: list[int] = []
-    used = 0
-    for seq in reversed([*old, *new]):
-        if seq != state.latest_request and used + cost[seq] > budget:
-            break
-        pins.append(seq)
-        used += cost[seq]
-    kept = set(pins)
-    return UserWords(
-        pins=pins[::-1],
-        answered={seq: text for seq, text in answered.items() if seq in kept},
-        folded=[seq for seq in [*old, *new] if seq not in kept],
-        tokens=used,
-    )
-
-
-# The newest folded user messages a summary names one by one; older ones by count (the
-# index names the archive of every message range).
-FOLDED_NAMED = 20
-
-
 def summarize(
+    state: SessionState, io: PassIO, ask: summary.SummaryAsk, input_tokens: int
+) -> Record | None:
+    """The summary pass: ``summary.plan``, its copies and the summarizer's text
+    (``effects``), then ``summary.edit``."""
+    chosen = summary.plan(state, ask)
+    if chosen is None:
+        return None
+    record = summary.edit(state, chosen, ask, effects(state, io, chosen, ask, input_tokens))
+    return record
+
+
+def effects(
     state: SessionState,
     io: PassIO,
-    *,
-    target: int,
-    least: int,
-    request: str,
-    keep_turns: int,
+    plan: summary.SummaryPlan,
+    ask: summary.SummaryAsk,
     input_tokens: int,
-    pin_budget: float,
-    answered_chars: int,
-    instructions: str | None = None,
-    label: str = "Compacted",
-) -> Record | None:
-    starts = [seq for seq in state.turn_starts() if state.legal_cut(seq)]
-    # The newest turn (the model's latest call and its unseen results) is never summarized.
-    candidates = [
-        c for c in (starts[-keep_turns:] if keep_turns else starts[-1:]) if c > state.first_kept
-    ]
-    if not candidates:
-        candidates = [c for c in starts[-1:] if c > state.first_kept]
-    if not candidates:
-        return None
-    first = state.first_request
-    start = max(state.first_kept, state.base + (1 if first is not None else 0))
+) -> summary.SummaryEffects:
+    """Everything a summary writes or asks for, in this order: the archive of the messages it
+    replaces, their images and documents as files, the summary text, the index lines."""
+    start, cut, words = plan.start, plan.cut, plan.words
     offset = len(state.prefix) - state.first_kept
-
-    def tokens(lo: int, hi: int) -> int:  # of log messages lo..hi-1, all at or after first_kept
-        return sum(state.tokens[offset + lo : offset + hi])
-
-    first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
-    budget = target / state.ratio - state.overhead - SUMMARY_ALLOWANCE - first_tokens
-    cut = candidates[0]
-    for c in candidates:  # drop more only while what stays is still too big
-        cut = c
-        words = user_words(state, start, c, pin_budget, answered_chars)
-        if tokens(c, state.n) + words.tokens <= budget:
-            break
-    moved = _thinking_cut(state, cut, starts)
-    if moved <= start:
-        return None
-    if moved != cut:
-        # The pins were chosen for the cut before it moved back to a thinking turn's start.
-        cut, words = moved, user_words(state, start, moved, pin_budget, answered_chars)
-    # What the prefix holds now besides the first request (the summary, pinned messages).
-    prefix_rest = sum(state.tokens[: len(state.prefix)]) - (
-        first_tokens if state.prefix and first is not None else 0
-    )
-    saving = tokens(start, cut) + prefix_rest - SUMMARY_ALLOWANCE - words.tokens
-    if saving < least:
-        # Summarizing so little would not shrink the view: it would only churn the cache.
-        return None
     dropped = state.view[offset + start : offset + cut]
     archive = io.store.save_messages(dropped)
     sizes = state.tokens[offset + start : offset + cut]
@@ -324,7 +228,6 @@ def summarize(
     # pinned by an earlier summary are shown again, so this summary takes them in.
     kept = {id(dropped[seq - start]) for seq in words.pins if seq >= start}
     older = [state.msgs[seq] for seq in words.folded if seq < start]
-    # Images and documents leaving the view become files of their own (before the edit).
     exports = export_media(
         io.store,
         [
@@ -334,69 +237,9 @@ def summarize(
     )
     source = [*older, *(m for m in shown if id(m) not in kept)]
     previous = state.summary_text if state.summary is not None else None
-    text = io.summarize([*older, *shown], request, instructions, previous)
-    index = io.index(
-        [
-            markers.index_line(
-                "messages", archive, f"messages {start}-{cut - 1}, summary {state.summaries + 1}"
-            ),
-            *index_lines(exports, archive),
-        ]
-    )
-    named = [
-        *state.folded,
-        *((seq, state.pin_archive.get(seq) or archive) for seq in words.folded),
-    ]
-    more = state.folded_more + max(0, len(named) - FOLDED_NAMED)
-    named = named[-FOLDED_NAMED:]
-    message = markers.session_summary(
-        label,
-        request_shown(state, request, words.pins, cut),
-        text,
-        archive,
-        start,
-        cut - 1,
-        index,
-        markers.folded_line(named, more),
-        summary_line(exports, archive),
-    )
-    pins = [seq for seq in (first, *words.pins) if seq is not None]
-    return {
-        "kind": "edit",
-        "op": "summarize",
-        "start": start,
-        "cut": cut,
-        "pins": list(dict.fromkeys(pins)),
-        "answered": {str(seq): t for seq, t in words.answered.items()},
-        "folded": [list(item) for item in named],
-        "folded_more": more,
-        "archive": archive,
-        "message": message,
-        "text": text,
-        "score": summary_score(text, source).as_dict(),
-    }
-
-
-def _thinking_cut(state: SessionState, cut: int, starts: list[int]) -> int:
-    """``cut``, or the nearest earlier turn start, such that the view the summary makes still
-    opens its turn in progress with the thinking block the current view opens it with. The
-    API merges consecutive user messages, so the summary and the pinned requests in front of
-    the kept part can join the run before it: the log's own turns are not enough to decide."""
-    first, latest = state.first_request, state.latest_request
-    offset = len(state.prefix) - state.first_kept
-
-    def keeps(c: int) -> bool:
-        pinned = latest is not None and latest != first and latest < c
-        head = [state.msgs[first]] if first is not None else []
-        head.append({"role": "user", "content": ""})
-        if pinned and latest is not None:
-            head.append(state.msgs[latest])
-        return thinking_kept(state.view, head + state.view[offset + c :])
-
-    for c in [cut, *sorted((s for s in starts if s < cut), reverse=True)]:
-        if keeps(c):
-            return c
-    return state.first_kept
+    text = io.summarize([*older, *shown], ask.request, ask.instructions, previous)
+    index = io.index(summary.index_entries(state, plan, archive, exports))
+    return summary.SummaryEffects(archive, exports, text, index, summary.score(text, source))
 
 
 def summary_view(
@@ -423,11 +266,10 @@ def summary_view(
 
 __all__ = [
     "PassIO",
-    "UserWords",
     "clear",
     "describe",
+    "effects",
     "persist",
     "summarize",
     "summary_view",
-    "user_words",
 ]

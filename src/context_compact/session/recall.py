@@ -14,6 +14,8 @@ what happened. The answer is the original content, never a preview, cut into pag
 characters; ``next_offset`` continues. Only the session's own journal and the store's own
 files are read: a path that appears inside some tool output is not a reference.
 
+``SearchableLog`` gives the session engine both as methods over its own session.
+
 ``recover(store, session, path)`` is the same rebuilding for a file tool (the agent's
 ``read_file``): the content of a path the store issued, as bytes for a media file (an image
 saved when it left the view is found again among the logged messages by its content
@@ -23,42 +25,17 @@ address), as text otherwise; None for a path the store did not issue.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from ..engine import PAGE, RecallPage
 from ..media import decoded, describe
 from ..messages import block_type, blocks, readable_text
 from ..sizing import to_json
 from ..store.base import Store
-from ..store.disk import MEDIA, sha256
+from ..store.disk import media_digest, sha256
 from .exports import media_blocks
 
-PAGE = 8_000
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class RecallPage:
-    query: str
-    hits: int
-    text: str
-    offset: int
-    total: int
-
-    @property
-    def next_offset(self) -> int | None:
-        end = self.offset + len(self.text)
-        return end if end < self.total else None
-
-    def __str__(self) -> str:
-        if not self.hits:
-            return f"[recall {self.query!r}: nothing found in this session's log]"
-        more = f"; more from offset={self.next_offset}" if self.next_offset is not None else ""
-        head = (
-            f"[recall {self.query!r}: {self.hits} match(es), characters "
-            f"{self.offset}-{self.offset + len(self.text)} of {self.total}{more}]\n"
-        )
-        return head + self.text
 
 
 def message_text(message: Any) -> str:
@@ -112,14 +89,13 @@ def _rebuilt(store: Store, session: str, path: str) -> str | None:
     return "\n".join(parts)
 
 
-def _media(store: Store, session: str, path: str) -> bytes | None:
+def _media(store: Store, session: str, path: str, digest: str) -> bytes | None:
     """The bytes of a media file the store issued, from the log's messages if it is gone."""
     try:
         return store.read_bytes(path)
     except FileNotFoundError:
         pass
-    # The file's name is the start of the sha256 of its bytes: find the logged block.
-    digest = path.rsplit("/sha256-", 1)[-1].split(".", 1)[0]
+    # The store names a media file by the sha256 of its bytes: find the logged block.
     for record in store.records(session):
         if record.get("kind") != "message":
             continue
@@ -136,8 +112,9 @@ def recover(store: Store, session: str, path: str) -> str | bytes | None:
     None when the store did not issue it or the log does not hold it."""
     if not store.issued(path):
         return None
-    if f"/{MEDIA}/" in path:
-        return _media(store, session, path)
+    digest = media_digest(path)
+    if digest is not None:
+        return _media(store, session, path, digest)
     try:
         return store.read_text(path)
     except FileNotFoundError:
@@ -145,8 +122,9 @@ def recover(store: Store, session: str, path: str) -> str | bytes | None:
 
 
 def _file(store: Store, session: str, path: str) -> str:
-    if f"/{MEDIA}/" in path:
-        data = _media(store, session, path)
+    digest = media_digest(path)
+    if digest is not None:
+        data = _media(store, session, path, digest)
         if data is None:
             raise FileNotFoundError(f"{path} is gone and this session's log does not hold it")
         return f"=== {path} ===\n[media file: {describe(data)}; read_file shows text only]"
@@ -197,4 +175,20 @@ def recall(
     return RecallPage(query, len(hits), whole[offset : offset + limit], offset, len(whole))
 
 
-__all__ = ["PAGE", "RecallPage", "message_text", "recall", "recover"]
+class SearchableLog:
+    """``recall`` and ``recover`` over the engine's own session (the DurableSession
+    capability's search half; the engine gives ``store`` and ``sid``)."""
+
+    store: Store
+
+    def sid(self) -> str:
+        raise NotImplementedError
+
+    def recall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
+        return recall(self.store, self.sid(), query, offset=offset, limit=limit)
+
+    def recover(self, path: str) -> str | bytes | None:
+        return recover(self.store, self.sid(), path)
+
+
+__all__ = ["PAGE", "RecallPage", "SearchableLog", "message_text", "recall", "recover"]

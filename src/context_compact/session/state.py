@@ -2,6 +2,7 @@
 
     view = prefix + [render(seq) for seq in first_kept .. n-1]
     prefix = [first request] + [summary message] + pinned user messages older than first_kept
+             (+ the closing message of recent steps, when the summary closed the turn)
     render(seq) = the logged message with its replaced blocks (persisted or cleared results)
 
 Pinned user messages (``pins``, oldest first, the newest always among them) are the user's
@@ -24,6 +25,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..keys import ROOT, content_key
 from ..messages import (
     Message,
     block_type,
@@ -33,7 +35,6 @@ from ..messages import (
     opens_with_thinking,
 )
 from ..sizing import TokenCounter
-from .log import ROOT, content_key
 
 Pos = tuple[int, int]
 _ATOMS = (str, int, float, bool, type(None))
@@ -118,7 +119,8 @@ class SessionState:
         if not isinstance(content, list) or not any(
             (seq, bi) in self.repl for bi in range(len(content))
         ):
-            return clone(message)
+            rendered: Message = clone(message)
+            return rendered
         return {
             **clone({k: v for k, v in message.items() if k != "content"}),
             "content": [
@@ -278,7 +280,8 @@ class SessionState:
                 if seq in self.answered:
                     tail.append(answer_message(self.answered[seq]))
                 tail.append(self.render(seq))
-            self.prefix = [*head, self.summary, *tail]
+            carry = edit.get("carry")
+            self.prefix = [*head, self.summary, *tail, *([carry] if carry else [])]
             keep = set(pins)
             for seq in [s for s in self.msgs if s < cut and s not in keep]:
                 del self.msgs[seq]
@@ -286,6 +289,11 @@ class SessionState:
             self.copies = {p: c for p, c in self.copies.items() if p[0] >= cut or p[0] in keep}
             self.cleared = {p for p in self.cleared if p[0] >= cut}
             self.first_kept = cut
+            if edit.get("closes"):
+                # The view now ends with user messages that hold no tool result: the turn in
+                # progress is over, the next assistant message opens a new one.
+                self.turn_first, self.turn_thinks = None, False
+                self._run_open, self._run_ends_turn = True, True
             self._rebuild()
         else:
             raise ValueError(f"unknown edit {op!r} in the session journal")

@@ -19,8 +19,6 @@ Each of them imports again (formats ``anthropic`` and ``openai_chat``) to the sa
 and tool pairs; ``jsonl`` and ``anthropic`` to the same messages exactly. JSON is written
 ASCII-only (escapes), so text that is not valid UTF-8 (a lone surrogate in tool output)
 survives the trip.
-
-``import_command`` and ``export_command`` are the CLI's ``import`` and ``export``.
 """
 
 from __future__ import annotations
@@ -33,11 +31,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
-
+from ..engine import Env
 from ..loaders import Failure, Session, candidates, describe, load_file
+from ..sizing import TokenCounter
 from ..store.base import Store
-from .command import json_option, need_session, open_store, workdir_option
+from ..summarize import extractive_summary
+from .engine import SessionEngine
+from .policy import SessionPolicy, session_policy
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
 LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError)
@@ -74,13 +74,17 @@ def quiet_loaders() -> Iterator[None]:
         log.setLevel(level)
 
 
+def resumed(store: Store, session: str, policy: SessionPolicy | None = None) -> SessionEngine:
+    """The session engine on stored session ``session``, its view rebuilt from the journal
+    (the replay a resume does); extractive summaries, events dropped."""
+    env = Env(store, extractive_summary, TokenCounter(exact=True), lambda event: None, session)
+    return SessionEngine(policy or session_policy(), env)
+
+
 def import_session(store: Store, session: Session, extra: dict[str, Any] | None = None) -> Imported:
     """Write one loaded trajectory as a new session (``extra`` added to its meta); its
     record."""
-    from ..compactor import Compactor
-    from ..policy import Policy
-
-    policy = Policy.default()
+    policy = session_policy()
     meta = {
         "engine": "default",
         "policy": asdict(policy),
@@ -93,9 +97,8 @@ def import_session(store: Store, session: Session, extra: dict[str, Any] | None 
         **(extra or {}),
     }
     sid = store.create_session(meta)
-    compactor = Compactor(policy, store, session=sid)
     if session.messages:
-        compactor.record(session.messages)
+        resumed(store, sid, policy).record(session.messages)
     uses = sum(
         1
         for message in session.messages
@@ -177,13 +180,7 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
     if meta is None:
         raise KeyError(session)
     system = meta.get("system") or ""
-    if view:
-        from ..compactor import Compactor
-        from ..policy import Policy
-
-        messages = Compactor(Policy.default(), store, session=session).view()
-    else:
-        messages = history(store, session)
+    messages = resumed(store, session).view() if view else history(store, session)
     if fmt == "jsonl":
         lines = [{"role": "system", "content": system}] if system else []
         lines += messages
@@ -197,97 +194,14 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
     return json.dumps(to_openai(messages, system), ensure_ascii=True, indent=1) + "\n"
 
 
-@click.command("import")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@workdir_option
-@json_option
-def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
-    """Import an agent's log (FILE, or every log under DIR) as new sessions.
-
-    Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
-    OpenHands event histories, mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON.
-    """
-    from ..store.url import cli_store
-
-    store = cli_store(Path(workdir or Path.cwd()).resolve())
-    try:
-        try:
-            with quiet_loaders():
-                imported, failures = import_path(store, path)
-        except LOAD_ERRORS as error:
-            raise click.ClickException(f"cannot import {path}: {describe(error, path)}") from None
-    finally:
-        store.close()
-    if as_json:
-        data = {
-            "sessions": [i.as_dict() for i in imported],
-            "failures": [asdict(f) for f in failures],
-        }
-        click.echo(json.dumps(data, indent=1))
-    else:
-        for i in imported:
-            skipped = ""
-            if i.skipped:
-                reasons = ", ".join(f"{k}={v}" for k, v in i.notes.items())
-                if i.bad_lines:
-                    more = "…" if i.notes.get("unparseable_line", 0) > len(i.bad_lines) else ""
-                    reasons += f"; not JSON: line {', '.join(map(str, i.bad_lines))}{more}"
-                skipped = f"; {i.skipped} skipped or repaired ({reasons})"
-            click.echo(
-                f"imported {i.id}: {i.format} {i.name}, {i.messages} messages, "
-                f"{i.tool_uses} tool calls{skipped}"
-            )
-        for f in failures:
-            click.echo(f"error: {f.path}: {f.reason}", err=True)
-    if failures:
-        raise SystemExit(1)
-
-
-@click.command("export")
-@click.argument("session")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(EXPORT_FORMATS),
-    default="jsonl",
-    show_default=True,
-    help="jsonl: one Anthropic message a line; anthropic: {system, messages}; openai: "
-    "Chat Completions messages.",
-)
-@click.option("--view", is_flag=True, help="The compacted view instead of the whole history.")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write."
-)
-@workdir_option
-def export_command(
-    session: str, fmt: str, view: bool, output: Path | None, workdir: Path | None
-) -> None:
-    """Write session SESSION's history (its latest conversation) in FORMAT."""
-    store = open_store(workdir)
-    try:
-        need_session(store, session)
-        text = export_session(store, session, fmt, view=view)
-        earlier = conversations(store, session) - 1
-    finally:
-        store.close()
-    if earlier:
-        click.echo(f"note: {earlier} earlier conversation(s) not exported", err=True)
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        output.write_text(text, encoding="ascii")
-        click.echo(f"wrote {output}", err=True)
-
-
 __all__ = [
     "EXPORT_FORMATS",
     "Imported",
     "conversations",
-    "export_command",
     "export_session",
     "history",
-    "import_command",
     "import_path",
     "import_session",
     "quiet_loaders",
+    "resumed",
 ]

@@ -1,6 +1,6 @@
 """The file half of a store on disk: one layout, atomic writes, and which paths were issued.
 
-Layout under ``root`` (SPEC S-1.3 and S-2.4 for the seed, plus our own files):
+Layout under ``root`` (the seed's S-1.3 and S-2.4 for its files, plus our own):
 
     .task_outputs/tool-results/<safe id>.txt         seed: one per tool_use id, never rewritten
     .task_outputs/tool-results/sha256-<32 hex>.txt   save_blob: content-addressed
@@ -87,6 +87,14 @@ def media_rel(digest: str, media_type: str) -> str:
 
 def is_media(rel: str) -> bool:
     return rel.startswith(MEDIA + "/")
+
+
+def media_digest(path: str) -> str | None:
+    """The start of the sha256 of the bytes a media path the store issued names (its file
+    name, ``media_rel``); None for any other path."""
+    if f"/{MEDIA}/" not in path:
+        return None
+    return path.rsplit("/sha256-", 1)[-1].split(".", 1)[0]
 
 
 def binary_file(path: str) -> ValueError:

@@ -23,19 +23,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from ..errors import CorruptJournal as CorruptJournal  # the store's errors, kept here too
+from ..errors import SessionExists as SessionExists
 from .base import Record
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 _clock = threading.Lock()
 _last_created: datetime | None = None
-
-
-class SessionExists(ValueError):
-    """``create_session`` was given the id of a session the store already has."""
-
-
-class CorruptJournal(ValueError):
-    """A journal holds something other than whole batches before its last line."""
 
 
 def valid_session_id(session: object) -> bool:

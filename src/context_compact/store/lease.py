@@ -31,12 +31,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..errors import SessionLocked
+
 REMOTE_LEASE_SECONDS = 600.0
 HEARTBEAT_SECONDS = 5.0
-
-
-class SessionLocked(RuntimeError):
-    """Another live process writes this session, or wrote it since this one read it."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+from ..errors import UnknownMigration as UnknownMigration  # kept importable from here
+
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "0001_journal_and_blobs",
@@ -95,10 +97,6 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
 ]
-
-
-class UnknownMigration(RuntimeError):
-    """The database was migrated by a newer version of this library."""
 
 
 def connect(path: str, durable: bool = False) -> sqlite3.Connection:

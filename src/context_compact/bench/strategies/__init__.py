@@ -4,6 +4,8 @@ Every strategy is an engine of the registry (``registry.py``), driven through a
 ``Compactor`` built from a ``Setup`` (equal budget, its own store and counted summarizer), so
 the bench measures exactly what a library user of that policy would run.
 The peers are written from their published behaviour; each module's docstring cites it.
+``register_peers()`` registers them (importing ``context_compact.bench`` calls it), so
+``Policy.named("codex")`` and ``--policy codex`` build them like our own engines.
 
     none                  no management (reports where it overflows)
     seed                  Compactor(Policy.seed()), limit 4 x budget chars
@@ -20,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...compactor import Compactor
-from ...policy import Policy
-from ...registry import policy_for
+from ...registry import entry, policy_at, register
 from ...store.base import Store
+from . import anthropic_clearing, codex, masking, none, openhands
 
 # The seed counts characters (S-0.2); at ~4 characters a token its limit is 4 x the budget.
 CHARS_PER_TOKEN = 4
@@ -47,19 +49,25 @@ NAMES: tuple[str, ...] = (
 )
 
 
+def register_peers() -> None:
+    """Register the peers with the registry (again: the same entries)."""
+    register("none", none.engine, "no management: the whole history every time")
+    register("masking", masking.engine, "observation masking, last 10 results (SWE-agent)")
+    register("openhands-summarizer", openhands.engine, "OpenHands LLMSummarizingCondenser")
+    register("anthropic-clearing", anthropic_clearing.engine, "Anthropic clear_tool_uses_20250919")
+    register("codex", codex.engine, "Codex CLI auto-compact")
+
+
 def build(name: str, setup: Setup) -> Compactor:
-    """A Compactor over strategy ``name`` from the registry, at the bench's budget."""
+    """A Compactor over strategy ``name`` from the registry, at the bench's budget (tokens; the
+    seed's characters are ``CHARS_PER_TOKEN`` x the budget)."""
     if name not in NAMES:
         raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}")
-    if name == "seed":
-        policy: Any = Policy.seed(context_limit=CHARS_PER_TOKEN * setup.budget, echo=False)
-    elif name == "default":
-        policy = Policy.default(context_limit=setup.budget)
-    else:
-        policy = policy_for(name, context_limit=setup.budget)
-    compactor = Compactor(policy, setup.store, setup.summarizer)
+    register_peers()
+    scale = CHARS_PER_TOKEN if entry(name).unit == "chars" else 1
+    compactor = Compactor(policy_at(name, scale * setup.budget), setup.store, setup.summarizer)
     compactor.engine.overhead(setup.overhead)
     return compactor
 
 
-__all__ = ["NAMES", "Setup", "build"]
+__all__ = ["CHARS_PER_TOKEN", "NAMES", "Setup", "build", "register_peers"]

@@ -21,6 +21,7 @@ the model), so a cleared result counts as lost.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ...engine import Env
@@ -87,9 +88,7 @@ class ToolResultClearing(LoggedStrategy):
         if not cleared or (self.clear_at_least and freed < self.clear_at_least):
             return self.returned(list(self.log))
         view = [
-            self.rendered(li, cleared[li], lambda m=m, w=cleared[li]: _clear(m, w))
-            if li in cleared
-            else m
+            self.rendered(li, cleared[li], partial(_clear, m, cleared[li])) if li in cleared else m
             for li, m in enumerate(self.log)
         ]
         return self.returned(view)

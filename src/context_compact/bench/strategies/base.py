@@ -3,19 +3,21 @@
 A peer keeps the history its agent would keep (``LoggedStrategy.log``) and derives each
 request from it. The bench's loop hands back the view it was given plus what it appended
 (as the seed's loop does); ``sync`` recognizes that, and also a caller's own full history,
-and appends only the new messages. Rendered messages are cached by (log index, variant) so
+or a copy of either (``keys.Known``: the same objects or equal content), and appends only the
+new messages. Rendered messages are cached by (log index, variant) so
 an unchanged message is the same object from call to call: the replay's prefix comparison
 and token counting stay cheap, and a cache prefix is never broken by a copy.
 """
 
 from __future__ import annotations
 
-import operator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from ...engine import StatelessEngine
 from ...invariants import InvalidHistory, check, check_appended
+from ...keys import Known
 from ...messages import as_dicts, block_type, blocks
 
 Message = dict[str, Any]
@@ -66,17 +68,13 @@ class LoggedStrategy(StatelessEngine):
             raise InvalidHistory(check(messages))
         returned = self._returned
         restart = False
-        if (
-            returned is not None
-            and len(messages) >= len(returned)
-            and all(map(operator.is_, messages, returned))
-        ):
+        if returned is not None and Known(returned).prefix(messages) == len(returned):
             start = len(returned)
-        elif len(messages) >= len(self.log) and all(map(operator.is_, messages, self.log)):
+        elif Known(self.log).prefix(messages) == len(self.log):
             start = len(self.log)
         else:
             start, restart = 0, True
-        new = as_dicts(messages[start:])
+        new: list[Message] = as_dicts(messages[start:])
         prev = self.log[-1] if self.log and not restart else None
         violations = check_appended(prev, new, set() if restart else self._use_ids)
         if violations:
@@ -92,7 +90,7 @@ class LoggedStrategy(StatelessEngine):
         """What the agent records for an incoming message (peers may truncate outputs)."""
         return message
 
-    def rendered(self, index: int, variant: Any, build: Any) -> Message:
+    def rendered(self, index: int, variant: Any, build: Callable[[], Message]) -> Message:
         hit = self._cache.get(index)
         if hit is not None and hit[0] == variant:
             return hit[1]

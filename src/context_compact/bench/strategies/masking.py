@@ -15,6 +15,7 @@ the model is given no reference to a masked one, so a masked result counts as lo
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ...engine import Env
@@ -73,7 +74,7 @@ class ObservationMasking(LoggedStrategy):
             if not which:
                 view.append(message)
                 continue
-            view.append(self.rendered(li, which, lambda m=message, w=which: self._mask(m, w)))
+            view.append(self.rendered(li, which, partial(self._mask, message, which)))
         return self.returned(view)
 
     @staticmethod

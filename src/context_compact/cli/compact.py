@@ -35,11 +35,12 @@ import click
 from ..events import CompactionEvent
 from ..loaders import Session
 from ..registry import NAMES
+from ..session.inspect import Event, shown_path
+from ..session.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..sizing import TokenCounter
 from ..store.base import Store
-from .command import json_option, need_session, workdir_option
-from .inspect import Event, pass_lines
-from .transfer import LOAD_ERRORS, history, quiet_loaders
+from .inspect import pass_lines
+from .sessions import json_option, need_session, workdir_option
 
 
 @dataclass
@@ -89,7 +90,7 @@ def replay_policy(
                 event.after,
                 event.before - event.after,
                 event.note,
-                [_shown(p, root) for p in event.paths],
+                [shown_path(p, root) for p in event.paths],
             )
         )
 
@@ -115,13 +116,6 @@ def replay_policy(
     return out, view
 
 
-def _shown(path: str, root: Path) -> str:
-    try:
-        return str(Path(path).relative_to(root))
-    except ValueError:
-        return path
-
-
 def run_compact(
     session: Session,
     policy: Any,
@@ -140,7 +134,7 @@ def run_compact(
         outcome.dry_run = False
     else:
         outcome, view = replay_policy(session, policy, store)
-        from .transfer import import_session
+        from ..session.transfer import import_session
 
         kept = replace(session, messages=view, skipped=0, notes={})
         sid = import_session(store, kept, meta).id
@@ -203,8 +197,8 @@ def compact_command(
 ) -> None:
     """Replay session ID (or a log FILE) through --policy, offline: what each compaction pass
     does, and the final view. Without --dry-run the result is kept as a NEW session."""
-    from ..cli_agent import make_policy
     from ..store.url import cli_store
+    from .agent import make_policy
 
     root = Path(workdir or Path.cwd()).resolve()
     with quiet_loaders():

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from ..session.transfer import resumed
+
 COMPACTIONS = ("clear_old_results", "summarize", "compact_history", "reactive_compact")
 
 
@@ -50,9 +52,6 @@ def source_of(meta: dict[str, Any]) -> str:
 
 def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
     """One session's line: when it started, its turns, its view's tokens, its compactions."""
-    from ..compactor import Compactor
-    from ..policy import Policy
-
     sid = meta["id"]
     turns = compactions = messages = 0
     for record in store.records(sid):
@@ -62,8 +61,6 @@ def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
             turns += record["message"].get("role") == "assistant"
         elif kind == "event":
             compactions += record.get("stage") in COMPACTIONS
-    compactor = Compactor(Policy.default(), store, session=sid)
-    state = getattr(compactor.engine, "state", None)
     return {
         "id": sid,
         "started": meta.get("created"),
@@ -71,7 +68,7 @@ def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
         "engine": meta.get("engine"),
         "messages": messages,
         "turns": turns,
-        "tokens_in_view": state.measure() if state is not None else None,
+        "tokens_in_view": resumed(store, sid).measure(),
         "compactions": compactions,
     }
 
@@ -144,7 +141,7 @@ def recall_command(
 ) -> None:
     """Print the original content SESSION logged that matches QUERY (text, a path the
     session's view named, or 'message N'), one page at a time."""
-    from .recall import recall
+    from ..session.recall import recall
 
     store = open_store(workdir)
     try:

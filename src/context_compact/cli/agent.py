@@ -1,7 +1,7 @@
 """How the CLI builds an agent and reports on it: the environment (options, then the real
 environment, then ``.env``), the provider, the policy (with ``.context-compact/config.toml``),
 the store and session to resume, the printer of loop events, and the one-line failure
-messages. ``cli.py`` holds the click commands on top of it.
+messages. The ``cli`` package's ``__init__.py`` holds the click commands on top of it.
 
 A failure shown to the user is ONE line saying what failed and what to do, with the path of
 the transcript holding the conversation so far; secrets are redacted from it.
@@ -19,8 +19,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from .agent.guard import Redactor, secrets_in
-from .agent.loop import (
+from ..agent.guard import Redactor, secrets_in
+from ..agent.loop import (
     Agent,
     AgentError,
     Compaction,
@@ -31,21 +31,21 @@ from .agent.loop import (
     ToolCall,
     system_prompt,
 )
-from .agent.tools import Workspace
-from .compactor import Compactor
-from .config import ConfigError, apply_settings, read_config
-from .errors import CompactionFailed
-from .events import CompactionEvent
-from .invariants import InvalidHistory
-from .policy import Policy
-from .providers.base import ModelReply, Provider
-from .providers.errors import is_context_overflow
-from .providers.openai_chat import is_local_url
-from .registry import policy_for
-from .store import WORKDIR_DB, SessionLocked, Store
-from .store.journal import shown_id
-from .store.url import cli_store
-from .summarize import LLMSummarizer
+from ..agent.tools import Workspace
+from ..compactor import Compactor
+from ..config import ConfigError, apply_settings, read_config
+from ..engine import PolicyLike
+from ..errors import CompactionFailed
+from ..events import CompactionEvent
+from ..invariants import InvalidHistory
+from ..providers.base import ModelReply, Provider
+from ..providers.errors import is_context_overflow
+from ..providers.openai_chat import is_local_url
+from ..registry import policy_at
+from ..store import WORKDIR_DB, SessionLocked, Store
+from ..store.journal import shown_id
+from ..store.url import cli_store
+from ..summarize import LLMSummarizer
 
 # The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
 LOCAL_ANTHROPIC_KEY = "sk-ant-local-no-key"
@@ -85,7 +85,7 @@ def environment(workdir: Path) -> dict[str, str]:
 
 def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int = 2) -> Provider:
     if kind == "anthropic":
-        from .providers.anthropic import AnthropicProvider
+        from ..providers.anthropic import AnthropicProvider
 
         key, base = env.get("ANTHROPIC_API_KEY"), env.get("ANTHROPIC_BASE_URL") or None
         if not key:
@@ -98,7 +98,7 @@ def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int =
         return AnthropicProvider(
             model, api_key=key, base_url=base, max_retries=max_retries, cache=True
         )
-    from .providers.openai_chat import OpenAIChatProvider
+    from ..providers.openai_chat import OpenAIChatProvider
 
     key, base = env.get("OPENAI_API_KEY") or None, env.get("OPENAI_BASE_URL") or None
     if key is None and not (base and is_local_url(base)):
@@ -109,16 +109,10 @@ def make_provider(kind: str, model: str, env: dict[str, str], max_retries: int =
     return OpenAIChatProvider(model, api_key=key, base_url=base, max_retries=max_retries)
 
 
-def make_policy(name: str, model: str | None, context_limit: int | None) -> Any:
+def make_policy(name: str, model: str | None, context_limit: int | None) -> PolicyLike:
     """The policy ``--policy NAME`` names in the registry, at ``--context-limit`` if given."""
-    limit: dict[str, Any] = {} if context_limit is None else {"context_limit": context_limit}
     try:
-        if name == "seed":
-            return Policy.seed(echo=False, **limit)
-        if name == "default":
-            return Policy.default(model=model, **limit)
-        base = Policy.default(model=model)
-        return policy_for(name, **{"context_limit": base.context_limit, **limit})
+        return policy_at(name, context_limit, model=model)
     except (ValueError, TypeError) as error:
         raise click.UsageError(str(error)) from error
 

@@ -30,11 +30,15 @@ from typing import Any
 import click
 from rich.console import Console
 
-from .agent.loop import (
+from ..agent.loop import (
     AgentError,
     describe_error,
 )
-from .cli_agent import (
+from ..bench.strategies import register_peers
+from ..registry import ENGINES, NAMES
+from ..store import WORKDIR_DB
+from ..store.url import select as select_store
+from .agent import (
     QUIT_WORDS,
     RECOVERABLE,
     Printer,
@@ -44,10 +48,10 @@ from .cli_agent import (
     report_failure,
     resume_hint,
 )
-from .registry import ENGINES, NAMES
-from .session.command import recall_command, sessions
-from .store import WORKDIR_DB
-from .store.url import select as select_store
+from .sessions import recall_command, sessions
+
+# --policy offers every engine of the registry, the bench's peers included.
+register_peers()
 
 
 def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -238,7 +242,7 @@ def compact_now(
 )
 def demo(workdir: Path | None, clean: bool) -> None:
     """Offline: a scripted model drives the real loop through every kind of compaction."""
-    from .demo import DEMO_CONTEXT_LIMIT, DEMO_TASK, run_demo
+    from ..demo import DEMO_CONTEXT_LIMIT, DEMO_TASK, run_demo
 
     if workdir is not None and workdir.exists() and any(workdir.iterdir()):
         raise click.UsageError(f"{workdir} is not empty; demo needs an empty or new directory")
@@ -295,10 +299,10 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 
 
 # -- more commands -----------------------------------------------------------------------
-from .bench.command import bench  # noqa: E402  (registered after the group exists)
-from .session.dry_run import compact_command  # noqa: E402
-from .session.inspect import inspect_command  # noqa: E402
-from .session.transfer import export_command, import_command  # noqa: E402
+from ..bench.command import bench  # noqa: E402  (registered after the group exists)
+from .compact import compact_command  # noqa: E402
+from .inspect import inspect_command  # noqa: E402
+from .transfer import export_command, import_command  # noqa: E402
 
 main.add_command(bench)
 main.add_command(sessions)
@@ -307,7 +311,3 @@ main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(inspect_command)
 main.add_command(compact_command)
-
-
-if __name__ == "__main__":
-    main()

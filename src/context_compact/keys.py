@@ -14,7 +14,10 @@ conversation logs do).
 * the list it passed last time, again or extended (a retry after a failed model call);
 * a copy of any of these (keys, not object identity, are compared).
 
-Anything else is a new conversation (``None``). Keys of objects seen at the same position
+Anything else is a new conversation (``None``). ``Known`` is the same recognition for one
+remembered list (the format edge's last view and input, a bench peer's returned view and
+log): how many leading items of the caller's list are that list's items, the same objects or
+equal content, each remembered item hashed at most once. Keys of objects seen at the same position
 in the previous call are reused by identity, so recognizing a long list costs a pass of
 ``is`` checks plus hashing only what is new: O(new) hashing per call. A message object the
 caller mutates in place after passing it keeps its old key; replace messages instead (the
@@ -29,7 +32,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import plain
+from .messages import plain
 
 ROOT = ""
 
@@ -54,12 +57,37 @@ def chain_id(parent: str, key: str) -> str:
     return hashlib.blake2b(f"{parent}/{key}".encode("ascii"), digest_size=16).hexdigest()
 
 
-def _same_prefix(messages: list[Any], objects: list[Any]) -> int:
+def same_prefix(messages: list[Any], objects: list[Any]) -> int:
     """How many leading items are the same objects (the common case, checked at C speed)."""
     n = min(len(messages), len(objects))
     if all(map(operator.is_, messages[:n], objects[:n])):
         return n
     return next(i for i in range(n) if messages[i] is not objects[i])
+
+
+class Known:
+    """A list we remember (one we returned, or were given), its items' keys computed lazily."""
+
+    def __init__(self, objects: list[Any] | None = None) -> None:
+        self.objects: list[Any] = objects if objects is not None else []
+        self._keys: dict[int, str] = {}
+
+    def key(self, i: int) -> str:
+        if i not in self._keys:
+            self._keys[i] = content_key(self.objects[i])
+        return self._keys[i]
+
+    def prefix(self, items: list[Any]) -> int:
+        """How many leading ``items`` are ours, item for item: the same objects or equal
+        content (hashing starts only where the objects differ)."""
+        objects = self.objects
+        n = same_prefix(items, objects)
+        while n < min(len(items), len(objects)):
+            item = items[n]
+            if item is not objects[n] and content_key(item) != self.key(n):
+                break
+            n += 1
+        return n
 
 
 @dataclass(frozen=True)
@@ -90,7 +118,7 @@ class Recognizer:
 
     def keys(self, messages: list[Any]) -> list[str]:
         objects, keys = self._objects, self._keys
-        same = _same_prefix(messages, objects)
+        same = same_prefix(messages, objects)
         out = keys[:same]
         last_objects, last_keys = self._last_objects, self._last_keys
         for i in range(same, len(messages)):
@@ -141,4 +169,13 @@ class Recognizer:
         return None
 
 
-__all__ = ["ROOT", "Match", "Recognizer", "canonical", "chain_id", "content_key"]
+__all__ = [
+    "ROOT",
+    "Known",
+    "Match",
+    "Recognizer",
+    "canonical",
+    "chain_id",
+    "content_key",
+    "same_prefix",
+]

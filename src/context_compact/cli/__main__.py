@@ -1,0 +1,5 @@
+"""``python -m context_compact.cli``: the ``context-compact`` command."""
+
+from . import main
+
+main()

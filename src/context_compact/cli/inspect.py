@@ -1,0 +1,76 @@
+"""``context-compact inspect ID``: what compaction did to a session, turn by turn
+(``session/inspect.py`` replays it), and ``pass_lines``, one compaction as text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..session.inspect import Event, render_chart, timeline
+from .sessions import json_option, need_session, open_store, workdir_option
+
+
+@click.command("inspect")
+@click.argument("session")
+@workdir_option
+@json_option
+@click.option("--width", type=click.IntRange(min=40), default=80, show_default=True)
+def inspect_command(session: str, workdir: Path | None, as_json: bool, width: int) -> None:
+    """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,
+    event, tokens saved, where the copy went) and a chart of view tokens per turn."""
+    store = open_store(workdir)
+    try:
+        need_session(store, session)
+        line = timeline(store, session)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(line.as_dict(), indent=1))
+        return
+    peak = max(line.view_tokens, default=0)
+    at = line.view_tokens.index(peak) + 1 if line.view_tokens else 0
+    limit = f", limit {line.limit:,}" if line.limit else ""
+    click.echo(
+        f"session {session}: {line.messages:,} messages, {line.turns:,} turns, "
+        f"{len(line.events)} compaction events"
+    )
+    click.echo(
+        f"view tokens: largest request {peak:,} (turn {at}), view now {line.now:,} "
+        f"(with the messages since){limit}"
+    )
+    click.echo("")
+    for text in render_chart(
+        line.view_tokens, width, limit=line.limit, marks={e.turn for e in line.events}
+    ):
+        click.echo(text)
+    click.echo("")
+    if not line.events:
+        click.echo("no compaction events: the whole history is in view")
+        return
+    _print_events(line.events)
+
+
+def pass_lines(
+    turn: int, stage: str, before: int, after: int, note: str, paths: list[str]
+) -> list[str]:
+    """One compaction as text: the numbers on one line, what it did and where the full copy
+    went on the next (a path is never shortened: it is what the model reads back)."""
+    lines = [f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} (-{before - after:,})"]
+    if note:
+        lines.append(f"      {note}")
+    if paths:
+        more = f" (+{len(paths) - 1} more)" if len(paths) > 1 else ""
+        lines.append(f"      copy: {paths[0]}{more}")
+    return lines
+
+
+def _print_events(events: list[Event]) -> None:
+    click.echo("compactions (turn, event, view tokens before -> after, saved):")
+    for e in events:
+        for text in pass_lines(e.turn, e.stage, e.before, e.after, e.note, e.paths):
+            click.echo(text)
+
+
+__all__ = ["inspect_command", "pass_lines"]

@@ -1,0 +1,108 @@
+"""``SessionPolicy``: the settings of the session engine (``session/``), our default: limits
+in tokens of the request as sent, an append-only durable log with a view derived from it,
+high/low-water clearing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..overrides import positive, with_overrides
+from ..sizing import context_window
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    """Our default: token budgets, a view over a durable append-only log, nothing lost."""
+
+    engine: ClassVar[str] = "default"
+    unit: ClassVar[str] = "tokens"
+
+    context_limit: int = 192_000
+    """Most tokens a request may take, system prompt and tools included. ``Policy.default``
+    sets it to the model's window minus ``reserve_tokens``."""
+    model: str | None = None
+    """The model whose window sets ``context_limit`` (``sizing.context_window``)."""
+    reserve_tokens: int = 8_000
+    """Tokens kept free for the reply when the limit comes from the model's window."""
+    high_water: float = 0.85
+    """Compaction starts when the request passes this share of the limit..."""
+    low_water: float = 0.40
+    """...and clears or summarizes down to this share, so history changes in rare batches."""
+    clear_at_least: int = 2_000
+    """A clearing or summary that would free fewer tokens is skipped: it would only churn the
+    prompt cache (unless the request is over the limit)."""
+    keep_recent_turns: int = 3
+    """Assistant turns at the end of the view whose results are never cleared or summarized."""
+    batch_budget: float = 0.25
+    """Share of the limit the newest, unseen results may take before the largest are persisted
+    with a preview."""
+    large_result_limit: int = 8_000
+    """A new result over this many tokens is persisted with a preview whatever the batch."""
+    large_result_share: float = 0.10
+    """...or over this share of the limit, if that is smaller."""
+    preview_chars: int = 1_500
+    """Characters of a persisted result kept in view."""
+    summary_input_limit: int = 160_000
+    """Most characters of history the model summarizer is given."""
+    summary_max_tokens: int = 2_000
+    """Length budget of a summary, in tokens (at most 15% of ``context_limit`` in a small
+    window): the model is asked to stay under it and its call is capped at it; a longer summary
+    from any summarizer is cut to it (a ``summary_capped`` event)."""
+    summary_timeout: float = 120.0
+    """Seconds a summary call may take before the extractive fallback is used."""
+    max_summary_failures: int = 3
+    """Summarizer failures in a row (an exception, a timeout, an empty or non-text answer)
+    before ``CompactionFailed``; each one before that falls back to the extractive summary."""
+    user_words_share: float = 0.10
+    """Share of the limit the user's own messages may take in view once turns around them are
+    summarized. Every user-authored message (not tool results) stays verbatim, in order, with
+    the short assistant text it answered; past this share the oldest are folded into the
+    summary, which names them (message number and archive). The first request and the newest
+    user message stay whatever their size. At the default 192,000-token limit that is 19,200
+    tokens, about what Codex CLI keeps of recent user messages when it compacts (20,000:
+    ``COMPACT_USER_MESSAGE_MAX_TOKENS`` in openai/codex ``codex-rs/core/src/compact.rs``)."""
+    answered_chars: int = 600
+    """An assistant text a pinned user message answered stays with it when at most this many
+    characters (a question the user replied to); longer ones are left to the summary."""
+    max_over_limit: int = 3
+    """Calls in a row still over the limit after compaction before ``CompactionFailed``."""
+    max_reactive_retries: int = 1
+    """Reactive compactions the agent loop tries per refused call."""
+
+    # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
+    # large window; below it they scale with the limit.
+    @property
+    def clear_floor(self) -> int:
+        """``clear_at_least``, at most a tenth of the limit."""
+        return min(self.clear_at_least, self.context_limit // 10)
+
+    @property
+    def preview_size(self) -> int:
+        """``preview_chars``, at most about 5% of the limit (a fifth of it in characters)."""
+        return min(self.preview_chars, max(200, self.context_limit // 5))
+
+    def __post_init__(self) -> None:
+        positive(self, "context_limit", "preview_chars", "summary_input_limit")
+        if not 0 < self.low_water < self.high_water <= 1:
+            raise ValueError(
+                f"need 0 < low_water < high_water <= 1, got {self.low_water}, {self.high_water}"
+            )
+        if self.keep_recent_turns < 0:
+            raise ValueError("keep_recent_turns must be >= 0")
+        if not 0 <= self.user_words_share < self.low_water:
+            raise ValueError(f"need 0 <= user_words_share < low_water, got {self.user_words_share}")
+        if self.answered_chars < 0 or self.summary_max_tokens <= 0:
+            raise ValueError("answered_chars must be >= 0 and summary_max_tokens positive")
+
+
+def session_policy(**overrides: Any) -> SessionPolicy:
+    """``Policy.default``: ``context_limit`` defaults to the window of ``model`` minus
+    ``reserve_tokens``; without a model, 200,000 - 8,000 tokens."""
+    model = overrides.get("model")
+    reserve = overrides.get("reserve_tokens", SessionPolicy.reserve_tokens)
+    base = SessionPolicy(context_limit=max(1, context_window(model) - reserve))
+    return with_overrides(base, overrides)
+
+
+__all__ = ["SessionPolicy", "session_policy"]

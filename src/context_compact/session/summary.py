@@ -1,0 +1,394 @@
+"""A summary of the oldest turns, in three steps: a pure plan, the effects, a pure edit.
+
+``plan`` decides *what* a summary replaces, from the state alone: the first message it takes
+(``start``), the first it keeps (``cut``), which user messages stay pinned (``UserWords``)
+and, when it closes the turn in progress, which recent steps ride along verbatim (``carry``).
+``SummaryEffects`` is what the engine gets back from the store and the summarizer for that
+plan (the archive, the media files, the summary text, the index). ``edit`` turns a plan and
+its effects into the journal record that ``SessionState.apply`` applies. Only the effect step
+does I/O; the plan and the edit are functions of their arguments, so a resumed session that
+replays the record rebuilds the same view.
+
+Two kinds of cut:
+
+- **Inside the history**: the kept part starts at a turn start (an assistant message) that
+  keeps the API's thinking rule (``SessionState.legal_cut``), or at a user request. The
+  oldest such cut whose kept part fits the budget is taken.
+- **Closing the turn** (``cut == n``): when no such cut fits (one request followed by a long
+  tool loop whose turn opened with a thinking block has no legal cut inside it, and a turn
+  start may leave too much behind it), everything up to the end of the log is summarized.
+  The most recent steps (the model's last tool calls and their results, up to
+  ``keep_turns`` of them, as far as the budget allows, the unseen ones always) ride along
+  as text in one closing message after the pinned user messages. That message holds no
+  ``tool_result``, so it ends the turn: the next assistant message opens a new turn and, with
+  extended thinking on, thinks first, which is what the Messages API asks of the final
+  assistant turn. No thinking block is ever modified or moved: the turn that held them is
+  gone from the view whole (its messages are in the archive), as the API itself drops the
+  thinking of earlier turns. The same holds for OpenAI Responses reasoning items: none is
+  left without the call it belongs to.
+
+Invariants: a plan never takes a message the model has not seen out of the view without it
+riding along verbatim; every message between ``start`` and ``cut`` is in the archive before
+the edit exists; ``carry`` is ``None`` unless ``cut`` is the end of the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import markers
+from ..extract import summary_score
+from ..invariants import thinking_kept
+from ..messages import Message, block_type, blocks, is_request
+from ..transcript import render
+from .exports import Export, index_lines, summary_line
+from .request import request_shown
+from .state import Record, SessionState, answer_message
+
+# Tokens we expect a summary message to take, at most (the summary call is capped at
+# ``summary_budget``; the engine passes the smaller of the two).
+SUMMARY_ALLOWANCE = 800
+# The newest folded user messages a summary names one by one; older ones by count (the
+# index names the archive of every message range).
+FOLDED_NAMED = 20
+# A carried result is verbatim: the transcript's clipping is turned off.
+_VERBATIM = 10**12
+
+
+@dataclass(frozen=True)
+class UserWords:
+    """The user messages a summary up to some cut keeps in view, and those it folds in."""
+
+    pins: list[int]
+    answered: dict[int, str]
+    folded: list[int]
+    tokens: int
+
+
+@dataclass(frozen=True)
+class SummaryAsk:
+    """What the engine asks of a summary."""
+
+    target: int
+    """Tokens the request should measure after it (the low-water mark, or 0: all)."""
+    least: int
+    """Tokens it must free to be worth the cache it breaks."""
+    request: str
+    keep_turns: int
+    """Recent turns kept (or carried) verbatim; 0 summarizes all but what is unseen."""
+    limit: int
+    """The context limit: a kept part over it is never chosen."""
+    pin_budget: float
+    answered_chars: int
+    allowance: int = SUMMARY_ALLOWANCE
+    instructions: str | None = None
+    label: str = "Compacted"
+
+
+@dataclass(frozen=True)
+class SummaryPlan:
+    start: int
+    cut: int
+    words: UserWords
+    carry: int | None
+    """First log message carried verbatim in the closing message (closing plans only)."""
+
+    @property
+    def closes(self) -> bool:
+        return self.carry is not None
+
+
+@dataclass(frozen=True)
+class SummaryEffects:
+    archive: str
+    exports: list[Export]
+    text: str
+    index: str
+    score: dict[str, float | None]
+    """``summary_score`` of ``text`` against what the summarizer was given."""
+
+
+def answered_text(state: SessionState, seq: int, longest: int) -> str | None:
+    """The text of the assistant message just before ``seq``, if it is one, has no tool call
+    and is at most ``longest`` characters: what the user was answering."""
+    before = state.msgs.get(seq - 1)
+    if before is None or before.get("role") != "assistant":
+        return None
+    if any(block_type(b) == "tool_use" for b in blocks(before)):
+        return None
+    text = "\n\n".join(
+        str(b.get("text", "")) for b in blocks(before) if block_type(b) == "text"
+    ).strip()
+    if isinstance(before.get("content"), str):
+        text = str(before["content"]).strip()
+    return text if 0 < len(text) <= longest else None
+
+
+def user_words(state: SessionState, start: int, cut: int, budget: float, longest: int) -> UserWords:
+    """Every user-authored message before ``cut`` (besides the first request, always kept)
+    stays pinned, newest first, while the pinned ones fit ``budget`` tokens; the newest of
+    all stays whatever its size; the rest (the oldest) are folded into the summary."""
+    first = state.first_request
+    old = [seq for seq in state.pins if seq != first and seq < start]
+    new = [seq for seq in range(start, cut) if seq != first and is_request(state.msgs[seq])]
+    answered: dict[int, str] = {}
+    cost: dict[int, int] = {}
+    for seq in [*old, *new]:
+        text = state.answered.get(seq) if seq < start else answered_text(state, seq, longest)
+        if text:
+            answered[seq] = text
+        cost[seq] = state.counter.count(state.msgs[seq]) + (
+            state.counter.count(answer_message(text)) if text else 0
+        )
+    pins: list[int] = []
+    used = 0
+    for seq in reversed([*old, *new]):
+        if seq != state.latest_request and used + cost[seq] > budget:
+            break
+        pins.append(seq)
+        used += cost[seq]
+    kept = set(pins)
+    return UserWords(
+        pins=pins[::-1],
+        answered={seq: text for seq, text in answered.items() if seq in kept},
+        folded=[seq for seq in [*old, *new] if seq not in kept],
+        tokens=used,
+    )
+
+
+def _tokens(state: SessionState, lo: int, hi: int) -> int:
+    """Tokens of log messages ``lo..hi-1`` as in view (all at or after ``first_kept``)."""
+    offset = len(state.prefix) - state.first_kept
+    return sum(state.tokens[offset + lo : offset + hi])
+
+
+def _cuts(state: SessionState, start: int) -> tuple[list[int], list[int]]:
+    """Where a kept part may start, oldest first: turn starts the thinking rule allows, and
+    user requests (a cut before one never splits a tool pair)."""
+    turns, requests = [], []
+    for seq in range(max(start + 1, state.first_kept + 1), state.n):
+        message = state.msgs[seq]
+        if message.get("role") == "assistant" and state.legal_cut(seq):
+            turns.append(seq)
+        elif is_request(message):
+            requests.append(seq)
+    return turns, requests
+
+
+def _keeps_thinking(state: SessionState, cut: int) -> bool:
+    """Whether the view a summary at ``cut`` makes still opens its turn in progress with the
+    thinking block the current view opens it with. The API merges consecutive user messages,
+    so the summary and the pinned requests in front of the kept part join the run before it:
+    the log's own turns are not enough to decide."""
+    first, latest = state.first_request, state.latest_request
+    offset = len(state.prefix) - state.first_kept
+    head = [state.msgs[first]] if first is not None else []
+    head.append({"role": "user", "content": ""})
+    if latest is not None and latest != first and latest < cut:
+        head.append(state.msgs[latest])
+    return thinking_kept(state.view, head + state.view[offset + cut :])
+
+
+def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
+    """What a summary should replace, or ``None`` when nothing worth it can go.
+
+    The kept part is the last ``keep_turns`` cuts' worth, fewer while it does not fit the
+    budget, at least the newest cut if that still fits the limit; else the summary closes
+    the turn. ``keep_turns == 0`` always closes (a "summarize all").
+    """
+    first = state.first_request
+    start = max(state.first_kept, state.base + (1 if first is not None else 0))
+    if start >= state.n:
+        return None
+    first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
+    fixed = state.overhead + ask.allowance + first_tokens
+    budget = ask.target / state.ratio - fixed
+    roof = ask.limit / state.ratio - fixed
+
+    def words(cut: int) -> UserWords:
+        return user_words(state, start, cut, ask.pin_budget, ask.answered_chars)
+
+    # Closing needs the log to end with user messages: an assistant message at its end (a
+    # tool call whose results are still to come) must stay a message of its own.
+    closable = state.msgs[state.n - 1].get("role") == "user"
+    turns, requests = _cuts(state, start)
+    keep = ask.keep_turns or (0 if closable else 1)
+    found = _choose(state, turns[-keep:] if keep else [], words, budget, roof)
+
+    newest = max([start, *turns])
+    # Over even without the summary's allowance (our guess at its size): no turn start can
+    # keep the newest turn under the limit.
+    over = _tokens(state, newest, state.n) + words(newest).tokens > roof + ask.allowance
+    if found[0] is None and found[1] is None and keep and over:
+        # The newest turn alone is over the limit (a long answer before the newest request,
+        # say): a cut at a user request may leave less.
+        at_request = _choose(state, requests[-keep:], words, budget, roof)
+        found = (at_request[0], at_request[1], found[2] or at_request[2])
+    result, fallback, last_resort = found
+    # Closing when no cut can leave a kept part under the limit (a long turn that opened with
+    # a thinking block has no cut inside it), or when asked for.
+    stuck = not turns and not requests  # the whole rest is one turn with no cut inside it
+    if result is None and fallback is None and closable and (not ask.keep_turns or over or stuck):
+        result = _closing(state, ask, start, budget, words(state.n))
+    result = result or fallback or last_resort
+    if result is None:
+        return None
+    saving = _saving(state, result, ask, first_tokens)
+    if saving < ask.least or (result.closes and saving <= 0):
+        # Summarizing so little would not shrink the view: it would only churn the cache.
+        return None
+    return result
+
+
+Found = tuple["SummaryPlan | None", "SummaryPlan | None", "SummaryPlan | None"]
+
+
+def _choose(
+    state: SessionState,
+    candidates: list[int],
+    words: Callable[[int], UserWords],
+    budget: float,
+    roof: float,
+) -> Found:
+    """Among ``candidates`` (oldest first): the oldest whose kept part fits ``budget``, the
+    newest that fits ``roof``, and the newest of all, each keeping the thinking rule."""
+    start = max(state.first_kept, state.base + (1 if state.first_request is not None else 0))
+    fallback = last_resort = None
+    for cut in candidates:  # drop more only while what stays is still too big
+        if not _keeps_thinking(state, cut):
+            continue
+        kept = words(cut)
+        size = _tokens(state, cut, state.n) + kept.tokens
+        last_resort = SummaryPlan(start, cut, kept, None)
+        if size > roof:
+            continue
+        fallback = last_resort
+        if size <= budget:
+            return fallback, fallback, fallback
+    return None, fallback, last_resort
+
+
+def _closing(
+    state: SessionState, ask: SummaryAsk, start: int, budget: float, kept: UserWords
+) -> SummaryPlan:
+    """A plan that summarizes to the end of the log; the newest steps ride along verbatim."""
+    last = state.last_assistant()
+    if last < start or last + 1 >= state.n or is_request(state.msgs[state.n - 1]):
+        # Nothing of the model's own after the newest user message, or no result to carry
+        # (a request at the end is pinned, not carried).
+        carry = state.n
+    else:
+        # Unseen results always ride along, with the calls they answer.
+        carry = last
+        # Older steps ride along in half the room left: the rest is for the turn to come.
+        room = (budget - kept.tokens) / 2
+        steps = [seq for seq in state.turn_starts() if start <= seq < last]
+        for seq in reversed(steps[-max(0, ask.keep_turns - 1) :] if ask.keep_turns > 1 else []):
+            if _tokens(state, seq, state.n) > room:
+                break
+            carry = seq
+    return SummaryPlan(start, state.n, kept, carry)
+
+
+def _saving(state: SessionState, plan: SummaryPlan, ask: SummaryAsk, first_tokens: int) -> int:
+    first = state.first_request
+    prefix_rest = sum(state.tokens[: len(state.prefix)]) - (
+        first_tokens if state.prefix and first is not None else 0
+    )
+    carried = _tokens(state, plan.carry, state.n) if plan.carry is not None else 0
+    return (
+        _tokens(state, plan.start, plan.cut)
+        + prefix_rest
+        - ask.allowance
+        - plan.words.tokens
+        - carried
+    )
+
+
+def carried(state: SessionState, plan: SummaryPlan) -> Message | None:
+    """The closing message: the steps that ride along, as the model saw them."""
+    if plan.carry is None or plan.carry >= state.n:
+        return None
+    steps = "".join(render(state.render(seq), seq, _VERBATIM) for seq in range(plan.carry, state.n))
+    return markers.recent_steps(steps, plan.carry, state.n - 1)
+
+
+def edit(
+    state: SessionState, plan: SummaryPlan, ask: SummaryAsk, effects: SummaryEffects
+) -> Record:
+    """The journal record of ``plan`` carried out with ``effects``."""
+    start, cut, words = plan.start, plan.cut, plan.words
+    named = [
+        *state.folded,
+        *((seq, state.pin_archive.get(seq) or effects.archive) for seq in words.folded),
+    ]
+    more = state.folded_more + max(0, len(named) - FOLDED_NAMED)
+    named = named[-FOLDED_NAMED:]
+    message = markers.session_summary(
+        ask.label,
+        request_shown(state, ask.request, words.pins, cut),
+        effects.text,
+        effects.archive,
+        start,
+        cut - 1,
+        effects.index,
+        markers.folded_line(named, more),
+        summary_line(effects.exports, effects.archive),
+    )
+    first = state.first_request
+    pins = [seq for seq in (first, *words.pins) if seq is not None]
+    record: Record = {
+        "kind": "edit",
+        "op": "summarize",
+        "start": start,
+        "cut": cut,
+        "pins": list(dict.fromkeys(pins)),
+        "answered": {str(seq): t for seq, t in words.answered.items()},
+        "folded": [list(item) for item in named],
+        "folded_more": more,
+        "archive": effects.archive,
+        "message": message,
+        "text": effects.text,
+        "score": effects.score,
+    }
+    closing = carried(state, plan)
+    if plan.closes:
+        # The turn in progress ends with this summary (see the module docstring).
+        record["closes"] = True
+        if closing is not None:
+            record["carry"] = closing
+    return record
+
+
+def index_entries(
+    state: SessionState, plan: SummaryPlan, archive: str, exports: list[Export]
+) -> list[str]:
+    return [
+        markers.index_line(
+            "messages",
+            archive,
+            f"messages {plan.start}-{plan.cut - 1}, summary {state.summaries + 1}",
+        ),
+        *index_lines(exports, archive),
+    ]
+
+
+def score(text: str, source: list[Message]) -> dict[str, float | None]:
+    return summary_score(text, source).as_dict()
+
+
+__all__ = [
+    "FOLDED_NAMED",
+    "SUMMARY_ALLOWANCE",
+    "SummaryAsk",
+    "SummaryEffects",
+    "SummaryPlan",
+    "UserWords",
+    "answered_text",
+    "carried",
+    "edit",
+    "index_entries",
+    "plan",
+    "user_words",
+]
