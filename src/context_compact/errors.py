@@ -10,7 +10,11 @@
      │                                store's own error, which is also the exception's __cause__
      ├── SessionLocked (RuntimeError) another live process writes this session
      ├── SessionExists (ValueError)   create_session was given an id the store already has
-     ├── CorruptJournal (ValueError)  a journal holds something other than whole batches
+     ├── CorruptJournal (ValueError)  a journal is not what the store wrote (torn, cut, altered):
+     │                                where it starts, and how much before it is whole
+     ├── CorruptStore (OSError)       a store file that is not a database, or a damaged one
+     ├── ReadOnlyStore (PermissionError)
+     │                                a write to a store opened for reading only
      ├── UnknownMigration (RuntimeError)
      │                                the database was migrated by a newer version of this library
      ├── ConfigError (ValueError)     a setting (config file, option) that cannot be applied
@@ -73,7 +77,29 @@ class SessionExists(ContextCompactError, ValueError):
 
 
 class CorruptJournal(ContextCompactError, ValueError):
-    """A journal holds something other than whole batches before its last line."""
+    """A session's journal is not what the store wrote: torn, cut, rolled back or altered.
+
+    ``session``, ``at`` (the first unit that is not as written, 0-based), ``whole`` (units
+    before it that are intact: what a repair can keep) and ``unit`` ("line", "record") say
+    where; the message says it in words."""
+
+    def __init__(
+        self, message: str, session: str = "", at: int = -1, whole: int = 0, unit: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.session = session
+        self.at = at
+        self.whole = whole
+        self.unit = unit
+
+
+class ReadOnlyStore(ContextCompactError, PermissionError):
+    """A write to a store that was opened for reading only; the message says why."""
+
+
+class CorruptStore(ContextCompactError, OSError):
+    """The database file is not a SQLite database, or SQLite finds it damaged: one line naming
+    the file and what ``integrity_check`` answers."""
 
 
 class UnknownMigration(ContextCompactError, RuntimeError):
@@ -89,7 +115,9 @@ __all__ = [
     "ConfigError",
     "ContextCompactError",
     "CorruptJournal",
+    "CorruptStore",
     "InvalidHistory",
+    "ReadOnlyStore",
     "SessionExists",
     "SessionLocked",
     "StoreUnavailable",

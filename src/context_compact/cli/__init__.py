@@ -301,11 +301,13 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 # -- more commands -----------------------------------------------------------------------
 from ..bench.command import bench  # noqa: E402  (registered after the group exists)
 from .compact import compact_command  # noqa: E402
+from .doctor import doctor_command  # noqa: E402
 from .inspect import inspect_command  # noqa: E402
 from .transfer import export_command, import_command  # noqa: E402
 
 main.add_command(bench)
 main.add_command(sessions)
+main.add_command(doctor_command)
 main.add_command(recall_command)
 main.add_command(import_command)
 main.add_command(export_command)

@@ -42,7 +42,7 @@ from ..providers.base import ModelReply, Provider
 from ..providers.errors import is_context_overflow
 from ..providers.openai_chat import is_local_url
 from ..registry import policy_at
-from ..store import WORKDIR_DB, SessionLocked, Store
+from ..store import WORKDIR_DB, CorruptStore, SessionLocked, Store
 from ..store.journal import shown_id
 from ..store.url import cli_store
 from ..summarize import LLMSummarizer
@@ -239,7 +239,10 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         )
     provider = make_provider(options["provider"], model, env, options["max_retries"])
     policy = configured_policy(options, model, workdir)
-    store = cli_store(workdir)
+    try:
+        store = cli_store(workdir)
+    except CorruptStore as error:
+        raise click.ClickException(str(error)) from None
     resume = options.get("resume")
     if resume is not None and store.session_meta(resume) is None:
         known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..session.inspect import Event, render_chart, timeline
+from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 
 
@@ -23,7 +24,8 @@ def inspect_command(session: str, workdir: Path | None, as_json: bool, width: in
     store = open_store(workdir)
     try:
         need_session(store, session)
-        line = timeline(store, session)
+        with readable(session):
+            line = timeline(store, session)
     finally:
         store.close()
     if as_json:

@@ -28,7 +28,12 @@ def open_store(workdir: Path | None) -> Any:
     root = Path(workdir or Path.cwd()).resolve()
     if selected() is None and not (root / WORKDIR_DB).is_file():
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
-    return cli_store(root)
+    from ..store import CorruptStore
+
+    try:
+        return cli_store(root)
+    except CorruptStore as error:
+        raise click.ClickException(str(error)) from None
 
 
 def need_session(store: Any, session: str) -> dict[str, Any]:
@@ -91,11 +96,20 @@ def sessions(workdir: Path | None, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from .damage import BROKEN, problem
+
     store = open_store(workdir)
+    rows, damaged = [], []
     try:
-        rows = [summary(store, meta) for meta in store.list_sessions()]
+        for meta in store.list_sessions():
+            try:
+                rows.append(summary(store, meta))
+            except BROKEN as error:  # one damaged session: named, the others still listed
+                damaged.append({"id": meta["id"], "problem": problem(error)})
     finally:
         store.close()
+    for bad in damaged:
+        click.echo(f"error: session {bad['id']} cannot be read: {bad['problem']}", err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return

@@ -7,15 +7,17 @@ from .lease import SessionLocked
 from .memory import MemoryStore
 from .postgres import PostgresStore
 from .schema import UnknownMigration
-from .sqlite import WORKDIR_DB, SqliteStore, workdir_store
+from .sqlite import WORKDIR_DB, CorruptStore, ReadOnlyStore, SqliteStore, workdir_store
 from .url import store_from_url
 
 __all__ = [
     "WORKDIR_DB",
     "CorruptJournal",
+    "CorruptStore",
     "FileStore",
     "MemoryStore",
     "PostgresStore",
+    "ReadOnlyStore",
     "Record",
     "SessionExists",
     "SessionLocked",
