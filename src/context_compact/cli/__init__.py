@@ -37,6 +37,7 @@ from ..agent.loop import (
 from ..bench.strategies import register_peers
 from ..registry import ENGINES, NAMES
 from ..store import WORKDIR_DB
+from ..store.url import select as select_store
 from .agent import (
     QUIT_WORDS,
     RECOVERABLE,
@@ -119,8 +120,17 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group()
 @click.version_option(package_name="context-compact", prog_name="context-compact")
-def main() -> None:
+@click.option(
+    "--store",
+    metavar="URL",
+    envvar="CC_STORE_URL",
+    default=None,
+    help="Where sessions live: sqlite:///PATH, file:///DIR, memory: or postgresql://HOST/DB "
+    "(default: .context-compact/sessions.db in the work directory).",
+)
+def main(store: str | None) -> None:
     """A coding agent that keeps its context inside the window without losing anything."""
+    select_store(store)
 
 
 @main.command()

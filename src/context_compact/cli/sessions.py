@@ -22,15 +22,16 @@ COMPACTIONS = ("clear_old_results", "summarize", "compact_history", "reactive_co
 
 def open_store(workdir: Path | None) -> Any:
     """The sessions store of a work directory that has one (a usage error otherwise)."""
-    from ..store import WORKDIR_DB, SqliteStore
+    from ..store import WORKDIR_DB
+    from ..store.url import cli_store, selected
 
     root = Path(workdir or Path.cwd()).resolve()
-    if not (root / WORKDIR_DB).is_file():
+    if selected() is None and not (root / WORKDIR_DB).is_file():
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
     from ..store import CorruptStore
 
     try:
-        return SqliteStore(root / WORKDIR_DB, root=root)
+        return cli_store(root)
     except CorruptStore as error:
         raise click.ClickException(str(error)) from None
 

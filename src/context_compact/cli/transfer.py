@@ -48,10 +48,11 @@ def import_command(
     Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
     OpenHands event histories, mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON.
     """
-    from ..store import CorruptStore, workdir_store
+    from ..store import CorruptStore
+    from ..store.url import cli_store
 
     try:
-        store = workdir_store(Path(workdir or Path.cwd()).resolve())
+        store = cli_store(Path(workdir or Path.cwd()).resolve())
     except CorruptStore as error:
         raise click.ClickException(str(error)) from None
     try:

@@ -35,6 +35,7 @@ from typing import Any
 from ..compactor import Compactor
 from ..formats import openai_responses
 from ..messages import Message, block_type, blocks
+from .conversations import Conversations
 from .openai_agents_run import RunCompaction
 
 
@@ -76,12 +77,17 @@ def latest_request(messages: list[Message]) -> str:
 
 
 class CompactingSession:
-    """A ``Session`` over ``inner``: everything stored there, a compacted view returned."""
+    """A ``Session`` over ``inner``: everything stored there, a compacted view returned.
 
-    def __init__(self, inner: Any, compactor: Compactor) -> None:
+    Given ``Conversations`` instead of one compactor, the session's own id names the
+    compactor's session (``conversations.get(inner.session_id)``): one per conversation."""
+
+    def __init__(self, inner: Any, compactor: Compactor | Conversations) -> None:
         self.inner = inner
-        self.compactor = compactor
         self.session_id: str = inner.session_id
+        if isinstance(compactor, Conversations):
+            compactor = compactor.get(self.session_id)
+        self.compactor = compactor
         self.session_settings = getattr(inner, "session_settings", None)
         self._run: RunCompaction | None = None
 
