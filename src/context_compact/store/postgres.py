@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import ContextCompactError
 from .base import Record
 from .blobrefs import externalize, references, restore
 from .disk import (
@@ -94,7 +95,7 @@ _LOCK = (
 _BEAT = f"UPDATE writers SET heartbeat = {_NOW} WHERE session = %s"
 
 
-class ServerUnavailable(OSError):
+class ServerUnavailable(ContextCompactError, OSError):
     """The PostgreSQL server did not answer, or refused the write (connection lost, disk
     full, shutting down)."""
 
