@@ -108,6 +108,15 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     "processes on one SQLite store; checked for corruption; --quick: 100 and 2; --turns: "
     "turns a session).",
 )
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    default=None,
+    help="With --load: the fleet benchmark instead, on this store (postgresql://...) and on "
+    "SQLite in the same run (8 worker processes x 100 sessions x 200 turns, one killed and "
+    "resumed; --quick: 2 x 5 x 20; --sessions, --turns: per worker).",
+)
 @click.option("--price-input", type=float, default=None, help="USD per million input tokens.")
 @click.option("--price-output", type=float, default=None, help="USD per million output tokens.")
 @click.option(
@@ -143,6 +152,7 @@ def bench(
     cold_messages: int | None,
     jobs: int,
     load: bool,
+    store_url: str | None,
     json_path: Path | None,
     chart_path: Path | None,
     no_progress: bool,
@@ -158,6 +168,9 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if load and store_url:
+        _fleet(store_url, quick, sessions, turns, json_path, no_progress)
+        return
     if load:
         _load(quick, turns, json_path, no_progress)
         return
@@ -303,6 +316,30 @@ def _load(quick: bool, turns: str | None, json_path: Path | None, no_progress: b
     console = Console()
     data = run_load(config, progress=None if no_progress else console.log)
     render_load(data, console)
+    _write_json(console, json_path, data)
+
+
+def _fleet(
+    url: str,
+    quick: bool,
+    sessions: int | None,
+    turns: str | None,
+    json_path: Path | None,
+    no_progress: bool,
+) -> None:
+    from rich.console import Console
+
+    from .fleet import FleetConfig, render_fleet, run_fleet
+
+    config = FleetConfig.quick() if quick else FleetConfig()
+    counts = _ints(turns)
+    if counts:
+        config = replace(config, turns=counts[0])
+    if sessions:
+        config = replace(config, sessions=sessions)
+    console = Console()
+    data = run_fleet(config, url, progress=None if no_progress else console.log)
+    render_fleet(data, console)
     _write_json(console, json_path, data)
 
 

@@ -1,15 +1,15 @@
 """``context-compact inspect ID``: what compaction did to a session, turn by turn
-(``session/inspect.py`` replays it), and ``pass_lines``, one compaction as text."""
+(``session/inspect.py`` replays it and writes one compaction as text, ``pass_lines``)."""
 
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import click
 
-from ..session.inspect import Event, render_chart, timeline
+from ..session.inspect import Event, fill, pass_lines, render_chart, timeline
+from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
 
@@ -25,14 +25,38 @@ from .store_errors import guards_store
     show_default=True,
     help="Columns of the output: the chart of view tokens per turn and every line.",
 )
+@click.option("--serve", is_flag=True, help="Show it as a page on 127.0.0.1 instead.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port of the page with --serve.",
+)
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path), help="Write the page.")
 @guards_store
-def inspect_command(session: str, workdir: Path | None, as_json: bool, width: int) -> None:
+def inspect_command(
+    session: str,
+    workdir: Path | None,
+    as_json: bool,
+    width: int,
+    serve: bool,
+    port: int,
+    html: Path | None,
+) -> None:
     """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,
-    event, tokens saved, where the copy went) and a chart of view tokens per turn."""
+    event, tokens saved, where the copy went) and a chart of view tokens per turn; with
+    --serve a page in the browser, with --html FILE the same page as one file."""
+    if serve or html is not None:
+        from .inspector import inspect_page
+
+        inspect_page(workdir, session, serve, port, html)
+        return
     store = open_store(workdir)
     try:
         need_session(store, session)
-        line = timeline(store, session)
+        with readable(session):
+            line = timeline(store, session)
     finally:
         store.close()
     if as_json:
@@ -60,40 +84,6 @@ def inspect_command(session: str, workdir: Path | None, as_json: bool, width: in
     _print_events(line.events, width)
 
 
-def fill(text: str, width: int, indent: str = "", first: str | None = None) -> str:
-    """``text`` wrapped at word boundaries in ``width`` columns (a word longer than a line,
-    a path say, stays whole on its own line)."""
-    return textwrap.fill(
-        text,
-        width=width,
-        initial_indent=indent if first is None else first,
-        subsequent_indent=indent,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-
-
-def pass_lines(
-    turn: int,
-    stage: str,
-    before: int,
-    after: int,
-    note: str,
-    paths: list[str],
-    width: int = 80,
-) -> list[str]:
-    """One compaction as text in ``width`` columns: the numbers on one line, what it did and
-    where the full copy went on the next ones (a path is never shortened: it is what the
-    model reads back)."""
-    lines = [f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} (-{before - after:,})"]
-    if note:
-        lines += fill(note, width, "      ").splitlines()
-    if paths:
-        more = f"(+{len(paths) - 1} more)" if len(paths) > 1 else ""
-        lines += fill(f"{paths[0]} {more}".rstrip(), width, "          ", "    copy: ").splitlines()
-    return lines
-
-
 def _print_events(events: list[Event], width: int) -> None:
     click.echo(fill("compactions (turn, event, view tokens before -> after, saved):", width))
     for e in events:
@@ -101,4 +91,4 @@ def _print_events(events: list[Event], width: int) -> None:
             click.echo(text)
 
 
-__all__ = ["fill", "inspect_command", "pass_lines"]
+__all__ = ["inspect_command"]

@@ -29,12 +29,18 @@ COMPACTIONS_MEANS = (
 
 def open_store(workdir: Path | None) -> Any:
     """The sessions store of a work directory that has one (a usage error otherwise)."""
-    from ..store import WORKDIR_DB, SqliteStore
+    from ..store import WORKDIR_DB
+    from ..store.url import cli_store, selected
 
     root = Path(workdir or Path.cwd()).resolve()
-    if not (root / WORKDIR_DB).is_file():
+    if selected() is None and not (root / WORKDIR_DB).is_file():
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
-    return SqliteStore(root / WORKDIR_DB, root=root)
+    from ..store import CorruptStore
+
+    try:
+        return cli_store(root)
+    except CorruptStore as error:
+        raise click.ClickException(str(error)) from None
 
 
 def need_session(store: Any, session: str) -> dict[str, Any]:
@@ -143,14 +149,23 @@ def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool
     import shutil
     import textwrap
 
+    from .damage import BROKEN, problem
+
     ctx.obj = {"workdir": workdir}
     if ctx.invoked_subcommand is not None:
         return
     store = open_store(workdir)
+    rows, damaged = [], []
     try:
-        rows = [summary(store, meta) for meta in store.list_sessions()]
+        for meta in store.list_sessions():
+            try:
+                rows.append(summary(store, meta))
+            except BROKEN as error:  # one damaged session: named, the others still listed
+                damaged.append({"id": meta["id"], "problem": problem(error)})
     finally:
         store.close()
+    for bad in damaged:
+        click.echo(f"error: session {bad['id']} cannot be read: {bad['problem']}", err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return

@@ -48,7 +48,9 @@ def store_damage(error: BaseException) -> BaseException | None:
         seen.add(id(current))
         if isinstance(current, sqlite3.Error):
             return current
-        current = current.__cause__ or current.__context__
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
     if isinstance(error, (ValueError, KeyError, TypeError)):
         frames = traceback.extract_tb(error.__traceback__)
         if any(frame.filename.startswith(STORE_PACKAGE) for frame in frames):
@@ -66,18 +68,30 @@ def damage_line(db: Path, error: BaseException) -> str:
             "(check its permissions and those of its folder), or use another --workdir."
         )
     verdict = integrity(db) if db.exists() else "the file does not exist"
-    return (
-        f"cannot use the session store {db}: {said} (SQLite integrity_check: {verdict}). "
-        f"Restore it from a backup, or move it aside (mv {db} {db}.broken) to start a new one."
-    )
+    what = f"cannot use the session store {db}: {said} (SQLite integrity_check: {verdict})"
+    return f"{what}. {advice(db)}"
+
+
+def advice(db: Path) -> str:
+    return f"Restore it from a backup, or move it aside (mv {db} {db}.broken) to start a new one."
 
 
 @contextlib.contextmanager
 def store_errors(db: Path) -> Iterator[None]:
+    from ..errors import CorruptStore
+
     try:
         yield
     except click.exceptions.Exit:
         raise
+    except click.ClickException as error:
+        # The store's own one line (``CorruptStore``: the file and integrity_check's answer),
+        # with what to do about it.
+        if isinstance(error.__context__, CorruptStore) and "move it aside" not in error.message:
+            raise click.ClickException(f"{error.message.rstrip('.')}. {advice(db)}") from None
+        raise
+    except CorruptStore as error:
+        raise click.ClickException(f"{error}. {advice(db)}") from None
     except Exception as error:
         damage = store_damage(error)
         if damage is None:
@@ -99,4 +113,4 @@ def guards_store(command: Callable[P, R]) -> Callable[P, R]:
     return guarded
 
 
-__all__ = ["damage_line", "guards_store", "integrity", "store_damage", "store_errors"]
+__all__ = ["advice", "damage_line", "guards_store", "integrity", "store_damage", "store_errors"]

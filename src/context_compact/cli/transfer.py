@@ -16,7 +16,8 @@ from typing import Any
 
 import click
 
-from ..loaders import EXTENSIONS, Failure, Session, candidates, describe, load_file
+from ..invariants import ensure_valid
+from ..loaders import EXTENSIONS, Failure, Limits, Session, candidates, describe, load_file
 from ..session.transfer import (
     EXPORT_FORMATS,
     LOAD_ERRORS,
@@ -28,6 +29,7 @@ from ..session.transfer import (
     report_of,
 )
 from ..store.base import Store
+from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
 
@@ -46,7 +48,9 @@ def digest(session: Session) -> str:
 Done = tuple[Imported, bool, dict[str, int]]
 
 
-def import_target(store: Store, path: Path) -> tuple[list[Done], list[Failure], int]:
+def import_target(
+    store: Store, path: Path, limits: Limits | None = None
+) -> tuple[list[Done], list[Failure], int]:
     """Import a file, or every log under a directory: each session with whether it was
     there already and what was kept in another form (``Session.converted``), the files that
     could not be read, and how many files were tried. A single file that cannot be read
@@ -57,7 +61,9 @@ def import_target(store: Store, path: Path) -> tuple[list[Done], list[Failure], 
     failures: list[Failure] = []
     for file in files:
         try:
-            loaded = load_file(file)
+            loaded = load_file(file, limits)
+            for session in loaded:  # a file with one bad trajectory imports none of them
+                ensure_valid(session.messages)
         except LOAD_ERRORS as error:
             if not path.is_dir():
                 raise
@@ -79,21 +85,42 @@ def import_target(store: Store, path: Path) -> tuple[list[Done], list[Failure], 
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @workdir_option
 @json_option
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1),
+    default=Limits.line_bytes,
+    show_default=True,
+    help="Refuse a file with a JSON Lines line longer than this (read no further).",
+)
+@click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=Limits.file_bytes,
+    show_default=True,
+    help="Refuse a file larger than this.",
+)
 @guards_store
-def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
+def import_command(
+    path: Path, workdir: Path | None, as_json: bool, max_line_bytes: int, max_file_bytes: int
+) -> None:
     """Import an agent's log (FILE, or every log under DIR) as sessions; a log imported
     before is the same session again (by content), not a copy.
 
     Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
     OpenHands event histories, mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON.
     """
-    from ..store import workdir_store
+    from ..store import CorruptStore
+    from ..store.url import cli_store
 
-    store = workdir_store(Path(workdir or Path.cwd()).resolve())
+    try:
+        store = cli_store(Path(workdir or Path.cwd()).resolve())
+    except CorruptStore as error:
+        raise click.ClickException(str(error)) from None
     try:
         try:
             with quiet_loaders():
-                done, failures, tried = import_target(store, path)
+                limits = Limits(max_line_bytes, max_file_bytes)
+                done, failures, tried = import_target(store, path, limits)
         except LOAD_ERRORS as error:
             raise click.ClickException(f"cannot import {path}: {describe(error, path)}") from None
     finally:
@@ -186,7 +213,13 @@ def export_command(
     store = open_store(workdir)
     try:
         need_session(store, session)
-        text, answered = exported(store, session, fmt, view)
+        with readable(session):
+            if not view:  # the journal must replay: a damaged one is refused, not exported
+                from ..compactor import Compactor
+                from ..policy import Policy
+
+                Compactor(Policy.default(), store, session=session).view()
+            text, answered = exported(store, session, fmt, view)
         earlier = conversations(store, session) - 1
     finally:
         store.close()

@@ -20,6 +20,7 @@ column marks a compaction, a row of ``-`` the policy's context limit.
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,4 +160,46 @@ def render_chart(
     return lines
 
 
-__all__ = ["Event", "Timeline", "render_chart", "shown_path", "timeline"]
+def fill(text: str, width: int, indent: str = "", first: str | None = None) -> str:
+    """``text`` wrapped at word boundaries in ``width`` columns (a word longer than a line,
+    a path say, stays whole on its own line)."""
+    return textwrap.fill(
+        text,
+        width=width,
+        initial_indent=indent if first is None else first,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def pass_lines(
+    turn: int,
+    stage: str,
+    before: int,
+    after: int,
+    note: str,
+    paths: list[str],
+    width: int = 80,
+) -> list[str]:
+    """One compaction as text in ``width`` columns: the numbers on one line, what it did and
+    where the full copy went on the next ones (a path is never shortened: it is what the
+    model reads back)."""
+    lines = [f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} (-{before - after:,})"]
+    if note:
+        lines += fill(note, width, "      ").splitlines()
+    if paths:
+        more = f"(+{len(paths) - 1} more)" if len(paths) > 1 else ""
+        lines += fill(f"{paths[0]} {more}".rstrip(), width, "          ", "    copy: ").splitlines()
+    return lines
+
+
+__all__ = [
+    "Event",
+    "Timeline",
+    "fill",
+    "pass_lines",
+    "render_chart",
+    "shown_path",
+    "timeline",
+]
