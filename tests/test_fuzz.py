@@ -22,6 +22,7 @@ import base64
 import datetime
 import itertools
 import json
+import os
 import struct
 from collections import Counter
 from typing import Any
@@ -29,12 +30,16 @@ from typing import Any
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+import context_compact.bench  # noqa: F401  (registers the peer engines: every engine is fuzzed)
 from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.invariants import thinking_kept
 from context_compact.registry import NAMES, policy_for
 from context_compact.sizing import TokenCounter
 
+# A fixed tuple: the registry's list grows as engines register, which hypothesis sees as
+# flaky data generation.
+ENGINES = tuple(NAMES)
 COUNTER = TokenCounter()
 # Known gap (RELIABILITY.md): the OpenHands peer renders tool calls as events and can still
 # condense a thinking turn's opener away while keeping a later message of the turn.
@@ -416,7 +421,7 @@ def _refused(c: Compactor, entry: str, bad: Any, asynchronous: bool) -> None:
 
 
 @settings(max_examples=EXAMPLES)
-@given(st.data(), st.sampled_from(NAMES), histories())
+@given(st.data(), st.sampled_from(ENGINES), histories())
 def test_valid_histories_stay_valid_and_lose_nothing_under_every_engine(
     data: st.DataObject, engine: str, history: list[dict[str, Any]]
 ) -> None:
@@ -433,8 +438,12 @@ def broken(draw: st.DrawFn) -> tuple[list[dict[str, Any]], Any]:
     return history, bad
 
 
-@settings(max_examples=EXAMPLES)
-@given(st.data(), st.sampled_from(NAMES), broken())
+# derandomize: the same examples every run. A replay here has, rarely, drawn less data than
+# the run it replays (FlakyStrategyDefinition, seen after the store-hardening merge and not
+# yet explained); fixed examples keep CI from tripping on it. The slow profile still
+# explores at random.
+@settings(max_examples=EXAMPLES, derandomize=os.environ.get("HYPOTHESIS_PROFILE") != "slow")
+@given(st.data(), st.sampled_from(ENGINES), broken())
 def test_invalid_histories_are_refused_by_every_engine_and_entry_point(
     data: st.DataObject, engine: str, pair: tuple[list[dict[str, Any]], Any]
 ) -> None:

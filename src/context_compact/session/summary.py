@@ -228,9 +228,19 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     result, fallback, last_resort = found
     # Closing when no cut can leave a kept part under the limit (a long turn that opened with
     # a thinking block has no cut inside it), or when asked for.
-    stuck = not turns and not requests  # the whole rest is one turn with no cut inside it
+    # The rest is one turn with no cut inside it, and too big to stay (a long thinking turn).
+    # (A "compact now" asks for no size, target 0: it never closes a turn that fits.)
+    stuck = (
+        not turns and not requests and ask.target > 0 and _tokens(state, start, state.n) > budget
+    )
     if result is None and fallback is None and closable and (not ask.keep_turns or over or stuck):
-        result = _closing(state, ask, start, budget, words(state.n))
+        closing = _closing(state, ask, start, budget, words(state.n))
+        newest = max([start, *turns, *requests])
+        carried = _tokens(state, closing.carry or state.n, state.n)
+        # Closing must leave less than the smallest kept part a cut could: carrying the same
+        # steps as text would only churn the cache (a summary of all is asked for, though).
+        if not ask.keep_turns or carried < _tokens(state, newest, state.n):
+            result = closing
     result = result or fallback or last_resort
     if result is None:
         return None
