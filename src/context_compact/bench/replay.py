@@ -21,7 +21,8 @@ the user's own messages (text, no tool results) that are in the final view verba
 summary was given; None when the summarizer keeps no scores or made no summary).
 ``api_refusals`` counts the requests the Messages API would refuse (``api_check``: tool pairs
 whole; with the script's ``thinking`` on, the final turn opens with thinking, thinking blocks
-unmodified); ``first_refusal`` says which call and why.
+unmodified); ``first_refusal`` says which call and why; with thinking on, ``turn_starts``
+counts the calls whose reply opens a new assistant turn (and so thinks first).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ..keys import canonical
 from ..messages import is_request
 from ..sizing import TokenCounter
 from ..store.base import Store
-from .api_check import refusal
+from .api_check import final_turn_opener, refusal
 from .reach import reach
 from .script import Script, as_script
 from .workload import Workload
@@ -64,6 +65,7 @@ class Replay:
     violations: int = 0
     api_refusals: int = 0
     first_refusal: str | None = None
+    turn_starts: int = 0
     prepare_ms: list[float] = field(default_factory=list)
     summary_calls: int = 0
     summary_input_tokens: int = 0
@@ -155,6 +157,8 @@ def replay(
             out.api_refusals += 1
             if out.first_refusal is None:
                 out.first_refusal = f"call {index}: {refused}"
+        if script.thinking and final_turn_opener(view) is None:
+            out.turn_starts += 1
         sizes = [counter.message(m) for m in view]
         total = sum(sizes) + overhead_tokens
         shared = _common_prefix(view, previous)

@@ -343,11 +343,11 @@ def render(report: BenchReport, console: Console | None = None) -> None:
         console.print(safety_table(title, groups))
         for w in long:
             for r in report.rows(w):
-                if r.first_refusal:
-                    console.print(
-                        f"[dim]{escape(short(r.strategy))} at {r.budget:,}, first refusal: "
-                        f"{escape(r.first_refusal)}[/dim]"
-                    )
+                refused = f"; first refusal: {r.first_refusal}" if r.first_refusal else ""
+                note = (
+                    f"{short(r.strategy)} at {r.budget:,}: {r.turn_starts:,} turns opened{refused}"
+                )
+                console.print(f"[dim]{escape(note)}[/dim]")
     real = report.workloads("real")
     if real:
         aggregate = report.aggregate("real")

@@ -119,6 +119,7 @@ class BenchRow:
     summary_retention: float | None = None
     api_refusals: int = 0
     first_refusal: str | None = None
+    turn_starts: int = 0
 
     @property
     def within_budget(self) -> bool:
@@ -393,6 +394,7 @@ def run_one(
         summary_retention=result.summary_retention,
         api_refusals=result.api_refusals,
         first_refusal=result.first_refusal,
+        turn_starts=result.turn_starts,
     )
     return row, result
 
