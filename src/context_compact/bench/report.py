@@ -337,7 +337,13 @@ def render(report: BenchReport, console: Console | None = None) -> None:
         console.print(safety_table(title, groups))
     long = report.workloads(LONG_TURN)
     if long:
-        groups = [(f"{w}, budget {report.rows(w)[0].budget:,}", report.rows(w)) for w in long]
+        groups = [
+            (
+                f"{report.rows(w)[0].turns:,} steps, budget {report.rows(w)[0].budget:,}",
+                report.rows(w),
+            )
+            for w in long
+        ]
         title = "One request, then only tool calls, thinking on"
         console.print(results_table(title, groups))
         console.print(safety_table(title, groups))
@@ -345,7 +351,7 @@ def render(report: BenchReport, console: Console | None = None) -> None:
             for r in report.rows(w):
                 refused = f"; first refusal: {r.first_refusal}" if r.first_refusal else ""
                 note = (
-                    f"{short(r.strategy)} at {r.budget:,}: {r.turn_starts:,} turns opened{refused}"
+                    f"{short(r.strategy)} at {r.budget:,}: turns opened: {r.turn_starts:,}{refused}"
                 )
                 console.print(f"[dim]{escape(note)}[/dim]")
     real = report.workloads("real")
