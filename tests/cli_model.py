@@ -21,14 +21,19 @@ SETTINGS = (
 )
 
 
+def is_summary_request(body: Any) -> bool:
+    """Whether a request is the compactor's summary call (by its prompt), not the agent's."""
+    sent = json.dumps(body)
+    return SUMMARY_SYSTEM_PROMPT[:40] in sent or structured_summary_prompt(1)[:40] in sent
+
+
 class Model:
     def __init__(self, *answers: Any) -> None:
         self.answers = deque(answers)
         self.summary_requests: list[Any] = []
 
     def __call__(self, body: Any) -> Any:
-        sent = json.dumps(body)
-        if SUMMARY_SYSTEM_PROMPT[:40] in sent or structured_summary_prompt(1)[:40] in sent:
+        if is_summary_request(body):
             self.summary_requests.append(body)
             return Reply(text="Read notes.txt; nothing else done.")
         return self.answers.popleft()

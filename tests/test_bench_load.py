@@ -50,7 +50,10 @@ def test_the_check_catches_a_lost_message_and_a_wrong_view(tmp_path: Path) -> No
     wrong = SessionRun(**{**runs[1].__dict__, "view": "0" * 64})
     checked = verify(db, [runs[0], wrong, runs[2]], SMOKE)
     assert checked["replayed"] == 2 and checked["resumed"] == 1
-    assert len(checked["problems"]) == 3  # the lost message: its log and its resume
+    # The lost message: its journal is refused (a record missing, issue 18), its log differs
+    # and its resume fails; the wrong view.
+    assert len(checked["problems"]) == 4
+    assert "record" in checked["problems"][0] and "missing" in checked["problems"][0]
 
 
 def test_bench_load_prints_the_table_and_writes_json(

@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from api_rules import final_turn_opener, thinking_request, violation_text
-from cli_model import SETTINGS
+from cli_model import SETTINGS, is_summary_request
 from context_compact.cli import main
 from context_compact.sizing import TokenCounter
 from stub_api import Reply, StubAPI, ToolCall
@@ -31,6 +31,8 @@ class Reader:
         self.largest = 0
 
     def __call__(self, body: dict[str, Any]) -> Any:
+        if is_summary_request(body):
+            return Reply(text="Read parts 0-9 in turn; every part holds data lines.")
         messages = body["messages"]
         refused = violation_text(thinking_request(messages))
         if refused is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import datetime
 import itertools
 import json
 import struct
@@ -164,11 +165,30 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 def mutations(history: list[dict[str, Any]]) -> list[str]:
     kinds = ["not a list", "not a dict", "no role", "unknown role", "content None"]
+    kinds += ["object under an extra key"]  # issue 18: what the journal cannot hold
     if any(m["role"] == "user" and isinstance(m["content"], list) for m in history):
         kinds += ["orphan result"]
     if any(b.get("type") == "tool_use" for m in history for b in _blocks(m)):
         kinds += ["duplicate id", "drop results", "two results"]
+        kinds += [f"{what} in a tool input" for what in HOSTILE_INPUTS]
     return kinds
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# Issue 18: values JSON cannot hold, and nesting past MAX_DEPTH, inside a tool input.
+HOSTILE_INPUTS: dict[str, Any] = {
+    "bytes": b"\x00\xff",
+    "datetime": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+    "set": {"a", "b"},
+    "nesting 150 deep": _nested(150),
+    "nesting 2000 deep": _nested(2_000),
+}
 
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -215,6 +235,20 @@ def mutate(draw: st.DrawFn, history: list[dict[str, Any]]) -> Any:
             {"role": "assistant", "content": [dict(use)]},
             {"role": "user", "content": [result]},
         ]
+    elif kind == "object under an extra key":
+        out[i] = {**out[i], "extra": object()}
+    elif kind.endswith(" in a tool input"):
+        j = next(
+            k for k, m in enumerate(out) if any(b.get("type") == "tool_use" for b in _blocks(m))
+        )
+        value = HOSTILE_INPUTS[kind.removesuffix(" in a tool input")]
+        content = [
+            {**b, "input": {**b.get("input", {}), "bad": value}}
+            if b.get("type") == "tool_use"
+            else b
+            for b in _blocks(out[j])
+        ]
+        out[j] = {**out[j], "content": content}
     elif kind == "drop results":
         j = next(
             k for k, m in enumerate(out) if any(b.get("type") == "tool_use" for b in _blocks(m))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import api_rules
 import stub_api as s
+from context_compact.errors import ContextOverflow
 from context_compact.providers.anthropic import (
     AnthropicProvider,
     build_request,
@@ -263,9 +264,11 @@ def test_the_base_url_comes_from_the_environment_when_not_given(
 def test_a_refusal_surfaces_at_once_without_retries(stub_api: StubAPI, make_provider: Any) -> None:
     provider = make_provider()
     stub_api.enqueue(s.anthropic_prompt_too_long(), Reply(text="a retry would get this"))
-    with pytest.raises(anthropic.BadRequestError) as too_long:
+    with pytest.raises(ContextOverflow) as too_long:
         provider.complete(system=SYSTEM, messages=HISTORY, tools=TOOLS, max_tokens=64)
     assert is_context_overflow(too_long.value)
+    assert isinstance(too_long.value.__cause__, anthropic.BadRequestError)
+    assert (too_long.value.prompt_tokens, too_long.value.window) == (210_000, 200_000)
     assert stub_api.pending == 1
     stub_api.enqueue(s.anthropic_overloaded(), Reply(text="a retry would get this"))
     provider.complete(system=SYSTEM, messages=HISTORY, tools=TOOLS, max_tokens=64)

@@ -11,6 +11,7 @@ import openai
 import pytest
 
 import stub_api as s
+from context_compact.errors import ContextOverflow
 from context_compact.providers.base import Provider, Usage
 from context_compact.providers.errors import is_context_overflow
 from context_compact.providers.openai_chat import (
@@ -275,9 +276,11 @@ def test_an_overflow_refusal_surfaces_at_once_and_is_recognised(
     stub_api: StubAPI, make_provider: Any
 ) -> None:
     stub_api.enqueue(s.llamacpp_exceed_context(), Reply(text="a retry would get this"))
-    with pytest.raises(openai.BadRequestError) as info:
+    with pytest.raises(ContextOverflow) as info:
         ask(make_provider())
     assert is_context_overflow(info.value)
+    assert isinstance(info.value.__cause__, openai.BadRequestError)
+    assert (info.value.prompt_tokens, info.value.window) == (14_429, 8192)
     assert stub_api.pending == 1
 
 

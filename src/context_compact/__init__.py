@@ -11,8 +11,11 @@ from .errors import (
     CompactionFailed,
     ConfigError,
     ContextCompactError,
+    ContextOverflow,
     CorruptJournal,
+    CorruptStore,
     InvalidHistory,
+    ReadOnlyStore,
     SessionExists,
     SessionLocked,
     StoreUnavailable,
@@ -29,7 +32,7 @@ from .providers.fake import ScriptExhausted
 from .registry import NAMES as POLICIES
 from .session.recall import recall
 from .sizing import estimate_chars
-from .store import FileStore, MemoryStore, SqliteStore, Store
+from .store import FileStore, MemoryStore, PostgresStore, SqliteStore, Store, store_from_url
 from .summarize import LLMSummarizer, extractive_summary, summary_input, summary_score
 
 __all__ = [
@@ -40,7 +43,9 @@ __all__ = [
     "Compactor",
     "ConfigError",
     "ContextCompactError",
+    "ContextOverflow",
     "CorruptJournal",
+    "CorruptStore",
     "DurableSession",
     "Engine",
     "Env",
@@ -50,6 +55,8 @@ __all__ = [
     "MemoryStore",
     "Policy",
     "PolicyLike",
+    "PostgresStore",
+    "ReadOnlyStore",
     "RecallPage",
     "ScriptExhausted",
     "SeedPolicy",
@@ -67,6 +74,7 @@ __all__ = [
     "extractive_summary",
     "is_context_overflow",
     "recall",
+    "store_from_url",
     "summary_input",
     "summary_message",
     "summary_score",

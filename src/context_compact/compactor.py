@@ -21,6 +21,13 @@ the engine's ``DurableSession`` capability (``engine.py``); under an engine with
 ``recall`` and ``durable`` raise ``ValueError`` and the others do nothing (an empty view, no
 session, nothing recorded: the history is still checked).
 
+``token_counter=`` (``text -> tokens``) replaces our estimate with your model's tokenizer
+(LangChain's ``token_counter``); ``should_compact=`` is your "compact now?" hook, asked before
+each ``prepare`` compacts with a ``session.knobs.CompactionCheck`` (tokens, limit, messages,
+what the policy says): True compacts now, False holds off while the request fits the limit,
+None leaves it to the policy. Both are arguments, not policy fields: a policy is data, stored
+with the session.
+
 ``format=`` names the caller's list format once (``"anthropic"``, ``"openai-chat"``,
 ``"openai-responses"``) or ``"auto"`` (the default): the first list that decides fixes it
 (``formats.detect``). Engines work on Anthropic-shaped dicts; other formats are converted at
@@ -60,6 +67,7 @@ from .sizing import TokenCounter, to_json
 from .store.base import Store
 from .store.files import FileStore
 from .summarize import extractive_summary
+from .telemetry import compaction_span, log_event
 
 log = logging.getLogger(LINES_LOGGER)
 
@@ -73,6 +81,8 @@ class Compactor:
         *,
         session: str | None = None,
         format: str = "auto",
+        token_counter: Callable[[str], int] | None = None,
+        should_compact: Callable[..., bool | None] | None = None,
     ) -> None:
         if format != "auto" and format not in FORMATS:
             raise ValueError(f"format={format!r}: expected 'auto' or one of {', '.join(FORMATS)}")
@@ -91,8 +101,10 @@ class Compactor:
         self._lock = threading.RLock()
         # Real token counts where an encoding ships with an installed package; the estimate
         # otherwise (the seed counts characters and never uses it).
-        self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens")
-        env = Env(self.store, self.summarizer, self.tokens, self._emit, session, self._say)
+        self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens", counter=token_counter)
+        env = Env(
+            self.store, self.summarizer, self.tokens, self._emit, session, self._say, should_compact
+        )
         self.engine: Engine = build_engine(self.policy, env)
         if session is not None and not self.keeps_log:
             raise ValueError(
@@ -136,7 +148,8 @@ class Compactor:
         and get the original content back, one page of ``limit`` characters from ``offset``."""
         if not self.keeps_log:
             raise ValueError(f"recall needs a session log; the {self.name!r} engine keeps none")
-        return self.durable.recall(query, offset, limit)
+        with self._lock:
+            return self.durable.recall(query, offset, limit)
 
     def recover_file(self, path: str) -> str | bytes | None:
         """The content of a file the store issued, rebuilt from this session's log when it
@@ -171,9 +184,11 @@ class Compactor:
 
         ``usage`` is a ``providers.Usage``, an Anthropic SDK usage (``input_tokens`` plus the
         cache read/creation counts), an OpenAI SDK usage (``prompt_tokens``), the same as a
-        dict, or an int. Anything else is ignored rather than guessed at.
+        dict, or an int. Anything else is ignored rather than guessed at. It takes the lock
+        ``prepare`` holds: a usage observed while another thread prepares applies after it.
         """
-        self.engine.observe(prompt_tokens_of(usage))
+        with self._lock:
+            self.engine.observe(prompt_tokens_of(usage))
 
     def subscribe(self, callback: Callable[[CompactionEvent], None]) -> None:
         self._subscribers.append(callback)
@@ -186,6 +201,7 @@ class Compactor:
             print(line)
 
     def _emit(self, event: CompactionEvent) -> None:
+        log_event(event)
         self.events.append(event)
         for callback in self._subscribers:
             callback(event)
@@ -227,7 +243,7 @@ class Compactor:
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
         """The request to send now, in the caller's format (see the module docstring)."""
-        with self._lock:
+        with self._lock, compaction_span(self, "prepare"):
             return self._through_edge(messages, lambda m: self.engine.prepare(m, active_request))
 
     def record(self, messages: list[Any]) -> None:
@@ -265,11 +281,11 @@ class Compactor:
             run = lambda m: engine.compact(  # noqa: E731
                 m, active_request, instructions, keep_recent_turns=keep_recent_turns
             )
-        with self._lock:
+        with self._lock, compaction_span(self, "compact_history"):
             return self._through_edge(messages, run)
 
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
-        with self._lock:
+        with self._lock, compaction_span(self, "reactive_compact"):
             return self._through_edge(messages, lambda m: self.engine.reactive(m, active_request))
 
     # Async twins for async-first loops and frameworks: the same call on a worker thread, so
@@ -277,6 +293,9 @@ class Compactor:
     # one at a time, in the order they take the lock.
     async def aprepare(self, messages: list[Any], active_request: str) -> list[Any]:
         return await asyncio.to_thread(self.prepare, messages, active_request)
+
+    async def arecall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
+        return await asyncio.to_thread(self.recall, query, offset, limit)
 
     async def arecord(self, messages: list[Any]) -> None:
         await asyncio.to_thread(self.record, messages)

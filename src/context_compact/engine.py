@@ -61,6 +61,8 @@ class Env:
     """Where an engine's own lines go (the seed's ``[auto compact]``): ``Compactor`` logs
     them (logger ``context_compact.seed``, INFO) and, when the policy says ``echo``, prints
     them; without a Compactor they are only logged."""
+    should_compact: Callable[..., bool | None] | None = None
+    """The caller's "compact now?" hook (``session/knobs.py``: ``CompactionCheck``)."""
 
 
 class PolicyLike(Protocol):

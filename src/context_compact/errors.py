@@ -8,9 +8,20 @@
      │    └── StoreUnavailable        the store refused a write (disk full, read-only, permissions):
      │                                nothing left the view without its copy; the message names the
      │                                store's own error, which is also the exception's __cause__
+     ├── ContextOverflow (RuntimeError)
+     │                                the API refused the request as too long for the window;
+     │                                raised by our providers, mapped from any SDK's refusal by
+     │                                providers.errors.context_overflow (the SDK's exception is
+     │                                __cause__); catch it to compact and resend
      ├── SessionLocked (RuntimeError) another live process writes this session
      ├── SessionExists (ValueError)   create_session was given an id the store already has
-     ├── CorruptJournal (ValueError)  a journal holds something other than whole batches
+     ├── CorruptJournal (ValueError)  a journal is not what the store wrote (torn, cut, altered):
+     │                                where it starts, and how much before it is whole
+     ├── CorruptStore (OSError)       a store file that is not a database, or a damaged one
+     ├── ServerUnavailable (OSError)  the PostgreSQL server did not answer or refused a write
+     │                                (defined in store/postgres.py, an optional extra)
+     ├── ReadOnlyStore (PermissionError)
+     │                                a write to a store opened for reading only
      ├── UnknownMigration (RuntimeError)
      │                                the database was migrated by a newer version of this library
      ├── ConfigError (ValueError)     a setting (config file, option) that cannot be applied
@@ -73,7 +84,57 @@ class SessionExists(ContextCompactError, ValueError):
 
 
 class CorruptJournal(ContextCompactError, ValueError):
-    """A journal holds something other than whole batches before its last line."""
+    """A session's journal is not what the store wrote: torn, cut, rolled back or altered.
+
+    ``session``, ``at`` (the first unit that is not as written, 0-based), ``whole`` (units
+    before it that are intact: what a repair can keep) and ``unit`` ("line", "record") say
+    where; the message says it in words."""
+
+    def __init__(
+        self, message: str, session: str = "", at: int = -1, whole: int = 0, unit: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.session = session
+        self.at = at
+        self.whole = whole
+        self.unit = unit
+
+
+class ReadOnlyStore(ContextCompactError, PermissionError):
+    """A write to a store that was opened for reading only; the message says why."""
+
+
+class CorruptStore(ContextCompactError, OSError):
+    """The database file is not a SQLite database, or SQLite finds it damaged: one line naming
+    the file and what ``integrity_check`` answers."""
+
+
+class ContextOverflow(ContextCompactError, RuntimeError):
+    """The API refused the request as too long for the context window.
+
+    ``prompt_tokens`` (the refused input as the API counted it), ``max_tokens`` (the output
+    budget asked for) and ``window`` are the refusal's own numbers, None when it does not say;
+    ``status_code``, ``body`` and ``message`` are the SDK error's, so code that reads those
+    duck-typed (``is_context_overflow``, ``overflow_figures``) reads this the same way.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_tokens: int | None = None,
+        max_tokens: int | None = None,
+        window: int | None = None,
+        status_code: int | None = None,
+        body: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.prompt_tokens = prompt_tokens
+        self.max_tokens = max_tokens
+        self.window = window
+        self.status_code = status_code
+        self.body = body
 
 
 class UnknownMigration(ContextCompactError, RuntimeError):
@@ -88,8 +149,11 @@ __all__ = [
     "CompactionFailed",
     "ConfigError",
     "ContextCompactError",
+    "ContextOverflow",
     "CorruptJournal",
+    "CorruptStore",
     "InvalidHistory",
+    "ReadOnlyStore",
     "SessionExists",
     "SessionLocked",
     "StoreUnavailable",

@@ -12,6 +12,14 @@ be sent to the Messages API as far as compaction is concerned. The rules:
 * ``duplicate_id``: the same ``tool_use`` id twice in the history.
 * ``duplicate_result``: two ``tool_result`` blocks for one id in one message (the API
   refuses them).
+* ``unserializable``: a value JSON cannot hold as it is (``bytes``, a ``datetime``, a
+  ``set``, any other object; a dict key that is not a string), anywhere in the message.
+* ``too_deep``: lists and dicts nested more than ``MAX_DEPTH`` levels (a tool input 2,000
+  deep would overflow every recursive reader: the JSON encoder, copies, the journal).
+
+The last two are checked before anything is hashed or journaled: a message the journal
+cannot write back exactly is never half logged. The detail names the path inside the
+message (``content[1].input.when``).
 
 Roles are not required to alternate: the APIs merge consecutive same-role messages, and the
 seed's own markers create them. ``InvalidHistory`` is what the stages raise on bad input;
@@ -28,6 +36,46 @@ from .errors import Violation as Violation
 from .messages import block_type, opens_with_thinking, turn_opener, turn_start
 
 ROLES = ("user", "assistant")
+MAX_DEPTH = 100
+_SCALARS = (str, int, float, type(None))
+
+
+def _where(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path[:6]:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    if len(path) > 6:
+        out += f"… ({len(path)} levels)"
+    return out or "the message"
+
+
+def not_json(value: Any, index: int) -> Violation | None:
+    """The first place in ``value`` that strict JSON cannot hold, or that nests deeper than
+    ``MAX_DEPTH`` (an iterative walk: depth costs no stack)."""
+    todo: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while todo:
+        item, path = todo.pop()
+        if isinstance(item, _SCALARS):
+            continue
+        if len(path) >= MAX_DEPTH:
+            detail = f"{_where(path)}: nested more than {MAX_DEPTH} levels"
+            return Violation(index, "too_deep", detail)
+        # Children are pushed last first, so the first problem reported is the first in order.
+        if isinstance(item, dict):
+            bad = next((key for key in item if not isinstance(key, str)), None)
+            if bad is not None:
+                detail = f"{_where(path)}: key {bad!r:.40} is not a string"
+                return Violation(index, "unserializable", detail)
+            todo.extend((item[key], (*path, key)) for key in reversed(item))
+        elif isinstance(item, list | tuple):
+            todo.extend((item[i], (*path, i)) for i in range(len(item) - 1, -1, -1))
+        else:
+            detail = (
+                f"{_where(path)}: {type(item).__name__} is not JSON (str, number, bool, "
+                "None, list or dict)"
+            )
+            return Violation(index, "unserializable", detail)
+    return None
 
 
 def _malformed(index: int, message: Any) -> Violation | None:
@@ -51,7 +99,7 @@ def _malformed(index: int, message: Any) -> Violation | None:
             return Violation(index, "malformed", f"block {bi}: tool_use without a string id")
         if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
             return Violation(index, "malformed", f"block {bi}: tool_result without tool_use_id")
-    return None
+    return not_json(message, index)
 
 
 def check(messages: Any) -> list[Violation]:

@@ -10,6 +10,7 @@ change is byte-identical to the one sent before and the provider's prompt cache 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 # -- the seed (SPEC.md) ------------------------------------------------------------------
@@ -147,11 +148,29 @@ SUMMARY_OPEN = "<summary>"
 SUMMARY_CLOSE = "</summary>"
 
 
+def _letters(word: str) -> str:
+    # Each letter in either case, ASCII or fullwidth, with invisible characters between.
+    return "[\u200b-\u200d\u2060\ufeff\\s]*".join(
+        f"[{c}{c.upper()}{chr(ord(c) + 0xFEE0)}{chr(ord(c.upper()) + 0xFEE0)}]" for c in word
+    )
+
+
+# Anything a reader could take for a closing tag: any case, spaces or invisible characters
+# around the parts, fullwidth or small-form brackets, slash and letters.
+_CLOSING = re.compile(
+    "[<\uff1c\ufe64\u2039\u27e8\u3008][\u200b-\u200d\u2060\ufeff\\s]*"
+    "[/\uff0f\u2044\u2215\\\\][\u200b-\u200d\u2060\ufeff\\s]*"
+    f"{_letters('summary')}"
+    "[\u200b-\u200d\u2060\ufeff\\s]*[>\uff1e\ufe65\u203a\u27e9\u3009]"
+)
+
+
 def quoted_summary(summary: str) -> str:
-    """A summary as quoted data: between ``<summary>`` tags, with any closing tag inside it
-    broken (``</ summary>``), so a summary that repeats instructions it read cannot end the
-    quote and speak as the harness."""
-    return f"{SUMMARY_OPEN}\n{summary.replace(SUMMARY_CLOSE, '</ summary>')}\n{SUMMARY_CLOSE}"
+    """A summary as quoted data: between ``<summary>`` tags, with anything inside it that
+    reads as a closing tag (``</summary>``, ``</SUMMARY>``, ``</summary >``, fullwidth
+    ``＜／ｓｕｍｍａｒｙ＞``...) broken to ``[/summary]``, so a summary that repeats
+    instructions it read cannot end the quote and speak as the harness."""
+    return f"{SUMMARY_OPEN}\n{_CLOSING.sub('[/summary]', summary)}\n{SUMMARY_CLOSE}"
 
 
 def folded_line(folded: list[tuple[int, str]], more: int) -> str:

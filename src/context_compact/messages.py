@@ -20,6 +20,8 @@ Block = dict[str, Any]
 # Where a format converter keeps the fields of a caller's item that the canonical block does
 # not carry (ids, status, verbatim arguments): metadata, not text the model reads.
 FORMAT_META = "openai"
+PASSTHROUGH = "passthrough"
+"""The block type a format uses for what we cannot read and pass through whole."""
 
 
 def model_visible(content: Any) -> Any:

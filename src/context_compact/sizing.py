@@ -272,6 +272,7 @@ class TokenCounter:
     of ``exact``, kept for existing callers.
 
     ``count(message)`` counts a message (its content's JSON text plus 4 for the framing);
+    ``counter=`` is the caller's own ``text -> tokens`` (backend ``"custom"``).
     ``message(message)`` caches that by identity, so sizing a growing history costs only the
     new messages. That cache holds the messages it counted alive, so it keeps only the
     ``cache_size`` most recently used (a 200,000-token view holds 650-1,250 messages):
@@ -285,13 +286,16 @@ class TokenCounter:
         encoding: str = DEFAULT_ENCODING,
         cache_size: int = 4_096,
         use_tiktoken: bool | None = None,
+        counter: Callable[[str], int] | None = None,
     ) -> None:
         if use_tiktoken is not None:
             exact = use_tiktoken
         found = exact_counter(encoding) if exact else None
+        if counter is not None:  # the caller's own tokenizer (``Compactor(token_counter=)``)
+            found = ("custom", counter)
         self.backend = found[0] if found else ESTIMATE
         self.exact = found is not None
-        self.encoding = encoding if found else None
+        self.encoding = encoding if found and counter is None else None
         self._count = found[1] if found else text_tokens
         self._cache: dict[int, tuple[Any, int]] = {}
         self._cache_size = max(1, cache_size)

@@ -35,6 +35,7 @@ from .markers import (
     summary_message,
     summary_request,
 )
+from .messages import FORMAT_META, PASSTHROUGH, model_visible
 from .sizing import to_json
 from .transcript import transcript
 
@@ -73,15 +74,16 @@ def call_summarizer(
     max_tokens: int | None = None,
     form: str | None = None,
     request: str | None = None,
+    prompt: str | None = None,
 ) -> Any:
     """Call ``summarizer`` with what it declares it takes; the rest as notes among the
-    messages: the previous summary first, the focus last (``max_tokens``, ``form`` and the
-    active ``request`` only to those that take them)."""
+    messages: the previous summary first, the focus last (``max_tokens``, ``form``, the
+    active ``request`` and a replacement ``prompt`` only to those that take them)."""
     takes = _keywords(summarizer)
     kwargs: dict[str, Any] = {}
     if request is not None and "request" in takes:
         kwargs["request"] = request
-    shown = list(messages)
+    shown = [for_summarizer(m) for m in messages]
     if previous is not None:
         if "previous" in takes:
             kwargs["previous"] = previous
@@ -96,7 +98,47 @@ def call_summarizer(
         kwargs["max_tokens"] = max_tokens
     if form is not None and "form" in takes:
         kwargs["form"] = form
+    if prompt is not None and "prompt" in takes:
+        kwargs["prompt"] = prompt
     return summarizer(shown, **kwargs)
+
+
+def for_summarizer(message: Any) -> Any:
+    """``message`` as a summarizer may send it to a model: without the format converters'
+    bookkeeping (``FORMAT_META``), each passthrough block (an item with no canonical form,
+    such as encrypted reasoning) a text block of its JSON, opaque ciphertext left out. The
+    same object when there is nothing to take out (every Anthropic history)."""
+    if not isinstance(message, dict):
+        return message
+    content = message.get("content")
+    visible = model_visible(content)
+    has_passthrough = isinstance(visible, list) and any(
+        isinstance(b, dict) and b.get("type") == PASSTHROUGH for b in visible
+    )
+    if visible is content and FORMAT_META not in message and not has_passthrough:
+        return message
+    if has_passthrough:
+        visible = [_passthrough_text(b) for b in visible]
+    out = {k: v for k, v in message.items() if k != FORMAT_META}
+    out["content"] = visible
+    return out
+
+
+def _passthrough_text(block: Any) -> Any:
+    if not (isinstance(block, dict) and block.get("type") == PASSTHROUGH):
+        return block
+    item = block.get("item", block.get("part"))
+    if isinstance(item, dict):
+        item = {k: v for k, v in item.items() if k != "encrypted_content"}
+    return {"type": "text", "text": to_json(item)}
+
+
+def summary_system_prompt(budget: int, focus: str | None, prompt: str | None = None) -> str:
+    """The system prompt of a model summary: ours (``markers.structured_summary_prompt``) or
+    the policy's replacement (``summary_prompt``), the focus added to either."""
+    if prompt is None:
+        return structured_summary_prompt(budget, focus)
+    return prompt if not focus else f"{prompt}\n\nFocus the summary on: {focus}"
 
 
 def focused(summarizer: Callable[..., str], instructions: str | None) -> Callable[[list[Any]], str]:
@@ -151,6 +193,7 @@ class LLMSummarizer:
         previous: str | None = None,
         max_tokens: int | None = None,
         form: str = "structured",
+        prompt: str | None = None,
     ) -> str:
         self.calls += 1
         focus = instructions or self.instructions
@@ -167,7 +210,7 @@ class LLMSummarizer:
             return reply.text.strip() or "(empty summary)"
         budget = max_tokens or self.max_tokens
         reply = self.provider.complete(
-            system=structured_summary_prompt(budget, focus),
+            system=summary_system_prompt(budget, focus, prompt),
             messages=[
                 {
                     "role": "user",

@@ -57,7 +57,7 @@ def test_the_responses_loop_keeps_one_session_through_compactions() -> None:
     assert c.format == "openai-responses"
     stages = [e.stage for e in c.events]
     assert "session_restart" not in stages
-    assert "clear_old_results" in stages and "summarize" in stages
+    assert "clear_old_results" in stages
     assert len(items) < 60 * 3  # the view is compacted
 
 

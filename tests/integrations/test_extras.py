@@ -40,3 +40,45 @@ def test_an_adapter_without_its_framework_names_the_extra_to_install(
     result = _python(code)
     assert result.returncode != 0
     assert f"pip install 'context-compact[{extra}]'" in result.stderr
+
+
+SDKS = ("anthropic", "openai")
+BLOCK_SDKS = "import sys\nfor name in ('anthropic', 'openai'):\n    sys.modules[name] = None\n"
+
+
+def test_the_base_install_pulls_neither_sdk_and_each_is_an_extra() -> None:
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
+    assert not [d for d in project["dependencies"] if d.split(">")[0].strip() in SDKS]
+    extras = project["optional-dependencies"]
+    assert [d.split(">")[0] for d in extras["anthropic"]] == ["anthropic"]
+    assert [d.split(">")[0] for d in extras["openai"]] == ["openai"]
+    assert sorted(d.split(">")[0] for d in extras["cli"]) == ["anthropic", "openai"]
+
+
+def test_the_quick_start_demo_runs_offline_without_either_sdk(tmp_path: object) -> None:
+    code = (
+        BLOCK_SDKS
+        + "from click.testing import CliRunner\n"
+        + "from context_compact.cli import main\n"
+        + f"result = CliRunner().invoke(main, ['demo', '--workdir', {str(tmp_path)!r} + '/d'])\n"
+        + "print(result.exit_code, repr(result.exception))\n"
+    )
+    result = _python(code)
+    assert result.stdout.strip().splitlines()[-1] == "0 None", result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("provider", "extra"),
+    [("anthropic.AnthropicProvider", "anthropic"), ("openai_chat.OpenAIChatProvider", "openai")],
+)
+def test_a_provider_without_its_sdk_names_the_extra_to_install(provider: str, extra: str) -> None:
+    module, cls = provider.split(".")
+    code = BLOCK_SDKS + (
+        f"from context_compact.providers.{module} import {cls}\n{cls}('a-model', api_key='k')"
+    )
+    result = _python(code)
+    assert result.returncode != 0
+    assert f"pip install 'context-compact[{extra}]'" in result.stderr

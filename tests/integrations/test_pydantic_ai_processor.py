@@ -59,7 +59,7 @@ def _check_run(stub: StubAPI, messages: list, cc) -> None:  # type: ignore[no-un
     assert len(bodies) == TURNS + 1
     assert anthropic_violations(bodies) == []
     assert max(tokens(bodies)) <= LIMIT
-    assert {"persist_new_results", "clear_old_results", "summarize"} <= stages(cc)
+    assert {"persist_new_results", "clear_old_results"} <= stages(cc)
     # pydantic-ai keeps the processed history: every call it kept has its return, in the next
     # request, and the last message is the answer.
     for i, message in enumerate(messages):

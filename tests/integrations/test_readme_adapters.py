@@ -57,7 +57,7 @@ def _tool_result_sent(body: Any) -> bool:
 def test_the_three_snippets_are_in_the_readme() -> None:
     found = snippets()
     assert len(found) == 3
-    assert ["CompactionMiddleware" in found[0], "history_processor" in found[1]] == [True, True]
+    assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]
     assert "CompactingSession" in found[2]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from context_compact import check
-from stub_api import Reply, StubAPI
+from stub_api import Reply, StubAPI, ToolCall
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -34,9 +34,10 @@ def stub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[StubAPI]:
 
 def test_the_readme_shows_the_format_the_client_and_the_streaming_snippets() -> None:
     found = snippets()
-    assert len(found) == 4
+    assert len(found) == 5
     assert "format=" in found[0] and "to_canonical" in found[1]
     assert "compacting(" in found[2] and ".stream(" in found[3]
+    assert "tool_runner(" in found[4]
 
 
 def test_the_format_snippets_run_as_written_and_give_the_callers_format_back() -> None:
@@ -58,3 +59,18 @@ def test_the_client_and_streaming_snippets_run_as_written_and_send_valid_request
     assert [check(body["messages"]) for body in stub.bodies] == [[], []]
     # The streamed answer was appended as the snippet writes it.
     assert scope["messages"][-1]["content"][0].text == "Eggs."
+
+
+def test_the_tool_runner_snippet_continues_the_conversation_through_the_compacting_client(
+    stub: StubAPI, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("eggs, milk")
+    call = ToolCall("read_file", {"path": "notes.txt"}, id="toolu_notes")
+    stub.enqueue(Reply(tool_calls=(call,)), Reply(text="Eggs and milk."))
+    scope: dict[str, Any] = {"print": lambda *a, **k: None}
+    for snippet in (snippets()[2], snippets()[3], snippets()[4]):
+        exec(compile(snippet, str(README), "exec"), scope)
+    assert len(stub.bodies) == 4
+    assert [check(body["messages"]) for body in stub.bodies] == [[]] * 4
+    assert stub.bodies[3]["messages"][-1]["content"][0]["content"] == "eggs, milk"
+    assert scope["message"].content[0].text == "Eggs and milk."

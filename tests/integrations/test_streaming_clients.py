@@ -241,7 +241,7 @@ def test_the_sdk_docs_streaming_loop_compacts_retries_and_calibrates_from_the_st
         assert check(canonical(request.body)) == []
     stages = [e.stage for e in c.events]
     assert stages.count("reactive_compact") == 1
-    assert "clear_old_results" in stages and "summarize" in stages
+    assert "clear_old_results" in stages  # clearing alone keeps these loops in budget
     assert "session_restart" not in stages
     session.assert_calibrated_by_every_stream()
 

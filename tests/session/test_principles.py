@@ -189,12 +189,13 @@ def test_a_caller_passing_its_full_history_each_time_is_recognized() -> None:
 # -- 2. cache-stable ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("budget", "most"), [(12_500, 40), (25_000, 30)])
+@pytest.mark.parametrize(("budget", "most"), [(12_500, 45), (25_000, 25)])
 def test_earlier_history_is_rewritten_in_rare_batches(budget: int, most: int) -> None:
     # DESIGN.md's target is under 10% of turns. Counted honestly (the estimate by character
-    # class is within a few percent of o200k here; the old 4-chars-a-token one undercounted
-    # tool output by a fifth), this session rewrites 35 of 300 turns at 12,500 tokens and
-    # 17 at 25,000: the 10% holds from about 20,000 tokens up, not at the smallest budget.
+    # class is within a few percent of o200k here), this session rewrites 44 of 300 turns at
+    # 12,500 tokens and 22 at 25,000. Clearing before summarizing (a clearing that gets
+    # half-way down to the low-water mark is enough) halves the summaries (23 -> 12 at
+    # 12,500) for about ten more rewrites; the 10% holds from about 25,000 tokens up.
     workload = synthetic_session(300, seed=0)
     out = replay(compactor(context_limit=budget), workload, overhead_tokens=0)
     assert out.rewrite_turns <= most
@@ -209,9 +210,10 @@ def test_clearing_frees_at_least_clear_at_least_tokens_unless_over_the_limit() -
     drive(c, 60)
     clearings = [e for e in c.events if e.stage == "clear_old_results"]
     assert clearings
+    floor = c.policy.clear_floor  # clear_at_least, at most a tenth of a small window
     for event in clearings:
         if event.before <= LIMIT:
-            assert event.before - event.after >= 1_000 * 0.9
+            assert event.before - event.after >= floor * 0.9
 
 
 def test_snip_never_fires_under_the_default() -> None:

@@ -4,9 +4,26 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from store_helpers import DURABLE_KINDS, KINDS, open_store
+from store_helpers import DURABLE_KINDS, KINDS, open_store, schema_of
 
 from context_compact.store import Store
+from postgres_server import drop_schema, require
+
+
+@pytest.fixture(autouse=True)
+def postgres_schema(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[None]:
+    """A test of the postgres kind needs the server (skips or fails without it) and gets a
+    schema of its own, dropped afterwards."""
+    params = getattr(request.node, "callspec", None)
+    kinds = set() if params is None else {params.params.get(k) for k in ("kind", "durable_kind")}
+    if "postgres" not in kinds:
+        yield
+        return
+    require()
+    try:
+        yield
+    finally:
+        drop_schema(schema_of(tmp_path))
 
 
 @pytest.fixture(params=KINDS)

@@ -5,14 +5,23 @@ Kept free of pytest and hypothesis so a spawned child starts fast.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing.synchronize
+import os
 from pathlib import Path
 from typing import Any
 
 from context_compact.store import FileStore, MemoryStore, SqliteStore, Store
 
-KINDS = ["memory", "files", "sqlite"]
-DURABLE_KINDS = ["files", "sqlite"]
+KINDS = ["memory", "files", "sqlite", "postgres"]
+DURABLE_KINDS = ["files", "sqlite", "postgres"]
+POSTGRES_URL = os.environ.get("CC_TEST_POSTGRES_URL", "postgresql://127.0.0.1:5432/test")
+
+
+def schema_of(where: Path) -> str:
+    """The PostgreSQL schema of the tests run in ``where`` (one per test: isolated, and
+    the same in the processes a test starts)."""
+    return "cc_test_" + hashlib.sha256(str(where).encode()).hexdigest()[:16]
 
 
 def open_store(kind: str, where: Path) -> Store:
@@ -22,6 +31,10 @@ def open_store(kind: str, where: Path) -> Store:
         return FileStore(where)
     if kind == "sqlite":
         return SqliteStore(where / "store.db")
+    if kind == "postgres":
+        from context_compact.store.postgres import PostgresStore
+
+        return PostgresStore(POSTGRES_URL, root=where, schema=schema_of(where))
     raise ValueError(kind)
 
 

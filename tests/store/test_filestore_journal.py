@@ -22,7 +22,9 @@ def test_one_append_is_one_line_holding_the_batch(tmp_path: Path) -> None:
     store.append(session, turn(1))
     lines = journal_of(store, session).read_bytes().split(b"\n")
     assert lines[-1] == b"" and len(lines) == 3
-    assert [json.loads(line) for line in lines[:2]] == [{"batch": turn(0)}, {"batch": turn(1)}]
+    batches = [json.loads(line) for line in lines[:2]]
+    assert [b["batch"] for b in batches] == [turn(0), turn(1)]
+    assert all(len(b["link"]) == 32 for b in batches)  # the hash chain (witness.py)
     assert journal_of(store, session).read_bytes().isascii()
 
 

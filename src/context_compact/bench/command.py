@@ -123,6 +123,15 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     default=None,
     help="Long turn: tool steps after the request (default 2,000; --quick 300).",
 )
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    default=None,
+    help="With --load: the fleet benchmark instead, on this store (postgresql://...) and on "
+    "SQLite in the same run (8 worker processes x 100 sessions x 200 turns, one killed and "
+    "resumed; --quick: 2 x 5 x 20; --sessions, --turns: per worker).",
+)
 @click.option("--price-input", type=float, default=None, help="USD per million input tokens.")
 @click.option("--price-output", type=float, default=None, help="USD per million output tokens.")
 @click.option(
@@ -160,6 +169,7 @@ def bench(
     load: bool,
     long_turn: bool,
     steps: int | None,
+    store_url: str | None,
     json_path: Path | None,
     chart_path: Path | None,
     no_progress: bool,
@@ -176,6 +186,9 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if load and store_url:
+        _fleet(store_url, quick, sessions, turns, json_path, no_progress)
+        return
     if load:
         _load(quick, turns, json_path, no_progress)
         return
@@ -351,6 +364,30 @@ def _load(quick: bool, turns: str | None, json_path: Path | None, no_progress: b
     console = Console()
     data = run_load(config, progress=None if no_progress else console.log)
     render_load(data, console)
+    _write_json(console, json_path, data)
+
+
+def _fleet(
+    url: str,
+    quick: bool,
+    sessions: int | None,
+    turns: str | None,
+    json_path: Path | None,
+    no_progress: bool,
+) -> None:
+    from rich.console import Console
+
+    from .fleet import FleetConfig, render_fleet, run_fleet
+
+    config = FleetConfig.quick() if quick else FleetConfig()
+    counts = _ints(turns)
+    if counts:
+        config = replace(config, turns=counts[0])
+    if sessions:
+        config = replace(config, sessions=sessions)
+    console = Console()
+    data = run_fleet(config, url, progress=None if no_progress else console.log)
+    render_fleet(data, console)
     _write_json(console, json_path, data)
 
 

@@ -37,6 +37,7 @@ from ..agent.loop import (
 from ..bench.strategies import register_peers
 from ..registry import ENGINES, NAMES
 from ..store import WORKDIR_DB
+from ..store.url import select as select_store
 from .agent import (
     QUIT_WORDS,
     RECOVERABLE,
@@ -47,6 +48,7 @@ from .agent import (
     report_failure,
     resume_hint,
 )
+from .inspector import ui_command
 from .sessions import recall_command, sessions
 
 # --policy offers every engine of the registry, the bench's peers included.
@@ -118,8 +120,17 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group()
 @click.version_option(package_name="context-compact", prog_name="context-compact")
-def main() -> None:
+@click.option(
+    "--store",
+    metavar="URL",
+    envvar="CC_STORE_URL",
+    default=None,
+    help="Where sessions live: sqlite:///PATH, file:///DIR, memory: or postgresql://HOST/DB "
+    "(default: .context-compact/sessions.db in the work directory).",
+)
+def main(store: str | None) -> None:
     """A coding agent that keeps its context inside the window without losing anything."""
+    select_store(store)
 
 
 @main.command()
@@ -291,13 +302,16 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 # -- more commands -----------------------------------------------------------------------
 from ..bench.command import bench  # noqa: E402  (registered after the group exists)
 from .compact import compact_command  # noqa: E402
+from .doctor import doctor_command  # noqa: E402
 from .inspect import inspect_command  # noqa: E402
 from .transfer import export_command, import_command  # noqa: E402
 
 main.add_command(bench)
 main.add_command(sessions)
+main.add_command(doctor_command)
 main.add_command(recall_command)
 main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(inspect_command)
 main.add_command(compact_command)
+main.add_command(ui_command)

@@ -35,11 +35,10 @@ import click
 from ..events import CompactionEvent
 from ..loaders import Session
 from ..registry import NAMES
-from ..session.inspect import Event, shown_path
+from ..session.inspect import Event, pass_lines, shown_path
 from ..session.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..sizing import TokenCounter
 from ..store.base import Store
-from .inspect import pass_lines
 from .sessions import json_option, need_session, workdir_option
 
 
@@ -147,11 +146,12 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
     """The session to replay: a stored session's latest conversation, or a log file's
     trajectory number ``index``; and the stored id, if it was one."""
     from ..loaders import describe, load_file
-    from ..store import WORKDIR_DB, SqliteStore
+    from ..store import WORKDIR_DB
+    from ..store.url import cli_store, selected
 
     db = workdir / WORKDIR_DB
-    if db.is_file() and not Path(target).exists():
-        store = SqliteStore(db, root=workdir)
+    if (selected() or db.is_file()) and not Path(target).exists():
+        store = cli_store(workdir)
         try:
             meta = need_session(store, target)
             messages = history(store, target)
@@ -196,7 +196,7 @@ def compact_command(
 ) -> None:
     """Replay session ID (or a log FILE) through --policy, offline: what each compaction pass
     does, and the final view. Without --dry-run the result is kept as a NEW session."""
-    from ..store import workdir_store
+    from ..store.url import cli_store
     from .agent import make_policy
 
     root = Path(workdir or Path.cwd()).resolve()
@@ -204,7 +204,7 @@ def compact_command(
         session, sid = load_target(target, root, index)
     chosen = make_policy(policy, None, context_limit)
     meta = {"source": "compact", "policy_name": policy, "of": sid or str(Path(target).resolve())}
-    store = None if dry_run else workdir_store(root)
+    store = None if dry_run else cli_store(root)
     try:
         outcome = run_compact(session, chosen, store, meta)
     except Exception as error:  # a policy that gives up is reported, not a traceback

@@ -1,5 +1,5 @@
 """``context-compact inspect ID``: what compaction did to a session, turn by turn
-(``session/inspect.py`` replays it), and ``pass_lines``, one compaction as text."""
+(``session/inspect.py`` replays it and writes one compaction as text, ``pass_lines``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..session.inspect import Event, render_chart, timeline
+from ..session.inspect import Event, pass_lines, render_chart, timeline
+from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 
 
@@ -17,13 +18,31 @@ from .sessions import json_option, need_session, open_store, workdir_option
 @workdir_option
 @json_option
 @click.option("--width", type=click.IntRange(min=40), default=80, show_default=True)
-def inspect_command(session: str, workdir: Path | None, as_json: bool, width: int) -> None:
+@click.option("--serve", is_flag=True, help="Show it as a page on 127.0.0.1 instead.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path), help="Write the page.")
+def inspect_command(
+    session: str,
+    workdir: Path | None,
+    as_json: bool,
+    width: int,
+    serve: bool,
+    port: int,
+    html: Path | None,
+) -> None:
     """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,
-    event, tokens saved, where the copy went) and a chart of view tokens per turn."""
+    event, tokens saved, where the copy went) and a chart of view tokens per turn; with
+    --serve a page in the browser, with --html FILE the same page as one file."""
+    if serve or html is not None:
+        from .inspector import inspect_page
+
+        inspect_page(workdir, session, serve, port, html)
+        return
     store = open_store(workdir)
     try:
         need_session(store, session)
-        line = timeline(store, session)
+        with readable(session):
+            line = timeline(store, session)
     finally:
         store.close()
     if as_json:
@@ -52,20 +71,6 @@ def inspect_command(session: str, workdir: Path | None, as_json: bool, width: in
     _print_events(line.events)
 
 
-def pass_lines(
-    turn: int, stage: str, before: int, after: int, note: str, paths: list[str]
-) -> list[str]:
-    """One compaction as text: the numbers on one line, what it did and where the full copy
-    went on the next (a path is never shortened: it is what the model reads back)."""
-    lines = [f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} (-{before - after:,})"]
-    if note:
-        lines.append(f"      {note}")
-    if paths:
-        more = f" (+{len(paths) - 1} more)" if len(paths) > 1 else ""
-        lines.append(f"      copy: {paths[0]}{more}")
-    return lines
-
-
 def _print_events(events: list[Event]) -> None:
     click.echo("compactions (turn, event, view tokens before -> after, saved):")
     for e in events:
@@ -73,4 +78,4 @@ def _print_events(events: list[Event]) -> None:
             click.echo(text)
 
 
-__all__ = ["inspect_command", "pass_lines"]
+__all__ = ["inspect_command"]

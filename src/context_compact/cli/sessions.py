@@ -22,12 +22,18 @@ COMPACTIONS = ("clear_old_results", "summarize", "compact_history", "reactive_co
 
 def open_store(workdir: Path | None) -> Any:
     """The sessions store of a work directory that has one (a usage error otherwise)."""
-    from ..store import WORKDIR_DB, SqliteStore
+    from ..store import WORKDIR_DB
+    from ..store.url import cli_store, selected
 
     root = Path(workdir or Path.cwd()).resolve()
-    if not (root / WORKDIR_DB).is_file():
+    if selected() is None and not (root / WORKDIR_DB).is_file():
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
-    return SqliteStore(root / WORKDIR_DB, root=root)
+    from ..store import CorruptStore
+
+    try:
+        return cli_store(root)
+    except CorruptStore as error:
+        raise click.ClickException(str(error)) from None
 
 
 def need_session(store: Any, session: str) -> dict[str, Any]:
@@ -90,11 +96,20 @@ def sessions(workdir: Path | None, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from .damage import BROKEN, problem
+
     store = open_store(workdir)
+    rows, damaged = [], []
     try:
-        rows = [summary(store, meta) for meta in store.list_sessions()]
+        for meta in store.list_sessions():
+            try:
+                rows.append(summary(store, meta))
+            except BROKEN as error:  # one damaged session: named, the others still listed
+                damaged.append({"id": meta["id"], "problem": problem(error)})
     finally:
         store.close()
+    for bad in damaged:
+        click.echo(f"error: session {bad['id']} cannot be read: {bad['problem']}", err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..loaders import describe
+from ..loaders import Limits, describe
 from ..session.transfer import (
     EXPORT_FORMATS,
     LOAD_ERRORS,
@@ -18,6 +18,7 @@ from ..session.transfer import (
     import_path,
     quiet_loaders,
 )
+from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 
 
@@ -25,19 +26,40 @@ from .sessions import json_option, need_session, open_store, workdir_option
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @workdir_option
 @json_option
-def import_command(path: Path, workdir: Path | None, as_json: bool) -> None:
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1),
+    default=Limits.line_bytes,
+    show_default=True,
+    help="Refuse a file with a JSON Lines line longer than this (read no further).",
+)
+@click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=Limits.file_bytes,
+    show_default=True,
+    help="Refuse a file larger than this.",
+)
+def import_command(
+    path: Path, workdir: Path | None, as_json: bool, max_line_bytes: int, max_file_bytes: int
+) -> None:
     """Import an agent's log (FILE, or every log under DIR) as new sessions.
 
     Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
     OpenHands event histories, mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON.
     """
-    from ..store import workdir_store
+    from ..store import CorruptStore
+    from ..store.url import cli_store
 
-    store = workdir_store(Path(workdir or Path.cwd()).resolve())
+    try:
+        store = cli_store(Path(workdir or Path.cwd()).resolve())
+    except CorruptStore as error:
+        raise click.ClickException(str(error)) from None
     try:
         try:
             with quiet_loaders():
-                imported, failures = import_path(store, path)
+                limits = Limits(max_line_bytes, max_file_bytes)
+                imported, failures = import_path(store, path, limits)
         except LOAD_ERRORS as error:
             raise click.ClickException(f"cannot import {path}: {describe(error, path)}") from None
     finally:
@@ -90,7 +112,13 @@ def export_command(
     store = open_store(workdir)
     try:
         need_session(store, session)
-        text = export_session(store, session, fmt, view=view)
+        with readable(session):
+            if not view:  # the journal must replay: a damaged one is refused, not exported
+                from ..compactor import Compactor
+                from ..policy import Policy
+
+                Compactor(Policy.default(), store, session=session).view()
+            text = export_session(store, session, fmt, view=view)
         earlier = conversations(store, session) - 1
     finally:
         store.close()

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..invariants import InvalidHistory, Violation
-from ..messages import FORMAT_META, Message, plain
+from ..messages import FORMAT_META, PASSTHROUGH, Message, plain
 
-PASSTHROUGH = "passthrough"
 META = FORMAT_META
 
 

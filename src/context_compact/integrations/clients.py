@@ -29,10 +29,18 @@ client your agent loop uses, not one shared by unrelated calls). A Responses cal
 ``previous_response_id`` or a string ``input`` goes out untouched: the server holds that
 history.
 
+Anthropic's ``beta.messages`` is the same endpoint (one conversation with ``messages``):
+``create`` and ``stream`` as above, and the SDK's own agent loop ``tool_runner(...)``, whose
+every request goes out through the compacting client (compacted, a refusal for length
+compacted and retried once). A server-held message thread sends only the new messages, a
+history the client cannot compact, so ``tool_runner`` runs with ``thread=False`` (the whole
+history each turn) unless the caller passes ``thread``; a request that continues a thread
+(a ``thread`` field) goes out untouched.
+
 Not compacted: ``with_raw_response`` and ``with_streaming_response`` (``client.messages.
 with_raw_response.create(...)``...) are the wrapped client's own and send the caller's list
 as it is, uncalibrated; so is everything else (``models``, ``files``, ``with_options``'s
-other resources, ``beta``...). Use ``create`` or ``stream`` for a compacted call.
+other resources, the rest of ``beta``...). Use ``create`` or ``stream`` for a compacted call.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from typing import Any
 from ..compactor import Compactor
 from ..messages import plain
 from ..providers.errors import is_context_overflow
+from ..telemetry import integrations_log
 from .streams import AsyncStreamManager, StreamManager, watch
 
 __all__ = ["compacting", "latest_request"]
@@ -56,16 +65,26 @@ _TEXT_PARTS = ("text", "input_text")
 
 def compacting(client: Any, compactor: Compactor) -> Any:
     """``client`` (an Anthropic or OpenAI SDK client, sync or async) compacting every request
-    its ``messages``/``chat.completions``/``responses`` endpoints send."""
+    its ``messages``/``beta.messages``/``chat.completions``/``responses`` endpoints send."""
     module = type(client).__module__
     if module.startswith("anthropic"):
-        return _Client(client, {"messages": _Endpoint(compactor, ANTHROPIC, "messages")})
+        # One endpoint for both: ``messages`` and ``beta.messages`` carry one conversation.
+        messages = _Endpoint(compactor, ANTHROPIC, "messages")
+        return _Client(
+            client,
+            {
+                "messages": messages,
+                "beta": lambda target, root: _Namespace(
+                    target, {"messages": lambda res, _: _BetaResource(res, messages, root)}, root
+                ),
+            },
+        )
     if module.startswith("openai"):
         chat = _Endpoint(compactor, CHAT, "messages")
         return _Client(
             client,
             {
-                "chat": lambda target: _Namespace(target, {"completions": chat}),
+                "chat": lambda target, root: _Namespace(target, {"completions": chat}, root),
                 "responses": _Endpoint(compactor, RESPONSES, "input"),
             },
         )
@@ -89,19 +108,27 @@ class _Delegate:
 
 
 class _Namespace(_Delegate):
-    def __init__(self, target: Any, wrapped: dict[str, Any]) -> None:
+    """Some attributes wrapped: an ``_Endpoint`` as its resource, a callable given the inner
+    attribute and the root ``_Client`` (what the SDK's own helpers must send through)."""
+
+    def __init__(self, target: Any, wrapped: dict[str, Any], root: _Client | None = None) -> None:
         super().__init__(target)
         self._wrapped = wrapped
+        self._root = root
 
     def __getattr__(self, name: str) -> Any:
         wrap = self._wrapped.get(name)
         if wrap is None:
             return getattr(self._target, name)
         inner = getattr(self._target, name)
-        return wrap.bind(inner) if isinstance(wrap, _Endpoint) else wrap(inner)
+        return wrap.bind(inner) if isinstance(wrap, _Endpoint) else wrap(inner, self._root)
 
 
 class _Client(_Namespace):
+    def __init__(self, target: Any, wrapped: dict[str, Any]) -> None:
+        super().__init__(target, wrapped)
+        self._root = self
+
     def with_options(self, *args: Any, **kwargs: Any) -> _Client:
         return _Client(self._target.with_options(*args, **kwargs), self._wrapped)
 
@@ -141,6 +168,8 @@ class _Endpoint:
         items = kwargs.get(self.key)
         if not isinstance(items, list):
             return False
+        if self.format == ANTHROPIC:
+            return not kwargs.get("thread")
         return not (self.format == RESPONSES and kwargs.get("previous_response_id"))
 
     def before(self, kwargs: dict[str, Any]) -> tuple[list[Any], str]:
@@ -192,6 +221,7 @@ class _Endpoint:
         except Exception as error:
             if not is_context_overflow(error):
                 raise
+            integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
             view = self.compactor.reactive_compact(items, request)
             result = create(**self.sent(kwargs, view))
         return self.after(result, streaming or kwargs.get("stream") is True)
@@ -212,6 +242,7 @@ class _Endpoint:
         except Exception as error:
             if not is_context_overflow(error):
                 raise
+            integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
             view = await self.compactor.areactive_compact(items, request)
             result = await create(**self.sent(kwargs, view))
         return self.after(result, streaming or kwargs.get("stream") is True)
@@ -236,6 +267,32 @@ class _Resource(_Delegate):
         if _is_async(self._target, open_manager):
             return AsyncStreamManager(self._endpoint, open_manager, args, kwargs)
         return StreamManager(self._endpoint, open_manager, args, kwargs)
+
+
+class _BetaResource(_Resource):
+    """``beta.messages``: ``create`` and ``stream`` as above, and the SDK's own agent loop,
+    ``tool_runner``, sending each of its requests through the compacting client."""
+
+    def __init__(self, target: Any, endpoint: _Endpoint, root: _Client | None) -> None:
+        super().__init__(target, endpoint)
+        self._root = root
+
+    def tool_runner(self, *args: Any, **kwargs: Any) -> Any:
+        # A server-held thread sends only new messages, a history we could not compact: the
+        # runner sends the whole history each turn unless the caller asked for a thread.
+        kwargs.setdefault("thread", False)
+        # The runner's thread sends through the resource's ``_client``: make that ours.
+        through = _SendingThrough(self._target, self._root)
+        return type(self._target).tool_runner(through, *args, **kwargs)
+
+
+class _SendingThrough(_Delegate):
+    """A resource whose ``_client`` is the compacting client, for the SDK's helpers that send
+    through ``self._client``."""
+
+    def __init__(self, target: Any, client: Any) -> None:
+        super().__init__(target)
+        self._client = client
 
 
 def _is_async(resource: Any, method: Any) -> bool:

@@ -53,6 +53,8 @@ from ..invariants import InvalidHistory, Violation
 from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow
 from ._bridge import Converted, Origins, Units, origins_of, results_in, text_of
+from .conversations import Conversations
+from .options import given_or_built, model_summarizer
 
 TOOL_CALL_BLOCKS = ("tool_use", "tool_call")
 
@@ -188,14 +190,75 @@ def _input_tokens(response: Any) -> int:
     return 0
 
 
-class CompactionMiddleware(AgentMiddleware):
-    """Send the model the compactor's view of the agent's messages; keep the state whole."""
+def chat_model_summarizer(model: Any, **options: Any) -> Any:
+    """An ``LLMSummarizer`` asking a LangChain chat model (an instance, or a name for
+    ``init_chat_model``) for each summary: the agent's own model as its summarizer."""
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
 
-    def __init__(self, compactor: Compactor) -> None:
+        model = init_chat_model(model)
+
+    def complete(system: str, text: str, max_tokens: int) -> str:
+        return str(model.invoke([SystemMessage(system), HumanMessage(text)]).text)
+
+    return model_summarizer(complete, **options)
+
+
+def thread_id() -> str | None:
+    """The ``thread_id`` of the graph run this is called in (None outside one, or without)."""
+    try:
+        from langgraph.config import get_config
+
+        configurable = get_config().get("configurable") or {}
+    except (ImportError, RuntimeError):
+        return None
+    found = configurable.get("thread_id")
+    return None if found is None else str(found)
+
+
+class CompactionMiddleware(AgentMiddleware):
+    """Send the model the compactor's view of the agent's messages; keep the state whole.
+
+    ``CompactionMiddleware(compactor)``, or the compactor's settings as keywords, by
+    LangChain's ``SummarizationMiddleware`` names where they differ (``integrations.options``):
+    ``model=`` (its window sets the limit), ``trigger=``, ``keep=``, ``summary_prompt=``,
+    ``token_counter=``, ``summary_model=`` (a chat model or its name: the summarizer), and
+    any policy field (``exclude_tools=``, ``keep_recent_tool_uses=``...), ``store=``.
+
+    Given ``Conversations`` instead of one compactor, each ``thread_id`` is its own session
+    (``conversations.get(thread_id)``; a run without one is the conversation ``default``).
+    """
+
+    compactor: Compactor
+
+    def __init__(self, compactor: Compactor | Conversations | None = None, **options: Any) -> None:
         super().__init__()
-        self.compactor = compactor
+        self.conversations = compactor if isinstance(compactor, Conversations) else None
+        if self.conversations is None:
+            self.compactor = given_or_built(
+                compactor if isinstance(compactor, Compactor) else None,
+                chat_model_summarizer,
+                options,
+            )
+        elif options:
+            raise TypeError(
+                "CompactionMiddleware(Conversations(...)) takes no settings: give them to "
+                "the Conversations' factory"
+            )
+        self._threads: dict[str, CompactionMiddleware] = {}
         self._units = Units()
         self._fixed: tuple[str, str] | None = None
+
+    def _thread(self) -> CompactionMiddleware | None:
+        """The middleware of this run's conversation (None: this one holds one compactor)."""
+        if self.conversations is None:
+            return None
+        key = thread_id() or "default"
+        compactor = self.conversations.get(key)
+        found = self._threads.get(key)
+        if found is None or found.compactor is not compactor:
+            found = self._threads[key] = CompactionMiddleware(compactor)
+        return found
 
     def _prepare(self, request: ModelRequest) -> tuple[list[Any], list[Converted], str, Any]:
         self._count_fixed(request)
@@ -219,6 +282,9 @@ class CompactionMiddleware(AgentMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], ModelResponse],
     ) -> Any:
+        thread = self._thread()
+        if thread is not None:
+            return thread.wrap_model_call(request, handler)
         lead, converted, active, dicts = self._prepare(request)
         view = self.compactor.prepare(dicts, active)
         try:
@@ -236,6 +302,9 @@ class CompactionMiddleware(AgentMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> Any:
+        thread = self._thread()
+        if thread is not None:
+            return await thread.awrap_model_call(request, handler)
         lead, converted, active, dicts = self._prepare(request)
         view = await self.compactor.aprepare(dicts, active)
         try:
@@ -249,4 +318,12 @@ class CompactionMiddleware(AgentMiddleware):
         return response
 
 
-__all__ = ["CompactionMiddleware", "latest_request", "restore", "split", "to_dict"]
+__all__ = [
+    "CompactionMiddleware",
+    "chat_model_summarizer",
+    "latest_request",
+    "restore",
+    "split",
+    "thread_id",
+    "to_dict",
+]

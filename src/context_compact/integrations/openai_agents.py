@@ -12,8 +12,13 @@ unchanged and never deletes one (the SDK's ``OpenAIResponsesCompactionSession`` 
 stored history with its compacted form); ``get_items`` returns the compactor's view of the
 stored items: large outputs persisted with a preview, old outputs cleared, old turns
 summarized, each naming the file that holds its full copy. ``inner.get_items()`` is the
-whole conversation; ``pop_item`` and ``clear_session`` act on it. A run is compacted when it
-starts, not between the model calls of one run (the runner keeps those in memory).
+whole conversation; ``pop_item`` and ``clear_session`` act on it. ``get_items(limit=N)``
+returns at most the view's last N items, starting where a history may start (never a tool
+output without its call). The runner keeps a run's own items in memory, so ``get_items``
+compacts a run when it starts; pass ``run_config=session.run_config()`` to compact every model
+call inside the run and recover a refusal for length (``openai_agents_run``):
+
+    result = await Runner.run(agent, task, session=session, run_config=session.run_config())
 
 Items are Responses input items (``TResponseInputItem``), converted both ways by
 ``context_compact.formats.openai_responses`` (losslessly: an item the compactor left alone
@@ -30,6 +35,31 @@ from typing import Any
 from ..compactor import Compactor
 from ..formats import openai_responses
 from ..messages import Message, block_type, blocks
+from .conversations import Conversations
+from .openai_agents_run import RunCompaction
+
+
+def pair_safe_tail(items: list[Any], limit: int) -> list[Any]:
+    """At most the last ``limit`` items, starting where a history may start: never at a
+    tool output (its call would be cut off) nor right after a reasoning item (the API refuses
+    an item without the reasoning that produced it). Fewer than ``limit`` when it must."""
+    if limit <= 0:
+        return []
+    start = max(0, len(items) - limit)
+    while start < len(items) and not _may_start(items, start):
+        start += 1
+    return items[start:]
+
+
+def _item_type(item: Any) -> Any:
+    return item.get("type") if isinstance(item, dict) else getattr(item, "type", None)
+
+
+def _may_start(items: list[Any], index: int) -> bool:
+    kind = _item_type(items[index])
+    if isinstance(kind, str) and kind.endswith("_output"):
+        return False
+    return index == 0 or _item_type(items[index - 1]) != "reasoning"
 
 
 def latest_request(messages: list[Message]) -> str:
@@ -47,13 +77,19 @@ def latest_request(messages: list[Message]) -> str:
 
 
 class CompactingSession:
-    """A ``Session`` over ``inner``: everything stored there, a compacted view returned."""
+    """A ``Session`` over ``inner``: everything stored there, a compacted view returned.
 
-    def __init__(self, inner: Any, compactor: Compactor) -> None:
+    Given ``Conversations`` instead of one compactor, the session's own id names the
+    compactor's session (``conversations.get(inner.session_id)``): one per conversation."""
+
+    def __init__(self, inner: Any, compactor: Compactor | Conversations) -> None:
         self.inner = inner
-        self.compactor = compactor
         self.session_id: str = inner.session_id
+        if isinstance(compactor, Conversations):
+            compactor = compactor.get(self.session_id)
+        self.compactor = compactor
         self.session_settings = getattr(inner, "session_settings", None)
+        self._run: RunCompaction | None = None
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The compactor's view of every stored item; with ``limit``, its latest items."""
@@ -63,7 +99,14 @@ class CompactingSession:
         system, messages = openai_responses.to_canonical(items)
         view = await self.compactor.aprepare(messages, latest_request(messages))
         out = openai_responses.from_canonical(view, system)
-        return out if limit is None else out[-limit:] if limit > 0 else []
+        return out if limit is None else pair_safe_tail(out, limit)
+
+    def run_config(self, **kwargs: Any) -> Any:
+        """A ``RunConfig`` (``kwargs`` are its fields) that compacts every model call inside
+        a run and recovers a refusal for length (``openai_agents_run``)."""
+        if self._run is None:
+            self._run = RunCompaction(self.compactor, latest_request)
+        return self._run.run_config(**kwargs)
 
     async def add_items(self, items: list[Any]) -> None:
         await self.inner.add_items(items)
@@ -75,4 +118,4 @@ class CompactingSession:
         await self.inner.clear_session()
 
 
-__all__ = ["CompactingSession", "latest_request"]
+__all__ = ["CompactingSession", "latest_request", "pair_safe_tail"]

@@ -1,11 +1,16 @@
 """A pydantic-ai history processor that compacts the agent's messages before every request.
 
     from pydantic_ai import Agent
-    from pydantic_ai.capabilities import ProcessHistory
-    from context_compact.integrations.pydantic_ai import history_processor
+    from context_compact.integrations.pydantic_ai import CompactionCapability
 
-    agent = Agent(model, capabilities=[ProcessHistory(history_processor(compactor))])
+    agent = Agent(model, capabilities=[CompactionCapability(compactor)])
+    # or a plain processor: capabilities=[ProcessHistory(history_processor(compactor))]
     # pydantic-ai 1.x: Agent(model, history_processors=[history_processor(compactor)])
+
+``CompactionCapability`` (pydantic-ai 2.x) is the whole integration: the processor, the tool
+schemas counted into the budget, and a refusal for length recovered (compacted reactively,
+the request attempted once more). A bare ``history_processor`` sees only the messages: it
+counts instructions but not tool schemas, and cannot retry a refusal.
 
 pydantic-ai runs a history processor before each model request and keeps what it returns as
 the run's history (``ProcessHistory`` writes it back), so ``result.all_messages()`` is the
@@ -30,6 +35,7 @@ request's ``instructions`` count into it.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Sequence
@@ -58,7 +64,11 @@ except ImportError as error:  # pragma: no cover - the message is the point
 from ..compactor import Compactor
 from ..invariants import InvalidHistory, Violation
 from ..messages import Block, Message, block_type, blocks
+from ..providers.errors import is_context_overflow
+from ..telemetry import integrations_log
 from ._bridge import Converted, Units, origins_of, results_in
+from .options import given_or_built
+from .options import model_summarizer as summarizer_over
 
 Processor = Callable[[list[ModelMessage]], list[ModelMessage]]
 AsyncProcessor = Callable[[list[ModelMessage]], Awaitable[list[ModelMessage]]]
@@ -217,15 +227,18 @@ class _Processor:
         self.units = Units()
         self.observed: Any = None
 
-    def before(self, messages: list[ModelMessage]) -> tuple[list[Converted], list[Message], str]:
+    def before(
+        self, messages: list[ModelMessage], tools: list[Any] | None = None
+    ) -> tuple[list[Converted], list[Message], str]:
         responses = [m for m in messages if isinstance(m, ModelResponse)]
         # The last response answered the view returned last: its usage calibrates the budget.
         if responses and responses[-1] is not self.observed:
             self.observed = responses[-1]
             self.compactor.observe(responses[-1].usage.input_tokens)
         last = messages[-1] if messages else None
-        if isinstance(last, ModelRequest) and last.instructions:
-            self.compactor.set_request(last.instructions)
+        instructions = last.instructions if isinstance(last, ModelRequest) else None
+        if instructions or tools:
+            self.compactor.set_request(instructions, tools)
         converted = self.units.convert(_units(messages), to_dict)
         return converted, [c.message for c in converted], latest_request(messages)
 
@@ -254,4 +267,110 @@ def sync_history_processor(compactor: Compactor) -> Processor:
     return compact_history
 
 
-__all__ = ["history_processor", "latest_request", "restore", "sync_history_processor", "to_dict"]
+try:
+    from pydantic_ai.capabilities import AbstractCapability as _Capability
+    from pydantic_ai.exceptions import ModelContextWindowExceededError, RetryModelRequest
+except ImportError:  # pragma: no cover - pydantic-ai 1.x has no capabilities
+    _Capability = None  # type: ignore[assignment,misc]
+
+
+def _tool_schemas(parameters: Any) -> list[Any]:
+    """The function and output tools of a request as the model is sent them."""
+    tools = [*parameters.function_tools, *parameters.output_tools]
+    return [
+        {"name": t.name, "description": t.description, "parameters": t.parameters_json_schema}
+        for t in tools
+    ]
+
+
+def _refused_for_length(error: BaseException) -> bool:
+    if isinstance(error, ModelContextWindowExceededError) or is_context_overflow(error):
+        return True
+    cause = error.__cause__
+    return cause is not None and is_context_overflow(cause)
+
+
+def model_summarizer(model: Any, **options: Any) -> Any:
+    """An ``LLMSummarizer`` asking a pydantic-ai model (a ``Model`` or a name such as
+    ``"anthropic:claude-sonnet-5-5"``) for each summary, through ``pydantic_ai.direct``. The
+    session engine calls a summarizer on a worker thread of its own, so each call runs in an
+    event loop of its own (``asyncio.run``), closed when it returns."""
+    from pydantic_ai.direct import model_request
+
+    def complete(system: str, text: str, max_tokens: int) -> str:
+        request = ModelRequest(parts=[SystemPromptPart(system), UserPromptPart(text)])
+        settings: Any = {"max_tokens": max_tokens}
+        response = asyncio.run(model_request(model, [request], model_settings=settings))
+        return response.text or ""
+
+    return summarizer_over(complete, **options)
+
+
+if _Capability is not None:
+
+    class CompactionCapability(_Capability[Any]):
+        """Compaction for ``Agent(model, capabilities=[CompactionCapability(compactor)])``.
+
+        Before every model request (``before_model_request``) the history is compacted as
+        ``history_processor`` does it, with the request's tool schemas (function and output
+        tools) and instructions counted into the budget, and kept as the run's history. A
+        refusal for length (``ModelContextWindowExceededError``, or the SDK error it wraps)
+        is compacted reactively (``on_model_request_error``) and the request attempted once
+        more with the smaller view (``RetryModelRequest``; ``prepare_model_request`` sends
+        it); a second refusal, or any other error, propagates.
+
+        Without a ``Compactor``, its settings as keywords (``integrations.options``):
+        ``model=`` (its window sets the limit), ``trigger=``, ``keep=``, any policy field,
+        ``store=``, ``token_counter=``, ``summary_model=`` (a pydantic-ai model or its name:
+        the summarizer, ``model_summarizer``).
+        """
+
+        def __init__(self, compactor: Compactor | None = None, **options: Any) -> None:
+            self.compactor = given_or_built(compactor, model_summarizer, options)
+            self._state = _Processor(self.compactor)
+            self._last: tuple[list[Converted], list[Message], str] | None = None
+            self._retry: list[ModelMessage] | None = None
+            self._retried = False
+
+        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+            tools = _tool_schemas(request_context.model_request_parameters)
+            converted, dicts, active = self._state.before(list(request_context.messages), tools)
+            self._last = (converted, dicts, active)
+            self._retry, self._retried = None, False
+            messages = restore(await self.compactor.aprepare(dicts, active), converted)
+            request_context.messages = messages.copy()
+            ctx.messages[:] = messages
+            return request_context
+
+        async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
+            if self._retry is not None:
+                request_context.messages = self._retry.copy()
+            return request_context
+
+        async def on_model_request_error(
+            self, ctx: Any, *, request_context: Any, error: Exception
+        ) -> Any:
+            if self._retried or self._last is None or not _refused_for_length(error):
+                raise error
+            self._retried = True
+            integrations_log.debug("pydantic-ai refused for length, compacting once: %s", error)
+            converted, dicts, active = self._last
+            view = await self.compactor.areactive_compact(dicts, active)
+            self._retry = restore(view, converted)
+            ctx.messages[:] = self._retry
+            raise RetryModelRequest()
+
+        @classmethod
+        def get_serialization_name(cls) -> str | None:
+            return None  # takes a Compactor: not spec-serializable
+
+
+__all__ = [
+    "CompactionCapability",
+    "history_processor",
+    "latest_request",
+    "model_summarizer",
+    "restore",
+    "sync_history_processor",
+    "to_dict",
+]

@@ -37,12 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from . import anthropic, claude_code, codex, openai_chat, openhands, swe_agent
-from ._common import FORMATS, Session, UnknownFormat, read_jsonl
+from ._common import FORMATS, Limits, Session, TooLarge, UnknownFormat, check_size, read_jsonl
 
 __all__ = [
     "FORMATS",
     "Failure",
+    "Limits",
     "Session",
+    "TooLarge",
     "UnknownFormat",
     "candidates",
     "describe",
@@ -72,10 +74,10 @@ def load_session(path: str | Path, index: int = 0) -> Session:
         raise IndexError(f"{path} holds {len(sessions)} trajectories, no index {index}") from None
 
 
-def load_file(path: str | Path) -> list[Session]:
-    """Every trajectory in one file, in file order."""
+def load_file(path: str | Path, limits: Limits | None = None) -> list[Session]:
+    """Every trajectory in one file, in file order (``TooLarge`` over ``limits``)."""
     path = Path(path)
-    fmt, data, bad = _read(path)
+    fmt, data, bad = _read(path, limits or Limits())
     if fmt == claude_code.FORMAT:
         return claude_code.load_records(data, path, bad)
     if fmt == codex.FORMAT:
@@ -92,7 +94,7 @@ def load_file(path: str | Path) -> list[Session]:
 
 def detect_format(path: str | Path) -> str:
     """The format name (one of ``FORMATS``) of a trajectory file."""
-    return _read(Path(path))[0]
+    return _read(Path(path), Limits())[0]
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,8 @@ def describe(error: BaseException, path: Path) -> str:
     """One line saying why ``path`` did not load (without repeating the path)."""
     if isinstance(error, UnknownFormat):
         return f"not a known trajectory format ({error.reason})"
+    if isinstance(error, RecursionError):
+        return "JSON nested too deep to read"
     text = str(error).replace(str(path), "").strip(" :") or type(error).__name__
     return " ".join(text.split())
 
@@ -147,18 +151,19 @@ def _is_candidate(path: Path, root: Path) -> bool:
     return not any(part.startswith(".") for part in path.relative_to(root).parts)
 
 
-def _read(path: Path) -> tuple[str, Any, int]:
+def _read(path: Path, limits: Limits) -> tuple[str, Any, int]:
     """``(format, data, unparseable lines)``: records for line formats, else the document."""
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     if path.name.endswith(".jsonl"):
-        records, bad = read_jsonl(path)
+        records, bad = read_jsonl(path, limits)
         return _detect_records(records, path), records, bad
+    check_size(path, limits)
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        records, bad = read_jsonl(path)
+        records, bad = read_jsonl(path, limits)
         if len(records) < 2:
             where = f"line {error.lineno}, column {error.colno}: {error.msg}"
             raise UnknownFormat(path, f"not valid JSON or JSON Lines ({where})") from None

@@ -104,12 +104,47 @@ class UnknownFormat(ContextCompactError, ValueError):
 # ----------------------------------------------------------------------------- reading
 
 
-def read_jsonl(path: Path) -> tuple[list[Any], int]:
+MAX_LINE_BYTES = 64 << 20
+MAX_FILE_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much a loader reads before it refuses a file (``TooLarge``): one line of a JSON
+    Lines file, and one file. A longer line is never held whole in memory: reading stops at
+    ``line_bytes`` + 1."""
+
+    line_bytes: int = MAX_LINE_BYTES
+    file_bytes: int = MAX_FILE_BYTES
+
+
+class TooLarge(ValueError):
+    """A file or one of its lines is over the import's size limit."""
+
+
+def check_size(path: Path, limits: Limits) -> None:
+    size = path.stat().st_size
+    if size > limits.file_bytes:
+        raise TooLarge(
+            f"{path}: {size:,} bytes, over the limit of {limits.file_bytes:,} per file "
+            "(raise it with --max-file-bytes)"
+        )
+
+
+def read_jsonl(path: Path, limits: Limits | None = None) -> tuple[list[Any], int]:
     """The parsed lines of a JSON Lines file and the number of lines that did not parse."""
+    limits = limits or Limits()
+    check_size(path, limits)
     records: list[Any] = []
     bad = 0
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
+    with path.open("rb") as handle:
+        for number, raw in enumerate(iter(lambda: handle.readline(limits.line_bytes + 1), b""), 1):
+            if len(raw) > limits.line_bytes:
+                raise TooLarge(
+                    f"{path}: line {number} is over the limit of {limits.line_bytes:,} bytes "
+                    "per line (raise it with --max-line-bytes)"
+                )
+            line = raw.decode("utf-8", errors="replace")
             if not line.strip():
                 continue
             try:

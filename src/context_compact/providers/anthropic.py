@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from context_compact.providers.base import ModelReply, Usage
+from context_compact.providers.errors import raising_overflow
 
 __all__ = [
     "AnthropicProvider",
@@ -178,7 +179,13 @@ class AnthropicProvider:
         self.cache = cache
         self._owns_client = client is None
         if client is None:
-            import anthropic
+            try:
+                import anthropic
+            except ImportError as error:
+                raise ImportError(
+                    "AnthropicProvider needs the anthropic SDK: "
+                    "pip install 'context-compact[anthropic]'"
+                ) from error
 
             client = anthropic.Anthropic(
                 api_key=api_key,
@@ -204,7 +211,8 @@ class AnthropicProvider:
             max_tokens=max_tokens,
             cache=self.cache,
         )
-        return reply_from_response(self.client.messages.create(**request))
+        response = raising_overflow(lambda: self.client.messages.create(**request))
+        return reply_from_response(response)
 
     def close(self) -> None:
         """Close the HTTP client if this provider created it."""

@@ -55,10 +55,22 @@ the compaction. Every wording above that names numbers is read; one it cannot re
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
-__all__ = ["OverflowFigures", "is_context_overflow", "overflow_figures"]
+from ..errors import ContextOverflow
+from ..telemetry import providers_log
+
+T = TypeVar("T")
+
+__all__ = [
+    "OverflowFigures",
+    "context_overflow",
+    "is_context_overflow",
+    "overflow_figures",
+    "raising_overflow",
+]
 
 _NEVER_OVERFLOW_STATUS = frozenset({401, 402, 403, 404, 408, 429})
 
@@ -83,6 +95,8 @@ _LEGACY_PHRASES = ("prompt_too_long", "too many tokens")
 
 def is_context_overflow(error: BaseException) -> bool:
     """True when ``error`` says the request was refused for not fitting the context window."""
+    if isinstance(error, ContextOverflow) or _named_overflow(error):
+        return True
     status = _status(error)
     if status in _NEVER_OVERFLOW_STATUS:
         return False
@@ -96,6 +110,49 @@ def is_context_overflow(error: BaseException) -> bool:
     if any(phrase in text for phrase in _OVERFLOW_PHRASES):
         return True
     return status in (None, 400) and any(phrase in text for phrase in _LEGACY_PHRASES)
+
+
+# Frameworks' own overflow types, by class name so that none need be imported: pydantic-ai's
+# ``ModelContextWindowExceededError`` (its ``__cause__`` is the SDK's error when there is one).
+_OVERFLOW_TYPES = frozenset({"ModelContextWindowExceededError"})
+
+
+def _named_overflow(error: BaseException) -> bool:
+    return any(cls.__name__ in _OVERFLOW_TYPES for cls in type(error).__mro__)
+
+
+def context_overflow(error: BaseException) -> ContextOverflow | None:
+    """``error`` as a ``ContextOverflow`` when it is a refusal for length (any SDK's, a
+    framework's, or one already mapped: returned as it is), else None. Raise the result
+    ``from error`` so the SDK's exception stays its ``__cause__``."""
+    if isinstance(error, ContextOverflow):
+        return error
+    if not is_context_overflow(error):
+        return None
+    cause = error.__cause__ if _named_overflow(error) and error.__cause__ is not None else error
+    figures = overflow_figures(cause)
+    body = getattr(cause, "body", None)
+    return ContextOverflow(
+        str(getattr(cause, "message", None) or cause),
+        prompt_tokens=figures.prompt_tokens,
+        max_tokens=figures.max_tokens,
+        window=figures.window,
+        status_code=_status(cause),
+        body=body,
+    )
+
+
+def raising_overflow(send: Callable[[], T]) -> T:
+    """``send()``, a refusal for length it raises re-raised as ``ContextOverflow`` (the SDK's
+    exception its ``__cause__``); any other error as it was."""
+    try:
+        return send()
+    except Exception as error:
+        overflow = context_overflow(error)
+        if overflow is None:
+            raise
+        providers_log.debug("refused for length: %s", error)
+        raise overflow from error
 
 
 def _status(error: BaseException) -> int | None:

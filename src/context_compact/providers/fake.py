@@ -34,7 +34,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from context_compact.errors import ContextCompactError
+from context_compact.errors import ContextCompactError, ContextOverflow
 from context_compact.messages import block_type, blocks
 from context_compact.providers.base import ModelReply, Usage
 
@@ -48,19 +48,21 @@ class ScriptExhausted(ContextCompactError, RuntimeError):
     """The provider was called more times than its script has steps."""
 
 
-class FakeContextOverflow(Exception):
-    """A prompt-too-long refusal with the attributes of Anthropic's ``BadRequestError``."""
+class FakeContextOverflow(ContextOverflow):
+    """A prompt-too-long refusal (a ``ContextOverflow``, as our providers raise) with the
+    attributes of Anthropic's ``BadRequestError``."""
 
     def __init__(self, input_tokens: int = 0, maximum: int = 0) -> None:
-        self.status_code = 400
-        self.message = f"prompt is too long: {input_tokens} tokens > {maximum} maximum"
-        self.body: dict[str, Any] = {
+        message = f"prompt is too long: {input_tokens} tokens > {maximum} maximum"
+        body: dict[str, Any] = {
             "type": "error",
-            "error": {"type": "invalid_request_error", "message": self.message},
+            "error": {"type": "invalid_request_error", "message": message},
         }
+        super().__init__(
+            message, prompt_tokens=input_tokens, window=maximum, status_code=400, body=body
+        )
         self.input_tokens = input_tokens
         self.maximum = maximum
-        super().__init__(self.message)
 
 
 def text_reply(text: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from context_compact.providers.base import ModelReply, Usage
+from context_compact.providers.errors import raising_overflow
 
 __all__ = [
     "OpenAIChatProvider",
@@ -460,7 +461,12 @@ class OpenAIChatProvider:
         self.max_tokens_param = max_tokens_param or output_budget_param(model)
         self._owns_client = client is None
         if client is None:
-            import openai
+            try:
+                import openai
+            except ImportError as error:
+                raise ImportError(
+                    "OpenAIChatProvider needs the openai SDK: pip install 'context-compact[openai]'"
+                ) from error
 
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
             api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -489,7 +495,8 @@ class OpenAIChatProvider:
             max_tokens=max_tokens,
             max_tokens_param=self.max_tokens_param,
         )
-        return reply_from_completion(self.client.chat.completions.create(**request))
+        response = raising_overflow(lambda: self.client.chat.completions.create(**request))
+        return reply_from_completion(response)
 
     def close(self) -> None:
         """Close the HTTP client if this provider created it."""

@@ -86,8 +86,6 @@ class SeedEngine(StatelessEngine):
             # write (a snip that could not archive, a result that could not be persisted) it
             # could drop the only reference to a copy. Nothing leaves the view this call.
             size = estimate_chars(view)
-            note = "micro_compact skipped: an earlier write of this call was refused"
-            self.ctx.event("store_error", size, size, (), note)
             if size > self.policy.context_limit:
                 raise StoreUnavailable(
                     f"could not bring the context under its limit: the store refused a write "

@@ -45,9 +45,10 @@ from ..events import CompactionEvent
 from ..invariants import InvalidHistory, check, check_appended
 from ..keys import Match, Recognizer, chain_id, content_key
 from ..messages import as_dicts
+from ..store import holders
 from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
-from . import passes, summary
+from . import knobs, passes, summary
 from .policy import SessionPolicy
 from .recall import SearchableLog
 from .state import Record, SessionState, clone
@@ -83,6 +84,7 @@ class SessionEngine(SearchableLog):
         self._fault: BaseException | None = None
         # The tool_use ids of the list the caller passed last (a retry is checked against them).
         self._input_ids: set[str] = set()
+        self._generation = 0  # appends to the session through this store object (holders.py)
         if env.session is not None:
             self._open(env.session)
 
@@ -90,6 +92,7 @@ class SessionEngine(SearchableLog):
     def _open(self, session: str) -> None:
         meta = self.store.session_meta(session)
         self.session_id = session
+        self._generation = holders.seen(self.store, session)
         if meta is None:
             self.store.create_session({**self._meta(), "id": session})
             return
@@ -107,6 +110,7 @@ class SessionEngine(SearchableLog):
     def sid(self) -> str:
         if self.session_id is None:
             self.session_id = self.store.create_session(self._meta())
+            self._generation = holders.seen(self.store, self.session_id)
         return self.session_id
 
     def session(self) -> str:
@@ -133,7 +137,10 @@ class SessionEngine(SearchableLog):
         if self._pending:
             pending, self._pending = self._pending, []
             try:
-                self.store.append(self.sid(), pending)
+                sid = self.sid()
+                # Of two compactors on one session and store object, a stale one is refused.
+                self._generation = holders.write(self.store, sid, self._generation)
+                self.store.append(sid, pending)
             except STORE_ERRORS as error:
                 # Kept, in order, for the next call's append: the journal stays a prefix of
                 # what happened (never torn), and the view already holds what it says.
@@ -168,9 +175,13 @@ class SessionEngine(SearchableLog):
         if not isinstance(messages, list):
             raise InvalidHistory(check(messages))
         state = self.state
-        match = self.recognizer.match(
-            messages, state.view_keys, state.conversation_len(), state.head
-        )
+        try:
+            match = self.recognizer.match(
+                messages, state.view_keys, state.conversation_len(), state.head
+            )
+        except RecursionError:
+            # Hashing met a message nested too deep for the JSON encoder: check() names it.
+            raise InvalidHistory(check(as_dicts(messages))) from None
         if match is None:
             # An invalid history is refused before the session is touched.
             violations = check(as_dicts(messages))
@@ -364,6 +375,7 @@ class SessionEngine(SearchableLog):
                 previous=previous,
                 instructions=instructions,
                 max_tokens=budget,
+                prompt=self.policy.summary_prompt,
             )
 
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -461,8 +473,8 @@ class SessionEngine(SearchableLog):
             self._guarded(self._persist, "persist")
             policy, state = self.policy, self.state
             high = policy.high_water * self.limit
-            if state.measure() > high:
-                target = int(policy.low_water * self.limit)
+            fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
+            if fire:
                 urgent = state.measure() > self.limit
                 # A clearing that cannot even get under the high-water mark is skipped: the
                 # summary that must follow would archive what it cleared (a cold start on a
@@ -473,7 +485,8 @@ class SessionEngine(SearchableLog):
                 # Clearing is lossless and cheaper than a summary: when it brought the request
                 # well under the high-water mark (half-way down to the low-water one), that is
                 # enough; a long turn's recent results may keep it above the low-water mark.
-                if state.measure() > (high + target) / 2:
+                # (A trigger by message count has no token target: it always summarizes.)
+                if not target or state.measure() > (high + target) / 2:
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(

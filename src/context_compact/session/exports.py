@@ -10,12 +10,18 @@ reference is named as it is. A payload that is not valid base64 stays in the arc
 and its line says so.
 
 Each export becomes one line of the session's index and, for the newest, a line of the
-summary message, so every one is at most two reads away from the view. A write the store
+summary message, so every one is at most two reads away from the view. Those lines sit
+outside the summary's quote, so nothing a tool supplied reaches them as it is: a URL, a file
+id, an unknown source type or a tool_use id is written as a JSON string (one line, ASCII
+escapes, angle brackets escaped, clipped: ``inert``), and a media type only when it looks
+like one (``type/subtype``). A write the store
 refuses raises like the pass's other writes: no edit, the content stays in view.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +30,29 @@ from .. import markers
 from ..media import decoded, describe
 from ..messages import Message, block_type, blocks
 from ..store.base import Store
+
+_MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]{0,40}/[A-Za-z0-9][A-Za-z0-9.+-]{0,60}")
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
+def inert(value: Any, limit: int = 200) -> str:
+    """A value a tool supplied, as text that cannot leave the line it is put on: a JSON
+    string (no newline, no control or non-ASCII character: fullwidth look-alikes escaped),
+    with ``<`` and ``>`` escaped too, clipped to ``limit`` characters before quoting."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return json.dumps(text).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def media_type_of(value: Any) -> str:
+    text = str(value or "")
+    return text if _MEDIA_TYPE.fullmatch(text) else ""
+
+
+def tool_id(value: Any) -> str:
+    text = str(value)
+    return text if _PLAIN_ID.fullmatch(text) else inert(text, 80)
 
 
 @dataclass(frozen=True)
@@ -51,19 +80,21 @@ def media_blocks(message: Message) -> Iterator[tuple[str, dict[str, Any]]]:
         elif kind == "tool_result" and isinstance(block.get("content"), list):
             for part in block["content"]:
                 if block_type(part) in ("image", "document"):
-                    yield f" (tool result {block.get('tool_use_id')})", part
+                    yield f" (tool result {tool_id(block.get('tool_use_id'))})", part
 
 
 def _export(store: Store, seq: int, where: str, block: dict[str, Any]) -> Export:
     kind = str(block_type(block))
     source = block.get("source")
     source = source if isinstance(source, dict) else {}
-    media_type = str(source.get("media_type") or "")
+    media_type = media_type_of(source.get("media_type"))
     origin = source.get("type")
     if origin == "url":
-        return Export(seq, kind, where, f"{media_type or kind} from a URL", str(source.get("url")))
+        url = inert(source.get("url"), 2_000)
+        return Export(seq, kind, where, f"{media_type or kind} from a URL", url)
     if origin == "file":
-        return Export(seq, kind, where, "an uploaded file", f"file id {source.get('file_id')}")
+        file_id = inert(source.get("file_id"))
+        return Export(seq, kind, where, "an uploaded file", f"file id {file_id}")
     if origin == "text":
         text = str(source.get("data", ""))
         return Export(seq, kind, where, f"text, {len(text):,} chars", store.save_blob(text))
@@ -74,7 +105,7 @@ def _export(store: Store, seq: int, where: str, block: dict[str, Any]) -> Export
         return Export(
             seq, kind, where, describe(data, media_type), store.save_media(data, media_type)
         )
-    return Export(seq, kind, where, f"source {origin!r}", None)
+    return Export(seq, kind, where, f"source {inert(origin, 60)}", None)
 
 
 def export_media(store: Store, leaving: Iterable[tuple[int, Message]]) -> list[Export]:
@@ -95,4 +126,4 @@ def summary_line(exports: list[Export], archive: str) -> str:
     return markers.media_line([(e.about(), e.ref or archive) for e in exports])
 
 
-__all__ = ["Export", "export_media", "index_lines", "media_blocks", "summary_line"]
+__all__ = ["Export", "export_media", "index_lines", "inert", "media_blocks", "summary_line"]

@@ -159,4 +159,25 @@ def render_chart(
     return lines
 
 
-__all__ = ["Event", "Timeline", "render_chart", "shown_path", "timeline"]
+def pass_lines(
+    turn: int, stage: str, before: int, after: int, note: str, paths: list[str]
+) -> list[str]:
+    """One compaction as text: the numbers on one line, what it did and where the full copy
+    went on the next (a path is never shortened: it is what the model reads back)."""
+    lines = [f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} (-{before - after:,})"]
+    if note:
+        lines.append(f"      {note}")
+    if paths:
+        more = f" (+{len(paths) - 1} more)" if len(paths) > 1 else ""
+        lines.append(f"      copy: {paths[0]}{more}")
+    return lines
+
+
+__all__ = [
+    "Event",
+    "Timeline",
+    "pass_lines",
+    "render_chart",
+    "shown_path",
+    "timeline",
+]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from .. import markers
 from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..store.base import Store
-from . import summary
+from . import knobs, summary
 from .exports import export_media
 from .policy import SessionPolicy
 from .state import Pos, Record, SessionState
@@ -141,8 +141,9 @@ def clear(
     )
     protect_from = min(protect_from, state.last_assistant() + 1)
     candidates = []
+    keep_result = knobs.protected(state, policy, force or last_resort)
     for pos, block in state.results(state.first_kept, protect_from):
-        if pos in state.cleared or readable_text(block) is None:
+        if pos in state.cleared or readable_text(block) is None or keep_result(pos):
             continue
         current = text_of(state.repl.get(pos, block))
         saving = state.counter.text(current) - MARKER_TOKENS
@@ -190,7 +191,7 @@ def clear(
             path = pack if pack is not None and lines is not None else io.store.save_blob(original)
             where = f"{path} lines {lines[0]}-{lines[1]}" if lines else path
             index.append(markers.index_line("result", where, describe(state, pos)))
-        marker = markers.cleared_marker(path, len(original), lines)
+        marker = knobs.cleared_text(policy, path, len(original), lines)
         edits.append([pos[0], pos[1], path, marker])
     if index:
         io.index(index)

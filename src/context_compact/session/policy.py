@@ -70,6 +70,34 @@ class SessionPolicy:
     max_reactive_retries: int = 1
     """Reactive compactions the agent loop tries per refused call."""
 
+    # -- knobs peers have (each checked in ``session/knobs.py``) ------------------------------
+    exclude_tools: tuple[str, ...] = ()
+    """Tools whose results are never cleared from the view, however old (Anthropic's
+    ``clear_tool_uses`` ``exclude_tools``; LangChain ``ClearToolUsesEdit(exclude_tools=...)``).
+    A summary may still fold their turn in; its archive keeps them whole."""
+    keep_recent_tool_uses: int = 0
+    """The N most recent tool results are never cleared, besides those of the
+    ``keep_recent_turns`` newest turns (Anthropic's ``keep: {"type": "tool_uses", "value":
+    N}``; LangChain ``ClearToolUsesEdit(keep=N)``). Under the limit's pressure (a refusal, a
+    last resort) they are cleared too: the request must fit."""
+    clear_placeholder: str | None = None
+    """The text that replaces a cleared result, a template: ``{path}`` (the file holding the
+    full text, required: nothing leaves the view without saying where it is), ``{chars}`` and
+    ``{where}`` (the path, with the line range in a pack). Anthropic and LangChain's
+    ``placeholder``; default ``[Tool result cleared from context: ...]``."""
+    trigger_messages: int | None = None
+    """Compaction also starts when the view holds more than this many messages, and then
+    summarizes all but the ``keep_recent_turns`` newest turns (LangChain
+    ``SummarizationMiddleware(trigger=("messages", N))``). ``high_water`` is the trigger as a
+    fraction of the limit (``trigger=("fraction", f)``; Anthropic's ``trigger`` in
+    ``input_tokens`` is ``high_water * context_limit``) and ``low_water`` the keep target
+    (``keep=("fraction", f)``)."""
+    summary_prompt: str | None = None
+    """Replaces the structured summary prompt a model summarizer is given (LangChain's
+    ``summary_prompt``; ``instructions=`` and ``/compact focus`` only add a focus to ours).
+    Summarizers that take a ``prompt`` keyword get it (``LLMSummarizer``, the framework
+    models' summarizers); the extractive summary has no prompt."""
+
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.
     @property
@@ -84,6 +112,7 @@ class SessionPolicy:
 
     def __post_init__(self) -> None:
         positive(self, "context_limit", "preview_chars", "summary_input_limit")
+        _check_knobs(self)
         if not 0 < self.low_water < self.high_water <= 1:
             raise ValueError(
                 f"need 0 < low_water < high_water <= 1, got {self.low_water}, {self.high_water}"
@@ -94,6 +123,30 @@ class SessionPolicy:
             raise ValueError(f"need 0 <= user_words_share < low_water, got {self.user_words_share}")
         if self.answered_chars < 0 or self.summary_max_tokens <= 0:
             raise ValueError("answered_chars must be >= 0 and summary_max_tokens positive")
+
+
+def _check_knobs(policy: SessionPolicy) -> None:
+    tools = policy.exclude_tools
+    if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
+        raise ValueError(f"exclude_tools must be tool names (a tuple of str), got {tools!r}")
+    object.__setattr__(policy, "exclude_tools", tuple(tools))
+    if policy.keep_recent_tool_uses < 0:
+        raise ValueError(f"keep_recent_tool_uses must be >= 0, got {policy.keep_recent_tool_uses}")
+    placeholder = policy.clear_placeholder
+    if placeholder is not None:
+        try:
+            filled = placeholder.format(path="\0", chars=0, where="\0")
+        except (KeyError, IndexError, ValueError) as error:
+            raise ValueError(
+                f"clear_placeholder {placeholder!r}: only {{path}}, {{chars}} and {{where}} "
+                f"may be filled in ({error})"
+            ) from None
+        if "\0" not in filled:
+            raise ValueError(f"clear_placeholder {placeholder!r} must name the file: {{path}}")
+    if policy.trigger_messages is not None and policy.trigger_messages < 2:
+        raise ValueError(f"trigger_messages must be >= 2 or None, got {policy.trigger_messages}")
+    if policy.summary_prompt is not None and not policy.summary_prompt.strip():
+        raise ValueError("summary_prompt must be None or a non-empty text")
 
 
 def session_policy(**overrides: Any) -> SessionPolicy:

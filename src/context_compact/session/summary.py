@@ -228,7 +228,8 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     result, fallback, last_resort = found
     # Closing when no cut can leave a kept part under the limit (a long turn that opened with
     # a thinking block has no cut inside it), or when asked for.
-    if result is None and fallback is None and closable and (not ask.keep_turns or over):
+    stuck = not turns and not requests  # the whole rest is one turn with no cut inside it
+    if result is None and fallback is None and closable and (not ask.keep_turns or over or stuck):
         result = _closing(state, ask, start, budget, words(state.n))
     result = result or fallback or last_resort
     if result is None:

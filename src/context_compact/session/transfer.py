@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Env
-from ..loaders import Failure, Session, candidates, describe, load_file
+from ..invariants import ensure_valid
+from ..loaders import Failure, Limits, Session, candidates, describe, load_file
 from ..sizing import TokenCounter
 from ..store.base import Store
 from ..summarize import extractive_summary
@@ -40,7 +41,7 @@ from .engine import SessionEngine
 from .policy import SessionPolicy, session_policy
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
-LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError)
+LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError, RecursionError)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ def import_session(store: Store, session: Session, extra: dict[str, Any] | None 
         "notes": dict(session.notes),
         **(extra or {}),
     }
+    # Refused before the session exists: a failed import leaves no empty session behind.
+    ensure_valid(session.messages)
     sid = store.create_session(meta)
     if session.messages:
         resumed(store, sid, policy).record(session.messages)
@@ -138,16 +141,27 @@ def unparseable_lines(path: Path, limit: int = SHOWN) -> list[int]:
     return found
 
 
-def import_path(store: Store, path: Path) -> tuple[list[Imported], list[Failure]]:
+def _loaded(path: Path, limits: Limits | None = None) -> list[Session]:
+    """The trajectories of one file, each checked: a file with one bad trajectory imports
+    none of them."""
+    sessions = load_file(path, limits)
+    for session in sessions:
+        ensure_valid(session.messages)
+    return sessions
+
+
+def import_path(
+    store: Store, path: Path, limits: Limits | None = None
+) -> tuple[list[Imported], list[Failure]]:
     """Import a file, or every log under a directory; the sessions made and the files that
     could not be read (path and reason). A single file that cannot be read raises."""
     if not path.is_dir():
-        return [import_session(store, s) for s in load_file(path)], []
+        return [import_session(store, s) for s in _loaded(path, limits)], []
     imported: list[Imported] = []
     failures: list[Failure] = []
     for file in candidates(path):
         try:
-            sessions = load_file(file)
+            sessions = _loaded(file, limits)
         except LOAD_ERRORS as error:
             failures.append(Failure(str(file), describe(error, file)))
             continue

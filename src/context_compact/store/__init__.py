@@ -5,14 +5,19 @@ from .files import FileStore, safe_id
 from .journal import CorruptJournal, SessionExists
 from .lease import SessionLocked
 from .memory import MemoryStore
+from .postgres import PostgresStore
 from .schema import UnknownMigration
-from .sqlite import WORKDIR_DB, SqliteStore, workdir_store
+from .sqlite import WORKDIR_DB, CorruptStore, ReadOnlyStore, SqliteStore, workdir_store
+from .url import store_from_url
 
 __all__ = [
     "WORKDIR_DB",
     "CorruptJournal",
+    "CorruptStore",
     "FileStore",
     "MemoryStore",
+    "PostgresStore",
+    "ReadOnlyStore",
     "Record",
     "SessionExists",
     "SessionLocked",
@@ -20,5 +25,6 @@ __all__ = [
     "Store",
     "UnknownMigration",
     "safe_id",
+    "store_from_url",
     "workdir_store",
 ]

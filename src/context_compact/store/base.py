@@ -15,9 +15,12 @@ A store has two jobs.
    engine defines them, the store treats them as data). ``append`` writes a batch of
    records atomically and durably, in order; ``records`` gives them back equal to what was
    appended (JSON round trip). A process killed at any point leaves every appended batch
-   whole or absent, never torn. One writer per session, enforced by a lease (``lease.py``:
-   another live process gets ``SessionLocked``, a dead one's lease is taken over); several
-   sessions may be written at once from several processes.
+   whole or absent, never torn. A durable store also finds a journal that is not what it
+   wrote (a cut or rolled-back tail, an altered record: hash chain and witness,
+   ``witness.py``) and raises ``CorruptJournal`` instead of resuming from an earlier point.
+   One writer per session, enforced by a lease (``lease.py``: another live process gets
+   ``SessionLocked``, a dead one's lease is taken over); several sessions may be written at
+   once from several processes.
 
 Invariant (the project's first rule): the engine calls the store *before* it drops or
 shortens anything and puts the path the store returned into the view. Every text may hold

@@ -30,6 +30,8 @@ copy of every text, so a deleted file can be re-exported: ``_recover``).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -116,12 +118,13 @@ def append_rel(name: str) -> str:
         not isinstance(name, str)
         or not _NAME.fullmatch(name)
         or any(part in ("", ".", "..") for part in parts)
-        or (parts[0] == "sessions" and name.endswith((".jsonl", ".meta.json")))
+        or (parts[0] == "sessions" and name.endswith((".jsonl", ".meta.json", ".head", ".lock")))
     ):
         # The second rule keeps FileStore's journals (sessions/<id>.jsonl) out of reach.
         raise ValueError(
             f"not a safe relative file name: {name!r} (characters [A-Za-z0-9._/-], "
-            "no '..', '.', empty or leading '/' part, not a journal file under 'sessions/')"
+            "no '..', '.', empty or leading '/' part, not a journal, witness or lock file "
+            "under 'sessions/')"
         )
     return f"{TRANSCRIPTS}/{name}"
 
@@ -141,10 +144,35 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def atomic_write(path: Path, data: bytes, durable: bool = False) -> None:
-    """``path`` holds ``data`` afterwards, or (on any failure) what it held before."""
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+SHARED_FILE = 0o666  # less the umask, as any program's files
+SHARED_DIR = 0o777
+
+
+def folder_mode(mode: int) -> int:
+    return PRIVATE_DIR if mode == PRIVATE_FILE else SHARED_DIR
+
+
+def make_dirs(path: Path, mode: int = PRIVATE_DIR) -> None:
+    """``path`` and its missing parents, each made with ``mode`` (``mkdir(parents=True)``
+    gives the parents the umask's mode)."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=mode)
+
+
+def atomic_write(path: Path, data: bytes, durable: bool = False, mode: int = PRIVATE_FILE) -> None:
+    """``path`` holds ``data`` afterwards, or (on any failure) what it held before. A symbolic
+    link at ``path`` is replaced, never followed."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    fd = _open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    fd = _open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:
             write_all(fd, data)
@@ -160,20 +188,34 @@ def atomic_write(path: Path, data: bytes, durable: bool = False) -> None:
         fsync_dir(path.parent)
 
 
-def _open(path: Path, flags: int) -> int:
-    """``os.open``, making the folder first if it is missing."""
+def _open(path: Path, flags: int, mode: int = PRIVATE_FILE) -> int:
+    """``os.open`` (never through a symbolic link), making the folder first if it is
+    missing."""
+    flags |= os.O_NOFOLLOW
     try:
-        return os.open(path, flags, 0o666)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, flags, 0o666)
+        try:
+            return os.open(path, flags, mode)
+        except FileNotFoundError:
+            make_dirs(path.parent, folder_mode(mode))
+            return os.open(path, flags, mode)
+    except OSError as error:
+        raise _link_refused(error, path) from None
 
 
-def append_bytes(path: Path, data: bytes, durable: bool = False) -> None:
-    """Add ``data`` at the end of ``path`` with one ``write`` (O_APPEND: also across processes)."""
+def _link_refused(error: OSError, path: Path) -> OSError:
+    if error.errno != errno.ELOOP:
+        return error
+    return PermissionError(
+        errno.ELOOP, "refused: a symbolic link the store did not create", str(path)
+    )
+
+
+def append_bytes(path: Path, data: bytes, durable: bool = False, mode: int = PRIVATE_FILE) -> None:
+    """Add ``data`` at the end of ``path`` with one ``write`` (O_APPEND: also across processes);
+    a symbolic link at ``path`` is refused (``OSError`` ELOOP), never followed."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     created = durable and not path.exists()
-    fd = _open(path, flags)
+    fd = _open(path, flags, mode)
     try:
         write_all(fd, data)
         if durable:
@@ -184,11 +226,21 @@ def append_bytes(path: Path, data: bytes, durable: bool = False) -> None:
         fsync_dir(path.parent)  # the new file's directory entry, or the file is not durable
 
 
+def read_file(path: Path) -> bytes:
+    """The bytes of ``path``; a symbolic link there is refused (``OSError`` ELOOP)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as error:
+        raise _link_refused(error, path) from None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
 def _same_bytes(path: Path, data: bytes) -> bool:
     try:
-        if path.stat().st_size != len(data):
+        if path.lstat().st_size != len(data) or path.is_symlink():
             return False
-        return path.read_bytes() == data
+        return read_file(path) == data
     except FileNotFoundError:
         return False
 
@@ -202,13 +254,30 @@ class DiskFiles:
     ``_recover(rel)`` may return the bytes of a file that was deleted behind our back.
     """
 
-    def __init__(self, root: str | os.PathLike[str], durable: bool = False) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], durable: bool = False, private: bool = True
+    ) -> None:
         self.root_path = Path(root)
         self.root: str = str(self.root_path)
         self.results_dir = self.root_path / RESULTS
         self.transcripts_dir = self.root_path / TRANSCRIPTS
         self.durable = durable
+        self.file_mode = PRIVATE_FILE if private else SHARED_FILE
         self._abs_root = os.path.abspath(self.root)
+        self._real_root = os.path.realpath(self.root)
+
+    def inside(self, rel: str) -> Path:
+        """``root / rel``, refused (``PermissionError``) when a folder on the way is a symbolic
+        link: the store made none, so one there was planted, and would lead outside root."""
+        path = self.root_path / rel
+        expected = os.path.normpath(os.path.join(self._real_root, os.path.dirname(rel)))
+        if os.path.realpath(path.parent) != expected:
+            raise PermissionError(
+                errno.ELOOP,
+                "refused: a folder on the way is a symbolic link the store did not create",
+                str(path),
+            )
+        return path
 
     # -- what a concrete store provides --------------------------------------------------------
     def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
@@ -224,13 +293,13 @@ class DiskFiles:
     # -- the protocol ------------------------------------------------------------------------
     def save_tool_result(self, tool_use_id: str, content: str) -> str:
         rel = tool_result_rel(tool_use_id)
-        path = self.root_path / rel
+        path = self.inside(rel)
         if path.exists():
             self._remember(rel, "tool_result", None)
         else:
             data = encode(content)
             self._remember(rel, "tool_result", data)
-            atomic_write(path, data, self.durable)
+            atomic_write(path, data, self.durable, self.file_mode)
         return str(path)
 
     def save_blob(self, content: str) -> str:
@@ -247,7 +316,7 @@ class DiskFiles:
         rel = transcript_rel(uuid.uuid4().hex)
         data = encode(jsonl(messages))
         self._remember(rel, "transcript", data)
-        atomic_write(self.root_path / rel, data, self.durable)
+        atomic_write(self.inside(rel), data, self.durable, self.file_mode)
         return str(self.root_path / rel)
 
     def save_messages(self, messages: list[Any]) -> str:
@@ -257,7 +326,7 @@ class DiskFiles:
     def append_file(self, name: str, text: str) -> str:
         rel = append_rel(name)
         self._remember(rel, "append", None)
-        append_bytes(self.root_path / rel, encode(text), self.durable)
+        append_bytes(self.inside(rel), encode(text), self.durable, self.file_mode)
         return str(self.root_path / rel)
 
     def issued(self, path: str) -> bool:
@@ -274,14 +343,15 @@ class DiskFiles:
         rel = self.relative(path)
         if rel is None or not self._known(rel):
             raise KeyError(f"not a path this store issued: {path}")
-        file = self.root_path / rel
+        file = self.inside(rel)
         try:
-            return file.read_bytes()
+            return read_file(file)
         except FileNotFoundError:
             data = self._recover(rel)
             if data is None:
                 raise
-            atomic_write(file, data, self.durable)
+            if getattr(self, "read_only", None) is None:  # a read-only store only serves it
+                atomic_write(file, data, self.durable, self.file_mode)
             return data
 
     def relative(self, path: str) -> str | None:
@@ -296,8 +366,8 @@ class DiskFiles:
         return rel if _ISSUABLE.fullmatch(rel) else None
 
     def _save_addressed(self, rel: str, kind: str, data: bytes) -> str:
-        path = self.root_path / rel
+        path = self.inside(rel)
         self._remember(rel, kind, data)
         if not _same_bytes(path, data):
-            atomic_write(path, data, self.durable)
+            atomic_write(path, data, self.durable, self.file_mode)
         return str(path)

@@ -6,17 +6,23 @@ Files the model opens follow the shared layout (``disk.py``). Besides them:
     <root>/.transcripts/sessions/<id>.meta.json      a session's meta, written once
     <root>/.transcripts/sessions/<id>.jsonl          its journal: one line per append
     <root>/.transcripts/sessions/<id>.lock           its writer's lease (pid, host), flocked
+    <root>/.transcripts/sessions/<id>.head           its witness: lines written, last link
 
 The ledger makes ``issued`` exact across restarts: a file that merely exists under root (left
 by another program, or named in a tool's output) is not ours.
 
-Journal invariants. One ``append`` is one line, ``{"batch": [records...]}\\n``, given to the
-OS in a single ``write`` on a file opened with O_APPEND, so a killed process leaves every
-batch whole or absent; only the last line can be torn (power loss, full disk). ``records``
-ignores a last line that has no newline or is not valid JSON, and the first ``append`` of a
-store to a session truncates it away first. Without ``durable=True`` nothing is fsynced: the
-OS has every accepted write and a killed process loses nothing; with it, every write (and the
-directory entry of a new file) is fsynced before the call returns.
+Journal invariants. One ``append`` is one line, ``{"batch": [records...],"link": H}\\n``,
+given to the OS in a single ``write`` on a file opened with O_APPEND, so a killed process
+leaves every batch whole or absent; only the last line can be torn (power loss, full disk).
+``H`` chains the line to the one before (``witness.link`` of the previous link and the
+batch's JSON), and after each append ``<id>.head`` records how many lines were written and
+the last link (``witness.py``). ``records`` checks every link and the witness: a line that is
+not what was written, or a journal shorter than the witness says (cut, rolled back), is
+``CorruptJournal`` naming the line, never a silent resume from an earlier turn. A torn last
+line the witness does not count (an append that never completed) is ignored, and the first
+``append`` of a store to a session truncates it away first. Without ``durable=True`` nothing
+is fsynced: the OS has every accepted write and a killed process loses nothing; with it,
+every write (and the directory entry of a new file) is fsynced before the call returns.
 
 One writer per session (``lease.py``): the first append of a store to a session takes an
 exclusive ``flock`` on its ``.lock`` file, held until ``close`` (the kernel releases it when
@@ -35,8 +41,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import witness
 from .base import Record
-from .disk import DiskFiles, append_bytes, fsync_dir, safe_id, write_all
+from .disk import (
+    DiskFiles,
+    append_bytes,
+    folder_mode,
+    fsync_dir,
+    make_dirs,
+    safe_id,
+    write_all,
+)
 from .journal import (
     CorruptJournal,
     SessionExists,
@@ -61,8 +76,10 @@ SESSIONS = ".transcripts/sessions"
 
 
 class FileStore(DiskFiles):
-    def __init__(self, root: str | os.PathLike[str], durable: bool = False) -> None:
-        super().__init__(root, durable)
+    def __init__(
+        self, root: str | os.PathLike[str], durable: bool = False, private: bool = True
+    ) -> None:
+        super().__init__(root, durable, private)
         self.sessions_dir = self.root_path / SESSIONS
         self._ledger = self.root_path / LEDGER
         self._issued: set[str] = set()
@@ -70,6 +87,7 @@ class FileStore(DiskFiles):
         self._repaired: set[str] = set()  # sessions whose torn tail this store has checked
         self._sizes: dict[str, int] = {}  # journal bytes last read or written, per session
         self._locks: dict[str, int] = {}  # session -> fd of its flocked lock file
+        self._heads: dict[str, tuple[int, str]] = {}  # lines and last link, per session
 
     def __repr__(self) -> str:
         return f"FileStore({self.root!r})"
@@ -77,7 +95,8 @@ class FileStore(DiskFiles):
     # -- issued paths ----------------------------------------------------------------------------
     def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
         if rel not in self._issued:
-            append_bytes(self._ledger, f"{rel}\n".encode("ascii"), self.durable)
+            ledger = self.inside(LEDGER)
+            append_bytes(ledger, f"{rel}\n".encode("ascii"), self.durable, self.file_mode)
             self._issued.add(rel)
 
     def _known(self, rel: str) -> bool:
@@ -107,15 +126,19 @@ class FileStore(DiskFiles):
     def _lock_path(self, session: str) -> Path:
         return self.sessions_dir / f"{session}.lock"
 
+    def _head_path(self, session: str) -> Path:
+        return self.sessions_dir / f"{session}.head"
+
     def _exists(self, session: str) -> bool:
         return valid_session_id(session) and self._meta_path(session).exists()
 
     def create_session(self, meta: dict[str, Any]) -> str:
         full = new_meta(meta)
         session: str = full["id"]
-        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.sessions_dir, folder_mode(self.file_mode))
+        self.inside(f"{SESSIONS}/{session}.meta.json")
         tmp = self.sessions_dir / f".{session}.{uuid.uuid4().hex}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, self.file_mode)
         try:
             try:
                 write_all(fd, dumps(full).encode("ascii"))
@@ -158,24 +181,34 @@ class FileStore(DiskFiles):
             if not self._exists(session):
                 raise KeyError(f"no session {session!r} in {self.root}")
             self.claim(session)
-            _cut_torn_tail(self._journal_path(session))
+            known = self._sizes.get(session)
+            self._load(session)  # verified first: never append after a cut or altered tail
+            if known is not None and known != self._sizes[session]:
+                found, self._sizes[session] = self._sizes[session], known
+                raise SessionLocked(changed_message(session, self.root, known, found))
+            _cut_to(self._journal_path(session), self._sizes[session])
             self._repaired.add(session)
         if not records:
             return
-        line = f'{{"batch":{dumps(records)}}}\n'.encode("ascii")
-        path = self._journal_path(session)
+        count, head = self._heads.get(session) or self._load(session)[1]
+        batch = dumps(records).encode("ascii")
+        link = witness.link(head, batch)
+        line = b'{"batch":' + batch + b',"link":"' + link.encode("ascii") + b'"}\n'
+        path = self.inside(f"{SESSIONS}/{session}.jsonl")
         size = _size(path)
         known = self._sizes.get(session)
         if known is not None and known != size:
             raise SessionLocked(changed_message(session, self.root, known, size))
         try:
-            append_bytes(path, line, self.durable)
+            append_bytes(path, line, self.durable, self.file_mode)
         except BaseException:
             # A failed write may have left part of the line: check the tail again next time.
             self._repaired.discard(session)
             self._sizes.pop(session, None)
             raise
         self._sizes[session] = size + len(line)
+        self._heads[session] = (count + 1, link)
+        witness.write(self._head_path(session), count + 1, link, self.durable, self.file_mode)
 
     def claim(self, session: str) -> None:
         """Take the session's lease (``SessionLocked`` if another live process holds it)."""
@@ -187,7 +220,10 @@ class FileStore(DiskFiles):
             import fcntl
         except ImportError:  # no flock here: the length check alone guards the journal
             return
-        fd = os.open(self._lock_path(session), os.O_RDWR | os.O_CREAT, 0o666)
+        self.inside(f"{SESSIONS}/{session}.lock")
+        fd = os.open(
+            self._lock_path(session), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, self.file_mode
+        )
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -234,27 +270,46 @@ class FileStore(DiskFiles):
             return None
 
     def records(self, session: str) -> Iterator[Record]:
+        return iter(self._load(session)[0])
+
+    def _load(self, session: str) -> tuple[list[Record], tuple[int, str]]:
+        """The session's records and (lines, last link), every line and the witness checked."""
         if not self._exists(session):
             raise KeyError(f"no session {session!r} in {self.root}")
         path = self._journal_path(session)
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            self._sizes[session] = 0
-            return iter(())
+            data = b""
         lines = data.split(b"\n")[:-1]  # the piece after the last newline is torn or empty
         out: list[Record] = []
+        links: list[str] = []
+        head = witness.ROOT
         whole = 0
         for number, line in enumerate(lines, 1):
-            batch = _batch(line)
-            if batch is None:
-                if number == len(lines):
-                    break  # a torn last line: that append never completed
-                raise CorruptJournal(f"{path}: line {number} is not a whole batch")
+            batch, stored, raw = _batch(line)
+            altered = False
+            if batch is not None:
+                head = witness.link(head, raw)
+                altered = stored is not None and stored != head
+            if batch is None or altered:
+                if number == len(lines) and not altered:
+                    break  # a torn last line: that append never completed (or see the witness)
+                raise CorruptJournal(
+                    f"{path}: line {number} is not what was written (not a whole batch, or "
+                    f"its hash chain differs); the {number - 1} lines before it are whole",
+                    session,
+                    number - 1,
+                    number - 1,
+                    "line",
+                )
             out.extend(batch)
+            links.append(head)
             whole += len(line) + 1
+        witness.verify(session, str(path), links, witness.read(self._head_path(session)), "line")
         self._sizes[session] = whole
-        return iter(out)
+        self._heads[session] = (len(links), head)
+        return out, (len(links), head)
 
     def close(self) -> None:
         # Journal files are opened and closed within one call; only the leases are held.
@@ -270,41 +325,37 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _batch(line: bytes) -> list[Record] | None:
-    try:
-        batch = json.loads(line)["batch"]
-    except (ValueError, KeyError, TypeError):
-        return None
-    return batch if isinstance(batch, list) else None
+_LINK_TAIL = len(b',"link":""}') + 32
 
 
-def _cut_torn_tail(path: Path) -> None:
-    """Truncate a last line that is not a whole batch (no newline, or not valid JSON)."""
+def _batch(line: bytes) -> tuple[list[Record] | None, str | None, bytes]:
+    """A line's batch (None unless whole), its stored link (None in a line written before
+    links) and the batch's JSON bytes (what the link hashes)."""
+    stored = None
+    raw = line[len(b'{"batch":') : -1]
+    if line.endswith(b'"}') and line[-_LINK_TAIL:].startswith(b',"link":"'):
+        stored = line[-_LINK_TAIL + len(b',"link":"') : -2].decode("ascii", "replace")
+        raw = line[len(b'{"batch":') : -_LINK_TAIL]
     try:
-        fd = os.open(path, os.O_RDWR)
+        parsed = json.loads(line)
+        batch = parsed["batch"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None, None, raw
+    if not isinstance(batch, list) or not line.startswith(b'{"batch":'):
+        return None, None, raw
+    if stored is not None and parsed.get("link") != stored:
+        return None, None, raw
+    return batch, stored, raw
+
+
+def _cut_to(path: Path, whole: int) -> None:
+    """Truncate what follows the ``whole`` bytes of verified lines (a torn last line)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
     except FileNotFoundError:
         return
     try:
-        size = os.fstat(fd).st_size
-        if size == 0:
-            return
-        start = _last_line_start(fd, size)
-        tail = os.pread(fd, size - start, start)
-        if tail.endswith(b"\n") and _batch(tail) is not None:
-            return
-        os.ftruncate(fd, start)
+        if os.fstat(fd).st_size > whole:
+            os.ftruncate(fd, whole)
     finally:
         os.close(fd)
-
-
-def _last_line_start(fd: int, size: int) -> int:
-    """Offset just after the newline before the last line (0 when there is none)."""
-    end = size - 1  # the last byte may itself be the last line's newline
-    chunk = 1 << 16
-    while end > 0:
-        begin = max(0, end - chunk)
-        found = os.pread(fd, end - begin, begin).rfind(b"\n")
-        if found >= 0:
-            return begin + found + 1
-        end = begin
-    return 0

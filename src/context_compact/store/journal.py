@@ -27,6 +27,8 @@ from ..errors import CorruptJournal as CorruptJournal  # the store's errors, kep
 from ..errors import SessionExists as SessionExists
 from .base import Record
 
+__all__ = ["CorruptJournal", "SessionExists"]
+
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 _clock = threading.Lock()
 _last_created: datetime | None = None

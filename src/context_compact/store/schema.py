@@ -15,7 +15,9 @@ append order. ``body`` is the whole record as ASCII JSON with long strings moved
 look them up. ``blobs`` holds each text once, keyed by the sha256 of its UTF-8. ``files`` is
 every path the store issued, relative to its root, with the blob it can be re-exported from
 (``file_chunks`` for appended files, in order). ``writers`` holds the lease of the process
-writing each session (``lease.py``).
+writing each session (``lease.py``). ``link`` (0003) chains each journal row to the one before
+(``witness.link`` of the previous row's link and this row's ``body``; NULL in rows written
+before it), so an altered row is found by its position.
 """
 
 from __future__ import annotations
@@ -96,6 +98,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0003_journal_links",
+        """
+        ALTER TABLE messages ADD COLUMN link TEXT;
+        ALTER TABLE edits ADD COLUMN link TEXT;
+        ALTER TABLE events ADD COLUMN link TEXT;
+        ALTER TABLE records ADD COLUMN link TEXT;
+        """,
+    ),
 ]
 
 
@@ -113,6 +124,33 @@ def connect(path: str, durable: bool = False) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def connect_read_only(path: str) -> sqlite3.Connection:
+    """A connection that never writes (``mode=ro``; ``immutable=1`` when even SQLite's shared
+    memory file cannot be made, on a read-only filesystem). ``UnknownMigration`` or
+    ``sqlite3.OperationalError`` when the schema is not this version's (it cannot be
+    migrated without writing)."""
+    errors = []
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        db = sqlite3.connect(
+            f"file:{path}?{flags}", uri=True, isolation_level=None, check_same_thread=False
+        )
+        try:
+            applied = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+        except sqlite3.OperationalError as error:
+            db.close()
+            errors.append(error)
+            continue
+        missing = [name for name, _ in MIGRATIONS if name not in applied]
+        if missing:
+            db.close()
+            raise sqlite3.OperationalError(
+                f"{path} lacks migration {missing[0]!r} and is open for reading only: open it "
+                "once where it can be written to upgrade it"
+            )
+        return db
+    raise errors[-1]
 
 
 def migrate(db: sqlite3.Connection, where: str = "the database") -> list[str]:

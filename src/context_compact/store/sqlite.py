@@ -26,6 +26,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -35,6 +36,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..errors import CorruptStore as CorruptStore
+from ..errors import ReadOnlyStore as ReadOnlyStore
+from . import witness
 from .base import Record
 from .blobrefs import externalize, references, restore
 from .disk import (
@@ -45,9 +49,18 @@ from .disk import (
     atomic_write,
     blob_rel,
     encode,
+    folder_mode,
+    make_dirs,
     sha256,
 )
-from .journal import SessionExists, check_records, dumps, new_meta, valid_session_id
+from .journal import (
+    CorruptJournal,
+    SessionExists,
+    check_records,
+    dumps,
+    new_meta,
+    valid_session_id,
+)
 from .lease import (
     HEARTBEAT_SECONDS,
     Owner,
@@ -58,17 +71,18 @@ from .lease import (
     same_process,
     this_process,
 )
-from .schema import connect
+from .schema import connect, connect_read_only
 
 _TABLES = {"message": "messages", "edit": "edits", "event": "events"}
 _INSERT = {
-    "messages": "INSERT INTO messages (session, pos, id, parent, body) VALUES (?, ?, ?, ?, ?)",
-    "edits": "INSERT INTO edits (session, pos, body) VALUES (?, ?, ?)",
-    "events": "INSERT INTO events (session, pos, body) VALUES (?, ?, ?)",
-    "records": "INSERT INTO records (session, pos, kind, body) VALUES (?, ?, ?, ?)",
+    "messages": "INSERT INTO messages (session, pos, id, parent, body, link) "
+    "VALUES (?, ?, ?, ?, ?, ?)",
+    "edits": "INSERT INTO edits (session, pos, body, link) VALUES (?, ?, ?, ?)",
+    "events": "INSERT INTO events (session, pos, body, link) VALUES (?, ?, ?, ?)",
+    "records": "INSERT INTO records (session, pos, kind, body, link) VALUES (?, ?, ?, ?, ?)",
 }
 _JOURNAL = " UNION ALL ".join(
-    f"SELECT pos, body FROM {table} WHERE session = :s" for table in _INSERT
+    f"SELECT pos, body, link FROM {table} WHERE session = :s" for table in _INSERT
 )
 _INSERT_BLOB = "INSERT OR IGNORE INTO blobs (hash, size, body) VALUES (?, ?, ?)"
 _MAX_VARIABLES = 500  # under SQLite's smallest default limit on ? per statement
@@ -83,7 +97,6 @@ def workdir_store(workdir: str | os.PathLike[str]) -> SqliteStore:
     the files the model reads (saved results, archives, session indexes) under the work
     directory itself, where its tools can open them."""
     root = Path(workdir)
-    (root / WORKDIR_DB).parent.mkdir(parents=True, exist_ok=True)
     return SqliteStore(root / WORKDIR_DB, root=root)
 
 
@@ -93,25 +106,65 @@ class SqliteStore(DiskFiles):
         path: str | os.PathLike[str],
         root: str | os.PathLike[str] | None = None,
         durable: bool = False,
+        private: bool = True,
+        read_only: bool = False,
     ) -> None:
         self.db_path = Path(path)
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        super().__init__(self.db_path.parent if root is None else root, durable)
+        super().__init__(self.db_path.parent if root is None else root, durable, private)
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
-        self._db = connect(str(self.db_path), durable)
-        # WAL checkpoints run on a background connection, not inside the caller's append
-        # (measured: an automatic checkpoint every ~90 turns took 10-20 ms of one prepare).
-        self._db.execute("PRAGMA wal_autocheckpoint = 0")
-        # ...and the WAL file is cut back to 4 MiB when it restarts after a checkpoint.
-        self._db.execute(f"PRAGMA journal_size_limit = {4 << 20}")
+        # Why writes are refused (None: they are not): asked for, or the file cannot be written.
+        self.read_only: str | None = "opened with read_only=True" if read_only else None
+        if self.read_only is None:
+            try:
+                self._db = self._open_writable(durable)
+            except sqlite3.OperationalError as error:
+                if not self.db_path.is_file():
+                    raise
+                self.read_only = f"it cannot be written here ({error})"
+        if self.read_only is not None:
+            try:
+                self._db = connect_read_only(str(self.db_path))
+            except sqlite3.DatabaseError as error:
+                if isinstance(error, sqlite3.OperationalError):
+                    raise
+                raise CorruptStore(unusable(self.db_path, error)) from None
         self._checkpointer: _Checkpointer | None = None
         self._appends = 0
         self._lengths: dict[str, int] = {}  # journal length last read or written, per session
         self._leases: dict[str, float] = {}  # sessions this store holds -> last heartbeat
+        self._heads: dict[str, str] = {}  # the last link of each session's journal known here
+        self._witnesses = Path(f"{self.db_path}-heads")  # <session>: witness.py
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.db_path)!r}, root={self.root!r})"
+
+    def _open_writable(self, durable: bool) -> sqlite3.Connection:
+        make_dirs(self.db_path.parent, folder_mode(self.file_mode))
+        if not self.db_path.exists():
+            # Made here with the store's mode: SQLite gives its -wal and -shm files the same.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.db_path, flags, self.file_mode))
+        try:
+            db = connect(str(self.db_path), durable)
+            # WAL checkpoints run on a background connection, not inside the caller's append
+            # (measured: an automatic checkpoint every ~90 turns took 10-20 ms of one prepare).
+            db.execute("PRAGMA wal_autocheckpoint = 0")
+            # ...and the WAL file is cut back to 4 MiB when it restarts after a checkpoint.
+            db.execute(f"PRAGMA journal_size_limit = {4 << 20}")
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.OperationalError):
+                raise  # locked, read-only, no such folder: not damage
+            raise CorruptStore(unusable(self.db_path, error)) from None
+        return db
+
+    def _refuse_writes(self) -> None:
+        if self.read_only is not None:
+            raise ReadOnlyStore(
+                errno.EROFS,
+                f"{self.db_path} is open for reading only: {self.read_only}; writes are refused",
+            )
 
     def close(self) -> None:
         if self._checkpointer is not None:
@@ -165,9 +218,9 @@ class SqliteStore(DiskFiles):
                     [(rel, i, d) for i, d in enumerate(digests)],
                 )
             self._known_paths.add(rel)
-        path = self.root_path / rel
+        path = self.inside(rel)
         if not _same_bytes(path, data):
-            atomic_write(path, data, self.durable)
+            atomic_write(path, data, self.durable, self.file_mode)
         return str(path)
 
     def _known(self, rel: str) -> bool:
@@ -215,22 +268,23 @@ class SqliteStore(DiskFiles):
             )
             self._db.execute("UPDATE files SET size = size + ? WHERE path = ?", (len(data), rel))
         self._known_paths.add(rel)
-        path = self.root_path / rel
+        path = self.inside(rel)
         try:
-            exported = path.stat().st_size
+            exported = path.lstat().st_size
         except FileNotFoundError:
             exported = -1
         if exported == before:
-            append_bytes(path, data, self.durable)
+            append_bytes(path, data, self.durable, self.file_mode)
         else:
             # The export fell behind the database (a crash between the two, or deleted).
-            atomic_write(path, self._recover(rel) or b"", self.durable)
+            atomic_write(path, self._recover(rel) or b"", self.durable, self.file_mode)
         return str(path)
 
     # -- the session journal ---------------------------------------------------------------------
     def create_session(self, meta: dict[str, Any]) -> str:
         full = new_meta(meta)
         session: str = full["id"]
+        self._refuse_writes()
         try:
             with self._lock:
                 self._db.execute(
@@ -262,23 +316,30 @@ class SqliteStore(DiskFiles):
             raise KeyError(f"no session {session!r} in {self.db_path}")
         # The JSON and hashing work happens before the write lock is taken.
         blobs: dict[str, bytes] = {}
-        rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERT}
-        for offset, record in enumerate(records):
-            body = dumps(externalize(record, blobs))
-            table = _TABLES.get(record["kind"], "records")
-            if table == "messages":
-                row: tuple[Any, ...] = (offset, _column(record.get("id")))
-                rows[table].append((*row, _column(record.get("parent")), body))
-            elif table == "records":
-                rows[table].append((offset, record["kind"], body))
-            else:
-                rows[table].append((offset, body))
+        bodies = [dumps(externalize(record, blobs)) for record in records]
         with self._lock, self._transaction():
             found = self._db.execute("SELECT length FROM sessions WHERE id = ?", (session,))
             start = found.fetchone()
             if start is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
             self._hold(session, start[0])
+            head = self._heads.get(session)
+            if head is None or self._lengths.get(session) != start[0]:
+                head = self._head(session, start[0])
+            links = []
+            for body in bodies:
+                head = witness.link(head, body.encode("ascii"))
+                links.append(head)
+            rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERT}
+            for offset, (record, body, link) in enumerate(zip(records, bodies, links, strict=True)):
+                table = _TABLES.get(record["kind"], "records")
+                if table == "messages":
+                    row: tuple[Any, ...] = (offset, _column(record.get("id")))
+                    rows[table].append((*row, _column(record.get("parent")), body, link))
+                elif table == "records":
+                    rows[table].append((offset, record["kind"], body, link))
+                else:
+                    rows[table].append((offset, body, link))
             self._db.executemany(
                 _INSERT_BLOB, [(digest, len(data), data) for digest, data in blobs.items()]
             )
@@ -292,6 +353,10 @@ class SqliteStore(DiskFiles):
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )
         self._lengths[session] = start[0] + len(records)
+        self._heads[session] = head
+        if records:
+            where = self._witness(session)
+            witness.write(where, start[0] + len(records), head, self.durable, self.file_mode)
         self._appends += 1
         if self._appends % CHECKPOINT_EVERY == 0:
             if self._checkpointer is None:
@@ -317,15 +382,62 @@ class SqliteStore(DiskFiles):
                     "SELECT 1 FROM sessions WHERE id = ?", (session,)
                 ).fetchone():
                     raise missing
-                bodies = [
-                    json.loads(row[1])
-                    for row in self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session})
-                ]
+                rows = self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
+                links = self._verify(session, rows)
+                bodies = [json.loads(row[1]) for row in rows]
+                wanted = [references(b, set()) for b in bodies]
+                blobs = self._blobs(set().union(*wanted))
+                self._verify_blobs(session, wanted, blobs)
                 self._lengths[session] = len(bodies)
-                blobs = self._blobs(set().union(*(references(b, set()) for b in bodies)))
+                self._heads[session] = links[-1] if links else witness.ROOT
             finally:
                 self._db.execute("COMMIT")
         return iter([restore(body, blobs.__getitem__) for body in bodies])
+
+    # -- integrity (witness.py) -------------------------------------------------------------------
+    def _witness(self, session: str) -> Path:
+        return self._witnesses / session
+
+    def _verify(self, session: str, rows: list[Any]) -> list[str]:
+        """The chain after each row, checked against the links stored and the witness."""
+        links: list[str] = []
+        head = witness.ROOT
+        for pos, (at, body, stored) in enumerate(rows):
+            head = witness.link(head, str(body).encode("utf-8", "surrogatepass"))
+            if at != pos or (stored is not None and stored != head):
+                what = f"record {pos} is missing" if at != pos else f"record {pos} was altered"
+                raise CorruptJournal(
+                    f"session {session!r} in {self.db_path}: {what} (hash chain differs); "
+                    f"the {pos} records before it are whole",
+                    session,
+                    pos,
+                    pos,
+                    "record",
+                )
+            links.append(head)
+        seen = witness.read(self._witness(session))
+        witness.verify(session, str(self.db_path), links, seen, "record")
+        return links
+
+    def _verify_blobs(self, session: str, wanted: list[set[str]], blobs: dict[str, bytes]) -> None:
+        for pos, hashes in enumerate(wanted):
+            for digest in hashes:
+                body = blobs.get(digest)
+                if body is None or sha256(body) != digest:
+                    state = "missing" if body is None else "altered"
+                    raise CorruptJournal(
+                        f"session {session!r} in {self.db_path}: a text of record {pos} is "
+                        f"{state} (blob {digest[:12]}); the {pos} records before it are whole",
+                        session,
+                        pos,
+                        pos,
+                        "record",
+                    )
+
+    def _head(self, session: str, length: int) -> str:
+        """The last link of the session's first ``length`` rows (inside the caller's lock)."""
+        rows = self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
+        return self._verify(session, rows[:length])[-1] if length else witness.ROOT
 
     # -- one writer per session ------------------------------------------------------------------
     def claim(self, session: str) -> None:
@@ -386,7 +498,21 @@ class SqliteStore(DiskFiles):
         return found
 
     def _transaction(self) -> _Transaction:
+        self._refuse_writes()
         return _Transaction(self._db)
+
+
+def unusable(path: Path, error: BaseException) -> str:
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = db.execute("PRAGMA integrity_check").fetchall()
+            answer = "; ".join(str(row[0]) for row in rows[:3])
+        finally:
+            db.close()
+    except sqlite3.Error as check:
+        answer = str(check)
+    return f"{path}: not a usable SQLite database ({error}; integrity_check: {answer})"
 
 
 class _Transaction:

@@ -1,0 +1,88 @@
+"""``context-compact doctor``: check every session of a work directory, and say what is whole.
+
+Each session's journal is loaded the way a resume loads it (every hash link and the witness
+checked, ``store/witness.py``) and replayed; the database gets SQLite's ``integrity_check``.
+A damaged session is named with where the damage starts and how much before it is whole
+(what a repair can keep); the others are listed as ok. Exit status 1 when anything is wrong.
+
+``readable(session)`` is what the reading commands (``sessions``, ``inspect``, ``export``)
+share: a session whose journal cannot be read is one error line naming it, never a
+traceback, and the other sessions of the store stay usable.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..store.witness import CorruptJournal
+from .damage import BROKEN, problem, readable
+from .sessions import json_option, open_store, workdir_option
+
+
+def check_session(store: Any, session: str) -> dict[str, Any]:
+    """One session's health: ``ok``, and where it is damaged and what is whole when not."""
+    from ..compactor import Compactor
+    from ..policy import Policy
+
+    try:
+        records = list(store.records(session))
+        Compactor(Policy.default(), store, session=session).view()
+    except BROKEN as error:
+        row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error)}
+        if isinstance(error, CorruptJournal):
+            row.update(unit=error.unit, at=error.at, whole=error.whole)
+        return row
+    return {"id": session, "ok": True, "records": len(records)}
+
+
+def integrity(store: Any) -> str | None:
+    """SQLite's ``integrity_check`` answer for a database store (None for other stores)."""
+    path = getattr(store, "db_path", None)
+    if path is None:
+        return None
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return "; ".join(str(row[0]) for row in db.execute("PRAGMA integrity_check"))
+    except sqlite3.DatabaseError as error:
+        return str(error)
+    finally:
+        db.close()
+
+
+@click.command("doctor")
+@workdir_option
+@json_option
+def doctor_command(workdir: Path | None, as_json: bool) -> None:
+    """Check every session of a work directory: hash chains, lost tails, replays, and the
+    database's integrity; say which session is damaged where and what is recoverable."""
+    store = open_store(workdir)
+    try:
+        answer = integrity(store)
+        rows = [check_session(store, meta["id"]) for meta in store.list_sessions()]
+    finally:
+        store.close()
+    bad = [row for row in rows if not row["ok"]]
+    if as_json:
+        click.echo(json.dumps({"integrity_check": answer, "sessions": rows}, indent=1))
+    else:
+        if answer is not None:
+            click.echo(f"database: integrity_check: {answer}")
+        for row in rows:
+            if row["ok"]:
+                click.echo(f"{row['id']}: ok ({row['records']:,} records)")
+                continue
+            whole = ""
+            if "whole" in row:
+                whole = f"; recoverable: the first {row['whole']:,} {row['unit']}s"
+            click.echo(f"{row['id']}: DAMAGED: {row['problem']}{whole}")
+        click.echo(f"{len(rows) - len(bad)} of {len(rows)} sessions ok")
+    if bad or (answer is not None and answer != "ok"):
+        raise SystemExit(1)
+
+
+__all__ = ["BROKEN", "check_session", "doctor_command", "integrity", "problem", "readable"]

@@ -1,0 +1,170 @@
+"""The inspector page on 127.0.0.1: the standard library's ``http.server``, the page's own
+files from the package (``static/``), and a small JSON API over ``data.py``.
+
+    GET /                          the page (index.html, app.js, app.css: nothing from outside)
+    GET /api/sessions              {"sessions": [...], "selected": id or null}
+    GET /api/session?id=           what the page draws at once (``Inspection.summary``)
+    GET /api/events?id=&offset=    the events table, a page of rows at a time
+    GET /api/view?id=&request=N    request N's messages exactly as sent, and their links
+    GET /api/archive?id=&path=     the archived original behind a path the store issued
+    GET /api/search?id=&q=&offset= the engine's recall over the whole session
+    GET /api/compare?id=&a=&b=&limit=   compact --dry-run of two policies, side by side
+
+A session is replayed once, on its first request, and kept (a 10,000-request session is a
+few lists of numbers plus its distinct messages); views are cut from it on demand, so the
+page loads with the chart alone. One lock serializes the store: SQLite connections are not
+shared between threads at once, and the page asks for little.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ..registry import NAMES
+from ..store.base import STORE_ERRORS, Store
+from .data import Inspection, InspectorError, Replay, archive, compare, sessions
+
+STATIC = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/app.css": ("app.css", "text/css; charset=utf-8"),
+}
+
+
+API = (
+    "/api/sessions",
+    "/api/session",
+    "/api/events",
+    "/api/view",
+    "/api/archive",
+    "/api/search",
+    "/api/compare",
+)
+
+
+def asset(name: str) -> str:
+    """One of the page's files, as shipped in the package."""
+    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
+
+
+class Inspector:
+    """The API without HTTP: ``answer(path, query)`` is what the handler sends."""
+
+    def __init__(
+        self, store: Store, only: str | None = None, compare: Replay | None = None
+    ) -> None:
+        self.store = store
+        self.only = only
+        self.replay = compare
+        self.lock = threading.Lock()
+        self.loaded: dict[str, Inspection] = {}
+
+    def inspection(self, session: str) -> Inspection:
+        if self.only is not None and session != self.only:
+            raise InspectorError(f"this page shows session {self.only} only, not {session!r}")
+        with self.lock:
+            if session not in self.loaded:
+                self.loaded[session] = Inspection.load(self.store, session)
+            return self.loaded[session]
+
+    def answer(self, path: str, query: dict[str, str]) -> Any:
+        sid = query.get("id", "")
+        if path == "/api/sessions":
+            with self.lock:
+                listed = sessions(self.store)
+            if self.only is not None:
+                listed = [s for s in listed if s["id"] == self.only]
+            return {"sessions": listed, "selected": self.only, "policies": list(NAMES)}
+        if path not in API:
+            raise LookupError(path)
+        found = self.inspection(sid)
+        if path == "/api/session":
+            return found.summary()
+        if path == "/api/events":
+            return found.events_page(_number(query, "offset", 0))
+        with self.lock:
+            if path == "/api/view":
+                return found.view_payload(self.store, _number(query, "request"))
+            if path == "/api/archive":
+                return archive(self.store, sid, query.get("path", ""))
+            if path == "/api/search":
+                return found.search(self.store, query.get("q", ""), _number(query, "offset", 0))
+            if path == "/api/compare":
+                if self.replay is None:
+                    raise InspectorError("this page was started without a policy replay")
+                limit = _number(query, "limit", found.summary()["compare_limit"])
+                a, b = query.get("a", ""), query.get("b", "")
+                return compare(self.store, sid, a, b, limit, self.replay)
+        raise LookupError(path)
+
+
+def _number(query: dict[str, str], name: str, default: int | None = None) -> int:
+    raw = query.get(name)
+    if raw is None and default is not None:
+        return default
+    try:
+        return int(raw or "")
+    except ValueError:
+        raise InspectorError(f"{name} must be a whole number, not {raw!r}") from None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: InspectorServer
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        if url.path in STATIC:
+            name, kind = STATIC[url.path]
+            self._send(HTTPStatus.OK, kind, asset(name).encode())
+            return
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        try:
+            body, status = self.server.inspector.answer(url.path, query), HTTPStatus.OK
+        except LookupError:
+            body, status = {"error": f"no such page: {url.path}"}, HTTPStatus.NOT_FOUND
+        except InspectorError as error:
+            body, status = {"error": str(error)}, HTTPStatus.BAD_REQUEST
+        except STORE_ERRORS as error:
+            body = {"error": f"cannot read the store: {error}"}
+            status = HTTPStatus.INTERNAL_SERVER_ERROR
+        data = json.dumps(body, ensure_ascii=False, default=str).encode()
+        self._send(status, "application/json; charset=utf-8", data)
+
+    def _send(self, status: HTTPStatus, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the terminal shows the address, not a line per request."""
+
+
+class InspectorServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, inspector: Inspector, port: int = 0) -> None:
+        self.inspector = inspector
+        super().__init__(("127.0.0.1", port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that went away mid-answer (a reload, a closed tab) is not an error."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/"
+
+
+__all__ = ["Inspector", "InspectorServer", "asset"]

@@ -1,0 +1,97 @@
+"""The policy's knobs that peers have, each one pure check that a pass or the engine asks.
+
+- ``exclude_tools``, ``keep_recent_tool_uses``: which seen results the clear pass may take
+  (``clearable``; Anthropic's ``clear_tool_uses``, LangChain's ``ClearToolUsesEdit``);
+- ``clear_placeholder``: the text of a cleared result (``cleared_text``), which still names
+  the file holding it;
+- ``trigger_messages`` and the caller's ``should_compact`` hook: whether ``prepare`` compacts
+  now, and down to what (``trigger``).
+
+Under the limit's pressure (``force``: a refusal, a last resort) only ``exclude_tools``
+holds: a request over the window is refused, so keeping N recent results must yield.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import markers
+from ..messages import block_type, blocks
+from .policy import SessionPolicy
+from .state import Pos, SessionState
+
+
+@dataclass(frozen=True)
+class CompactionCheck:
+    """What a ``should_compact`` hook is asked about: the request as it would be sent."""
+
+    tokens: int
+    """The request's size (calibrated estimate, system prompt and tools included)."""
+    limit: int
+    """The policy's ``context_limit``."""
+    messages: int
+    """Messages in the view."""
+    policy_says: bool
+    """Whether the policy alone would compact now (``high_water``, ``trigger_messages``)."""
+
+
+ShouldCompact = Callable[[CompactionCheck], "bool | None"]
+
+
+def tool_name(state: SessionState, pos: Pos) -> str | None:
+    """The name of the tool whose result is at ``pos`` (its call is in the message before)."""
+    seq, index = pos
+    use_id = state.msgs[seq]["content"][index].get("tool_use_id")
+    if seq - 1 not in state.msgs:
+        return None
+    for block in blocks(state.msgs[seq - 1]):
+        if block_type(block) == "tool_use" and block.get("id") == use_id:
+            name = block.get("name")
+            return name if isinstance(name, str) else None
+    return None
+
+
+def protected(state: SessionState, policy: SessionPolicy, force: bool) -> Callable[[Pos], bool]:
+    """A predicate: the result at ``pos`` must stay (see the module docstring)."""
+    recent: set[Pos] = set()
+    if policy.keep_recent_tool_uses and not force:
+        results = state.results(state.first_kept, state.n)
+        recent = {pos for pos, _ in results[-policy.keep_recent_tool_uses :]}
+    excluded = set(policy.exclude_tools)
+
+    def keep(pos: Pos) -> bool:
+        return pos in recent or (bool(excluded) and tool_name(state, pos) in excluded)
+
+    return keep
+
+
+def cleared_text(
+    policy: SessionPolicy, path: str, chars: int, lines: tuple[int, int] | None
+) -> str:
+    if policy.clear_placeholder is None:
+        return markers.cleared_marker(path, chars, lines)
+    where = f"{path} lines {lines[0]}-{lines[1]}" if lines else path
+    return policy.clear_placeholder.format(path=path, chars=f"{chars:,}", where=where)
+
+
+def trigger(
+    state: SessionState, policy: SessionPolicy, limit: int, hook: ShouldCompact | None
+) -> tuple[bool, int]:
+    """Whether to compact now, and the size to compact down to. A hook's True compacts as
+    at the high-water mark, its False holds off while the request still fits the limit, its
+    None leaves the decision to the policy."""
+    tokens = state.measure()
+    by_messages = policy.trigger_messages is not None and len(state.view) > policy.trigger_messages
+    fire = tokens > policy.high_water * limit or by_messages
+    target = int(policy.low_water * limit)
+    if by_messages and tokens <= policy.high_water * limit:
+        target = 0  # a count has no token target: all but the newest turns are summarized
+    if hook is not None:
+        answer = hook(CompactionCheck(tokens, limit, len(state.view), fire))
+        if answer is not None:
+            fire = bool(answer) or tokens > limit
+    return fire, target
+
+
+__all__ = ["CompactionCheck", "ShouldCompact", "cleared_text", "protected", "tool_name", "trigger"]

@@ -1,0 +1,85 @@
+"""A store chosen by URL: ``store_from_url`` and the CLI's ``--store`` / ``CC_STORE_URL``.
+
+Forms (the first two as SQLAlchemy writes them):
+
+    sqlite:///relative/sessions.db   sqlite:////absolute/sessions.db   SqliteStore
+    file:///absolute/dir             file:relative/dir                  FileStore
+    memory:                                                             MemoryStore
+    postgresql://user@host:5432/db?schema=name   (or postgres://)       PostgresStore
+
+``root`` is where the files the view names go (the work directory for the CLI); for
+``sqlite`` it defaults to the database's folder, for ``postgresql`` to the current directory.
+``schema`` is ours, taken off the URL before psycopg sees it (default ``context_compact``).
+Anything else is a ``ValueError`` listing these forms.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from .base import Store
+from .files import FileStore
+from .memory import MemoryStore
+from .sqlite import SqliteStore, workdir_store
+
+ENV = "CC_STORE_URL"
+FORMS = (
+    "sqlite:///PATH (relative) or sqlite:////PATH (absolute), file:///DIR, memory:, "
+    "postgresql://[USER@]HOST[:PORT]/DB[?schema=NAME]"
+)
+
+
+def store_from_url(url: str, root: str | os.PathLike[str] | None = None, **options: Any) -> Store:
+    """The store ``url`` names (see the module docstring); ``options`` go to its class."""
+    if not isinstance(url, str):
+        raise TypeError(f"a store URL is a string, not {type(url).__name__}")
+    scheme, _, rest = url.partition(":")
+    scheme = scheme.lower()
+    if scheme == "memory" and rest in ("", "//"):
+        return MemoryStore(str(root)) if root is not None else MemoryStore()
+    if scheme == "sqlite" and rest.startswith("///") and len(rest) > 3:
+        return SqliteStore(rest[3:], root=root, **options)
+    if scheme == "file" and rest:
+        path = urlsplit(url).path if rest.startswith("//") else rest
+        if path:
+            return FileStore(root if root is not None else path, **options)
+    if scheme in ("postgresql", "postgres") and rest.startswith("//"):
+        from .postgres import PostgresStore
+
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        schema = [value for key, value in query if key == "schema"]
+        if schema:
+            options.setdefault("schema", schema[-1])
+        kept = urlencode([(key, value) for key, value in query if key != "schema"])
+        return PostgresStore(parts._replace(query=kept).geturl(), root=root, **options)
+    raise ValueError(f"not a store URL: {url!r} (one of: {FORMS})")
+
+
+_selected: str | None = None
+
+
+def select(url: str | None) -> None:
+    """The CLI's ``--store`` (None: ``CC_STORE_URL``, else the work directory's SQLite)."""
+    global _selected
+    _selected = url
+
+
+def selected() -> str | None:
+    """The store URL the CLI was given (``--store``, else ``CC_STORE_URL``), if any."""
+    return _selected or os.environ.get(ENV) or None
+
+
+def cli_store(workdir: str | os.PathLike[str]) -> Store:
+    """The agent CLI's store: ``--store``, else ``CC_STORE_URL``, else SQLite in
+    ``<workdir>/.context-compact/sessions.db``; files under the work directory either way."""
+    url = selected()
+    if url:
+        return store_from_url(url, root=Path(workdir))
+    return workdir_store(workdir)
+
+
+__all__ = ["ENV", "cli_store", "select", "selected", "store_from_url"]

@@ -1,0 +1,116 @@
+"""Journal integrity: a hash chain over what a store wrote, and a witness outside the journal.
+
+Each durable store chains its journal: ``link(prev, data)`` hashes the previous link with the
+bytes of one unit the store wrote (``FileStore``: one batch line; ``SqliteStore``: one
+record's stored body), from ``ROOT``. Loading recomputes the chain.
+
+A chain alone cannot see a journal that lost its tail: a ``FileStore`` journal cut in half,
+or a SQLite WAL cut or bit-flipped (SQLite then silently drops the commits after the damage)
+is a shorter journal whose chain is just as consistent. So after every append the store also
+writes a *witness* of the session, in a small file beside the journal that the journal's
+damage does not touch: the number of units written and the chain's link at that point.
+
+``verify(session, links, witness)`` compares: fewer units than the witness counts means the
+tail was cut or rolled back; another link at the witness's count means the journal was
+altered. Either is ``CorruptJournal`` naming the session, the first unit that differs and how
+many units before it are whole (recoverable): never a silent resume from an earlier point.
+A witness behind the journal (a crash between the two writes) is normal: it is a lower bound.
+A missing witness (a journal written before this version, or the file deleted) checks nothing
+but the chain's own shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CorruptJournal
+
+ROOT = ""
+_WIDTH = 20 + 1 + 32 + 1  # "<count, 20 digits> <link, 32 hex>\n": one fixed-width write
+
+
+def link(prev: str, data: bytes) -> str:
+    digest = hashlib.blake2b(prev.encode("ascii"), digest_size=16)
+    digest.update(b"\n")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Seen:
+    count: int
+    link: str
+
+
+def write(path: Path, count: int, head: str, durable: bool = False, mode: int = 0o600) -> None:
+    """Record that ``count`` units were written, the last link ``head``. Called after the
+    append succeeded, so it never fails it: a witness that cannot be written stays behind
+    the journal, which only makes it check less."""
+    with contextlib.suppress(OSError):
+        _write(path, count, head, durable, mode)
+
+
+def _write(path: Path, count: int, head: str, durable: bool, mode: int) -> None:
+    data = f"{count:020d} {head:>32}\n".encode("ascii")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
+    except FileNotFoundError:
+        path.parent.mkdir(mode=0o700 if mode == 0o600 else 0o777, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
+    try:
+        os.pwrite(fd, data, 0)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read(path: Path) -> Seen | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        data = os.pread(fd, _WIDTH, 0)
+    finally:
+        os.close(fd)
+    parts = data.decode("ascii", "replace").split()
+    if len(data) != _WIDTH or len(parts) not in (1, 2) or not parts[0].isdigit():
+        return None  # torn or foreign: checks nothing
+    return Seen(int(parts[0]), parts[1] if len(parts) == 2 else ROOT)
+
+
+def verify(session: str, where: str, links: list[str], seen: Seen | None, unit: str) -> None:
+    """``CorruptJournal`` unless ``links`` (the chain after each unit loaded) agrees with the
+    witness ``seen``."""
+    if seen is None or seen.count == 0:
+        return
+    if len(links) < seen.count:
+        lost = seen.count - len(links)
+        raise CorruptJournal(
+            f"session {session!r} in {where}: the journal ends after {len(links)} {unit}s but "
+            f"{seen.count} were written: its tail was cut or rolled back ({lost} {unit}s "
+            "missing); nothing was resumed from the earlier point. `context-compact doctor` "
+            "says what is whole",
+            session,
+            len(links),
+            len(links),
+            unit,
+        )
+    if links[seen.count - 1] != seen.link:
+        raise CorruptJournal(
+            f"session {session!r} in {where}: the journal was altered: its first "
+            f"{seen.count} {unit}s are not what was written (hash chain differs); "
+            "`context-compact doctor` says what is whole",
+            session,
+            seen.count - 1,
+            0,
+            unit,
+        )
+
+
+__all__ = ["ROOT", "CorruptJournal", "Seen", "link", "read", "verify", "write"]
