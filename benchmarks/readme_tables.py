@@ -2,7 +2,12 @@
 
 context-compact bench --json benchmarks/results/bench.json --chart benchmarks/results/bench.svg
 context-compact bench --scaling --json benchmarks/results/scaling.json
+context-compact bench --long-turn --json benchmarks/results/long_turn.json
 python benchmarks/readme_tables.py benchmarks/results/bench.json benchmarks/results/scaling.json
+python benchmarks/readme_tables.py benchmarks/results/long_turn.json
+
+Each report is recognized by what it holds: the scaling suite's, the long-turn workload's
+(``bench --long-turn``: rows of kind "long-turn"), or the bench's synthetic and real sessions.
 
 The scaling suite's rows are like for like: the default and the seed each per turn in the same
 loop (1k, 10k, 50k turns; memory and files too), and each in one cold call.
@@ -134,8 +139,70 @@ def print_scaling(path: str) -> None:
     )
 
 
+LONG_TURN_HEADERS = [
+    "strategy",
+    "window",
+    "peak tokens",
+    "calls over budget",
+    "API refusals",
+    "turns opened",
+    "summary calls",
+    "in view / recoverable / lost",
+    "input tokens",
+    "cache read",
+    "cost $",
+    "prepare p50 ms",
+]
+
+
+def long_turn_rows(results: list[dict[str, Any]]) -> list[list[Any]]:
+    return [
+        [
+            r["strategy"],
+            f"{r['budget']:,}",
+            f"{r['peak_tokens']:,}",
+            f"{r['over_budget_calls']:,}"
+            + (
+                f" (from call {r['overflow_turn']:,})" if r.get("overflow_turn") is not None else ""
+            ),
+            f"{r['api_refusals']:,}",
+            f"{r['turn_starts']:,}",
+            r["summary_calls"],
+            f"{r['in_view']:,} / {r['recoverable']:,} / {r['lost']:,}",
+            f"{r['total_input_tokens']:,}",
+            f"{r['cache_read_share']:.0%}",
+            f"{r['cost_usd']:.2f}",
+            f"{r['p50_prepare_ms']:.3f}",
+        ]
+        for r in results
+    ]
+
+
+def print_long_turn(report: dict[str, Any]) -> None:
+    rows = [r for r in report["results"] if r.get("kind") == "long-turn"]
+    steps = report["config"]["long_turn"]
+    print(f"One request, then {steps:,} tool steps, thinking on\n")
+    print(table(LONG_TURN_HEADERS, long_turn_rows(rows)))
+    for r in rows:
+        if r.get("first_refusal") or r.get("error"):
+            print(f"\n{r['strategy']} at {r['budget']:,}: {r.get('first_refusal') or r['error']}")
+    m = report["machine"]
+    print(
+        f"\nmachine: {m['cpus']} CPUs, {m['machine']}, Python {m['python']}; "
+        f"run {m['duration_s']:.0f} s"
+    )
+
+
 def main(path: str, scaling_path: str | None = None) -> None:
     report = json.loads(Path(path).read_text(encoding="utf-8"))
+    if report.get("kind") == "scaling":
+        print_scaling(path)
+        return
+    if any(r.get("kind") == "long-turn" for r in report["results"]):
+        print_long_turn(report)
+        if scaling_path:
+            print_scaling(scaling_path)
+        return
     synthetic = [r for r in report["results"] if r["workload"] == "synthetic-300x0"]
     print(f"Synthetic, 300 turns, seed 0, budget {synthetic[0]['budget']:,} tokens\n")
     print(table(HEADERS, rows_of(synthetic)))

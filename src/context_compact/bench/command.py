@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 
 SUITE = "suite"
+LONG_TURN_STEPS = 2_000
+LONG_TURN_QUICK = 300
 T = TypeVar("T")
 Advance = Callable[[int, int, str], None]
 
@@ -80,7 +82,7 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
 @click.option(
     "--windows",
     default=None,
-    help="Scaling suite: context windows in tokens (default 12500,200000).",
+    help="Scaling suite and --long-turn: context windows in tokens (default 12500,200000).",
 )
 @click.option(
     "--stores",
@@ -107,6 +109,19 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     help="Alone: run only the load benchmark (1,000 sessions at once in one process, then 8 "
     "processes on one SQLite store; checked for corruption; --quick: 100 and 2; --turns: "
     "turns a session).",
+)
+@click.option(
+    "--long-turn",
+    is_flag=True,
+    help="Alone: run only the long-turn workload (one request, then --steps tool steps with "
+    "extended thinking on, every request checked against the Messages API's rules) for every "
+    "strategy at 12,500 and 200,000 tokens (--windows or --budget to change).",
+)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Long turn: tool steps after the request (default 2,000; --quick 300).",
 )
 @click.option(
     "--store",
@@ -152,6 +167,8 @@ def bench(
     cold_messages: int | None,
     jobs: int,
     load: bool,
+    long_turn: bool,
+    steps: int | None,
     store_url: str | None,
     json_path: Path | None,
     chart_path: Path | None,
@@ -160,7 +177,8 @@ def bench(
     """Price every context strategy side by side on synthetic and real sessions.
 
     With --scaling alone: measure how prepare()'s time, memory and files grow with a
-    session's length instead (--turns sets the checkpoints).
+    session's length instead (--turns sets the checkpoints). With --long-turn: one request,
+    then only tool calls with thinking on, for every strategy.
     """
     from rich.console import Console
 
@@ -186,6 +204,8 @@ def bench(
             "--price-input": price_input,
             "--price-output": price_output,
             "--chart": chart_path,
+            "--long-turn": long_turn or None,
+            "--steps": steps,
         }
         given = [name for name, value in unused.items() if value is not None]
         if given:
@@ -194,6 +214,34 @@ def bench(
         return
     config = BenchConfig.quick() if quick else BenchConfig()
     changes: dict[str, Any] = {}
+    if steps is not None and not long_turn:
+        raise click.UsageError("--steps is for --long-turn")
+    if long_turn:
+        given = [
+            name
+            for name, value in {
+                "--real-budget": real_budget,
+                "--trajectories": trajectories,
+                "--sessions": sessions,
+                "--turns": turns,
+                "--seeds": seeds,
+                "--scaling": scaling,
+                "--stores": stores,
+                "--cold": cold_messages,
+            }.items()
+            if value is not None
+        ]
+        if given:
+            raise click.UsageError(f"not used with --long-turn: {', '.join(given)}")
+        changes.update(synthetic=(), real=False, scaling_sizes=())
+        changes["long_turn"] = steps or (LONG_TURN_QUICK if quick else LONG_TURN_STEPS)
+        budgets = _ints(windows)
+        if budgets is not None:
+            if not budgets or min(budgets) < 1_000:
+                raise click.BadParameter("windows of at least 1,000 tokens", param_hint="--windows")
+            changes["long_turn_budgets"] = budgets
+        elif budget is not None:
+            changes["long_turn_budgets"] = (budget,)
     if budget is not None:
         changes["budget"] = budget
     if real_budget is not None:

@@ -19,6 +19,10 @@ Two measures of what the model still knows of the task: ``user_kept`` of ``user_
 the user's own messages (text, no tool results) that are in the final view verbatim, and
 ``summary_retention``, the mean ``summary_score`` of the summaries made (against what each
 summary was given; None when the summarizer keeps no scores or made no summary).
+``api_refusals`` counts the requests the Messages API would refuse (``api_check``: tool pairs
+whole; with the script's ``thinking`` on, the final turn opens with thinking, thinking blocks
+unmodified); ``first_refusal`` says which call and why; with thinking on, ``turn_starts``
+counts the calls whose reply opens a new assistant turn (and so thinks first).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from ..keys import canonical
 from ..messages import is_request
 from ..sizing import TokenCounter
 from ..store.base import Store
+from .api_check import final_turn_opener, refusal
 from .reach import reach
 from .script import Script, as_script
 from .workload import Workload
@@ -58,6 +63,9 @@ class Replay:
     cache_write: int = 0
     rewrite_turns: int = 0
     violations: int = 0
+    api_refusals: int = 0
+    first_refusal: str | None = None
+    turn_starts: int = 0
     prepare_ms: list[float] = field(default_factory=list)
     summary_calls: int = 0
     summary_input_tokens: int = 0
@@ -144,6 +152,13 @@ def replay(
         out.prepare_ms.append((time.perf_counter() - started) * 1000)
         if check(view):
             out.violations += 1
+        refused = refusal(view, thinking=script.thinking)
+        if refused is not None:
+            out.api_refusals += 1
+            if out.first_refusal is None:
+                out.first_refusal = f"call {index}: {refused}"
+        if script.thinking and final_turn_opener(view) is None:
+            out.turn_starts += 1
         sizes = [counter.message(m) for m in view]
         total = sum(sizes) + overhead_tokens
         shared = _common_prefix(view, previous)
@@ -159,7 +174,7 @@ def replay(
                 out.overflow_turn = index
         previous = view
         if index < script.turns:
-            step = script.steps[index]
+            step = script.step(index, view)
             out.output_tokens += sum(counter.message(m) for m in step if m["role"] == "assistant")
             messages = [*view, *step]
         if on_turn:

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .longturn import KIND as LONG_TURN
 from .run import BenchReport, BenchRow, mean_retention
 
 
@@ -46,7 +47,8 @@ LEGEND = (
     "(M = millions); cache: share read from the prompt cache; rewrites: calls that rewrote "
     "earlier history; kept/recov/lost: results (or planted facts) in view / reachable through "
     "a reference / lost; over: calls over the budget (first at call N); invalid: views "
-    "check() refused"
+    "check() refused; refused: requests the Messages API would refuse (tool pairs, and with "
+    "thinking on a final turn that opens with thinking, thinking unmodified)"
 )
 
 
@@ -85,15 +87,16 @@ def results_table(title: str, groups: Iterable[tuple[str, Sequence[BenchRow]]]) 
 def safety_table(title: str, groups: Iterable[tuple[str, Sequence[BenchRow]]]) -> Table:
     """What each strategy kept, where it overflowed, and how long ``prepare`` took."""
     table = _narrow(f"{title}: what was kept, and speed")
-    for name in ("strategy", "kept/recov/lost", "over", "invalid", "p50 ms", "p99 ms"):
+    for name in ("strategy", "kept/recov/lost", "over", "invalid", "refused", "p50 ms", "p99 ms"):
         table.add_column(name, justify="left" if name == "strategy" else "right")
-    for _, rows in _grouped(table, groups, 6):
+    for _, rows in _grouped(table, groups, 7):
         for r in rows:
             table.add_row(
                 _name(r.strategy),
                 _reach(r),
                 _over(r),
                 f"[red]{r.violations}[/red]" if r.violations else "0",
+                f"[red]{r.api_refusals:,}[/red]" if r.api_refusals else "0",
                 f"{r.p50_prepare_ms:.3f}",
                 f"{r.p99_prepare_ms:.2f}",
             )
@@ -332,6 +335,25 @@ def render(report: BenchReport, console: Console | None = None) -> None:
         title = f"Synthetic sessions, budget {budget:,} tokens"
         console.print(results_table(title, groups))
         console.print(safety_table(title, groups))
+    long = report.workloads(LONG_TURN)
+    if long:
+        groups = [
+            (
+                f"{report.rows(w)[0].turns:,} steps, budget {report.rows(w)[0].budget:,}",
+                report.rows(w),
+            )
+            for w in long
+        ]
+        title = "One request, then only tool calls, thinking on"
+        console.print(results_table(title, groups))
+        console.print(safety_table(title, groups))
+        for w in long:
+            for r in report.rows(w):
+                refused = f"; first refusal: {r.first_refusal}" if r.first_refusal else ""
+                note = (
+                    f"{short(r.strategy)} at {r.budget:,}: turns opened: {r.turn_starts:,}{refused}"
+                )
+                console.print(f"[dim]{escape(note)}[/dim]")
     real = report.workloads("real")
     if real:
         aggregate = report.aggregate("real")

@@ -1,7 +1,9 @@
 """``run_bench(config) -> BenchReport``: every strategy priced side by side.
 
-Workloads: synthetic coding sessions from the seeded generator (``workload.py``) and the
-real recorded sessions under ``config.trajectories`` (read by ``context_compact.loaders``).
+Workloads: synthetic coding sessions from the seeded generator (``workload.py``), the
+real recorded sessions under ``config.trajectories`` (read by ``context_compact.loaders``)
+and, with ``long_turn`` steps, the long-turn workload (``longturn.py``: one request, then
+only tool calls, thinking on) at each of ``long_turn_budgets``.
 Every strategy replays every workload at the same budget (tokens of the request as sent),
 with its own ``MemoryStore`` and counted ``BenchSummarizer``; ``replay`` measures it and
 ``Pricing`` prices it. ``scaling`` times ``prepare`` against history length.
@@ -27,6 +29,8 @@ from typing import Any
 from ..sizing import text_tokens
 from ..store.memory import MemoryStore
 from .fakes import BenchSummarizer
+from .longturn import BUDGETS as LONG_TURN_BUDGETS
+from .longturn import at_budget, long_turn_script
 from .pricing import Pricing
 from .replay import Replay, replay
 from .scaling import ScalingPoint, measure_scaling
@@ -63,6 +67,9 @@ class BenchConfig:
     scaling_samples: int = 20
     scaling_repeats: int = 3
     pricing: Pricing = field(default_factory=Pricing)
+    long_turn: int = 0
+    """Steps of the long-turn workload (0: not run)."""
+    long_turn_budgets: tuple[int, ...] = LONG_TURN_BUDGETS
 
     @classmethod
     def quick(cls, **overrides: Any) -> BenchConfig:
@@ -110,6 +117,9 @@ class BenchRow:
     user_messages: int = 0
     user_kept: int = 0
     summary_retention: float | None = None
+    api_refusals: int = 0
+    first_refusal: str | None = None
+    turn_starts: int = 0
 
     @property
     def within_budget(self) -> bool:
@@ -183,6 +193,7 @@ class BenchReport:
                     user_messages=sum(r.user_messages for r in rows),
                     user_kept=sum(r.user_kept for r in rows),
                     summary_retention=mean_retention(rows),
+                    api_refusals=sum(r.api_refusals for r in rows),
                 )
             )
         return out
@@ -193,14 +204,22 @@ class BenchReport:
         for workload in self.workloads():
             rows = self.rows(workload)
             default = next((r for r in rows if r.strategy == "default"), None)
-            clean = [r for r in rows if r.lost == 0 and r.within_budget and not r.violations]
+            clean = [
+                r
+                for r in rows
+                if r.lost == 0 and r.within_budget and not r.violations and not r.api_refusals
+            ]
             best = min(clean, key=lambda r: r.cost_usd, default=None)
             if default is not None and (
-                default.lost or not default.within_budget or default.violations
+                default.lost
+                or not default.within_budget
+                or default.violations
+                or default.api_refusals
             ):
                 notes.append(
                     f"{workload}: default lost {default.lost}, over budget on "
-                    f"{default.over_budget_calls} calls, {default.violations} invalid views"
+                    f"{default.over_budget_calls} calls, {default.violations} invalid views, "
+                    f"{default.api_refusals} API refusals"
                     + (f", error: {default.error}" if default.error else "")
                 )
             if best is None:
@@ -221,6 +240,8 @@ class BenchReport:
                     why.append(f"over budget on {r.over_budget_calls} of {r.turns + 1} calls")
                 if r.violations:
                     why.append(f"{r.violations} invalid views")
+                if r.api_refusals:
+                    why.append(f"{r.api_refusals} API refusals")
                 other_wins.append(f"{r.strategy} ${r.cost_usd:.4f} ({', '.join(why)})")
             if clean_wins:
                 notes.append(
@@ -371,6 +392,9 @@ def run_one(
         user_messages=result.user_messages,
         user_kept=result.user_kept,
         summary_retention=result.summary_retention,
+        api_refusals=result.api_refusals,
+        first_refusal=result.first_refusal,
+        turn_starts=result.turn_starts,
     )
     return row, result
 
@@ -390,6 +414,11 @@ def run_bench(config: BenchConfig | None = None, progress: Progress | None = Non
     ]
     real_budget = config.real_budget or config.budget
     jobs += [(s, real_budget, text_tokens(s.system)) for s in real]
+    if config.long_turn > 0:
+        long_turn = long_turn_script(config.long_turn)
+        jobs += [
+            (at_budget(long_turn, b), b, config.overhead_tokens) for b in config.long_turn_budgets
+        ]
     scaling_steps = (len(config.scaling_sizes) + 2) if config.scaling_sizes else 0
     total = len(jobs) * len(config.strategies) + scaling_steps
     done = 0

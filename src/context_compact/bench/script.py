@@ -38,10 +38,17 @@ class Script:
     pattern: re.Pattern[str] | None = None
     system: str = ""
     kind: str = "synthetic"
+    thinking: bool = False
+    """Requests are sent with extended thinking on (``api_check.refusal`` checks them so)."""
 
     @property
     def turns(self) -> int:
         return len(self.steps)
+
+    def step(self, index: int, view: list[Message]) -> tuple[Message, ...]:
+        """What the loop appends after call ``index``, given the view that call returned (a
+        script written in advance ignores it; ``longturn.LongTurn`` does not)."""
+        return self.steps[index]
 
     @property
     def messages(self) -> list[Message]:
