@@ -206,8 +206,7 @@ def summarize(
     chosen = summary.plan(state, ask)
     if chosen is None:
         return None
-    record = summary.edit(state, chosen, ask, effects(state, io, chosen, ask, input_tokens))
-    return record
+    return summary.edit(state, chosen, ask, effects(state, io, chosen, ask, input_tokens))
 
 
 def effects(

@@ -193,9 +193,10 @@ def _keeps_thinking(state: SessionState, cut: int) -> bool:
 def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     """What a summary should replace, or ``None`` when nothing worth it can go.
 
-    The kept part is the last ``keep_turns`` cuts' worth, fewer while it does not fit the
-    budget, at least the newest cut if that still fits the limit; else the summary closes
-    the turn. ``keep_turns == 0`` always closes (a "summarize all").
+    In this order: the oldest of the last ``keep_turns`` turn starts whose kept part fits
+    the budget, else the newest that fits the limit; when even the newest turn alone is over
+    the limit, the same at user requests; else the summary closes the turn, if that leaves
+    less than any cut could. ``keep_turns == 0`` always closes (a "summarize all").
     """
     first = state.first_request
     start = max(state.first_kept, state.base + (1 if first is not None else 0))
@@ -217,8 +218,8 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     found = _choose(state, turns[-keep:] if keep else [], words, budget, roof)
 
     newest = max([start, *turns])
-    # Over even without the summary's allowance (our guess at its size): no turn start can
-    # keep the newest turn under the limit.
+    # The newest turn alone is over the limit, not counting the summary's allowance (only our
+    # guess at its size): no turn start can keep it.
     over = _tokens(state, newest, state.n) + words(newest).tokens > roof + ask.allowance
     if found[0] is None and found[1] is None and keep and over:
         # The newest turn alone is over the limit (a long answer before the newest request,
@@ -226,20 +227,19 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
         at_request = _choose(state, requests[-keep:], words, budget, roof)
         found = (at_request[0], at_request[1], found[2] or at_request[2])
     result, fallback, last_resort = found
-    # Closing when no cut can leave a kept part under the limit (a long turn that opened with
-    # a thinking block has no cut inside it), or when asked for.
-    # The rest is one turn with no cut inside it, and too big to stay (a long thinking turn).
-    # (A "compact now" asks for no size, target 0: it never closes a turn that fits.)
+    # The rest is one turn with no cut inside it and too big to stay (a long turn that opened
+    # with a thinking block). A "compact now" (target 0) asks for no size: it never closes a
+    # turn that fits.
     stuck = (
         not turns and not requests and ask.target > 0 and _tokens(state, start, state.n) > budget
     )
     if result is None and fallback is None and closable and (not ask.keep_turns or over or stuck):
         closing = _closing(state, ask, start, budget, words(state.n))
-        newest = max([start, *turns, *requests])
+        smallest = max([start, *turns, *requests])
         carried = _tokens(state, closing.carry or state.n, state.n)
         # Closing must leave less than the smallest kept part a cut could: carrying the same
-        # steps as text would only churn the cache (a summary of all is asked for, though).
-        if not ask.keep_turns or carried < _tokens(state, newest, state.n):
+        # steps as text would only churn the cache (unless a summary of all is asked for).
+        if not ask.keep_turns or carried < _tokens(state, smallest, state.n):
             result = closing
     result = result or fallback or last_resort
     if result is None:
@@ -362,10 +362,10 @@ def edit(
         "text": effects.text,
         "score": effects.score,
     }
-    closing = carried(state, plan)
     if plan.closes:
         # The turn in progress ends with this summary (see the module docstring).
         record["closes"] = True
+        closing = carried(state, plan)
         if closing is not None:
             record["carry"] = closing
     return record
