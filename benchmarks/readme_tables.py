@@ -10,7 +10,8 @@ Each report is recognized by what it holds: the scaling suite's, the long-turn w
 (``bench --long-turn``: rows of kind "long-turn"), or the bench's synthetic and real sessions.
 
 The scaling suite's rows are like for like: the default and the seed each per turn in the same
-loop (1k, 10k, 50k turns; memory and files too), and each in one cold call.
+loop on the same store (1k to 50k turns; memory and files too), each in one cold call, and the
+goals of issue 19 as ratios of the default to the seed in that run.
 """
 
 from __future__ import annotations
@@ -103,6 +104,12 @@ LOOP_HEADERS = [
 ]
 
 
+def _figure(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+
+
 def print_scaling(path: str) -> None:
     scaling = json.loads(Path(path).read_text(encoding="utf-8"))
     print(
@@ -129,6 +136,27 @@ def print_scaling(path: str) -> None:
                     ]
                     for r in cold
                     if "error" not in r
+                ],
+            )
+        )
+    goals = scaling.get("goals") or []
+    if goals:
+        print("\nGoals (issue 19): the default against the seed, same turns, same run\n")
+        print(
+            table(
+                ["measure", "window", "store", "default", "seed", "default / seed", "goal", "met"],
+                [
+                    [
+                        f"{g['measure']}, {g['span']}",
+                        f"{g['window']:,}",
+                        g["store"],
+                        _figure(g["default"]),
+                        _figure(g["seed"]),
+                        "" if g["ratio"] is None else f"{g['ratio']:.2f}x",
+                        g["goal"],
+                        "yes" if g["met"] else "no",
+                    ]
+                    for g in goals
                 ],
             )
         )

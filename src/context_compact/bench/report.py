@@ -267,20 +267,52 @@ def scaling_cold_table(data: dict[str, Any]) -> Table:
     rows = data.get("cold", [])
     size = f"{rows[0]['messages']:,}-message" if rows else "long"
     table = _narrow(f"Cold start: one prepare() of a {size} history")
-    for name in ("engine", "window", "seconds", "next turn ms", "RSS MB", "files", "runs"):
-        table.add_column(name, justify="left" if name == "engine" else "right")
+    for name in ("run", "window", "seconds", "next turn ms", "RSS MB", "files", "runs"):
+        table.add_column(name, justify="left" if name == "run" else "right")
     for r in rows:
+        label = f"{r['engine']} {r['store']}"
         if "error" in r:
-            table.add_row(r["engine"], _int(r["window"]), f"[red]{escape(r['error'][:50])}[/red]")
+            table.add_row(label, _int(r["window"]), f"[red]{escape(r['error'][:50])}[/red]")
             continue
         table.add_row(
-            r["engine"],
+            label,
             _int(r["window"]),
             f"{r['seconds']:.3f}",
             f"{r['next_ms']:.2f}" if r.get("next_ms") is not None else "",
             _mb(r.get("rss_mb")),
             _int(r["files"]),
             str(r["repeats"]),
+        )
+    return table
+
+
+_GOAL_NAMES = {"p99 ms": "p99 ms", "cold start s": "cold s", "RSS growth MB": "RSS +MB"}
+
+
+def goal_label(row: dict[str, Any]) -> str:
+    span = str(row["span"]).replace("turns ", "").replace(" messages", " msgs")
+    return f"{_GOAL_NAMES.get(row['measure'], row['measure'])} {span}"
+
+
+def _figure(value: float | None) -> str:
+    return "" if value is None else f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+
+
+def scaling_goals_table(data: dict[str, Any]) -> Table:
+    """Issue 19's goals (``goals.py``): the default against the seed in the same run."""
+    table = _narrow("Goals: the default against the seed, same turns, same run")
+    table.add_column("measure", no_wrap=True)
+    for name in ("window", "store", "default", "seed", "ratio", "goal"):
+        table.add_column(name, justify="left" if name in ("store", "goal") else "right")
+    for row in data.get("goals", []):
+        table.add_row(
+            goal_label(row),
+            _int(row["window"]),
+            row["store"],
+            _figure(row["default"]),
+            _figure(row["seed"]),
+            "" if row["ratio"] is None else f"{row['ratio']:.2f}x",
+            "[green]met[/green]" if row["met"] else f"[red]not {escape(row['goal'])}[/red]",
         )
     return table
 
@@ -294,6 +326,9 @@ def render_scaling(data: dict[str, Any], console: Console | None = None) -> None
         console.print()
     if data.get("cold"):
         console.print(scaling_cold_table(data))
+        console.print()
+    if data.get("goals"):
+        console.print(scaling_goals_table(data))
         console.print()
     for note in data.get("skipped", []):
         console.print(f"[yellow]skipped:[/yellow] {escape(note)}")

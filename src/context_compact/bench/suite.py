@@ -19,11 +19,13 @@ the way an agent uses it, like for like:
   of tool results it was given.
 * *cold*: a fresh Compactor handed a ~20,000-message history in one call (and the time of
   the next turn after it).
+* *goals* (``goals.py``): the default against the seed on the same turns of the same run,
+  as ratios (p99 over the last 1,000 of 20,000 turns, cold start), and its memory growth.
 
 Both run for the default (``Policy.default(context_limit=W)``) and the seed
 (``Policy.seed(context_limit=4 * W)``: the seed measures characters, about four a token),
 at each window W (12,500 and 200,000 tokens), on each store (FileStore, SqliteStore when the
-package has one; MemoryStore on request); the seed loops on a FileStore. Every configuration
+package has one; MemoryStore on request). Every configuration
 runs in a subprocess of its own (``child``, given the run as JSON), so its memory
 figures are its own; they run one at a time unless ``jobs`` says otherwise, so timings do not
 compete for cores. Only the public API is used (``Compactor``, ``Policy`` and the stores), so
@@ -60,6 +62,7 @@ from ..compactor import Compactor
 from ..policy import Policy
 from ..store import FileStore, MemoryStore
 from .fakes import BenchSummarizer
+from .goals import goals
 from .workload import Turn, synthetic_session
 
 Message = dict[str, Any]
@@ -72,14 +75,16 @@ ENGINES = ("default", "seed")
 
 @dataclass(frozen=True)
 class SuiteConfig:
-    checkpoints: tuple[int, ...] = (1_000, 10_000, 50_000)
-    """Turns at which loop runs report (the statistics cover the turns since the last one)."""
+    checkpoints: tuple[int, ...] = (1_000, 10_000, 19_000, 20_000, 25_000, 50_000)
+    """Turns at which loop runs report (the statistics cover the turns since the last one).
+    19,000, 20,000 and 25,000 are there for ``goals``: p99 over the last 1,000 of 20,000
+    turns, RSS growth from 10,000 to 20,000 and from 25,000 to 50,000 turns."""
     windows: tuple[int, ...] = (12_500, 200_000)
     """Context windows, in tokens."""
     stores: tuple[str, ...] = ("file", "sqlite")
     """Stores the default runs on (``file``, ``sqlite``, ``memory``); missing ones skipped."""
     seed_loop: bool = True
-    """Also drive the seed turn by turn (on a FileStore)."""
+    """Also drive the seed turn by turn, on each store the default runs on (like for like)."""
     cold_messages: int = 20_000
     """History length of the cold start (made odd, to end on tool results); 0 skips it."""
     cold_repeats: int = 3
@@ -92,11 +97,23 @@ class SuiteConfig:
     """Configurations run at once (each in its own process)."""
     isolate: bool = True
     """Run each configuration in a subprocess (False: in this process, for tests)."""
+    p99_span: tuple[int, int] = (19_000, 20_000)
+    """``goals``: p99 of the turns after the first checkpoint up to the second."""
+    rss_spans: tuple[tuple[int, int], ...] = ((10_000, 20_000), (25_000, 50_000))
+    """``goals``: resident-memory growth between these checkpoints."""
 
     @classmethod
     def quick(cls, **overrides: Any) -> SuiteConfig:
-        """Small sizes, one cold start each: ~30 s on two cores."""
-        base = cls(checkpoints=(100, 1_000), cold_messages=2_000, cold_repeats=1, dump_every=5)
+        """The same measures at a tenth of the sizes, one cold start each: a few minutes on
+        two cores."""
+        base = cls(
+            checkpoints=(100, 1_000, 1_900, 2_000, 2_500, 5_000),
+            cold_messages=2_000,
+            cold_repeats=1,
+            dump_every=5,
+            p99_span=(1_900, 2_000),
+            rss_spans=((1_000, 2_000), (2_500, 5_000)),
+        )
         return replace(base, **overrides)
 
     def as_dict(self) -> dict[str, Any]:
@@ -143,7 +160,7 @@ def plan(config: SuiteConfig, chunks: str) -> tuple[list[RunSpec], list[str]]:
         if checkpoints:
             loops = [("default", store) for store in stores]
             if config.seed_loop:
-                loops.append(("seed", "file"))
+                loops += [("seed", store) for store in stores]
             runs += [
                 replace(base, engine=engine, window=window, store=store, checkpoints=checkpoints)
                 for engine, store in loops
@@ -151,7 +168,15 @@ def plan(config: SuiteConfig, chunks: str) -> tuple[list[RunSpec], list[str]]:
         if config.cold_messages > 0:
             size = config.cold_messages - (1 - config.cold_messages % 2)
             runs += [
-                replace(base, kind="cold", engine=engine, window=window, messages=max(3, size))
+                replace(
+                    base,
+                    kind="cold",
+                    engine=engine,
+                    window=window,
+                    store=store,
+                    messages=max(3, size),
+                )
+                for store in stores
                 for engine in ENGINES
                 for _ in range(max(1, config.cold_repeats))
             ]
@@ -210,7 +235,7 @@ def run_suite(
     machine = machine_info()
     duration = time.perf_counter() - started
     machine["duration_s"] = round(duration, 1)
-    return {
+    data = {
         "kind": "scaling",
         "config": config.as_dict(),
         "loops": [r for r in results if r["kind"] == "loop"],
@@ -219,6 +244,8 @@ def run_suite(
         "machine": machine,
         "duration_s": round(duration, 1),
     }
+    data["goals"] = goals(data)
+    return data
 
 
 def _spec_dict(spec: RunSpec) -> dict[str, Any]:
