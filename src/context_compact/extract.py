@@ -48,11 +48,40 @@ IDENTIFIER = re.compile(
 BACKTICKED = re.compile(r"`([^`\s]{2,80})`")
 # An error line: a named exception or error, ``error:``, ``ERROR``, a traceback, FAILED,
 # failed, ``fatal:`` or ``panic:``; not every line that says "error" (issue titles, code).
-ERRORISH = re.compile(
-    r"^.*(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|\bERROR\b|^Traceback\b"
-    r"|\bFAILED\b|\bfailed\b|\bfatal:|\bpanic:).*$",
-    re.M,
+ERROR_WORDS = (
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|\bERROR\b|^Traceback\b"
+    r"|\bFAILED\b|\bfailed\b|\bfatal:|\bpanic:"
 )
+ERRORISH = re.compile(rf"^.*(?:{ERROR_WORDS}).*$", re.M)
+# The same lines, found by searching each line for the words: ``ERRORISH`` backtracks over
+# every line it does not match, which made reading a long result's errors the slowest part
+# of a summary's score.
+_ERROR_WORD = re.compile(ERROR_WORDS)
+
+
+# Every line ``ERRORISH`` matches holds one of these: only such lines are searched.
+_ERROR_LITERALS = ("Error", "Exception", "error", "ERROR", "Traceback", "FAILED", "failed")
+_ERROR_LITERALS += ("fatal:", "panic:")
+
+
+def error_lines(text: str) -> list[str]:
+    """The lines of ``text`` that ``ERRORISH`` matches, in order (lines end at ``\\n`` only)."""
+    starts: set[int] = set()
+    for word in _ERROR_LITERALS:
+        at = text.find(word)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            end = text.find("\n", at)
+            at = -1 if end < 0 else text.find(word, end)
+    out = []
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if _ERROR_WORD.search(line):
+            out.append(line)
+    return out
+
+
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 DECISION = re.compile(
@@ -127,6 +156,7 @@ def facts(messages: list[Message]) -> Facts:
     """Everything ``extractive_summary`` and ``summary_score`` look for, in one pass."""
     out = Facts()
     uses: dict[str, tuple[str, Command | None]] = {}
+    seen: set[str] = set()  # the error lines in ``out.errors``
     for seq, message in enumerate(messages):
         role = message.get("role")
         if role == "user" and is_request(message):
@@ -151,7 +181,7 @@ def facts(messages: list[Message]) -> Facts:
             if kind == "tool_use":
                 _tool_use(block, seq, out, uses)
             elif kind == "tool_result":
-                _tool_result(block, seq, out, uses)
+                _tool_result(block, seq, out, uses, seen)
     return out
 
 
@@ -181,7 +211,11 @@ def _tool_use(
 
 
 def _tool_result(
-    block: dict[str, Any], seq: int, out: Facts, uses: dict[str, tuple[str, Command | None]]
+    block: dict[str, Any],
+    seq: int,
+    out: Facts,
+    uses: dict[str, tuple[str, Command | None]],
+    seen: set[str],
 ) -> None:
     text = readable_text(block)
     if text is None:
@@ -192,16 +226,18 @@ def _tool_result(
     # agent read may well hold the word "error" in its code.
     errors: list[str] = []
     if command is not None or block.get("is_error") is True:
-        errors = [squash(m.group(0))[:200] for m in ERRORISH.finditer(head)]
+        errors = [squash(line)[:200] for line in error_lines(head)]
         errors = [e for e in errors if e]
-    seen = {e for _, e in out.errors}
-    out.errors += [(seq, e) for e in dict.fromkeys(errors) if e not in seen]
+    for error in dict.fromkeys(errors):
+        if error not in seen:
+            seen.add(error)
+            out.errors.append((seq, error))
     if command is not None:
         failed = bool(errors) or block.get("is_error") is True
         command.errors = errors or (["error reported"] if failed else [])
         command.error = command.errors[0] if failed else None
-        lines = [squash(line) for line in head.strip().splitlines() if line.strip()]
-        command.shown = (lines[-1] if lines else "(no output)")[:160]
+        last = next((line for line in reversed(head.strip().splitlines()) if line.strip()), None)
+        command.shown = ("(no output)" if last is None else squash(last))[:160]
 
 
 # -- the extractive summary ------------------------------------------------------------------
@@ -267,12 +303,15 @@ def extractive_summary(
     files = [f"{path} ({state})" for path, state in found.files.items()]
     commands, failed = [], []
     fixes: dict[str, str] = {}
+    # The last run of each command line: whether a failed one passed later is read off it.
+    last_run = {c.command: c for c in found.commands}
     for c in found.commands:
         shown = f" -> {c.error}" if c.error else (f" -> {c.shown}" if c.shown else "")
         commands.append(f"`{_clip(c.command, 160)}`{_clip(shown, 180)}")
         if c.error is None:
             continue
-        later = [d for d in found.commands if d.seq > c.seq and d.command == c.command]
+        final = last_run[c.command]
+        later = [final] if final.seq > c.seq else []
         if later and later[-1].error is None:
             for error in c.errors:
                 fixes[error] = f"fixed: `{_clip(c.command, 120)}` passed later"

@@ -304,7 +304,8 @@ def scaling_goals_table(data: dict[str, Any]) -> Table:
     table.add_column("measure", no_wrap=True)
     for name in ("window", "store", "default", "seed", "ratio", "goal"):
         table.add_column(name, justify="left" if name in ("store", "goal") else "right")
-    for row in data.get("goals", []):
+    rows = data.get("goals", [])
+    for row in rows:
         table.add_row(
             goal_label(row),
             _int(row["window"]),
@@ -312,8 +313,13 @@ def scaling_goals_table(data: dict[str, Any]) -> Table:
             _figure(row["default"]),
             _figure(row["seed"]),
             "" if row["ratio"] is None else f"{row['ratio']:.2f}x",
-            "[green]met[/green]" if row["met"] else f"[red]not {escape(row['goal'])}[/red]",
+            "[green]met[/green]" if row["met"] else "[red]not met[/red]",
         )
+    goals = dict.fromkeys(
+        f"{_GOAL_NAMES.get(r['measure'], r['measure'])} {r['goal']}" for r in rows
+    )
+    table.caption = f"goals: {'; '.join(goals)}"
+    table.caption_justify = "left"
     return table
 
 
