@@ -60,8 +60,10 @@ _ERROR_WORD = re.compile(ERROR_WORDS)
 
 
 # Every line ``ERRORISH`` matches holds one of these: only such lines are searched.
-_ERROR_LITERALS = ("Error", "Exception", "error", "ERROR", "Traceback", "FAILED", "failed")
-_ERROR_LITERALS += ("fatal:", "panic:")
+_ERROR_LITERALS = (
+    *("Error", "Exception", "error", "ERROR", "Traceback", "FAILED", "failed"),
+    *("fatal:", "panic:"),
+)
 
 
 def error_lines(text: str) -> list[str]:
