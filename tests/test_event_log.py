@@ -82,5 +82,6 @@ def test_indexing_and_slicing_match_a_list(
     assert log[start:stop:step] == journal.events[start:stop:step]
     if -count <= start < count:
         assert log[start] == journal.events[start]
-    assert log == journal.events and not (log != journal.events)
+    assert log == journal.events
+    assert journal.events == log
     assert log != [*journal.events, event(-1)]
