@@ -92,3 +92,14 @@ def test_an_error_line_repeated_in_later_results_is_listed_once_at_its_first_pla
     messages = _session([("pytest", "E failed here\n"), ("pytest -x", "E failed here\nok\n")])
     assert [(seq, e) for seq, e in facts(messages).errors] == [(2, "E failed here")]
     assert [c.shown for c in facts(messages).commands] == ["E failed here", "ok"]
+
+
+def test_the_bench_summarizer_reads_facts_once_and_says_what_the_two_calls_say() -> None:
+    from context_compact.bench.fakes import BenchSummarizer
+    from context_compact.extract import summary_score
+
+    messages = _session([("make", "ERROR: no rule\n"), ("ls src/app.py", "src/app.py\n")])
+    summarizer = BenchSummarizer(target_chars=10)
+    text = summarizer(messages, previous=None, request="Fix the build")
+    assert text == extractive_summary(messages, "Fix the build", 10)
+    assert summarizer.scores == [summary_score(text, messages).overall]

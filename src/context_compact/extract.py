@@ -294,11 +294,15 @@ def extractive_summary(
     request: str | None = None,
     limit: int = 4_000,
     previous: str | None = None,
+    *,
+    found: Facts | None = None,
 ) -> str:
     """A summary in the structured sections, read off ``messages`` without a model:
     deterministic and at most ``limit`` characters. With ``previous`` (a summary it made
-    before), the new items are added to the old ones, newest kept when space runs out."""
-    found = facts(messages)
+    before), the new items are added to the old ones, newest kept when space runs out.
+    ``found``: ``facts(messages)`` if the caller has it already (read once for a summary
+    and its score)."""
+    found = facts(messages) if found is None else found
     old = _previous_sections(previous)
     goal = [f"Request: {_clip(squash(request), 600)}"] if request else []
     goal += [f'user: "{s}"' for _, s in _openings(found.user)]
@@ -378,11 +382,11 @@ class SummaryScore:
 SCORED = ("identifiers", "files", "errors", "user constraints")
 
 
-def summary_score(summary: str, source: list[Any]) -> SummaryScore:
+def summary_score(summary: str, source: list[Any], *, found: Facts | None = None) -> SummaryScore:
     """How much of ``source`` (the messages a summary stands for) ``summary`` keeps: the
     identifiers, files, error lines and user sentences of ``facts``, each present by exact
-    string, whitespace runs counted as one space."""
-    found = facts(source)
+    string, whitespace runs counted as one space (``found``: ``facts(source)``, if known)."""
+    found = facts(source) if found is None else found
     items = {
         "identifiers": list(found.identifiers),
         "files": list(found.files),

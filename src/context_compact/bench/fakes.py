@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..extract import extractive_summary, summary_score
+from ..extract import extractive_summary, facts, summary_score
 from ..sizing import text_tokens
 from ..summarize import summary_input
 
@@ -32,8 +32,9 @@ class BenchSummarizer:
         self.calls += 1
         sent = summary_input(messages, self.input_limit)
         self.input_tokens += text_tokens(sent + (previous or ""))
-        text = extractive_summary(messages, request, self.target_chars, previous)
-        overall = summary_score(text, messages).overall
+        found = facts(messages)  # read once, for the summary and its score
+        text = extractive_summary(messages, request, self.target_chars, previous, found=found)
+        overall = summary_score(text, messages, found=found).overall
         if overall is not None:
             self.scores.append(overall)
         if len(text) < self.target_chars:
