@@ -59,28 +59,22 @@ ERRORISH = re.compile(rf"^.*(?:{ERROR_WORDS}).*$", re.M)
 _ERROR_WORD = re.compile(ERROR_WORDS)
 
 
-# Every line ``ERRORISH`` matches holds one of these: only such lines are searched.
-_ERROR_LITERALS = (
-    *("Error", "Exception", "error", "ERROR", "Traceback", "FAILED", "failed"),
-    *("fatal:", "panic:"),
-)
+# Every line ``ERRORISH`` matches holds one of these words: only such lines are searched.
+_ERROR_HINT = re.compile("Error|Exception|error|ERROR|Traceback|FAILED|failed|fatal:|panic:")
 
 
 def error_lines(text: str) -> list[str]:
     """The lines of ``text`` that ``ERRORISH`` matches, in order (lines end at ``\\n`` only)."""
-    starts: set[int] = set()
-    for word in _ERROR_LITERALS:
-        at = text.find(word)
-        while at >= 0:
-            starts.add(text.rfind("\n", 0, at) + 1)
-            end = text.find("\n", at)
-            at = -1 if end < 0 else text.find(word, end)
-    out = []
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        line = text[start:] if end < 0 else text[start:end]
-        if _ERROR_WORD.search(line):
+    out: list[str] = []
+    hint, word, pos = _ERROR_HINT.search, _ERROR_WORD.search, 0
+    while (found := hint(text, pos)) is not None:
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.end())
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if word(line):
             out.append(line)
+        pos = end + 1
     return out
 
 
