@@ -104,10 +104,11 @@ LOOP_HEADERS = [
 ]
 
 
-def _figure(value: float | None) -> str:
-    if value is None:
-        return ""
-    return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+DIGITS = {"p99 ms": 2, "cold start s": 3, "RSS growth MB": 1}
+
+
+def _figure(value: float | None, measure: str) -> str:
+    return "" if value is None else f"{value:,.{DIGITS.get(measure, 2)}f}"
 
 
 def print_scaling(path: str) -> None:
@@ -124,10 +125,19 @@ def print_scaling(path: str) -> None:
         )
         print(
             table(
-                ["engine", "window", "seconds (median)", "next turn ms", "RSS MB", "files"],
+                [
+                    "engine",
+                    "store",
+                    "window",
+                    "seconds (median)",
+                    "next turn ms",
+                    "RSS MB",
+                    "files",
+                ],
                 [
                     [
                         r["engine"],
+                        r["store"],
                         f"{r['window']:,}",
                         f"{r['seconds']:.3f}",
                         f"{r['next_ms']:.2f}" if r.get("next_ms") is not None else "",
@@ -150,8 +160,8 @@ def print_scaling(path: str) -> None:
                         f"{g['measure']}, {g['span']}",
                         f"{g['window']:,}",
                         g["store"],
-                        _figure(g["default"]),
-                        _figure(g["seed"]),
+                        _figure(g["default"], g["measure"]),
+                        _figure(g["seed"], g["measure"]),
                         "" if g["ratio"] is None else f"{g['ratio']:.2f}x",
                         g["goal"],
                         "yes" if g["met"] else "no",

@@ -294,8 +294,11 @@ def goal_label(row: dict[str, Any]) -> str:
     return f"{_GOAL_NAMES.get(row['measure'], row['measure'])} {span}"
 
 
-def _figure(value: float | None) -> str:
-    return "" if value is None else f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+_GOAL_DIGITS = {"p99 ms": 2, "cold start s": 3, "RSS growth MB": 1}
+
+
+def _figure(value: float | None, measure: str) -> str:
+    return "" if value is None else f"{value:,.{_GOAL_DIGITS.get(measure, 2)}f}"
 
 
 def scaling_goals_table(data: dict[str, Any]) -> Table:
@@ -310,8 +313,8 @@ def scaling_goals_table(data: dict[str, Any]) -> Table:
             goal_label(row),
             _int(row["window"]),
             row["store"],
-            _figure(row["default"]),
-            _figure(row["seed"]),
+            _figure(row["default"], row["measure"]),
+            _figure(row["seed"], row["measure"]),
             "" if row["ratio"] is None else f"{row['ratio']:.2f}x",
             "[green]met[/green]" if row["met"] else "[red]not met[/red]",
         )
