@@ -15,6 +15,9 @@ Inside a run, aider writes three kinds of lines:
   spaces; older versions wrote the output of ``/run`` that way.
 * anything else: the model's reply, verbatim Markdown; edit blocks (``<<<<<<< SEARCH`` ...
   ``>>>>>>> REPLACE``, whole files, diffs) stay in it as text, as the model wrote them.
+  Inside a fenced block of the reply every line is the reply's, ``> `` lines included (a
+  reply cut off inside a fence so keeps aider's next lines as text until the next user turn:
+  text kept rather than dropped).
 
 The commands aider ran for the model (``> Running <command>``, after the user accepted the
 shell commands the reply suggested) become ``tool_use`` blocks (id ``aider_<n>``, name
@@ -103,7 +106,7 @@ def _load_run(run: _Run, source: str | Path, name: str) -> Session | None:
                 i += 1
             state.user("\n".join(turn).strip())
             continue
-        if line.startswith(">"):
+        if _is_aider_line(line) and not state.in_fence:
             state.flush_reply()
             message = [_strip_marker(line[1:])]
             multi = line.strip() != ">" and not line.endswith("  ")
@@ -117,6 +120,8 @@ def _load_run(run: _Run, source: str | Path, name: str) -> Session | None:
             state.aider("\n".join(message))
             continue
         state.reply.append(line)
+        if line.lstrip().startswith("```"):
+            state.in_fence = not state.in_fence
         i += 1
     state.flush()
     if not state.conversation:
@@ -129,8 +134,13 @@ def _strip_marker(text: str) -> str:
     return text[:-2] if text.endswith("  ") else text.rstrip()
 
 
+def _is_aider_line(line: str) -> bool:
+    # ">>>>>>> REPLACE" ends an edit block: the model's text, not aider's.
+    return line == ">" or line.startswith("> ")
+
+
 def _starts_entry(line: str) -> bool:
-    return line.startswith(("####", ">", HEADER))
+    return line.startswith(("####", HEADER)) or _is_aider_line(line)
 
 
 class _State:
@@ -140,6 +150,7 @@ class _State:
     def __init__(self, builder: HistoryBuilder) -> None:
         self.builder = builder
         self.reply: list[str] = []
+        self.in_fence = False
         self.conversation = False
         self.calls = 0
         self._command: list[str] | None = None
@@ -175,7 +186,7 @@ class _State:
 
     def flush_reply(self) -> None:
         text = "\n".join(self.reply).strip()
-        self.reply = []
+        self.reply, self.in_fence = [], False
         if not text:
             return
         self._close_command()
