@@ -136,9 +136,10 @@ def load_all(
 
     Only ``.jsonl``, ``.json`` and ``.traj`` files and aider's ``.aider.chat.history.md`` are
     read (no other hidden file, nothing in a hidden folder); an OpenHands V1 ``events``
-    folder is one log. A file that
-    cannot be loaded (no known format, unreadable) raises when ``strict``; otherwise it is
-    logged and appended to ``failures`` (path and reason), when a list is given.
+    folder is one log, and the ``base_state.json`` beside it (the agent's settings) none. A
+    file that cannot be loaded (no known format, unreadable) raises when ``strict``;
+    otherwise it is logged and appended to ``failures`` (path and reason), when a list is
+    given.
     """
     root = Path(directory)
     if not root.is_dir():
@@ -165,7 +166,7 @@ def candidates(root: Path) -> list[Path]:
             continue
         if openhands_v1.EVENT_FILE.fullmatch(path.name) and openhands_v1.is_events_dir(path.parent):
             found.add(path.parent)
-        else:
+        elif not openhands_v1.is_state_file(path):
             found.add(path)
     return sorted(found)
 

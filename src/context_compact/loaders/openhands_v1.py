@@ -4,7 +4,9 @@ V1 persists a conversation as typed events, each a JSON object whose ``kind`` na
 one file per event (``<conversation>/events/event-00000-<id>.json``, how the SDK's event
 store writes them), or the same objects one per line (``.jsonl``) or in a JSON list. A file
 or an events folder is one session; a folder's events are read in file-name order (the
-index in the name), and the session is named by the conversation folder.
+index in the name), and the session is named by the conversation folder. The
+``base_state.json`` beside ``events`` holds settings, not conversation: a folder import
+passes over it.
 
 What each kind becomes (the SDK's own ``to_llm_message`` projection, so the history is what
 the model was sent):
@@ -27,7 +29,8 @@ the model was sent):
 * Bookkeeping never sent to the model is dropped without being counted: state updates,
   ``Condensation`` / ``CondensationRequest`` (the condenser's view of the history, which is
   kept whole here), pause/interrupt, token and streaming deltas, completion logs, hooks and
-  conversation errors. Any other kind is skipped and counted (``unknown_event``).
+  conversation errors. Any other kind is skipped and counted under its name
+  (``unknown_event:<kind>``; ``no_kind`` for an object without one).
 """
 
 from __future__ import annotations
@@ -97,6 +100,12 @@ def is_events_dir(path: Path) -> bool:
     return path.is_dir() and any(EVENT_FILE.fullmatch(p.name) for p in path.iterdir())
 
 
+def is_state_file(path: Path) -> bool:
+    """The conversation's ``base_state.json`` (agent and LLM settings, no conversation),
+    kept beside its ``events`` folder."""
+    return path.name == "base_state.json" and is_events_dir(path.parent / "events")
+
+
 def load_directory(path: Path) -> list[Session]:
     """The session of an events folder, named by the conversation folder holding it."""
     files = sorted(p for p in path.iterdir() if p.is_file() and EVENT_FILE.fullmatch(p.name))
@@ -143,7 +152,7 @@ class _Converter:
             self.seen += 1
             return
         if kind not in KINDS:
-            self.builder.skip("unknown_event")
+            self.builder.skip(f"unknown_event:{kind}" if isinstance(kind, str) else "no_kind")
             return
         self.seen += 1
         if kind == "SystemPromptEvent":
