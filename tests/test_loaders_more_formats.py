@@ -17,7 +17,9 @@ import pytest
 
 from context_compact.loaders import (
     FORMATS,
+    Limits,
     Session,
+    TooLarge,
     UnknownFormat,
     candidates,
     detect_format,
@@ -129,6 +131,24 @@ def test_events_folder_files_are_read_in_index_order_not_listing_order(tmp_path:
     assert len(list(folder.iterdir())) > 10
     (session,) = load_file(folder)
     assert session.messages[0]["content"][0]["text"].startswith("Count the Python files")
+
+
+def test_an_events_folder_counts_an_event_file_that_does_not_parse(tmp_path: Path) -> None:
+    folder = events_folder(tmp_path)
+    (folder / "event-00099-broken.json").write_text('{"kind": "MessageEv', encoding="utf-8")
+    (session,) = load_file(folder)
+    assert session.notes == {"unknown_event:SomeFutureEvent": 1, "unparseable_event": 1}
+
+
+def test_an_events_folder_over_the_import_limits_is_refused_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    folder = events_folder(tmp_path)
+    biggest = max(folder.iterdir(), key=lambda p: p.stat().st_size)
+    with pytest.raises(TooLarge, match=f"{biggest.name}: .* per event"):
+        load_file(folder, Limits(line_bytes=biggest.stat().st_size - 1))
+    with pytest.raises(TooLarge, match="bytes of events"):
+        load_file(folder, Limits(file_bytes=biggest.stat().st_size + 1))
 
 
 # -- aider ------------------------------------------------------------------------------------

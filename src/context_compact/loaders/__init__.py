@@ -94,7 +94,7 @@ def load_file(path: str | Path, limits: Limits | None = None) -> list[Session]:
     """Every trajectory in one file, in file order (``TooLarge`` over ``limits``)."""
     path = Path(path)
     if openhands_v1.is_events_dir(path):
-        return openhands_v1.load_directory(path)
+        return openhands_v1.load_directory(path, limits)
     fmt, data, bad = _read(path, limits or Limits())
     if fmt == aider.FORMAT:
         return aider.load_text(data, path)
@@ -164,8 +164,8 @@ def candidates(root: Path) -> list[Path]:
     for path in root.rglob("*"):
         if not _is_candidate(path, root):
             continue
-        if openhands_v1.EVENT_FILE.fullmatch(path.name) and openhands_v1.is_events_dir(path.parent):
-            found.add(path.parent)
+        if openhands_v1.EVENT_FILE.fullmatch(path.name):
+            found.add(path.parent)  # one event file is enough to make its folder a log
         elif not openhands_v1.is_state_file(path):
             found.add(path)
     return sorted(found)

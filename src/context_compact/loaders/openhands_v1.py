@@ -43,7 +43,9 @@ from typing import Any
 from ._common import (
     Block,
     HistoryBuilder,
+    Limits,
     Session,
+    TooLarge,
     UnknownFormat,
     join_system,
     make_session,
@@ -106,12 +108,29 @@ def is_state_file(path: Path) -> bool:
     return path.name == "base_state.json" and is_events_dir(path.parent / "events")
 
 
-def load_directory(path: Path) -> list[Session]:
-    """The session of an events folder, named by the conversation folder holding it."""
+def load_directory(path: Path, limits: Limits | None = None) -> list[Session]:
+    """The session of an events folder, named by the conversation folder holding it.
+
+    An event file is held to the per-line limit (one event is one line of the JSON Lines
+    form) and the folder's total to the per-file limit (``TooLarge``)."""
+    limits = limits or Limits()
     files = sorted(p for p in path.iterdir() if p.is_file() and EVENT_FILE.fullmatch(p.name))
     events: list[Any] = []
     bad = 0
+    total = 0
     for file in files:
+        size = file.stat().st_size
+        total += size
+        if size > limits.line_bytes:
+            raise TooLarge(
+                f"{file}: {size:,} bytes, over the limit of {limits.line_bytes:,} per event "
+                "(raise it with --max-line-bytes)"
+            )
+        if total > limits.file_bytes:
+            raise TooLarge(
+                f"{path}: over {limits.file_bytes:,} bytes of events "
+                "(raise it with --max-file-bytes)"
+            )
         try:
             events.append(json.loads(file.read_text(encoding="utf-8", errors="replace")))
         except json.JSONDecodeError:
