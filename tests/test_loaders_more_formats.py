@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from context_compact.loaders import (
     FORMATS,
@@ -26,6 +28,8 @@ from context_compact.loaders import (
     load_all,
     load_file,
 )
+from context_compact.loaders.aider import load_text as load_aider
+from context_compact.loaders.openhands_v1 import load_events
 from test_loaders import violations
 
 DATA = Path(__file__).parent / "data"
@@ -203,6 +207,19 @@ def test_an_aider_history_with_no_conversation_is_not_a_log(tmp_path: Path) -> N
         load_file(path)
 
 
+def test_an_aider_run_of_only_aider_commands_is_no_session(tmp_path: Path) -> None:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "# aider chat started at 2025-01-01 10:00:00\n\n#### /add a.py  \n> Added a.py  \n\n"
+        "#### /exit  \n\n# aider chat started at 2025-01-01 11:00:00\n\n#### why?  \n"
+        "> ^C KeyboardInterrupt  \n",
+        encoding="utf-8",
+    )
+    (session,) = load_file(path)
+    assert session.name == ".aider.chat.history 2025-01-01 11:00:00"
+    assert session.messages == [{"role": "user", "content": [{"type": "text", "text": "why?"}]}]
+
+
 def test_a_markdown_file_that_is_not_an_aider_history_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "notes.md"
     path.write_text("# Notes\n\nnothing here\n", encoding="utf-8")
@@ -273,3 +290,94 @@ def test_a_plain_chat_list_is_still_openai_chat_not_a_results_list(tmp_path: Pat
     path = tmp_path / "chat.json"
     path.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
     assert detect_format(path) == "openai_chat"
+
+
+# -- properties -------------------------------------------------------------------------------
+
+AIDER_LINES = st.sampled_from(
+    [
+        "# aider chat started at 2025-01-01 10:00:00",
+        "#### fix the bug  ",
+        "#### /run pytest  ",
+        "####   ",
+        "> Running make test  ",
+        "> Applied edit to a.py  ",
+        "> multi-line start",
+        "continued  ",
+        ">",
+        "Here is the change:",
+        "```python",
+        "```",
+        "<<<<<<< SEARCH",
+        ">>>>>>> REPLACE",
+        "> quoted inside a fence?  ",
+        "",
+    ]
+)
+
+
+@given(st.lists(AIDER_LINES, max_size=40))
+def test_any_aider_history_loads_valid_or_is_refused_as_not_a_log(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    try:
+        sessions = load_aider(text, "x.aider.chat.history.md")
+    except UnknownFormat:
+        return
+    for session in sessions:
+        assert violations(session.messages) == []
+        assert all(m["content"] for m in session.messages)
+    uses = sum(len(blocks(s, "tool_use")) for s in sessions)
+    assert uses <= sum(line.startswith("> Running ") for line in lines)
+
+
+EVENT_IDS = st.sampled_from(["a", "b", "c"])
+
+
+def _event(kind: str, call: str, response: str) -> dict[str, Any]:
+    if kind == "ActionEvent":
+        tool_call = {"id": call, "name": "terminal", "arguments": '{"command": "ls"}'}
+        return {
+            "kind": kind,
+            "thought": [{"type": "text", "text": "t"}],
+            "tool_call_id": call,
+            "tool_name": "terminal",
+            "tool_call": tool_call,
+            "llm_response_id": response,
+        }
+    if kind == "ObservationEvent":
+        return {"kind": kind, "tool_call_id": call, "observation": {"content": "out"}}
+    if kind == "MessageEvent":
+        role = "assistant" if response == "a" else "user"
+        return {"kind": kind, "llm_message": {"role": role, "content": [{"text": "m"}]}}
+    return {"kind": kind, "tool_call_id": call, "error": "e", "summary": "s"}
+
+
+V1_EVENTS = st.lists(
+    st.builds(
+        _event,
+        st.sampled_from(
+            [
+                "ActionEvent",
+                "ObservationEvent",
+                "MessageEvent",
+                "AgentErrorEvent",
+                "UserRejectObservation",
+                "CondensationSummaryEvent",
+                "ConversationStateUpdateEvent",
+            ]
+        ),
+        EVENT_IDS,
+        EVENT_IDS,
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@given(V1_EVENTS)
+def test_any_v1_event_list_loads_into_a_valid_history_keeping_every_action(
+    events: list[dict[str, Any]],
+) -> None:
+    session = load_events(events, "x.jsonl", "x")
+    assert violations(session.messages) == []
+    assert len(blocks(session, "tool_use")) == sum(e["kind"] == "ActionEvent" for e in events)

@@ -2,8 +2,9 @@
 
 The file is Markdown written as the chat goes: each run of aider starts with a header
 ``# aider chat started at <time>``, and each run is one session (a new run starts with a
-fresh context), named ``<file stem> <time>``; a run with no user turn and no reply (aider
-started and quit, the usual case of most headers) holds no conversation and is no session.
+fresh context), named ``<file stem> <time>``. A run in which nothing reached the model (no
+reply, no shell command run for it, no user turn but aider's own commands such as ``/add``
+or ``/exit``: aider started and quit, the usual case of most headers) is no session.
 Inside a run, aider writes three kinds of lines:
 
 * ``#### <text>``: what the user typed (a run of them is one turn; aider ends every line
@@ -160,7 +161,8 @@ class _State:
     def user(self, text: str) -> None:
         if not text:
             return
-        self.conversation = True
+        # aider's own commands (/add, /drop, /exit, ...) reach no model by themselves.
+        self.conversation = self.conversation or not text.startswith(("/", "!"))
         self._turn += 1
         if _USER_COMMAND.match(text):
             self._command = [text]
