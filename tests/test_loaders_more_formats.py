@@ -129,6 +129,16 @@ def test_an_events_folder_is_one_session_named_by_its_conversation(tmp_path: Pat
     assert found.messages == listed.messages
 
 
+def test_a_page_of_the_agent_servers_event_search_loads_as_its_events(tmp_path: Path) -> None:
+    events = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps({"items": events, "next_page_id": None}), encoding="utf-8")
+    (listed,) = load_file(SCHEMA)
+    (session,) = load_file(path)
+    assert session.format == "openhands_v1"
+    assert session.messages == listed.messages and session.system == listed.system
+
+
 def test_events_folder_files_are_read_in_index_order_not_listing_order(tmp_path: Path) -> None:
     folder = events_folder(tmp_path)
     # Eleven and more events: a string sort of unpadded indexes would put 10 before 2.

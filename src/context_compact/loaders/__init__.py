@@ -18,7 +18,8 @@ Formats (``FORMATS``), one module each; their docstrings say what is kept and ho
 * ``swe_agent``: SWE-agent ``.traj`` (``swe_agent.py``);
 * ``anthropic``: Anthropic Messages API histories, as JSON or JSON Lines (``anthropic.py``);
 * ``openhands_v1``: OpenHands V1 (software-agent-sdk, CLI) typed events, one file per event
-  in an ``events`` folder, or as JSON Lines or a JSON list (``openhands_v1.py``);
+  in an ``events`` folder, as JSON Lines, a JSON list, or the agent server's page of events
+  (``{"items": [...]}``) (``openhands_v1.py``);
 * ``aider``: aider's ``.aider.chat.history.md``, one session per run of aider (``aider.py``);
 * ``results_list``: benchmark results, a JSON list of runs each holding one chat message
   list (tau-bench), one session per run (``results_list.py``).
@@ -99,7 +100,7 @@ def load_file(path: str | Path, limits: Limits | None = None) -> list[Session]:
     if fmt == aider.FORMAT:
         return aider.load_text(data, path)
     if fmt == openhands_v1.FORMAT:
-        return openhands_v1.load_records(data if isinstance(data, list) else [data], path, bad)
+        return openhands_v1.load_records(openhands_v1.events_of(data), path, bad)
     if fmt == results_list.FORMAT:
         return results_list.load_document(data, path)
     if fmt == claude_code.FORMAT:
@@ -289,7 +290,7 @@ _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "fu
 
 
 def _detect_dict(document: dict[str, Any], path: Path) -> str | None:
-    if openhands_v1.is_event(document):
+    if openhands_v1.is_event(document) or openhands_v1.is_page(document):
         return openhands_v1.FORMAT
     if results_list.runs_of(document) is not None:
         return results_list.FORMAT

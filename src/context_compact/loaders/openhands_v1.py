@@ -2,7 +2,8 @@
 
 V1 persists a conversation as typed events, each a JSON object whose ``kind`` names its class:
 one file per event (``<conversation>/events/event-00000-<id>.json``, how the SDK's event
-store writes them), or the same objects one per line (``.jsonl``) or in a JSON list. A file
+store writes them), or the same objects one per line (``.jsonl``), in a JSON list, or in a
+page of the agent server's event search (``{"items": [...], "next_page_id": ...}``). A file
 or an events folder is one session; a folder's events are read in file-name order (the
 index in the name), and the session is named by the conversation folder. The
 ``base_state.json`` beside ``events`` holds settings, not conversation: a folder import
@@ -95,6 +96,19 @@ def is_event(record: Any) -> bool:
         return False
     kind = record.get("kind")
     return isinstance(kind, str) and (kind in KINDS or kind in _BOOKKEEPING)
+
+
+def is_page(document: Any) -> bool:
+    """The agent server's page of events (``{"items": [event, ...], ...}``)."""
+    items = document.get("items") if isinstance(document, dict) else None
+    return isinstance(items, list) and any(is_event(item) for item in items)
+
+
+def events_of(data: Any) -> list[Any]:
+    """The events of a parsed file: a list, a page's ``items``, or one event."""
+    if isinstance(data, list):
+        return data
+    return list(data["items"]) if is_page(data) else [data]
 
 
 def is_events_dir(path: Path) -> bool:
