@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from click.testing import CliRunner
@@ -84,6 +85,8 @@ class Run:
         self.cwd = cwd
         self.pack = pack
         self.ids: list[str] = []
+        self.stops: list[Callable[[], None]] = []
+        self.requests: list[Any] = []
 
     def cli(self, *args: str) -> str:
         result = CliRunner().invoke(main, list(args), catch_exceptions=False)
@@ -111,6 +114,11 @@ def head(n: int) -> Filter:
 
 def tail(n: int) -> Filter:
     return lambda text: "".join(text.splitlines(keepends=True)[-n:])
+
+
+def lines(first: int, last: int) -> Filter:
+    """``sed -n FIRST,LASTp``."""
+    return lambda text: "".join(text.splitlines(keepends=True)[first - 1 : last])
 
 
 def head_and_tail(first: int, last: int) -> Filter:
@@ -165,6 +173,8 @@ class Step:
     shown: str | None
     args: Callable[[Run], list[str]]
     keep: Filter = field(default=lambda text: text)
+    after: Callable[[Run], str] | None = None
+    """A comment line the block shows after the output (what the stand-in API received)."""
 
 
 def nth(run: Run, n: int) -> str:
@@ -179,6 +189,41 @@ def rollout(run: Run) -> str:
     if not target.exists():
         shutil.copy(path, target)
     return target.name
+
+
+ANSWER = "The review is done: the two findings above stand; nothing else to change."
+
+
+def stand_in(run: Run) -> dict[str, str]:
+    """A stand-in for the Anthropic API on 127.0.0.1 (the test suite's ``StubAPI``), its one
+    reply ``ANSWER`` with about 4 characters a token of the request as its input tokens;
+    the environment ``run`` reads to reach it. Stopped when the recipe ends."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from stub_api import Reply, StubAPI
+
+    def reply(request: object) -> Reply:
+        return Reply(text=ANSWER, input_tokens=len(json.dumps(request)) // 4)
+
+    stub = StubAPI(reply).start()
+    run.stops.append(stub.stop)
+    run.requests = stub.requests
+    return {"MODEL_ID": "claude-test", "ANTHROPIC_BASE_URL": stub.url, "ANTHROPIC_API_KEY": "x"}
+
+
+def resume(run: Run) -> list[str]:
+    os.environ.update(stand_in(run))
+    task = "Summarize where the review stands."
+    return ["run", "--resume", nth(run, 1), task, "--context-limit", "12500"]
+
+
+def first_request(run: Run) -> str:
+    messages = run.requests[0].body["messages"]
+    first = messages[0]["content"]
+    text = first if isinstance(first, str) else first[0].get("text", "")
+    return (
+        f"# the stand-in API got {len(run.requests)} request(s); the first: {len(messages)} "
+        f"messages, opening with {json.dumps(text[:48])}...\n"
+    )
 
 
 RECIPES: dict[str, list[Step]] = {
@@ -223,11 +268,27 @@ RECIPES: dict[str, list[Step]] = {
             head(24),
         ),
     ],
+    "codex-resumed": [
+        Step(None, lambda run: ["import", rollout(run)]),
+        Step(
+            None,
+            lambda run: (
+                ["compact", nth(run, 0), "--policy", "default"] + ["--context-limit", "12500"]
+            ),
+        ),
+        Step(
+            'context-compact run --resume {1} "Summarize where the review stands." '
+            "--context-limit 12500",
+            resume,
+            after=first_request,
+        ),
+        Step("context-compact sessions | sed -n 4,5p", lambda run: ["sessions"], lines(4, 5)),
+    ],
 }
 
 
-# The two Codex blocks are one story: the same seed gives the import the same id in both.
-SEEDS = {"codex-dry-runs": "codex", "codex-compacted": "codex"}
+# The Codex blocks are one story: the same seed gives the import the same id in each.
+SEEDS = {"codex-dry-runs": "codex", "codex-compacted": "codex", "codex-resumed": "codex"}
 
 
 @contextmanager
@@ -276,6 +337,10 @@ def render(name: str, pack: Path) -> str:
                 continue
             out.append("$ " + step.shown.format(*run.ids) + "\n")
             out.append(normalize(step.keep(text)))
+            if step.after is not None:
+                out.append(step.after(run))
+        for stop in run.stops:
+            stop()
     return "```text\n" + "".join(out) + "```\n"
 
 

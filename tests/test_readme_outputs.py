@@ -44,7 +44,7 @@ def test_every_output_block_of_the_readme_is_what_its_commands_print_now(
     module, fresh = outputs
     readme = README.read_text(encoding="utf-8")
     names = [m["name"] for m in module.BLOCK.finditer(readme)]
-    assert names == ["demo", "codex-dry-runs", "codex-compacted"]
+    assert names == ["demo", "codex-dry-runs", "codex-compacted", "codex-resumed"]
     assert fresh == readme, "README outputs are stale: run python scripts/readme_outputs.py"
 
 
@@ -52,44 +52,42 @@ def test_a_figure_changed_by_hand_in_a_block_is_put_back(
     outputs: tuple[ModuleType, str],
 ) -> None:
     module, fresh = outputs
-    line = next(
-        line
-        for line in fresh.splitlines()
-        if line.startswith("final view:") and "9 messages" in line
-    )
-    tampered = fresh.replace(line, line.replace("9 messages", "8 messages"))
-    assert tampered != fresh
-    assert module.rewrite(tampered, module.PACK) == fresh
+    block = next(m[0] for m in module.BLOCK.finditer(fresh) if m["name"] == "codex-dry-runs")
+    line = next(line for line in block.splitlines() if line.startswith("final view:"))
+    tampered = block.replace(line, line.replace(" tokens in ", "0 tokens in "))
+    assert tampered != block
+    assert module.rewrite(tampered, module.PACK) == block
 
 
-def test_check_mode_exits_1_with_a_diff_when_a_block_is_stale(tmp_path: Path) -> None:
+def test_check_mode_exits_1_with_a_diff_when_a_block_is_stale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = script()
     readme = tmp_path / "README.md"
-    readme.write_text(
-        "# x\n\n<!-- output: demo -->\n```text\n$ context-compact demo\nold\n```\n"
-        "<!-- /output -->\n",
-        encoding="utf-8",
-    )
-    command = [sys.executable, str(SCRIPT), "--check", "--readme", str(readme)]
-    stale = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    assert stale.returncode == 1
-    assert "-old" in stale.stdout and "+9 turns, 10 model calls" in stale.stdout
-    assert "README outputs are stale" in stale.stderr
-    assert readme.read_text(encoding="utf-8").count("old") == 1  # --check writes nothing
-    written = subprocess.run(command[:2] + command[3:], capture_output=True, text=True, timeout=300)
-    assert written.returncode == 0 and "rewrote" in written.stdout
-    again = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-    assert again.returncode == 0, again.stdout
+    stale = "# x\n\n<!-- output: demo -->\n```text\n$ context-compact demo\nold\n```\n"
+    readme.write_text(stale + "<!-- /output -->\n", encoding="utf-8")
+    assert module.main_(["--check", "--readme", str(readme)]) == 1
+    out, err = capsys.readouterr()
+    assert "-old" in out and "+9 turns, 10 model calls" in out
+    assert "README outputs are stale: run python scripts/readme_outputs.py" in err
+    assert "old" in readme.read_text(encoding="utf-8")  # --check writes nothing
+    assert module.main_(["--readme", str(readme)]) == 0
+    assert capsys.readouterr().out == f"rewrote {readme}\n"
+    written = readme.read_text(encoding="utf-8")
+    assert "\nold\n" not in written and "9 turns, 10 model calls" in written
 
 
 def test_a_block_with_no_recipe_is_an_error_naming_it(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text("<!-- output: nope -->\n```text\n```\n<!-- /output -->\n", encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--check", "--readme", str(readme)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    with pytest.raises(SystemExit, match="no recipe for the output block 'nope'"):
+        script().main_(["--check", "--readme", str(readme)])
+
+
+def test_the_script_runs_as_a_user_runs_it(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("no blocks here\n", encoding="utf-8")
+    command = [sys.executable, str(SCRIPT), "--check", "--readme", str(readme)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 1
-    assert "no recipe for the output block 'nope'" in result.stderr
+    assert result.stderr == f"{readme}: no <!-- output: NAME --> block\n"
