@@ -226,7 +226,33 @@ def first_request(run: Run) -> str:
     )
 
 
+def sample(relative: str) -> Callable[[Run], list[str]]:
+    """``import`` of a public sample kept in ``tests/data`` (``tests/data/SOURCES.md``),
+    copied into the work directory under its own name."""
+
+    def args(run: Run) -> list[str]:
+        source = ROOT / "tests/data" / relative
+        shutil.copy(source, run.cwd / source.name)
+        return ["import", source.name]
+
+    return args
+
+
 RECIPES: dict[str, list[Step]] = {
+    "import-samples": [
+        Step(
+            "context-compact import aider-repo.aider.chat.history.md",
+            sample("aider/aider-repo.aider.chat.history.md"),
+        ),
+        Step(
+            "context-compact import tau-bench-gpt-4o-airline-first3.json",
+            sample("results_list/tau-bench-gpt-4o-airline-first3.json"),
+        ),
+        Step(
+            "context-compact import goal-review-events.jsonl",
+            sample("openhands_v1/goal-review-events.jsonl"),
+        ),
+    ],
     "demo": [
         Step(
             f"context-compact demo --workdir {BASE}/demo/project",

@@ -44,7 +44,13 @@ def test_every_output_block_of_the_readme_is_what_its_commands_print_now(
     module, fresh = outputs
     readme = README.read_text(encoding="utf-8")
     names = [m["name"] for m in module.BLOCK.finditer(readme)]
-    assert names == ["demo", "codex-dry-runs", "codex-compacted", "codex-resumed"]
+    assert names == [
+        "demo",
+        "import-samples",
+        "codex-dry-runs",
+        "codex-compacted",
+        "codex-resumed",
+    ]
     assert fresh == readme, "README outputs are stale: run python scripts/readme_outputs.py"
 
 
