@@ -23,8 +23,9 @@ Inside a run, aider writes three kinds of lines:
 The commands aider ran for the model (``> Running <command>``, after the user accepted the
 shell commands the reply suggested) become ``tool_use`` blocks (id ``aider_<n>``, name
 ``shell``, input ``{"command": ...}``) in that reply's assistant message; aider does not
-record their output in the file, so each result is the aider lines that followed it
-(``Add command output to the chat?``, ``Added 3 lines ...``) or ``(no output recorded)``.
+record their output in the file, so each result says so (``NOT_RECORDED``), followed by
+aider's lines on whether the output went to the chat (``Add command output to the chat?
+(Y)es/(N)o [Yes]: y``, ``Added 3 lines of output to the chat.``).
 The output of a user's ``/run`` / ``/test`` / ``!`` that the file does hold (older aider
 wrote it, and sent it to the model when the user said yes) is kept in that user turn, as
 text after the command, counted in ``Session.converted`` (``command_output_as_text``).
@@ -37,7 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._common import (
-    NO_OUTPUT,
     HistoryBuilder,
     Session,
     UnknownFormat,
@@ -52,6 +52,9 @@ FORMAT = "aider"
 FILE_SUFFIX = "chat.history.md"
 HEADER = "# aider chat started at "
 _USER_COMMAND = re.compile(r"(?:/run|/test)\s|!")
+# aider's lines about a shell command's output: whether it went to the chat.
+_ABOUT_OUTPUT = re.compile(r"Add (?:command )?output to the chat\?|Added \d+ lines? of output")
+NOT_RECORDED = "(aider does not write a shell command's output to its chat history)"
 
 
 def is_aider(path: Path, head: str) -> bool:
@@ -181,7 +184,7 @@ class _State:
             )
             self._call = (call_id, [])
         elif self._call is not None:
-            if message.strip():
+            if _ABOUT_OUTPUT.match(message):
                 self._call[1].append(message)
         elif self._command is not None and message.strip():
             self._command.append(message)
@@ -216,4 +219,4 @@ class _State:
             return
         call_id, lines = self._call
         self._call = None
-        self.builder.user([tool_result_block(call_id, "\n".join(lines) or NO_OUTPUT)])
+        self.builder.user([tool_result_block(call_id, "\n".join([NOT_RECORDED, *lines]))])
