@@ -28,6 +28,7 @@ from context_compact.loaders import (
     load_all,
     load_file,
 )
+from context_compact.loaders.aider import NOT_RECORDED
 from context_compact.loaders.aider import load_text as load_aider
 from context_compact.loaders.openhands_v1 import load_events
 from test_loaders import violations
@@ -184,6 +185,36 @@ def test_an_aider_history_is_one_session_per_run_with_the_commands_aider_ran() -
     uses = [u for s in sessions for u in blocks(s, "tool_use")]
     assert [u["input"]["command"] for u in uses] == ran
     assert all(u["name"] == "shell" for u in uses)
+    results = [r for s in sessions for r in blocks(s, "tool_result")]
+    assert [r["tool_use_id"] for r in results] == [u["id"] for u in uses]
+    # aider never writes the output; the result says so instead of borrowing aider's lines.
+    assert [r["content"] for r in results] == [NOT_RECORDED]
+
+
+def test_an_aider_shell_result_keeps_whether_its_output_went_to_the_chat(tmp_path: Path) -> None:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "# aider chat started at 2025-01-01 10:00:00\n\n#### list files  \n\nRun this:\n\n"
+        "```bash\nls\n```\n\n> ls  \n> Run shell command? (Y)es/(N)o [Yes]: y  \n"
+        "> Running ls  \n> Add command output to the chat? (Y)es/(N)o [Yes]: y  \n"
+        "> Added 2 lines of output to the chat.  \n> Applied edit to a.py  \n",
+        encoding="utf-8",
+    )
+    (session,) = load_file(path)
+    assert session.messages[1]["content"][-1] == {
+        "type": "tool_use",
+        "id": "aider_1",
+        "name": "shell",
+        "input": {"command": "ls"},
+    }
+    assert session.messages[2]["content"] == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "aider_1",
+            "content": NOT_RECORDED + "\nAdd command output to the chat? (Y)es/(N)o [Yes]: y"
+            "\nAdded 2 lines of output to the chat.",
+        }
+    ]
 
 
 def test_aider_keeps_user_turns_and_edit_blocks_as_the_text_they_were() -> None:
