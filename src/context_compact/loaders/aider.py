@@ -18,7 +18,8 @@ Inside a run, aider writes three kinds of lines:
   ``>>>>>>> REPLACE``, whole files, diffs) stay in it as text, as the model wrote them.
   Inside a fenced block of the reply every line is the reply's, ``> `` lines included (a
   reply cut off inside a fence so keeps aider's next lines as text until the next user turn:
-  text kept rather than dropped).
+  text kept rather than dropped). Outside a fence, a reply line that itself starts with ``> `` (a
+  Markdown quote) reads as aider's: the file does not tell the two apart.
 
 The commands aider ran for the model (``> Running <command>``, after the user accepted the
 shell commands the reply suggested) become ``tool_use`` blocks (id ``aider_<n>``, name
