@@ -44,6 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import events as event_module
 from .engine import (
     LINES_LOGGER,
     PAGE,
@@ -55,7 +56,7 @@ from .engine import (
     RecallPage,
     Summarizer,
 )
-from .events import CompactionEvent
+from .events import CompactionEvent, EventLog
 from .formats import CONVERTERS, FORMATS, detect, has_system
 from .formats import openai_chat as chat_format
 from .formats.edge import Edge
@@ -94,7 +95,7 @@ class Compactor:
         self.policy: PolicyLike = policy if policy is not None else Policy.default()
         self.store: Store = store if store is not None else FileStore(Path.cwd())
         self.summarizer: Summarizer = summarizer or extractive_summary
-        self.events: list[CompactionEvent] = []
+        self.events = EventLog()
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
         # One call at a time: the engine's view and journal are one sequence, and async callers
         # run it on worker threads.
@@ -106,6 +107,16 @@ class Compactor:
             self.store, self.summarizer, self.tokens, self._emit, session, self._say, should_compact
         )
         self.engine: Engine = build_engine(self.policy, env)
+        # An engine that journals its events keeps them in the store: only the newest stay
+        # in memory, so a long session's memory stays flat (``events.EventLog``).
+        journal = getattr(self.engine, "journal", None)
+        reader = getattr(journal, "read_events", None)
+        if callable(reader):
+
+            def written() -> int:
+                return int(getattr(journal, "events_written", 0))
+
+            self.events = EventLog(reader, written, window=event_module.EVENT_WINDOW)
         if session is not None and not self.keeps_log:
             raise ValueError(
                 f"session={session!r}: the {self.engine.name!r} engine keeps no session log to "
