@@ -29,8 +29,9 @@ from context_compact.bench.suite import REQUEST, Chunks, make_policy, make_store
 
 PARTS = [
     ("context_compact.session.engine", "SessionEngine", "sync"),
-    ("context_compact.session.engine", "SessionEngine", "_flush"),
+    ("context_compact.session.durable", "SessionJournal", "flush"),
     ("context_compact.session.engine", "SessionEngine", "_summarize"),
+    ("context_compact.session.summarizing", "SummaryCaller", "text"),
     ("context_compact.session.state", "SessionState", "add_message"),
     ("context_compact.session.state", "SessionState", "apply"),
     ("context_compact.session.state", "SessionState", "_rebuild"),
