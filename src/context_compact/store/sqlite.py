@@ -38,21 +38,10 @@ from typing import Any
 
 from ..errors import CorruptStore as CorruptStore
 from ..errors import ReadOnlyStore as ReadOnlyStore
-from . import witness
+from . import sqlite_blobs, witness
 from .base import Record
 from .blobrefs import externalize, references, restore
-from .disk import (
-    DiskFiles,
-    _same_bytes,
-    append_bytes,
-    append_rel,
-    atomic_write,
-    blob_rel,
-    encode,
-    folder_mode,
-    make_dirs,
-    sha256,
-)
+from .disk import folder_mode, make_dirs, sha256
 from .journal import (
     CorruptJournal,
     SessionExists,
@@ -72,6 +61,9 @@ from .lease import (
     this_process,
 )
 from .schema import connect, connect_read_only
+from .sqlite_files import FileRow, SqliteFiles
+from .sqlite_tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
+from .sqlite_tx import Checkpointer, Transaction, unusable
 
 _TABLES = {"message": "messages", "edit": "edits", "event": "events"}
 _INSERT = {
@@ -84,9 +76,6 @@ _INSERT = {
 _JOURNAL = " UNION ALL ".join(
     f"SELECT pos, body, link FROM {table} WHERE session = :s" for table in _INSERT
 )
-_INSERT_BLOB = "INSERT OR IGNORE INTO blobs (hash, size, body) VALUES (?, ?, ?)"
-_MAX_VARIABLES = 500  # under SQLite's smallest default limit on ? per statement
-CHECKPOINT_EVERY = 32  # appends between two background WAL checkpoints
 
 
 WORKDIR_DB = Path(".context-compact") / "sessions.db"
@@ -100,7 +89,7 @@ def workdir_store(workdir: str | os.PathLike[str]) -> SqliteStore:
     return SqliteStore(root / WORKDIR_DB, root=root)
 
 
-class SqliteStore(DiskFiles):
+class SqliteStore(SqliteFiles):
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -113,6 +102,8 @@ class SqliteStore(DiskFiles):
         super().__init__(self.db_path.parent if root is None else root, durable, private)
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
+        self._pending: list[FileRow] = []  # file rows kept for the turn's commit
+        self._turns = 0  # turn() blocks entered and not left
         # Why writes are refused (None: they are not): asked for, or the file cannot be written.
         self.read_only: str | None = "opened with read_only=True" if read_only else None
         if self.read_only is None:
@@ -129,7 +120,7 @@ class SqliteStore(DiskFiles):
                 if isinstance(error, sqlite3.OperationalError):
                     raise
                 raise CorruptStore(unusable(self.db_path, error)) from None
-        self._checkpointer: _Checkpointer | None = None
+        self._checkpointer: Checkpointer | None = None
         self._appends = 0
         self._lengths: dict[str, int] = {}  # journal length last read or written, per session
         self._leases: dict[str, float] = {}  # sessions this store holds -> last heartbeat
@@ -180,106 +171,6 @@ class SqliteStore(DiskFiles):
                 self._leases.clear()
             self._db.close()
 
-    # -- files --------------------------------------------------------------------------------
-    def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
-        if rel in self._known_paths or (data is None and self._known(rel)):
-            return
-        if data is None:
-            # The seed reuses a file that was there already: keep a copy of what it holds.
-            data = (self.root_path / rel).read_bytes()
-        digest = sha256(data)
-        with self._lock, self._transaction():
-            self._db.execute(_INSERT_BLOB, (digest, len(data), data))
-            self._db.execute(
-                "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, ?, ?)",
-                (rel, kind, digest, len(data)),
-            )
-        self._known_paths.add(rel)
-
-    def save_pack(self, pieces: list[str]) -> str:
-        """The joined text as one exported file; in the database, the list of its pieces by
-        hash (a result the log already holds as a blob costs nothing more)."""
-        parts = [encode(piece) for piece in pieces]
-        data = b"".join(parts)
-        rel = blob_rel(sha256(data))
-        if rel not in self._known_paths and not self._known(rel):
-            digests = [sha256(part) for part in parts]
-            with self._lock, self._transaction():
-                self._db.executemany(
-                    _INSERT_BLOB,
-                    [(d, len(part), part) for d, part in zip(digests, parts, strict=True)],
-                )
-                self._db.execute(
-                    "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, NULL, ?)",
-                    (rel, "pack", len(data)),
-                )
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO file_chunks (path, seq, hash) VALUES (?, ?, ?)",
-                    [(rel, i, d) for i, d in enumerate(digests)],
-                )
-            self._known_paths.add(rel)
-        path = self.inside(rel)
-        if not _same_bytes(path, data):
-            atomic_write(path, data, self.durable, self.file_mode)
-        return str(path)
-
-    def _known(self, rel: str) -> bool:
-        if rel in self._known_paths:
-            return True
-        with self._lock:
-            row = self._db.execute("SELECT 1 FROM files WHERE path = ?", (rel,)).fetchone()
-        if row is not None:
-            self._known_paths.add(rel)
-        return row is not None
-
-    def _recover(self, rel: str) -> bytes | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT blobs.body FROM files JOIN blobs ON blobs.hash = files.hash "
-                "WHERE files.path = ?",
-                (rel,),
-            ).fetchone()
-            if row is not None:
-                return bytes(row[0])
-            chunks = self._db.execute(
-                "SELECT blobs.body FROM file_chunks JOIN blobs ON blobs.hash = file_chunks.hash "
-                "WHERE file_chunks.path = ? ORDER BY file_chunks.seq",
-                (rel,),
-            ).fetchall()
-        return b"".join(bytes(chunk[0]) for chunk in chunks) if chunks else None
-
-    def append_file(self, name: str, text: str) -> str:
-        rel = append_rel(name)
-        data = encode(text)
-        digest = sha256(data)
-        with self._lock, self._transaction():
-            self._db.execute(_INSERT_BLOB, (digest, len(data), data))
-            self._db.execute(
-                "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, NULL, 0)",
-                (rel, "append"),
-            )
-            before, seq = self._db.execute(
-                "SELECT size, (SELECT coalesce(max(seq) + 1, 0) FROM file_chunks WHERE path = :p) "
-                "FROM files WHERE path = :p",
-                {"p": rel},
-            ).fetchone()
-            self._db.execute(
-                "INSERT INTO file_chunks (path, seq, hash) VALUES (?, ?, ?)", (rel, seq, digest)
-            )
-            self._db.execute("UPDATE files SET size = size + ? WHERE path = ?", (len(data), rel))
-        self._known_paths.add(rel)
-        path = self.inside(rel)
-        try:
-            exported = path.lstat().st_size
-        except FileNotFoundError:
-            exported = -1
-        if exported == before:
-            append_bytes(path, data, self.durable, self.file_mode)
-        else:
-            # The export fell behind the database (a crash between the two, or deleted).
-            atomic_write(path, self._recover(rel) or b"", self.durable, self.file_mode)
-        return str(path)
-
     # -- the session journal ---------------------------------------------------------------------
     def create_session(self, meta: dict[str, Any]) -> str:
         full = new_meta(meta)
@@ -323,6 +214,9 @@ class SqliteStore(DiskFiles):
             if start is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
             self._hold(session, start[0])
+            # The turn's files first: no record committed names a path the database lacks.
+            self._apply_pending()
+            committed = len(self._pending)
             head = self._heads.get(session)
             if head is None or self._lengths.get(session) != start[0]:
                 head = self._head(session, start[0])
@@ -340,9 +234,7 @@ class SqliteStore(DiskFiles):
                     rows[table].append((offset, record["kind"], body, link))
                 else:
                     rows[table].append((offset, body, link))
-            self._db.executemany(
-                _INSERT_BLOB, [(digest, len(data), data) for digest, data in blobs.items()]
-            )
+            sqlite_blobs.insert(self._db, blobs.items())
             for table, table_rows in rows.items():
                 if table_rows:
                     self._db.executemany(
@@ -352,6 +244,7 @@ class SqliteStore(DiskFiles):
             self._db.execute(
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )
+        del self._pending[:committed]
         self._lengths[session] = start[0] + len(records)
         self._heads[session] = head
         if records:
@@ -360,7 +253,7 @@ class SqliteStore(DiskFiles):
         self._appends += 1
         if self._appends % CHECKPOINT_EVERY == 0:
             if self._checkpointer is None:
-                self._checkpointer = _Checkpointer(str(self.db_path))
+                self._checkpointer = Checkpointer(str(self.db_path))
             self._checkpointer.wake()
         elif self._appends % CHECKPOINT_EVERY == CHECKPOINT_EVERY // 2:
             # The background checkpoint copies most pages but races our next write, so the WAL
@@ -386,7 +279,7 @@ class SqliteStore(DiskFiles):
                 links = self._verify(session, rows)
                 bodies = [json.loads(row[1]) for row in rows]
                 wanted = [references(b, set()) for b in bodies]
-                blobs = self._blobs(set().union(*wanted))
+                blobs = sqlite_blobs.fetch(self._db, set().union(*wanted))
                 self._verify_blobs(session, wanted, blobs)
                 self._lengths[session] = len(bodies)
                 self._heads[session] = links[-1] if links else witness.ROOT
@@ -501,51 +394,9 @@ class SqliteStore(DiskFiles):
             self._db.execute("UPDATE writers SET heartbeat = ? WHERE session = ?", (now, session))
             self._leases[session] = now
 
-    def _blobs(self, hashes: set[str]) -> dict[str, bytes]:
-        wanted = sorted(hashes)
-        found: dict[str, bytes] = {}
-        for at in range(0, len(wanted), _MAX_VARIABLES):
-            part = wanted[at : at + _MAX_VARIABLES]
-            marks = ",".join("?" * len(part))
-            query = f"SELECT hash, body FROM blobs WHERE hash IN ({marks})"
-            found.update((h, bytes(body)) for h, body in self._db.execute(query, part))
-        return found
-
-    def _transaction(self) -> _Transaction:
+    def _transaction(self) -> Transaction:
         self._refuse_writes()
-        return _Transaction(self._db)
-
-
-def unusable(path: Path, error: BaseException) -> str:
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows = db.execute("PRAGMA integrity_check").fetchall()
-            answer = "; ".join(str(row[0]) for row in rows[:3])
-        finally:
-            db.close()
-    except sqlite3.Error as check:
-        answer = str(check)
-    return f"{path}: not a usable SQLite database ({error}; integrity_check: {answer})"
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        try:
-            if kind is None:
-                self._db.execute("COMMIT")
-        finally:
-            # Also after a failed COMMIT: the connection must not stay inside a transaction.
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
+        return Transaction(self._db)
 
 
 def _column(value: Any) -> str | None:
@@ -559,36 +410,3 @@ def _column(value: Any) -> str | None:
         except UnicodeEncodeError:
             pass
     return dumps(value)
-
-
-class _Checkpointer:
-    """A daemon thread that checkpoints the WAL (PASSIVE: never blocks a writer) when woken."""
-
-    def __init__(self, path: str) -> None:
-        self._path = path
-        self._event = threading.Event()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="sqlite-checkpoint", daemon=True)
-        self._thread.start()
-
-    def wake(self) -> None:
-        self._event.set()
-
-    def stop(self) -> None:
-        self._stopping = True
-        self._event.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        db = sqlite3.connect(self._path, timeout=5.0, isolation_level=None)
-        try:
-            while True:
-                self._event.wait()
-                self._event.clear()
-                if self._stopping:
-                    return
-                # On failure the next wake tries again; the WAL only grows meanwhile.
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
-            db.close()
