@@ -46,7 +46,7 @@ from ..invariants import InvalidHistory, check, check_appended
 from ..keys import Match, Recognizer, chain_id, content_key
 from ..messages import as_dicts
 from ..store import holders
-from ..store.base import STORE_ERRORS
+from ..store.base import STORE_ERRORS, turn
 from ..summarize import call_summarizer, extractive_summary
 from . import knobs, passes, summary
 from .policy import SessionPolicy
@@ -126,12 +126,13 @@ class SessionEngine(SearchableLog):
         """Journal the call's records at its end, also when it fails; a journal that cannot be
         written then does not hide the call's own error."""
         self._fault = None
-        try:
-            yield
-        except BaseException:
-            self._flush(quiet=True)
-            raise
-        self._flush()
+        with turn(self.store):  # the call's file rows commit with its append (store/base.py)
+            try:
+                yield
+            except BaseException:
+                self._flush(quiet=True)
+                raise
+            self._flush()
 
     def _flush(self, quiet: bool = False) -> None:
         if self._pending:

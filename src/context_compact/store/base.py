@@ -34,8 +34,10 @@ module implementing this protocol.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 Record = dict[str, Any]
@@ -127,3 +129,11 @@ class Store(Protocol):
     def close(self) -> None:
         """Release files and connections; the store is not used afterwards."""
         ...
+
+
+def turn(store: Any) -> AbstractContextManager[Any]:
+    """``store.turn()`` where the store batches a turn's writes into one commit (SqliteStore:
+    the files a turn issues are committed with its journal append), else a block that does
+    nothing. The engine enters it once per call, around its passes and its append."""
+    batch = getattr(store, "turn", None)
+    return batch() if callable(batch) else contextlib.nullcontext()

@@ -114,13 +114,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE blobs ADD COLUMN codec TEXT;
         """,
     ),
+    (
+        # Nothing looks a message up by id; the index cost a random page write per message.
+        "0005_no_messages_by_id",
+        """
+        DROP INDEX IF EXISTS messages_by_id;
+        """,
+    ),
 ]
 
-PAGE_SIZE = 1024
+PAGE_SIZE = 512
 """Bytes per page of a new database (an existing one keeps its own). Every commit writes each
-page it touched whole to the WAL (and again at the checkpoint); a turn touches about ten
-b-tree pages for a few hundred bytes of rows, so small pages are most of what a store
-without large texts writes (``bench --store-io`` measures 1024 against SQLite's 4096)."""
+page it touched whole to the WAL (and again at the checkpoint), and a turn touches 15-30
+b-tree pages (rows, their indexes, the blob-hash index at random places) for a few KB of
+data: smaller pages write less (``bench --store-io`` measures 512 against 1024 and SQLite's
+default 4096; the README's Measured section has the table)."""
 
 
 def connect(path: str, durable: bool = False) -> sqlite3.Connection:
