@@ -121,6 +121,12 @@ class Store(Protocol):
         """The session's records in the order appended."""
         ...
 
+    def search(self, session: str, query: str) -> Iterator[Record]:
+        """The session's message records whose text (``text.message_text``) holds ``query``,
+        case-insensitively (``str.casefold``), in journal order: exactly ``text.scan`` over
+        ``records``, which is what a store without an index does (``search.py`` indexes)."""
+        ...
+
     def claim(self, session: str) -> None:
         """Become the session's one writer now, before appending (``append`` does it on its
         first call). ``SessionLocked`` when another live process writes it."""

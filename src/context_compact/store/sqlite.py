@@ -38,12 +38,11 @@ from typing import Any
 
 from ..errors import CorruptStore as CorruptStore
 from ..errors import ReadOnlyStore as ReadOnlyStore
-from . import sqlite_blobs, witness
+from . import sqlite_blobs, sqlite_checks, witness
 from .base import Record
 from .blobrefs import externalize, references, restore
-from .disk import folder_mode, make_dirs, sha256
+from .disk import folder_mode, make_dirs
 from .journal import (
-    CorruptJournal,
     SessionExists,
     check_records,
     dumps,
@@ -61,7 +60,9 @@ from .lease import (
     this_process,
 )
 from .schema import connect, connect_read_only
+from .search import SideIndex
 from .sqlite_files import FileRow, SqliteFiles
+from .sqlite_search import SqliteSearch
 from .sqlite_tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
 from .sqlite_tx import Checkpointer, Transaction, unusable
 
@@ -89,7 +90,7 @@ def workdir_store(workdir: str | os.PathLike[str]) -> SqliteStore:
     return SqliteStore(root / WORKDIR_DB, root=root)
 
 
-class SqliteStore(SqliteFiles):
+class SqliteStore(SqliteFiles, SqliteSearch):
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -104,6 +105,7 @@ class SqliteStore(SqliteFiles):
         self._known_paths: set[str] = set()
         self._pending: list[FileRow] = []  # file rows kept for the turn's commit
         self._turns = 0  # turn() blocks entered and not left
+        self._index: SideIndex | None = None  # the search index, opened by the first search
         # Why writes are refused (None: they are not): asked for, or the file cannot be written.
         self.read_only: str | None = "opened with read_only=True" if read_only else None
         if self.read_only is None:
@@ -160,6 +162,8 @@ class SqliteStore(SqliteFiles):
     def close(self) -> None:
         if self._checkpointer is not None:
             self._checkpointer.stop()
+        if self._index is not None:
+            self._index.close()
         with self._lock:
             if self._leases:
                 me = this_process()
@@ -280,52 +284,19 @@ class SqliteStore(SqliteFiles):
                 bodies = [json.loads(row[1]) for row in rows]
                 wanted = [references(b, set()) for b in bodies]
                 blobs = sqlite_blobs.fetch(self._db, set().union(*wanted))
-                self._verify_blobs(session, wanted, blobs)
+                sqlite_checks.verify_blobs(session, str(self.db_path), wanted, blobs)
                 self._lengths[session] = len(bodies)
                 self._heads[session] = links[-1] if links else witness.ROOT
             finally:
                 self._db.execute("COMMIT")
         return iter([restore(body, blobs.__getitem__) for body in bodies])
 
-    # -- integrity (witness.py) -------------------------------------------------------------------
+    # -- integrity (witness.py, sqlite_checks.py) -------------------------------------------------
     def _witness(self, session: str) -> Path:
         return self._witnesses / session
 
     def _verify(self, session: str, rows: list[Any]) -> list[str]:
-        """The chain after each row, checked against the links stored and the witness."""
-        links: list[str] = []
-        head = witness.ROOT
-        for pos, (at, body, stored) in enumerate(rows):
-            head = witness.link(head, str(body).encode("utf-8", "surrogatepass"))
-            if at != pos or (stored is not None and stored != head):
-                what = f"record {pos} is missing" if at != pos else f"record {pos} was altered"
-                raise CorruptJournal(
-                    f"session {session!r} in {self.db_path}: {what} (hash chain differs); "
-                    f"the {pos} records before it are whole",
-                    session,
-                    pos,
-                    pos,
-                    "record",
-                )
-            links.append(head)
-        seen = witness.read(self._witness(session))
-        witness.verify(session, str(self.db_path), links, seen, "record")
-        return links
-
-    def _verify_blobs(self, session: str, wanted: list[set[str]], blobs: dict[str, bytes]) -> None:
-        for pos, hashes in enumerate(wanted):
-            for digest in hashes:
-                body = blobs.get(digest)
-                if body is None or sha256(body) != digest:
-                    state = "missing" if body is None else "altered"
-                    raise CorruptJournal(
-                        f"session {session!r} in {self.db_path}: a text of record {pos} is "
-                        f"{state} (blob {digest[:12]}); the {pos} records before it are whole",
-                        session,
-                        pos,
-                        pos,
-                        "record",
-                    )
+        return sqlite_checks.verify_rows(session, str(self.db_path), rows, self._witness(session))
 
     def _head(self, session: str, length: int) -> str:
         """The last link of the session's first ``length`` rows (inside the caller's lock)."""
