@@ -9,9 +9,9 @@ and parses the whole journal; this index narrows it to the records that can matc
   tokenizer (``case_sensitive 1``: the folding is Python's, so it is exactly the scan's),
   ``detail=none``: the index keeps which documents hold each 3-character sequence, not where.
 * A query of 3 or more characters (no lone surrogate) asks for the documents holding all of
-  up to ``MAX_TRIGRAMS`` of its trigrams. Every document that holds the query holds them, so
-  no match is missed; each candidate is then read from the journal and tested with
-  ``text.matches``, so no false one is returned. Shorter queries are scanned.
+  up to ``MAX_TRIGRAMS`` of its trigrams (``trigrams``). Every document that holds the
+  query holds them, so no match is missed; each candidate is then read from the journal and
+  tested with ``text.matches``, so no false one is returned. Shorter queries are scanned.
 * The index follows the journal on read: ``progress`` records, per session, the journal
   position (and the store's locator: a byte offset for ``FileStore``) indexed so far and the
   session's ``created`` stamp; a search first indexes what was appended since, in one
@@ -34,6 +34,7 @@ crash safety).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import sqlite3
@@ -42,10 +43,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from .base import Record
+from .disk import folder_mode, make_dirs
 from .text import matches, searchable
 
 VERSION = 1
-MAX_TRIGRAMS = 24
+MAX_TRIGRAMS = 8
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SCHEMA = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS doc_text USING fts5(body, "
@@ -72,15 +74,17 @@ class Incomplete(Exception):
 
 
 def trigrams(folded: str) -> list[str] | None:
-    """The trigrams a document holding ``folded`` must hold (spread over the query, at most
-    ``MAX_TRIGRAMS``), or None when the index cannot answer (short, or a lone surrogate)."""
+    """Trigrams every document holding ``folded`` holds: disjoint ones from its start, and its
+    last one (each costs the FTS query a list of documents, and a few narrow it enough), at
+    most ``MAX_TRIGRAMS``; None when the index cannot answer (short, or a lone surrogate)."""
     if len(folded) < 3 or _SURROGATE.search(folded):
         return None
-    every = list(dict.fromkeys(folded[i : i + 3] for i in range(len(folded) - 2)))
-    if len(every) <= MAX_TRIGRAMS:
-        return every
-    step = (len(every) - 1) / (MAX_TRIGRAMS - 1)
-    return list(dict.fromkeys(every[round(k * step)] for k in range(MAX_TRIGRAMS)))
+    picked = [folded[i : i + 3] for i in range(0, len(folded) - 2, 3)]
+    if len(picked) > MAX_TRIGRAMS:
+        step = (len(picked) - 1) / (MAX_TRIGRAMS - 2)
+        picked = [picked[round(k * step)] for k in range(MAX_TRIGRAMS - 1)]
+    picked.append(folded[-3:])
+    return list(dict.fromkeys(picked))
 
 
 def _phrase(trigram: str) -> str:
@@ -101,6 +105,7 @@ class SideIndex:
             return self._db
         for attempt in range(2):
             if not self.path.exists():
+                make_dirs(self.path.parent, folder_mode(self._mode))
                 with contextlib.suppress(FileExistsError):
                     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                     os.close(os.open(self.path, flags, self._mode))
@@ -143,7 +148,7 @@ class SideIndex:
             db = self._open()
             self._catch_up(db, session, stamp, catch)
             rows = db.execute(
-                "SELECT d.pos, d.locator, d.part FROM doc_text JOIN docs AS d "
+                "SELECT DISTINCT d.pos, d.locator, d.part FROM doc_text CROSS JOIN docs AS d "
                 "ON d.id = doc_text.rowid "
                 "WHERE doc_text MATCH ? AND d.session = ? ORDER BY d.pos",
                 (" AND ".join(map(_phrase, wanted)), session),
@@ -152,41 +157,56 @@ class SideIndex:
         return [record for record in fetch(found) if matches(record, folded)]
 
     def _catch_up(self, db: sqlite3.Connection, session: str, stamp: str, catch: Catch) -> None:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            row = db.execute(
-                "SELECT stamp, pos, locator FROM progress WHERE session = ?", (session,)
-            ).fetchone()
-            if row is not None and row[0] != stamp:
-                db.execute("DELETE FROM docs WHERE session = ?", (session,))
-                row = None
-            pos, locator = (0, 0) if row is None else (int(row[1]), int(row[2]))
-            end, after = pos, locator
-            for at, where, part, record in catch(pos, locator):
-                if record is None:
-                    end, after = at, where
+        """Index what the journal holds past the session's progress (nothing is written when
+        there is nothing new)."""
+        while True:
+            start = self._progress(db, session, stamp)
+            items = iter(catch(*start))
+            first = next(items, None)
+            if first is None:
+                return
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._progress(db, session, stamp) != start:
+                    db.execute("ROLLBACK")  # another process caught up meanwhile: look again
                     continue
-                text = searchable(record)
-                if text is None:
-                    continue
-                cursor = db.execute(
-                    "INSERT INTO docs (session, pos, locator, part) VALUES (?, ?, ?, ?)",
-                    (session, at, where, part),
-                )
+                if start == (0, 0):
+                    db.execute("DELETE FROM docs WHERE session = ?", (session,))
+                end = start
+                for at, where, part, record in itertools.chain([first], items):
+                    if record is None:
+                        end = (at, where)
+                        continue
+                    text = searchable(record)
+                    if text is None:
+                        continue
+                    cursor = db.execute(
+                        "INSERT INTO docs (session, pos, locator, part) VALUES (?, ?, ?, ?)",
+                        (session, at, where, part),
+                    )
+                    db.execute(
+                        "INSERT INTO doc_text (rowid, body) VALUES (?, ?)",
+                        (cursor.lastrowid, _SURROGATE.sub("\ufffd", text)),
+                    )
                 db.execute(
-                    "INSERT INTO doc_text (rowid, body) VALUES (?, ?)",
-                    (cursor.lastrowid, _SURROGATE.sub("\ufffd", text)),
+                    "INSERT OR REPLACE INTO progress (session, stamp, pos, locator) "
+                    "VALUES (?, ?, ?, ?)",
+                    (session, stamp, *end),
                 )
-            db.execute(
-                "INSERT OR REPLACE INTO progress (session, stamp, pos, locator) "
-                "VALUES (?, ?, ?, ?)",
-                (session, stamp, end, after),
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+                db.execute("COMMIT")
+                return
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+    @staticmethod
+    def _progress(db: sqlite3.Connection, session: str, stamp: str) -> tuple[int, int]:
+        """How far the session is indexed: (0, 0) when not at all, or under another stamp."""
+        row = db.execute(
+            "SELECT stamp, pos, locator FROM progress WHERE session = ?", (session,)
+        ).fetchone()
+        return (0, 0) if row is None or row[0] != stamp else (int(row[1]), int(row[2]))
 
     def close(self) -> None:
         with self._lock:
