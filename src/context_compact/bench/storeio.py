@@ -106,7 +106,7 @@ def _journal(store: Any, turns: int) -> tuple[str, list[str]]:
                 records.append({"kind": "message", "seq": seq, "message": message})
                 seq += 1
             store.append(session, records)
-            if rng.random() < 0.05:
+            if rng.random() < 0.05 or not facts:
                 facts.append(rng.choice(turn.facts))
     return session, facts
 
