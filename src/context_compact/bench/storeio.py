@@ -106,8 +106,10 @@ def _journal(store: Any, turns: int) -> tuple[str, list[str]]:
                 records.append({"kind": "message", "seq": seq, "message": message})
                 seq += 1
             store.append(session, records)
-            if rng.random() < 0.05 or not facts:
+            if rng.random() < 0.05:
                 facts.append(rng.choice(turn.facts))
+    if not facts:  # a very short session: ask for its first fact
+        facts.append(synthetic_session(1, seed=100).turns[0].facts[0])
     return session, facts
 
 
