@@ -104,7 +104,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
         self._pending: list[FileRow] = []  # file rows kept for the turn's commit
-        self._turns = 0  # turn() blocks entered and not left
+        self._turns = threading.local()  # .depth: turn() blocks this thread is inside
         self._index: SideIndex | None = None  # the search index, opened by the first search
         # Why writes are refused (None: they are not): asked for, or the file cannot be written.
         self.read_only: str | None = "opened with read_only=True" if read_only else None
@@ -212,7 +212,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         # The JSON and hashing work happens before the write lock is taken.
         blobs: dict[str, bytes] = {}
         bodies = [dumps(externalize(record, blobs)) for record in records]
-        with self._lock, self._transaction():
+        with self._lock, self._transaction() as transaction:
             found = self._db.execute("SELECT length FROM sessions WHERE id = ?", (session,))
             start = found.fetchone()
             if start is None:
@@ -220,7 +220,8 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             self._hold(session, start[0])
             # The turn's files first: no record committed names a path the database lacks.
             self._apply_pending()
-            committed = len(self._pending)
+            done = len(self._pending)
+            transaction.after = lambda: self._pending.__delitem__(slice(0, done))
             head = self._heads.get(session)
             if head is None or self._lengths.get(session) != start[0]:
                 head = self._head(session, start[0])
@@ -248,7 +249,6 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             self._db.execute(
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )
-        del self._pending[:committed]
         self._lengths[session] = start[0] + len(records)
         self._heads[session] = head
         if records:

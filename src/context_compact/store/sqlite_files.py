@@ -85,7 +85,7 @@ class SqliteFiles(DiskFiles):
     _lock: threading.Lock
     _known_paths: set[str]
     _pending: list[FileRow]
-    _turns: int
+    _turns: threading.local  # .depth: the turn() blocks this thread is inside
 
     def _transaction(self) -> Any:
         raise NotImplementedError
@@ -94,12 +94,12 @@ class SqliteFiles(DiskFiles):
     @contextmanager
     def turn(self) -> Iterator[None]:
         """Batch the file rows of the calls inside with the next ``append`` (see above)."""
-        self._turns += 1
+        self._turns.depth = self._depth() + 1
         try:
             yield
         finally:
-            self._turns -= 1
-            if not self._turns and self._pending:
+            self._turns.depth -= 1
+            if not self._turns.depth and self._pending:
                 # No append took them (the turn failed, or wrote no record): commit them now,
                 # or leave them for the next transaction if even that fails.
                 try:
@@ -110,6 +110,9 @@ class SqliteFiles(DiskFiles):
                 except (sqlite3.Error, OSError):
                     pass
 
+    def _depth(self) -> int:
+        return int(getattr(self._turns, "depth", 0))
+
     def _apply_pending(self) -> None:
         """Inside the caller's transaction and lock: write the rows kept for it."""
         for pending in self._pending:
@@ -117,7 +120,7 @@ class SqliteFiles(DiskFiles):
 
     def _record(self, row: FileRow) -> None:
         """Keep ``row`` for the turn's commit, or (outside a turn) commit it now."""
-        if self._turns:
+        if self._depth():
             with self._lock:
                 self._pending.append(row)
             self._known_paths.add(row.rel)

@@ -15,24 +15,30 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 CHECKPOINT_EVERY = 256  # appends between two background WAL checkpoints (bench --store-io)
 
 
 class Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception; ``after`` (set
+    inside the block) runs once the commit succeeded, still under the caller's lock."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        self.after: Callable[[], None] | None = None
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> Transaction:
         self._db.execute("BEGIN IMMEDIATE")
+        return self
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         try:
             if kind is None:
                 self._db.execute("COMMIT")
+                if self.after is not None:
+                    self.after()
         finally:
             # Also after a failed COMMIT: the connection must not stay inside a transaction.
             if self._db.in_transaction:
