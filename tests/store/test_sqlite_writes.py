@@ -142,7 +142,9 @@ def test_a_database_from_before_compression_is_migrated_and_still_read(
         old.setattr(schema_module, "MIGRATIONS", schema_module.MIGRATIONS[:3])
         old.setattr(schema_module, "PAGE_SIZE", 4096)
         old.setattr(sqlite_blobs, "INSERT", "INSERT INTO blobs (hash, size, body) VALUES (?, ?, ?)")
-        old.setattr(sqlite_blobs, "row", lambda data, digest=None: (digest, len(data), data))
+        old.setattr(
+            sqlite_blobs, "row", lambda data, digest=None, compress=True: (digest, len(data), data)
+        )
         store = SqliteStore(db)
         session = store.create_session({})
         record = {"kind": "message", "seq": 0, "message": {"role": "user", "content": text}}
@@ -166,3 +168,13 @@ def test_a_database_from_before_compression_is_migrated_and_still_read(
 def test_a_new_database_has_small_pages(tmp_path: Path) -> None:
     SqliteStore(tmp_path / "s.db").close()
     assert query(tmp_path / "s.db", "PRAGMA page_size") == [(schema_module.PAGE_SIZE,)]
+
+
+def test_a_store_opened_without_compression_stores_texts_as_they_are(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db", compress=False)
+    text = "the same line again\n" * 200
+    path = store.save_blob(text)
+    assert query(store.db_path, "SELECT codec, length(body) FROM blobs") == [(None, len(text))]
+    os.remove(path)
+    assert store.read_text(path) == text
+    store.close()

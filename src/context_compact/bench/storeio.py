@@ -4,8 +4,9 @@ Two measurements, each store in this process, on the synthetic coding session
 (``workload.py``: 80% of results 0.2-3k chars, 15% 5-20k, 5% 40-120k):
 
 * **Bytes written**: one ``Compactor`` (default policy, 12,500 tokens) driven ``write_turns``
-  turns as an agent loop drives it, on a ``FileStore`` and on ``SqliteStore`` at each page size
-  of ``PAGE_SIZES`` (512 is the store's own for a new database, 4096 SQLite's default). Written
+  turns as an agent loop drives it, on a ``FileStore`` and on ``SqliteStore`` at the page sizes
+  and with or without compression of ``SQLITE_WRITES`` (512 and compressed are the store's
+  own for a new database, 4096 SQLite's default). Written
   is ``wchar`` of ``/proc/self/io`` over the loop (every byte handed to ``write``: journal, WAL,
   checkpoints, the files the view names), divided by the bytes of tool results the loop was
   given. Commits counts the database's ``COMMIT`` statements (one per turn is the goal).
@@ -41,23 +42,28 @@ from .fakes import BenchSummarizer
 from .suite import _percentile, _result_bytes, written_bytes
 from .workload import synthetic_session
 
-PAGE_SIZES = (512, 1024, 4096)
+SQLITE_WRITES = ((512, True), (512, False), (1024, True), (4096, True), (4096, False))
+"""(page size, texts compressed) of each SqliteStore write measurement."""
 RECALL_TURNS = (1_000, 10_000, 50_000)
 CHUNK = 500  # turns generated at a time (the whole session never sits in memory)
 
 
-def _store(kind: str, root: Path) -> Any:
-    return FileStore(root) if kind == "file" else SqliteStore(root / "sessions.db")
+def _store(kind: str, root: Path, compress: bool = True) -> Any:
+    if kind == "file":
+        return FileStore(root)
+    return SqliteStore(root / "sessions.db", compress=compress)
 
 
-def measure_writes(kind: str, turns: int, page_size: int | None = None) -> dict[str, Any]:
+def measure_writes(
+    kind: str, turns: int, page_size: int | None = None, compress: bool = True
+) -> dict[str, Any]:
     """One loop of ``turns`` turns on a new store; bytes written per result byte."""
     root = Path(tempfile.mkdtemp(prefix="cc-storeio-"))
     saved = sqlite_schema.PAGE_SIZE
     if page_size is not None:
         sqlite_schema.PAGE_SIZE = page_size
     try:
-        store = _store(kind, root)
+        store = _store(kind, root, compress)
         commits = [0]
         db = getattr(store, "_db", None)
         if db is not None:
@@ -83,6 +89,7 @@ def measure_writes(kind: str, turns: int, page_size: int | None = None) -> dict[
     return {
         "store": kind,
         "page_size": page_size,
+        "compressed": compress if kind == "sqlite" else None,
         "turns": turns,
         "result_bytes": results,
         "written_bytes": written,
@@ -159,10 +166,10 @@ def measure_store_io(
     writes = [measure_writes("file", write_turns)]
     if on_step:
         on_step("file writes")
-    for size in PAGE_SIZES:
-        writes.append(measure_writes("sqlite", write_turns, size))
+    for size, compress in SQLITE_WRITES:
+        writes.append(measure_writes("sqlite", write_turns, size, compress))
         if on_step:
-            on_step(f"sqlite writes, {size}-byte pages")
+            on_step(f"sqlite writes, {size}-byte pages, compressed: {compress}")
     recalls = []
     for turns in recall_turns:
         for kind in ("file", "sqlite"):
@@ -175,15 +182,16 @@ def measure_store_io(
 def table(result: dict[str, Any]) -> str:
     """The README's two tables (markdown)."""
     lines = [
-        "| store | page size | turns | written / result bytes | commits | ms per turn |",
-        "|---|---|---|---|---|---|",
+        "| store | page size | texts | turns | written / result bytes | commits | ms per turn |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in result["writes"]:
         size = f"{row['page_size']:,}" if row["page_size"] else "-"
         commits = f"{row['commits']:,}" if row["commits"] is not None else "-"
+        texts = {True: "zlib", False: "as is", None: "-"}[row.get("compressed")]
         lines.append(
-            f"| {row['store']} | {size} | {row['turns']:,} | {row['written_ratio']}x | "
-            f"{commits} | {row['ms_per_turn']} |"
+            f"| {row['store']} | {size} | {texts} | {row['turns']:,} | {row['written_ratio']}x "
+            f"| {commits} | {row['ms_per_turn']} |"
         )
     lines += [
         "",

@@ -98,8 +98,10 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         durable: bool = False,
         private: bool = True,
         read_only: bool = False,
+        compress: bool = True,
     ) -> None:
         self.db_path = Path(path)
+        self.compress = compress
         super().__init__(self.db_path.parent if root is None else root, durable, private)
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
@@ -239,7 +241,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                     rows[table].append((offset, record["kind"], body, link))
                 else:
                     rows[table].append((offset, body, link))
-            sqlite_blobs.insert(self._db, blobs.items())
+            sqlite_blobs.insert(self._db, blobs.items(), self.compress)
             for table, table_rows in rows.items():
                 if table_rows:
                     self._db.executemany(

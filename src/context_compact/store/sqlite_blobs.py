@@ -10,7 +10,9 @@ Why compress: every page SQLite writes goes to the WAL and again to the database
 checkpoint, so a text costs twice its stored size in writes; the files the view names cost
 once more. Tool output (source, logs, JSON) compresses 3-4x at level 1 (measured on the
 bench's synthetic session: 3.6x; on the shared real logs: ``bench --store-io``), which is
-what brings the store's writes under 3x the tool-result bytes.
+what halves the store's writes (``bench --store-io`` measures both). It costs CPU in the
+caller's append: zlib level 1 ran at 17-29 MB/s on this (loaded, 2-core) machine, 0.3-0.5 ms
+for a turn's ~9 KB of results; ``SqliteStore(compress=False)`` stores texts as they are.
 
 Invariant: ``unpack(*pack(data)) == data`` for all bytes, and a reader checks the sha256 of
 what it unpacked, so a damaged row is found whatever the codec (``CorruptJournal``).
@@ -31,9 +33,9 @@ INSERT = "INSERT OR IGNORE INTO blobs (hash, size, body, codec) VALUES (?, ?, ?,
 _MAX_VARIABLES = 500  # under SQLite's smallest default limit on ? per statement
 
 
-def pack(data: bytes) -> tuple[bytes, str | None]:
-    """The body and codec to store ``data`` with."""
-    if len(data) >= 256:
+def pack(data: bytes, compress: bool = True) -> tuple[bytes, str | None]:
+    """The body and codec to store ``data`` with (``compress=False``: as it is)."""
+    if compress and len(data) >= 256:
         packed = zlib.compress(data, LEVEL)
         if len(packed) <= len(data) * (1 - MIN_SAVING):
             return packed, ZLIB
@@ -51,13 +53,17 @@ def unpack(body: bytes, codec: str | None) -> bytes:
     raise ValueError(f"blob codec {codec!r} is unknown to this version of context_compact")
 
 
-def row(data: bytes, digest: str | None = None) -> tuple[str, int, bytes, str | None]:
+def row(
+    data: bytes, digest: str | None = None, compress: bool = True
+) -> tuple[str, int, bytes, str | None]:
     """The ``blobs`` row that stores ``data`` (its digest given when already known)."""
-    body, codec = pack(data)
+    body, codec = pack(data, compress)
     return (digest or sha256(data), len(data), body, codec)
 
 
-def insert(db: sqlite3.Connection, blobs: Iterable[tuple[str, bytes]]) -> None:
+def insert(
+    db: sqlite3.Connection, blobs: Iterable[tuple[str, bytes]], compress: bool = True
+) -> None:
     """Store each ``(digest, data)`` not stored yet (inside the caller's transaction).
 
     The ones already there are looked up first, so a text the log holds already costs
@@ -66,7 +72,8 @@ def insert(db: sqlite3.Connection, blobs: Iterable[tuple[str, bytes]]) -> None:
     if not pending:
         return
     present = set(fetch_present(db, pending))
-    db.executemany(INSERT, [row(data, d) for d, data in pending.items() if d not in present])
+    rows = [row(data, d, compress) for d, data in pending.items() if d not in present]
+    db.executemany(INSERT, rows)
 
 
 def fetch_present(db: sqlite3.Connection, hashes: Iterable[str]) -> list[str]:

@@ -46,8 +46,8 @@ class FileRow:
     chunks: list[str] = field(default_factory=list)
     append: bool = False
 
-    def apply(self, db: sqlite3.Connection) -> None:
-        sqlite_blobs.insert(db, self.blobs)
+    def apply(self, db: sqlite3.Connection, compress: bool = True) -> None:
+        sqlite_blobs.insert(db, self.blobs, compress)
         if self.append:
             db.execute(
                 "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, NULL, 0)",
@@ -86,6 +86,7 @@ class SqliteFiles(DiskFiles):
     _known_paths: set[str]
     _pending: list[FileRow]
     _turns: threading.local  # .depth: the turn() blocks this thread is inside
+    compress: bool  # texts stored zlib-compressed (sqlite_blobs.py)
 
     def _transaction(self) -> Any:
         raise NotImplementedError
@@ -116,7 +117,7 @@ class SqliteFiles(DiskFiles):
     def _apply_pending(self) -> None:
         """Inside the caller's transaction and lock: write the rows kept for it."""
         for pending in self._pending:
-            pending.apply(self._db)
+            pending.apply(self._db, self.compress)
 
     def _record(self, row: FileRow) -> None:
         """Keep ``row`` for the turn's commit, or (outside a turn) commit it now."""
@@ -128,7 +129,7 @@ class SqliteFiles(DiskFiles):
         with self._lock:
             with self._transaction():
                 self._apply_pending()
-                row.apply(self._db)
+                row.apply(self._db, self.compress)
             self._pending.clear()
         self._known_paths.add(row.rel)
 
