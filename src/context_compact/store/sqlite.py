@@ -7,11 +7,13 @@ Invariants:
 
 * ``append`` is one ``BEGIN IMMEDIATE`` transaction: a batch is wholly in or wholly out, also
   when the process is killed mid-way; WAL lets readers and other sessions' writers proceed.
+  Inside ``turn()`` the files the turn issued are recorded in that same transaction
+  (``sqlite_files.py``): one commit per turn.
   Different sessions may be appended from several processes at once (the write lock is held
   for one batch; ``busy_timeout`` waits for it); one writer per session.
 * Every text is stored once: strings of 1 KiB or more in records go to ``blobs`` by hash
   (``blobrefs.py``), and so do the texts of exported files, so persisting a tool result that
-  a message already holds costs only its file.
+  a message already holds costs only its file; stored compressed (``sqlite_blobs.py``).
 * A file is recorded in the database before it is exported, so every issued path can be
   re-exported: ``read_text`` of a file deleted behind our back serves it from the database and
   writes it again. ``issued`` is exactly the paths in ``files`` (kept relative to root, so a
@@ -20,7 +22,8 @@ Invariants:
   its row in ``writers`` in the same transaction, and is refused with ``SessionLocked`` while
   another live process holds it; an append to a journal that grew since this store read or
   wrote it is refused too. ``close`` releases the leases.
-* One connection, shared by threads under a lock; ``close`` releases it.
+* One connection, shared by threads under a lock; ``close`` releases it. ``search`` reads a
+  side index (``sqlite_search.py``); integrity checks are ``sqlite_checks.py``.
 """
 
 from __future__ import annotations
