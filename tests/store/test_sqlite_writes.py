@@ -178,3 +178,12 @@ def test_a_store_opened_without_compression_stores_texts_as_they_are(tmp_path: P
     os.remove(path)
     assert store.read_text(path) == text
     store.close()
+
+
+def test_a_read_only_store_refuses_a_file_inside_a_turn_before_writing_it(tmp_path: Path) -> None:
+    SqliteStore(tmp_path / "s.db").close()
+    reader = SqliteStore(tmp_path / "s.db", read_only=True)
+    with reader.turn(), pytest.raises(OSError, match="reading only"):
+        reader.save_blob("not written")
+    assert not (tmp_path / ".task_outputs").exists()
+    reader.close()

@@ -91,6 +91,9 @@ class SqliteFiles(DiskFiles):
     def _transaction(self) -> Any:
         raise NotImplementedError
 
+    def _refuse_writes(self) -> None:
+        raise NotImplementedError
+
     # -- batching ---------------------------------------------------------------------------
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -122,6 +125,7 @@ class SqliteFiles(DiskFiles):
     def _record(self, row: FileRow) -> None:
         """Keep ``row`` for the turn's commit, or (outside a turn) commit it now."""
         if self._depth():
+            self._refuse_writes()  # a read-only store refuses now, before the file is written
             with self._lock:
                 self._pending.append(row)
             self._known_paths.add(row.rel)
