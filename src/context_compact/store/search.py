@@ -17,7 +17,7 @@ and parses the whole journal; this index narrows it to the records that can matc
   session's ``created`` stamp; a search first indexes what was appended since, in one
   transaction, so it always sees the whole journal. A session deleted and created again under
   the same id has another stamp: its old documents are dropped and it is indexed afresh.
-  Appends never touch the index: indexing costs ~3 ms per turn of tool output here, too much
+  Appends never touch the index: indexing costs ~2 ms per turn of tool output here, too much
   for ``prepare``; the first search after N turns pays for those N (``bench --store-io``).
 * The file is derived data. It lives beside the store's own files (``SqliteStore``:
   ``<db>-search``; ``FileStore``: ``.task_outputs/search-index.db``), in WAL mode with
