@@ -153,3 +153,20 @@ def test_searching_an_unknown_session_is_a_key_error(tmp_path: Path) -> None:
         with pytest.raises(KeyError):
             list(store.search("nope", "needle"))
         store.close()
+
+
+def test_a_search_refuses_a_journal_that_is_not_what_was_written(tmp_path: Path) -> None:
+    import sqlite3
+
+    from context_compact.store import CorruptJournal
+
+    store = SqliteStore(tmp_path / "s.db")
+    session = store.create_session({})
+    store.append(session, records([("the original needle", 0), ("more", 1)]))
+    store.close()
+    with sqlite3.connect(tmp_path / "s.db") as raw:
+        raw.execute("UPDATE messages SET body = replace(body, 'original', 'ORIGINAL')")
+    again = SqliteStore(tmp_path / "s.db")
+    with pytest.raises(CorruptJournal, match="record 0 was altered"):
+        list(again.search(session, "needle"))
+    again.close()

@@ -1,5 +1,8 @@
 """FileStore's ``search``: the side FTS5 index (``search.py``) over its journal lines.
 
+A search first checks the journal against its chain and witness as ``records`` does, unless
+this store object wrote or checked it as it is now (its size is the one it knows): a process
+that resumed or wrote the session pays nothing more, a fresh one reads the journal once.
 The index file is ``.task_outputs/search-index.db`` under root (no store call writes there,
 so ``append_file`` cannot reach it). A document's locator is the byte offset of its journal
 line and its place in the line's batch; catching up reads whole lines from the offset indexed
@@ -43,6 +46,22 @@ class FileSearch:
     def _parse(self, line: bytes) -> list[Record] | None:
         raise NotImplementedError
 
+    _sizes: dict[str, int]
+
+    def _load(self, session: str) -> Any:
+        raise NotImplementedError
+
+    def _checked(self, session: str, path: Path) -> None:
+        """Every line checked against the chain and the witness (``CorruptJournal``) unless
+        this store wrote or checked the journal as it is now: a search never answers from a
+        journal that is not what was written."""
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        if self._sizes.get(session) != size:
+            self._load(session)
+
     def search(self, session: str, query: str) -> Iterator[Record]:
         """The session's message records holding ``query`` (``text.matches``), in order."""
         meta = self.session_meta(session)
@@ -51,6 +70,7 @@ class FileSearch:
         if self._index is None:
             self._index = SideIndex(self.root_path / INDEX, self.file_mode)
         path = self._journal_path(session)
+        self._checked(session, path)
         try:
             hits = self._index.search(
                 session,

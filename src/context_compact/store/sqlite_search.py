@@ -1,10 +1,12 @@
 """SqliteStore's ``search``: the side FTS5 index (``search.py``) over its ``messages`` rows.
 
-The index file is ``<db>-search``. Catching up reads the session's message rows from the
-position indexed so far to the journal's length as of one read transaction, a page at a
-time; a candidate is read back by its position. A store that cannot write the index (read
-only) or finds the journal shorter than indexed scans instead (``text.scan`` over
-``records``, which also reports a damaged journal).
+The index file is ``<db>-search``. A search first checks the session's rows against their
+hash chain and witness (once per store object and journal length; ``CorruptJournal`` as
+``records`` raises it), and the blobs of every row it returns against their hashes.
+Catching up reads the session's message rows from the position indexed so far to the
+journal's length, a page at a time; a candidate is read back by its position. A store that
+cannot write the index (read only) or finds the journal shorter than indexed scans instead
+(``text.scan`` over ``records``, which also reports a damaged journal).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import sqlite_blobs
+from . import sqlite_blobs, sqlite_checks
 from .base import Record
 from .blobrefs import references, restore
 from .search import Found, Incomplete, SideIndex
@@ -34,8 +36,30 @@ class SqliteSearch:
     read_only: str | None
     _index: SideIndex | None
 
+    _lengths: dict[str, int]
+    _heads: dict[str, str]
+
     def records(self, session: str) -> Iterator[Record]:
         raise NotImplementedError
+
+    def _head(self, session: str, length: int) -> str:
+        raise NotImplementedError
+
+    def _checked(self, session: str) -> None:
+        """The session's rows checked against their chain and witness (``CorruptJournal``)
+        unless this store wrote or checked all of them already: a search never answers from
+        a journal that is not what was written. Rows only, no JSON: cheaper than ``records``."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                length = self._db.execute(
+                    "SELECT length FROM sessions WHERE id = ?", (session,)
+                ).fetchone()[0]
+                if session not in self._heads or self._lengths.get(session) != length:
+                    self._heads[session] = self._head(session, length)
+                    self._lengths[session] = length
+            finally:
+                self._db.execute("COMMIT")
 
     def search(self, session: str, query: str) -> Iterator[Record]:
         """The session's message records holding ``query`` (``text.matches``), in order."""
@@ -44,6 +68,7 @@ class SqliteSearch:
             found = row.fetchone()
         if found is None:
             raise KeyError(f"no session {session!r} in {self.db_path}")
+        self._checked(session)
         if self.read_only is None:
             if self._index is None:
                 self._index = SideIndex(Path(f"{self.db_path}-search"), self.file_mode)
@@ -69,6 +94,7 @@ class SqliteSearch:
         for body in bodies:
             references(body, wanted)
         blobs = sqlite_blobs.fetch(self._db, wanted)
+        sqlite_checks.verify_blobs(str(args[0]), str(self.db_path), [wanted], blobs)
         pairs = zip(rows, bodies, strict=True)
         return [(int(row[0]), restore(body, blobs.__getitem__)) for row, body in pairs]
 
