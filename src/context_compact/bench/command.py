@@ -132,6 +132,13 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     "SQLite in the same run (8 worker processes x 100 sessions x 200 turns, one killed and "
     "resumed; --quick: 2 x 5 x 20; --sessions, --turns: per worker).",
 )
+@click.option(
+    "--store-io",
+    is_flag=True,
+    help="Alone: run only the store benchmark (bytes written per tool-result byte on a "
+    "FileStore and on SqliteStore at 512/1024/4096-byte pages, 2,000 turns; recall p50/p99 at "
+    "1k, 10k and 50k turns; --quick: 300 turns, recall at 1k; --turns: recall's lengths).",
+)
 @click.option("--price-input", type=float, default=None, help="USD per million input tokens.")
 @click.option("--price-output", type=float, default=None, help="USD per million output tokens.")
 @click.option(
@@ -170,6 +177,7 @@ def bench(
     long_turn: bool,
     steps: int | None,
     store_url: str | None,
+    store_io: bool,
     json_path: Path | None,
     chart_path: Path | None,
     no_progress: bool,
@@ -186,6 +194,9 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if store_io:
+        _store_io(quick, turns, json_path, no_progress)
+        return
     if load and store_url:
         _fleet(store_url, quick, sessions, turns, json_path, no_progress)
         return
@@ -364,6 +375,22 @@ def _load(quick: bool, turns: str | None, json_path: Path | None, no_progress: b
     console = Console()
     data = run_load(config, progress=None if no_progress else console.log)
     render_load(data, console)
+    _write_json(console, json_path, data)
+
+
+def _store_io(quick: bool, turns: str | None, json_path: Path | None, no_progress: bool) -> None:
+    from rich.console import Console
+
+    from .storeio import RECALL_TURNS, measure_store_io, table
+
+    console = Console()
+    data = measure_store_io(
+        write_turns=300 if quick else 2_000,
+        recall_turns=_ints(turns) or ((1_000,) if quick else RECALL_TURNS),
+        queries=20 if quick else 100,
+        on_step=None if no_progress else console.log,
+    )
+    console.print(table(data), markup=False, highlight=False)
     _write_json(console, json_path, data)
 
 

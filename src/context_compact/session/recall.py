@@ -25,39 +25,18 @@ address), as text otherwise; None for a path the store did not issue.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..engine import PAGE, RecallPage
 from ..media import decoded, describe
-from ..messages import block_type, blocks, readable_text
+from ..messages import blocks, readable_text
 from ..sizing import to_json
 from ..store.base import Store
 from ..store.disk import media_digest, sha256
+from ..store.text import message_text
 from .exports import media_blocks
 from .records import BlockEdit, MessageRecord, SummaryEdit, journal, logged_messages
 
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
-
-
-def message_text(message: Any) -> str:
-    """Everything readable in a message: text, tool inputs, tool results, in order."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in blocks(message):
-        kind = block_type(block)
-        if kind == "text":
-            parts.append(str(block.get("text", "")))
-        elif kind == "tool_use":
-            parts.append(f"[tool_use {block.get('name')} {to_json(block.get('input'))}]")
-        elif kind == "tool_result":
-            text = readable_text(block)
-            shown = text if text is not None else to_json(block.get("content"))
-            parts.append(f"[tool_result {block.get('tool_use_id')}]\n{shown}")
-        else:
-            parts.append(to_json(block))
-    return "\n".join(parts)
 
 
 def _rebuilt(store: Store, session: str, path: str) -> str | None:
@@ -142,18 +121,19 @@ def _matches(store: Store, session: str, query: str) -> list[str]:
     if store.issued(query.strip()):
         return [_file(store, session, query.strip())]
     position = _POSITION.match(query)
-    needle = query.casefold()
-    found = []
-    for record in logged_messages(store.records(session)):
-        message, seq = record.message, record.seq
-        if position is not None:
-            if seq == int(position.group(1)):
-                return [f"=== message {seq} ({message.get('role')}) ===\n{message_text(message)}"]
-            continue
-        text = message_text(message)
-        if needle and needle in text.casefold():
-            found.append(f"=== message {seq} ({message.get('role')}) ===\n{text}")
-    return found
+    if position is not None:
+        for record in logged_messages(store.records(session)):
+            if record.seq == int(position.group(1)):
+                message = record.message
+                return [
+                    f"=== message {record.seq} ({message.get('role')}) ===\n{message_text(message)}"
+                ]
+        return []
+    # Text: the store's search (an index where it has one; the same answer as a scan).
+    return [
+        f"=== message {seq} ({message.get('role')}) ===\n{message_text(message)}"
+        for seq, message in ((r["seq"], r["message"]) for r in store.search(session, query))
+    ]
 
 
 def recall(
