@@ -193,9 +193,13 @@ def clear(
             index.append(markers.index_line("result", where, describe(state, pos)))
         marker = knobs.cleared_text(policy, path, len(original), lines)
         edits.append([pos[0], pos[1], path, marker])
-    if index:
-        io.index(index)
-    return {"kind": "edit", "op": "clear", "blocks": edits}
+    inputs, more = knobs.cleared_inputs(state, policy, io.store, [p for p, _, _ in chosen])
+    if index or more:
+        io.index(index + more)
+    edit: Record = {"kind": "edit", "op": "clear", "blocks": edits}
+    if inputs:
+        edit["inputs"] = inputs
+    return edit
 
 
 def summarize(

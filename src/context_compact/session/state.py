@@ -87,6 +87,7 @@ class SessionState:
         self.repl: dict[Pos, dict[str, Any]] = {}
         self.copies: dict[Pos, str] = {}
         self.cleared: set[Pos] = set()
+        self.cleared_inputs: set[Pos] = set()  # tool_use blocks whose input a clear replaced
         self.summary: Message | None = None
         self.summary_text: str | None = None
         self.summaries = 0
@@ -123,10 +124,7 @@ class SessionState:
             return rendered
         return {
             **clone({k: v for k, v in message.items() if k != "content"}),
-            "content": [
-                dict(self.repl[(seq, bi)]) if (seq, bi) in self.repl else clone(block)
-                for bi, block in enumerate(content)
-            ],
+            "content": [clone(self.repl.get((seq, bi), block)) for bi, block in enumerate(content)],
         }
 
     def view_index(self, seq: int) -> int:
@@ -253,6 +251,12 @@ class SessionState:
                 if op == "clear":
                     self.cleared.add((seq, bi))
                 touched.add(seq)
+            for seq, bi, _path, placeholder in edit.get("inputs", ()):
+                # A tool_use block whose input a clear replaced (``clear_tool_inputs``).
+                block = self.msgs[seq]["content"][bi]
+                self.repl[(seq, bi)] = {**block, "input": placeholder}
+                self.cleared_inputs.add((seq, bi))
+                touched.add(seq)
             for seq in sorted(touched):
                 self._set_view(self.view_index(seq), self.render(seq))
         elif op == "summarize":
@@ -288,6 +292,7 @@ class SessionState:
             self.repl = {p: b for p, b in self.repl.items() if p[0] >= cut or p[0] in keep}
             self.copies = {p: c for p, c in self.copies.items() if p[0] >= cut or p[0] in keep}
             self.cleared = {p for p in self.cleared if p[0] >= cut}
+            self.cleared_inputs = {p for p in self.cleared_inputs if p[0] >= cut}
             self.first_kept = cut
             if edit.get("closes"):
                 # The view now ends with user messages that hold no tool result: the turn in
