@@ -231,3 +231,12 @@ def test_doctor_and_sessions_on_a_store_missing_a_table_say_one_line(
         (line,) = result.output.splitlines()
         assert "the store's tables are not what this version wrote" in line, args
         assert "Restore the database from a backup" in line and "Traceback" not in line
+
+
+def test_a_server_that_does_not_answer_is_one_line_for_every_command(tmp_path: Path) -> None:
+    url = "postgresql://127.0.0.1:1/test?connect_timeout=3"
+    for args in (["sessions"], ["doctor"], ["inspect", "x"]):
+        result = CliRunner().invoke(main, ["--store", url, *args, "--workdir", str(tmp_path)])
+        assert result.exit_code == 1, (args, result.output)
+        (line,) = result.output.splitlines()
+        assert line.startswith("Error: postgresql://127.0.0.1:1/test") and "refused" in line

@@ -89,6 +89,7 @@ def advice(db: Path | None) -> str:
 @contextlib.contextmanager
 def store_errors(db: Path) -> Iterator[None]:
     from ..errors import CorruptStore
+    from ..store.pg_base import ServerUnavailable
 
     try:
         yield
@@ -102,6 +103,8 @@ def store_errors(db: Path) -> Iterator[None]:
         raise
     except CorruptStore as error:
         raise click.ClickException(f"{error}. {advice(db)}") from None
+    except ServerUnavailable as error:  # a store on a server that did not answer
+        raise click.ClickException(str(error)) from None
     except Exception as error:
         damage = store_damage(error)
         if damage is None:

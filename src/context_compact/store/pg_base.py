@@ -75,13 +75,16 @@ class PgConnection(DiskFiles):
         self.schema = check_schema(schema)
         self.lease_seconds = lease_seconds
         self.where = f"{shown_url(url)} (schema {schema})"
-        with psycopg.connect(url, autocommit=True) as conn:
-            migrate(conn, schema, self.where)
-            conn.execute(
-                f"INSERT INTO {schema}.roots (root) VALUES (%s) ON CONFLICT DO NOTHING",
-                (self._abs_root,),
-            )
-            found = conn.execute(f"SELECT id FROM {schema}.instance").fetchone()
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                migrate(conn, schema, self.where)
+                conn.execute(
+                    f"INSERT INTO {schema}.roots (root) VALUES (%s) ON CONFLICT DO NOTHING",
+                    (self._abs_root,),
+                )
+                found = conn.execute(f"SELECT id FROM {schema}.instance").fetchone()
+        except psycopg.OperationalError as error:
+            raise ServerUnavailable(f"{self.where}: {_first_line(error)}") from error
         self.instance: str = found[0]
         """This schema's id, made with it: a schema dropped and made again is another one."""
         options = f"-c search_path={schema}"
