@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from api_rules import sign, thinking_request, violation_text
 from context_compact import Compactor, MemoryStore, Policy, check
@@ -164,3 +166,42 @@ def test_clear_tool_inputs_is_a_bool_or_tool_names(bad: Any) -> None:
 
 def test_clear_tool_inputs_given_as_a_list_is_kept_as_a_tuple() -> None:
     assert Policy.default(clear_tool_inputs=["grep"]).clear_tool_inputs == ("grep",)
+
+
+TOOLS = ("grep", "read_file", "memory")
+
+
+@settings(max_examples=15)
+@given(
+    tools=st.lists(st.sampled_from(TOOLS), min_size=25, max_size=45),
+    sizes=st.lists(st.integers(20, 120), min_size=45, max_size=45),
+    inputs=st.sampled_from([True, ("grep",), ("grep", "memory")]),
+    excluded=st.sampled_from([(), ("memory",)]),
+)
+def test_every_cleared_input_belongs_to_a_cleared_result_and_is_two_reads_away(
+    tools: list[str], sizes: list[int], inputs: Any, excluded: tuple[str, ...]
+) -> None:
+    """The law, on any mix of tools and result sizes: a call's input is either its original
+    or a placeholder, a placeholder only where the result is cleared too and the tool is one
+    named, never for an excluded tool; each placeholder's line holds the original."""
+    cc = Compactor(
+        Policy.default(context_limit=9_000, clear_tool_inputs=inputs, exclude_tools=excluded),
+        MemoryStore(),
+    )
+    named = set(TOOLS) if inputs is True else set(inputs)
+    view: list[Any] = [{"role": "user", "content": REQUEST}]
+    for k, tool in enumerate(tools):
+        step = turn(k, tool)
+        step[1]["content"][0]["content"] = output(k)[: 60 * sizes[k]]
+        view = cc.prepare(view + step, REQUEST)
+        assert check(view) == []
+        results, cleared_inputs = cleared(view)
+        for use in blocks(view, "tool_use"):
+            if use["id"] not in cleared_inputs:
+                assert use["input"] == arguments(int(use["id"][1:]))
+                continue
+            assert use["id"] in results and use["name"] in named - set(excluded)
+            where = use["input"][INPUT_CLEARED].rsplit(" at ", 1)[1].removesuffix("]")
+            path, _, lines = where.partition(" lines ")
+            line = cc.store.read_text(path).splitlines()[int(lines.split("-")[0]) - 1]
+            assert json.loads(line)["input"] == arguments(int(use["id"][1:]))
