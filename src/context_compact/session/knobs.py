@@ -25,6 +25,7 @@ from .. import markers
 from ..messages import block_type, blocks
 from ..store.base import Store
 from .policy import SessionPolicy
+from .records import InputCopy
 from .state import Pos, SessionState
 
 
@@ -95,17 +96,16 @@ def tool_use_of(state: SessionState, pos: Pos) -> Pos | None:
 
 def cleared_inputs(
     state: SessionState, policy: SessionPolicy, store: Store, results: Sequence[Pos]
-) -> tuple[list[list[Any]], list[str]]:
+) -> tuple[tuple[InputCopy, ...], list[str]]:
     """The inputs to clear with the results at ``results`` (``clear_tool_inputs``), written
-    first to one JSONL file: the edit's ``inputs`` rows ``[seq, index, path, placeholder]``
-    and the session index's lines."""
+    first to one JSONL file: the edit's ``inputs`` and the session index's lines."""
     wanted = policy.clear_tool_inputs
     if wanted is False:
-        return [], []
+        return (), []
     calls: list[tuple[Pos, dict[str, Any]]] = []
     for pos in results:
         at = tool_use_of(state, pos)
-        if at is None or at in state.cleared_inputs:
+        if at is None or at in state.replaced.cleared_inputs:
             continue
         use = state.msgs[at[0]]["content"][at[1]]
         if not isinstance(use.get("input"), dict) or not use["input"]:
@@ -114,7 +114,7 @@ def cleared_inputs(
             continue
         calls.append((at, use))
     if not calls:
-        return [], []
+        return (), []
     # ASCII JSON: no line break of any kind inside a line, so line numbers hold.
     lines = [
         json.dumps({"id": u.get("id"), "name": u.get("name"), "input": u["input"]}) + "\n"
@@ -124,10 +124,10 @@ def cleared_inputs(
     rows, index = [], []
     for number, (at, use) in enumerate(calls, start=1):
         chars = len(json.dumps(use["input"]))
-        rows.append([at[0], at[1], path, markers.cleared_input(path, chars, number)])
+        rows.append(InputCopy(at[0], at[1], path, markers.cleared_input(path, chars, number)))
         what = f"input of {use.get('name')} call {use.get('id')}"
         index.append(markers.index_line("input", f"{path} lines {number}-{number}", what))
-    return rows, index
+    return tuple(rows), index
 
 
 def trigger(
