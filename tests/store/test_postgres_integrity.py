@@ -205,6 +205,9 @@ def test_doctor_on_a_postgresql_store_names_the_damaged_session_and_what_is_whol
     assert rows[good]["ok"] and not rows[bad]["ok"]
     assert (rows[bad]["unit"], rows[bad]["at"], rows[bad]["whole"]) == ("record", 2, 2)
     text = cli("doctor", schema=schema, workdir=tmp_path / "b").output
+    url = f"{require()}?schema={schema}"
+    after = CliRunner().invoke(main, ["doctor", "--store", url, "--workdir", str(tmp_path)])
+    assert after.exit_code == 1 and after.output == text  # the option after the command
     assert "database: check: ok" in text
     assert f"{bad}: DAMAGED" in text and "recoverable: the first 2 records" in text
 

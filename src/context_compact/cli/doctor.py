@@ -65,9 +65,21 @@ def integrity(store: Any) -> str | None:
 @click.command("doctor")
 @workdir_option
 @json_option
-def doctor_command(workdir: Path | None, as_json: bool) -> None:
+@click.option(
+    "--store",
+    "url",
+    metavar="URL",
+    default=None,
+    help="The store to check (as the global --store: sqlite:///PATH, file:///DIR, "
+    "postgresql://HOST/DB[?schema=NAME]); default: the work directory's.",
+)
+def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None:
     """Check every session of a work directory: hash chains, lost tails, replays, and the
     database's integrity; say which session is damaged where and what is recoverable."""
+    if url is not None:
+        from ..store.url import select
+
+        select(url)
     store = open_store(workdir)
     label = "check" if hasattr(store, "check_database") else "integrity_check"
     try:
