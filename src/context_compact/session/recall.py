@@ -5,14 +5,15 @@
     page = recall(store, session_id, "message 412")          # one logged message by position
     page = recall(store, session_id, "TypeError", offset=page.next_offset)
 
-The query is, in this order: a path the store issued (its text), ``message N`` or ``#N`` (the
-original message at position N of the session), or text, found in every logged message
-(text blocks, tool inputs, tool results, whatever their size or whether they are still in
-view). A file the store issued but someone deleted is rebuilt from the log's originals (the
-results an edit saved there, the messages a summary archived there), else the error says
-what happened. The answer is the original content, never a preview, cut into pages of ``limit``
-characters; ``next_offset`` continues. Only the session's own journal and the store's own
-files are read: a path that appears inside some tool output is not a reference.
+The query is, in this order: a path the store issued (its text), ``message N`` or ``#N``
+(the original message at position N of the session), or text, found in every logged message
+(text blocks, tool inputs as written, tool results, whatever their size or whether they are
+still in view); a matched tool call comes back with its result. A file the store issued but
+someone deleted is rebuilt from the log's originals (the results an edit saved there, the
+messages a summary archived there), else the error says what happened. The answer is the
+original content, never a preview, cut into pages of ``limit`` characters; ``next_offset``
+continues. Only the session's own journal and the store's own files are read: a path that
+appears inside some tool output is not a reference.
 
 ``SearchableLog`` gives the session engine both as methods over its own session.
 
@@ -148,6 +149,7 @@ def _matches(store: Store, session: str, query: str) -> list[str]:
     position = _POSITION.match(query)
     needle = query.casefold()
     found = []
+    calls: dict[str, int] = {}  # tool_use id of a matched call -> its hit
     for record in store.records(session):
         if record.get("kind") != "message":
             continue
@@ -158,9 +160,36 @@ def _matches(store: Store, session: str, query: str) -> list[str]:
                 return [f"=== message {seq} ({message.get('role')}) ===\n{message_text(message)}"]
             continue
         text = message_text(message)
-        if needle and needle in text.casefold():
+        if needle and needle in (text + _raw_inputs(message)).casefold():
             found.append(f"=== message {seq} ({message.get('role')}) ===\n{text}")
+            calls.update((str(b.get("id")), len(found) - 1) for b in _uses(message))
+            continue
+        # A matched call's result comes back with it: asked what a command gave, the answer
+        # is the result, which seldom repeats the command.
+        for block in blocks(message):
+            hit = calls.pop(str(block.get("tool_use_id")), None)
+            if block_type(block) == "tool_result" and hit is not None:
+                shown = readable_text(block)
+                shown = shown if shown is not None else to_json(block.get("content"))
+                found[hit] += f"\n--- its result, message {seq} ---\n{shown}"
     return found
+
+
+def _uses(message: Any) -> list[Any]:
+    return [b for b in blocks(message) if block_type(b) == "tool_use"]
+
+
+def _raw_inputs(message: Any) -> str:
+    """The string arguments of a message's tool calls as written (``message_text`` shows
+    them as JSON, where a quote or a newline is escaped and a query typed as the command
+    was would not match)."""
+    parts = []
+    for block in _uses(message):
+        args = block.get("input")
+        for value in args.values() if isinstance(args, dict) else ():
+            items = value if isinstance(value, list) else [value]
+            parts += [v for v in items if isinstance(v, str)]
+    return "\n" + "\n".join(parts) if parts else ""
 
 
 def recall(
