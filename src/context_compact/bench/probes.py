@@ -62,7 +62,7 @@ ERROR_LINE = re.compile(
 )
 TRACEBACK = re.compile(r"^Traceback \(most recent call last\):?$")
 NEXT_STEP = re.compile(
-    r"\b(?:next|now I|I'll|I will|let me|let's|going to|then I|I need to)\b", re.I
+    r"\b(?:next|now I|I'll|I will|we'll|we will|let me|let's|going to|then I|I need to)\b", re.I
 )
 CONSTRAINT = re.compile(
     r"\b(?:don't|do not|never|always|must|mustn't|should|shouldn't|only|keep|instead|"
@@ -74,7 +74,8 @@ CONSTRAINT = re.compile(
 WRAPPER = re.compile(r"^\s*(?:</?[\w-]+>)?\s*$")
 # Code a command printed (a file read with cat or grep) names errors without one happening.
 CODE = re.compile(r"\b(?:raise|except|import|class|def|throw|catch)\b")
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# Sentences end at . ! ? or : before a space, a newline, or a capital glued on ("wish.This").
+SENTENCE = re.compile(r"(?<=[.!?:])\s+|\n+|(?<=[a-z][.!?:])(?=[A-Z])")
 # Shorter answers are found in almost any text: they say nothing about what was kept.
 MIN_ANSWER = 12
 # A constraint or a correction is typed by a person; a longer user message is a pasted
@@ -138,7 +139,7 @@ def _command(value: Any) -> str | None:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         # ["bash", "-lc", "the script"]: the script is the command.
         if len(value) == 3 and value[0].rsplit("/", 1)[-1] in SHELLS and value[1].startswith("-"):
-            return value[2]
+            return str(value[2])
         return " ".join(value)
     return value if isinstance(value, str) and value.strip() else None
 
@@ -296,7 +297,7 @@ class Ledger:
                 for s in sentences(atom.text):
                     if CONSTRAINT.search(s) and len(s) >= MIN_ANSWER:
                         out.append(
-                            Probe("constraint", "what did the user tell you?", s[:300], None)
+                            Probe("constraint", "what did the user tell you?", s[:MAX_ANSWER], None)
                         )
         if said:  # the newest thing the assistant said that left: its next step, if it names one
             usable = [
@@ -304,7 +305,7 @@ class Ledger:
             ]
             if usable:
                 question = "what did you say you'd do next?"
-                out.append(Probe("next_step", question, usable[-1][:300], None))
+                out.append(Probe("next_step", question, usable[-1][:MAX_ANSWER], None))
         return list({p.ident: p for p in out}.values())
 
     def _result_probes(self, atom: Atom) -> list[Probe]:
