@@ -144,18 +144,18 @@ def probe_rows(rows: list[tuple[str, ProbeCounts | None, bool]]) -> list[list[st
         if counts is None:
             continue
         total = {o: counts.total(o) for o in OUTCOMES}
-        name = strategy if recalls else f"{strategy} (no recall)"
-        out.append([name, *(cell(counts.by_kind[k]) for k in KINDS), cell(total)])
+        kinds = (cell(counts.by_kind[k]) for k in KINDS)
+        out.append([strategy, "yes" if recalls else "no", *kinds, cell(total)])
     return out
 
 
-HEADERS = ["strategy", *(SHORT_KINDS[k] for k in KINDS), "all"]
+HEADERS = ["strategy", "recall", *(SHORT_KINDS[k] for k in KINDS), "all"]
 
 
 def probe_table(title: str, rows: list[tuple[str, ProbeCounts | None, bool]]) -> Table:
     table = Table(title=title, title_justify="left")
     for header in HEADERS:
-        table.add_column(header, justify="left" if header == "strategy" else "right")
+        table.add_column(header, justify="right" if header in SHORT_KINDS.values() else "left")
     for row in probe_rows(rows):
         table.add_row(*row)
     return table
@@ -166,7 +166,9 @@ LEGEND = (
     "view (recall key: the command); files: each file written or edited (key: the tool's "
     "name); read: the last file read; result: the last line of the newest command's result; "
     "next: the newest stated next step; user: each user constraint or correction (next and "
-    "user have no key: view only). (no recall): the engine keeps no log to search."
+    "user have no key: view only). recall: the engine keeps a log to search (the peers do "
+    "not: they answer in view or not at all). A strategy is probed on what it drops: one that "
+    "drops less has fewer probes."
 )
 
 

@@ -1,0 +1,78 @@
+"""The probe tables of a bench report (``bench --probes``): per strategy and kind of probe,
+answered in view / by one recall / lost, summed over each kind of workload, beside the
+strategy's weighted input (what it cost) and its calls over the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+
+from .probing import HEADERS, LEGEND, ProbeCounts, probe_rows, probe_table
+from .report import markdown_table, short
+from .run import BenchReport, BenchRow
+
+KIND_TITLES = {"synthetic": "Synthetic sessions", "real": "Real recorded sessions"}
+
+
+def _counts(row: BenchRow) -> ProbeCounts | None:
+    return ProbeCounts.from_dict(row.probes) if row.probes is not None else None
+
+
+def groups(report: BenchReport) -> list[tuple[str, list[BenchRow]]]:
+    """Per kind of workload that judged probes: a title and one summed row per strategy."""
+    out = []
+    for kind in dict.fromkeys(r.kind for r in report.results if r.probes is not None):
+        rows = report.aggregate(kind)
+        n = len(report.workloads(kind))
+        title = f"{KIND_TITLES.get(kind, kind.title() + ' sessions')} ({n})"
+        out.append((title, rows))
+    return out
+
+
+def _rows(rows: Sequence[BenchRow]) -> list[list[str]]:
+    judged = [r for r in rows if r.probes is not None]
+    lines = probe_rows([(r.strategy, _counts(r), r.recalls) for r in judged])
+    return [
+        [short(line[0]), *line[1:], f"{r.weighted_input / 1e6:.2f}M", f"{r.over_budget_calls:,}"]
+        for line, r in zip(lines, judged, strict=True)
+    ]
+
+
+def render_probes(report: BenchReport, console: Console) -> None:
+    for title, rows in groups(report):
+        table = probe_table(f"Probes: {title}, view / recall / lost", [])
+        table.add_column("w. input", justify="right")
+        table.add_column("over", justify="right")
+        for line in _rows(rows):
+            table.add_row(*line)
+        console.print(table)
+        for row in rows:
+            counts = _counts(row)
+            if counts is None:
+                continue
+            recalled = counts.total("recall")
+            if recalled:
+                note = (
+                    f"{row.strategy}: {counts.first_page:,} of {recalled:,} recall answers on "
+                    "the query's first page"
+                )
+                console.print(f"[dim]{escape(note)}[/dim]")
+            # Only ours is expected to lose nothing: its losses are spelled out.
+            for example in counts.lost_examples[:3] if row.strategy == "default" else []:
+                console.print(f"[dim]{escape(row.strategy)} lost: {escape(example)}[/dim]")
+    console.print(f"[dim]{escape(LEGEND)} w. input: weighted input tokens.[/dim]")
+
+
+def probe_markdown(report: BenchReport) -> str:
+    """The probe tables as markdown (the README's Measured section)."""
+    parts = []
+    for title, rows in groups(report):
+        parts.append(f"**{title}**\n")
+        parts.append(markdown_table([*HEADERS, "weighted input", "over budget"], _rows(rows)))
+        parts.append("")
+    return "\n".join(parts)
+
+
+__all__ = ["groups", "probe_markdown", "render_probes"]
