@@ -7,8 +7,10 @@ of a user or assistant message, a ``tool_use`` block, a ``tool_result`` block. A
 derives questions whose answers are exact strings of the original content:
 
     error        what error did `C` give?           the last error line of C's result
-    file         which files did you write or edit?  each path a write/edit call named
-    last_read    which file did you read last?       the path of the newest read, if it left
+    file         which files did you write or edit   each path a write/edit call named
+                 with `T`?
+    last_read    which file did you read last with   the path of the newest read, if it left
+                 `T`?
     last_result  what did `C` print last?            the last line of the newest command's
                                                      result, if that result left
     next_step    what did you say you'd do next?     the newest next-step sentence that left
@@ -16,7 +18,8 @@ derives questions whose answers are exact strings of the original content:
                                                      user message that left
 
 Each probe carries a ``key``: the ``recall`` query an agent could type knowing only the
-question (the command, or the tool's name), never the answer. ``next_step`` and
+question (the command C, or the tool's name T, as the question names them), never the
+answer. ``next_step`` and
 ``constraint`` questions name nothing to search for: their key is None and they are
 answered only in view.
 
@@ -57,9 +60,11 @@ PATCHED = re.compile(r"^\*\*\* (?:Add|Update) File: (\S+)", re.M)
 # An error line of a command's output; a bare "Traceback (most recent call last):" names no
 # error, the line that ends the traceback does.
 ERROR_LINE = re.compile(
-    r"\b[A-Z]\w*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|\bERROR\b|\bFAILED\b"
-    r"|\bfatal:|\bpanic:|\bfailed\b"
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|\bERROR\b|\bfatal:|\bpanic:"
 )
+# A line that says something failed without naming what: the error line only when no line
+# names one ("=== 1 failed, 2 passed ===" under "FAILED test_x - KeyError: 'rate'").
+FAILED_LINE = re.compile(r"\bFAILED\b|\bfailed\b")
 TRACEBACK = re.compile(r"^Traceback \(most recent call last\):?$")
 NEXT_STEP = re.compile(
     r"\b(?:next|now I|I'll|I will|we'll|we will|let me|let's|going to|then I|I need to)\b", re.I
@@ -181,15 +186,17 @@ def _result_text(block: dict[str, Any]) -> str:
 
 
 def error_line(text: str, flagged: bool) -> str | None:
-    """The last error line of a result (its first line when the tool flagged an error and no
-    line says which); None when there is none."""
-    found = [
+    """The last line of a result that names an error (else the last that says something
+    failed; else, when the tool flagged an error, its first line); None when there is none."""
+    lines = [
         line.strip()
         for line in text.splitlines()
-        if ERROR_LINE.search(line) and not TRACEBACK.match(line.strip()) and not CODE.search(line)
+        if not TRACEBACK.match(line.strip()) and not CODE.search(line)
     ]
-    if found:
-        return found[-1]
+    for pattern in (ERROR_LINE, FAILED_LINE):
+        found = [line for line in lines if pattern.search(line)]
+        if found:
+            return found[-1]
     return _first_line(text) if flagged else None
 
 
@@ -314,7 +321,8 @@ class Ledger:
             return []
         block = atom.block or {}
         target = call.command or next(iter(call.writes + call.reads), None) or call.name
-        key = _clip(_first_line(target), MAX_KEY)
+        # Typed as it was written (recall matches inputs as written), first line only.
+        key = _first_line(target)[:MAX_KEY].strip()
         out = []
         flagged = block.get("is_error") is True
         # A file the agent read may hold "Error" in its code: only what a command printed,
@@ -337,10 +345,12 @@ class Ledger:
             return []
         tool = "apply_patch" if call.command and PATCHED.search(call.command) else call.name
         out = [
-            Probe("file", "which files did you write or edit?", path, tool) for path in call.writes
+            Probe("file", f"which files did you write or edit with `{tool}`?", path, tool)
+            for path in call.writes
         ]
         if call.reads and call.id == self.last_read:
-            out.append(Probe("last_read", "which file did you read last?", call.reads[-1], tool))
+            question = f"which file did you read last with `{tool}`?"
+            out.append(Probe("last_read", question, call.reads[-1], tool))
         return out
 
 
