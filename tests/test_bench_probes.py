@@ -230,3 +230,46 @@ def test_every_keyed_probe_is_found_by_one_recall_of_the_logged_history(
     for probe in probes_of(messages):
         if probe.key is not None:
             assert judge(probe, "", recall).outcome == "recall", probe
+
+
+# -- in the bench ------------------------------------------------------------------------------
+
+
+def test_bench_probes_are_summed_per_strategy_and_shown_beside_their_cost() -> None:
+    from rich.console import Console
+
+    from context_compact.bench import BenchConfig, run_bench
+    from context_compact.bench.probe_report import probe_markdown, render_probes
+
+    config = BenchConfig(
+        strategies=("default", "masking"),
+        synthetic=((60, 0),),
+        real=False,
+        scaling_sizes=(),
+        probes=True,
+    )
+    report = run_bench(config)
+    rows = {r.strategy: r for r in report.aggregate("synthetic")}
+    assert rows["default"].recalls and not rows["masking"].recalls
+    default = rows["default"].probes
+    masking = rows["masking"].probes
+    assert default is not None and masking is not None
+    assert sum(c["lost"] for c in default["by_kind"].values()) == 0
+    assert sum(c["lost"] for c in masking["by_kind"].values()) > 0
+    console = Console(record=True, width=160)
+    render_probes(report, console)
+    shown = console.export_text()
+    assert "Probes: Synthetic sessions (1)" in shown and "masking" in shown
+    table = probe_markdown(report)
+    assert table.count("\n| ") == 3  # the header, then one row per strategy
+    assert "| default | yes |" in table and "| masking | no |" in table
+
+
+def test_probes_are_refused_with_the_scaling_suite_alone() -> None:
+    from click.testing import CliRunner
+
+    from context_compact.bench.command import bench
+
+    result = CliRunner().invoke(bench, ["--scaling", "--probes"])
+    assert result.exit_code != 0
+    assert "--probes" in result.output
