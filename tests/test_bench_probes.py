@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -239,7 +240,11 @@ def test_bench_probes_are_summed_per_strategy_and_shown_beside_their_cost() -> N
     from rich.console import Console
 
     from context_compact.bench import BenchConfig, run_bench
-    from context_compact.bench.probe_report import probe_markdown, render_probes
+    from context_compact.bench.probe_report import (
+        markdown_from_json,
+        probe_markdown,
+        render_probes,
+    )
 
     config = BenchConfig(
         strategies=("default", "masking"),
@@ -263,6 +268,7 @@ def test_bench_probes_are_summed_per_strategy_and_shown_beside_their_cost() -> N
     table = probe_markdown(report)
     assert table.count("\n| ") == 3  # the header, then one row per strategy
     assert "| default | yes |" in table and "| masking | no |" in table
+    assert markdown_from_json(json.loads(json.dumps(report.to_dict()))) == table
 
 
 def test_probes_are_refused_with_the_scaling_suite_alone() -> None:

@@ -5,6 +5,7 @@ strategy's weighted input (what it cost) and its calls over the budget."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -75,4 +76,37 @@ def probe_markdown(report: BenchReport) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["groups", "probe_markdown", "render_probes"]
+def markdown_from_json(data: dict[str, Any]) -> str:
+    """The same tables from a ``bench --probes --json`` report (rows summed per kind and
+    strategy, in the order they ran)."""
+    sums: dict[str, dict[str, dict[str, Any]]] = {}
+    workloads: dict[str, set[str]] = {}
+    for row in data["results"]:
+        if row.get("probes") is None:
+            continue
+        workloads.setdefault(row["kind"], set()).add(row["workload"])
+        mine = sums.setdefault(row["kind"], {}).setdefault(
+            row["strategy"],
+            {"counts": ProbeCounts(), "input": 0.0, "over": 0, "recalls": True},
+        )
+        mine["counts"].add(ProbeCounts.from_dict(row["probes"]))
+        mine["input"] += row["weighted_input"]
+        mine["over"] += row["over_budget_calls"]
+        mine["recalls"] = mine["recalls"] and row["recalls"]
+    parts = []
+    for kind, strategies in sums.items():
+        title = f"{KIND_TITLES.get(kind, kind.title() + ' sessions')} ({len(workloads[kind])})"
+        lines = probe_rows([(n, v["counts"], v["recalls"]) for n, v in strategies.items()])
+        rows = [
+            [short(line[0]), *line[1:], f"{v['input'] / 1e6:.2f}M", f"{v['over']:,}"]
+            for line, v in zip(lines, strategies.values(), strict=True)
+        ]
+        parts += [
+            f"**{title}**\n",
+            markdown_table([*HEADERS, "weighted input", "over budget"], rows),
+        ]
+        parts.append("")
+    return "\n".join(parts)
+
+
+__all__ = ["groups", "markdown_from_json", "probe_markdown", "render_probes"]
