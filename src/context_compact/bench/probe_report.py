@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
-from .probing import HEADERS, LEGEND, ProbeCounts, probe_rows, probe_table
+from .probing import HEADERS, LEGEND, ProbeCounts, probe_rows
 from .report import markdown_table, short
 from .run import BenchReport, BenchRow
 
@@ -43,11 +45,20 @@ def _rows(rows: Sequence[BenchRow]) -> list[list[str]]:
 
 def render_probes(report: BenchReport, console: Console) -> None:
     for title, rows in groups(report):
-        table = probe_table(f"Probes: {title}, view / recall / lost", [])
-        table.add_column("w. input", justify="right")
-        table.add_column("over", justify="right")
+        # Within 80 columns: cells as v/r/l, no "all" cell, calls over the budget left to
+        # the cost tables (the markdown has them all).
+        table = Table(
+            title=f"Probes: {title}, view/recall/lost",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            padding=(0, 0, 0, 1),
+            pad_edge=False,
+        )
+        headers = ["strategy", "log", *HEADERS[2:-1], "input"]
+        for header in headers:
+            table.add_column(header, justify="left" if header in headers[:2] else "right")
         for line in _rows(rows):
-            table.add_row(*line)
+            table.add_row(*(c.replace(" / ", "/") for c in [*line[:-3], line[-2]]))
         console.print(table)
         for row in rows:
             counts = _counts(row)
@@ -63,7 +74,8 @@ def render_probes(report: BenchReport, console: Console) -> None:
             # Only ours is expected to lose nothing: its losses are spelled out.
             for example in counts.lost_examples[:3] if row.strategy == "default" else []:
                 console.print(f"[dim]{escape(row.strategy)} lost: {escape(example)}[/dim]")
-    console.print(f"[dim]{escape(LEGEND)} w. input: weighted input tokens.[/dim]")
+    note = "log: yes when the engine keeps a log recall searches; input: weighted input tokens."
+    console.print(f"[dim]{escape(LEGEND)} {note}[/dim]")
 
 
 def probe_markdown(report: BenchReport) -> str:
