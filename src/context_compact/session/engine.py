@@ -49,9 +49,11 @@ from ..store import holders
 from ..store.base import STORE_ERRORS
 from ..summarize import call_summarizer, extractive_summary
 from . import knobs, passes, summary
+from . import records as rec
 from .policy import SessionPolicy
 from .recall import SearchableLog
-from .state import Record, SessionState, clone
+from .records import Calibrate, EventRecord, MessageRecord, Overhead, Record, Restart
+from .state import SessionState, clone
 
 NEVER = -(10**12)
 SUMMARY_SHARE = 0.15
@@ -97,11 +99,10 @@ class SessionEngine(SearchableLog):
             self.store.create_session({**self._meta(), "id": session})
             return
         state = self.state
-        for record in self.store.records(session):
-            kind = record.get("kind")
-            if kind == "message":
-                state.add_message(record, content_key(record["message"]))
-            elif kind != "event":
+        for record in rec.journal(self.store.records(session), f"session {session}"):
+            if isinstance(record, MessageRecord):
+                state.add_message(record, content_key(record.message))
+            else:
                 state.apply(record)
 
     def _meta(self) -> dict[str, Any]:
@@ -117,7 +118,7 @@ class SessionEngine(SearchableLog):
         return self.sid()
 
     def _record(self, record: Record) -> None:
-        if record["kind"] != "message":
+        if not isinstance(record, MessageRecord):
             self.state.apply(record)
         self._pending.append(record)
 
@@ -140,7 +141,7 @@ class SessionEngine(SearchableLog):
                 sid = self.sid()
                 # Of two compactors on one session and store object, a stale one is refused.
                 self._generation = holders.write(self.store, sid, self._generation)
-                self.store.append(sid, pending)
+                self.store.append(sid, [rec.as_json(r) for r in pending])
             except STORE_ERRORS as error:
                 # Kept, in order, for the next call's append: the journal stays a prefix of
                 # what happened (never torn), and the view already holds what it says.
@@ -163,7 +164,7 @@ class SessionEngine(SearchableLog):
         score: dict[str, float | None] | None = None,
     ) -> None:
         event = CompactionEvent(stage, before, after, "tokens", paths, note, score)
-        self._pending.append({"kind": "event", **asdict(event), "paths": list(paths)})
+        self._pending.append(EventRecord(stage, before, after, "tokens", paths, note, score))
         self.env.emit(event)
 
     def _io(self) -> passes.PassIO:
@@ -177,7 +178,7 @@ class SessionEngine(SearchableLog):
         state = self.state
         try:
             match = self.recognizer.match(
-                messages, state.view_keys, state.conversation_len(), state.head
+                messages, state.shown.keys, state.conversation_len(), state.head
             )
         except RecursionError:
             # Hashing met a message nested too deep for the JSON encoder: check() names it.
@@ -192,7 +193,9 @@ class SessionEngine(SearchableLog):
         # New messages may not reuse a tool_use id of the caller's list: the view's ids for a
         # list built on our view, every id of the conversation for the caller's own full
         # history, the ids of the list it passed last for a retry of that list.
-        ids = {"view": state.use_ids, "log": state.log_use_ids}.get(match.via, self._input_ids)
+        ids = {"view": state.shown.use_ids, "log": state.log_use_ids}.get(
+            match.via, self._input_ids
+        )
         new = as_dicts(messages[match.start :])
         if not new:
             self.recognizer.accept(messages)
@@ -205,13 +208,7 @@ class SessionEngine(SearchableLog):
             raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
         keys = self.recognizer.last_keys()[match.start :]
         for message, key in zip(new, keys, strict=True):
-            record = {
-                "kind": "message",
-                "seq": state.n,
-                "id": chain_id(state.head, key),
-                "parent": state.head,
-                "message": clone(message),
-            }
+            record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
             state.add_message(record, key)
             self._pending.append(record)
         self.recognizer.accept(messages)
@@ -225,7 +222,7 @@ class SessionEngine(SearchableLog):
         if self.state.conversation_len() == 0:
             return
         before = self.state.measure()
-        self._record({"kind": "restart"})
+        self._record(Restart())
         self._emit(
             "session_restart", before, 0, (), "the caller's history no longer extends this one"
         )
@@ -233,7 +230,7 @@ class SessionEngine(SearchableLog):
     def view(self) -> list[Message]:
         """The request as it stands (after a resume: what the stopped process would send)."""
         out = list(self.state.view)
-        self.recognizer.prime(out, self.state.view_keys)
+        self.recognizer.prime(out, self.state.shown.keys)
         self._returned = (len(out), self.state.estimate())
         return out
 
@@ -253,11 +250,11 @@ class SessionEngine(SearchableLog):
         ratio = min(3.0, max(0.5, prompt_tokens / estimate))
         # Journaled with the next call's records: a process killed before then has not sent
         # another request, and its caller observes the same usage again when it resends.
-        self._record({"kind": "calibrate", "ratio": ratio, "anchor": [length, prompt_tokens]})
+        self._record(Calibrate(ratio, (length, prompt_tokens)))
 
     def overhead(self, tokens: int) -> None:
         if tokens != self.state.overhead:
-            self._record({"kind": "overhead", "tokens": tokens})
+            self._record(Overhead(tokens))
 
     @property
     def summary_budget(self) -> int:
@@ -304,7 +301,7 @@ class SessionEngine(SearchableLog):
         edit = passes.persist(state, self.policy, self._io(), self.limit)
         if edit is not None:
             self._record(edit)
-            paths = tuple(b[2] for b in edit["blocks"])
+            paths = tuple(b.path for b in edit.blocks)
             note = f"{len(paths)} new results persisted with a preview"
             self._emit("persist_new_results", before, state.measure(), paths, note)
 
@@ -318,8 +315,8 @@ class SessionEngine(SearchableLog):
         )
         if edit is not None:
             self._record(edit)
-            paths = tuple(dict.fromkeys(b[2] for b in edit["blocks"]))
-            note = f"{len(edit['blocks'])} seen results cleared"
+            paths = edit.paths
+            note = f"{len(edit.blocks)} seen results cleared"
             self._emit("clear_old_results", before, state.measure(), paths, note)
 
     def _summarize_old(
@@ -348,13 +345,13 @@ class SessionEngine(SearchableLog):
         edit = passes.summarize(state, self._io(), ask, self.policy.summary_input_limit // 4)
         if edit is not None:
             self._record(edit)
-            folded = len(edit["folded"]) + edit["folded_more"]
-            closed = "; the turn closed, recent steps carried" if edit.get("closes") else ""
+            folded = len(edit.folded) + edit.folded_more
+            closed = "; the turn closed, recent steps carried" if edit.closes else ""
             note = (
-                f"{edit['cut'] - edit['start']} messages summarized; user messages: "
-                f"{len(edit['pins'])} pinned, {folded} folded{closed}"
+                f"{edit.cut - edit.start} messages summarized; user messages: "
+                f"{len(edit.pins)} pinned, {folded} folded{closed}"
             )
-            self._emit(stage, before, state.measure(), (edit["archive"],), note, edit["score"])
+            self._emit(stage, before, state.measure(), (edit.archive,), note, edit.score)
 
     def _summarize(
         self,
@@ -435,7 +432,7 @@ class SessionEngine(SearchableLog):
         first = state.first_request
         last = state.last_assistant()
         step = [seq for seq in range(max(last, state.first_kept), state.n)]
-        step_tokens = round(sum(state.tokens[state.view_index(seq)] for seq in step) * ratio)
+        step_tokens = round(sum(state.shown.tokens[state.view_index(seq)] for seq in step) * ratio)
         parts = [f"the system prompt and tools take {round(state.overhead * ratio):,}"]
         if first is not None:
             first_tokens = round(state.counter.count(state.msgs[first]) * ratio)
@@ -558,7 +555,7 @@ class SessionEngine(SearchableLog):
             state = self.state
             estimate = max(1, state.estimate())
             ratio = min(8.0, max(state.ratio, self.limit / estimate))
-            self._record({"kind": "calibrate", "ratio": ratio, "anchor": None})
+            self._record(Calibrate(ratio, None))
             target = min(int(self.policy.low_water * self.limit), state.measure() // 2)
             self._guarded(lambda: self._clear(target, force=True), "clear")
             if state.measure() > target:
