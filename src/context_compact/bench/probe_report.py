@@ -12,11 +12,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .longturn import KIND as LONG_TURN
 from .probing import HEADERS, LEGEND, ProbeCounts, probe_rows
 from .report import markdown_table, short
 from .run import BenchReport, BenchRow
 
-KIND_TITLES = {"synthetic": "Synthetic sessions", "real": "Real recorded sessions"}
+KIND_TITLES = {
+    "synthetic": "Synthetic sessions",
+    "real": "Real recorded sessions",
+    LONG_TURN: "One request, then only tool calls",
+}
 
 
 def _counts(row: BenchRow) -> ProbeCounts | None:
