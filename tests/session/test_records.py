@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_long_turn import run_loop
 
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.bench.fakes import BenchSummarizer
@@ -23,7 +24,6 @@ from context_compact.session.records import (
     journal,
     read,
 )
-from test_long_turn import run_loop
 
 
 def a_long_session(mode: str = "start") -> tuple[MemoryStore, str]:

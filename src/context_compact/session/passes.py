@@ -41,6 +41,7 @@ from .policy import SessionPolicy
 from .records import BlockCopy, BlockEdit, SummaryEdit
 from .state import Pos, SessionState
 
+Score = dict[str, float | None] | None
 MARKER_TOKENS = 30
 # Line breaks other than \n: str.splitlines (and so read_file) counts them, a pack's line
 # ranges would drift.
@@ -245,6 +246,22 @@ def effects(
     return summary.SummaryEffects(archive, exports, text, index, summary.score(text, source))
 
 
+def event_of(edit: BlockEdit | SummaryEdit) -> tuple[tuple[str, ...], str, Score]:
+    """What the event of ``edit`` says: the files it names, a note, the summary's score."""
+    if isinstance(edit, SummaryEdit):
+        folded = len(edit.folded) + edit.folded_more
+        closed = "; the turn closed, recent steps carried" if edit.closes else ""
+        note = (
+            f"{edit.cut - edit.start} messages summarized; user messages: "
+            f"{len(edit.pins)} pinned, {folded} folded{closed}"
+        )
+        return (edit.archive,), note, edit.score
+    if edit.op == "persist":
+        paths = tuple(b.path for b in edit.blocks)
+        return paths, f"{len(paths)} new results persisted with a preview", None
+    return edit.paths, f"{len(edit.blocks)} seen results cleared", None
+
+
 def summary_view(
     messages: list[Message], sizes: list[int], budget: int, archive: str
 ) -> list[Message]:
@@ -272,6 +289,7 @@ __all__ = [
     "clear",
     "describe",
     "effects",
+    "event_of",
     "persist",
     "summarize",
     "summary_view",
