@@ -13,7 +13,8 @@ derives questions whose answers are exact strings of the original content:
                  `T`?
     last_result  what did `C` print last?            the last line of the newest command's
                                                      result, if that result left
-    next_step    what did you say you'd do next?     the newest next-step sentence that left
+    next_step    what did you say you'd do next?     the next-step sentence of the newest
+                                                     assistant text, if it left
     constraint   what did the user tell you?         each constraint/correction sentence of a
                                                      user message that left
 
@@ -235,13 +236,16 @@ def renderings(messages: Iterable[Any]) -> dict[Key, Any]:
 @dataclass
 class Ledger:
     """The originals of a session's content, registered as the loop appends them, and the
-    newest read and command (what ``last_read`` and ``last_result`` ask about)."""
+    newest read, command and assistant text (what ``last_read``, ``last_result`` and
+    ``next_step`` ask about: each only once the newest has left)."""
 
     originals: dict[Key, Atom] = field(default_factory=dict)
     calls: dict[str, Call] = field(default_factory=dict)
     last_read: str | None = None
     last_command: str | None = None
     count: int = 0
+    last_said: Key | None = None
+    """The newest assistant text (``next_step`` asks only about it)."""
 
     def add(self, messages: Iterable[Any]) -> None:
         for message in messages:
@@ -256,6 +260,8 @@ class Ledger:
                 atom = self._atom(key, message)
                 self.originals[key] = atom
                 self.count += 1
+                if key[0] == "text" and key[1] == "assistant":
+                    self.last_said = key
                 if key[0] == "use" and atom.block is not None:
                     call = classify(atom.block)
                     self.calls[call.id] = call
@@ -292,23 +298,25 @@ class Ledger:
     def probes(self, left: Sequence[Atom]) -> list[Probe]:
         """The probes the atoms in ``left`` give (oldest first, no repeats)."""
         out: list[Probe] = []
-        said: list[str] = []
+        said: list[Atom] = []
         for atom in left:
             if atom.key[0] == "result":
                 out += self._result_probes(atom)
             elif atom.key[0] == "use":
                 out += self._use_probes(atom)
             elif atom.role == "assistant":
-                said.append(atom.text)
+                said.append(atom)
             elif atom.role == "user" and len(atom.text) <= MAX_USER:
                 for s in sentences(atom.text):
                     if CONSTRAINT.search(s) and len(s) >= MIN_ANSWER:
                         out.append(
                             Probe("constraint", "what did the user tell you?", s[:MAX_ANSWER], None)
                         )
-        if said:  # the newest thing the assistant said that left: its next step, if it names one
+        # The newest thing the assistant said, if it left (a newer statement still in view,
+        # or one that left before, is where the work stands): its next step, if it names one.
+        if said and said[-1].key == self.last_said:
             usable = [
-                s for s in sentences(said[-1]) if NEXT_STEP.search(s) and len(s) >= MIN_ANSWER
+                s for s in sentences(said[-1].text) if NEXT_STEP.search(s) and len(s) >= MIN_ANSWER
             ]
             if usable:
                 question = "what did you say you'd do next?"
