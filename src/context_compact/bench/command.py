@@ -155,6 +155,13 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     default=None,
     help="Write the charts here (.html page or .svg).",
 )
+@click.option(
+    "--probes",
+    is_flag=True,
+    help="Also ask, wherever content leaves the view, what the agent can still answer (errors, "
+    "files, last read, last result, next step, user constraints): in view, by one recall, or "
+    "lost; tables per strategy and kind.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
     quick: bool,
@@ -180,6 +187,7 @@ def bench(
     store_io: bool,
     json_path: Path | None,
     chart_path: Path | None,
+    probes: bool,
     no_progress: bool,
 ) -> None:
     """Price every context strategy side by side on synthetic and real sessions.
@@ -217,6 +225,7 @@ def bench(
             "--chart": chart_path,
             "--long-turn": long_turn or None,
             "--steps": steps,
+            "--probes": probes or None,
         }
         given = [name for name, value in unused.items() if value is not None]
         if given:
@@ -261,6 +270,8 @@ def bench(
         changes["trajectories"] = trajectories
     if no_real:
         changes["real"] = False
+    if probes:
+        changes["probes"] = True
     if sessions is not None:
         changes["max_sessions"] = sessions
     lengths, seed_list = _ints(turns), _ints(seeds)
@@ -295,6 +306,10 @@ def bench(
     else:
         report = _with_progress(console, lambda advance: run_bench(config, progress=advance))
     render(report, console)
+    if probes:
+        from .probe_report import render_probes
+
+        render_probes(report, console)
     _write_json(console, json_path, report.to_dict())
     if chart_path is not None:
         console.print(f"chart: {write_chart(report, chart_path)}")
