@@ -148,6 +148,18 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     default=None,
     help="Write the charts here (.html page or .svg).",
 )
+@click.option(
+    "--real-peers",
+    is_flag=True,
+    help="Alone: our default, the real peers (the peers extra) and their models on the real "
+    "sessions, time as a ratio to ours (--sessions, --real-budget, --trajectories apply).",
+)
+@click.option(
+    "--peers-python",
+    default=None,
+    help="--real-peers: a Python 3.12+ with openhands-sdk, to run OpenHands in (default "
+    "$CONTEXT_COMPACT_PEERS_PYTHON).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
     quick: bool,
@@ -172,6 +184,8 @@ def bench(
     store_url: str | None,
     json_path: Path | None,
     chart_path: Path | None,
+    real_peers: bool,
+    peers_python: str | None,
     no_progress: bool,
 ) -> None:
     """Price every context strategy side by side on synthetic and real sessions.
@@ -186,6 +200,9 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if real_peers:
+        _real_peers(quick, sessions, real_budget or budget, trajectories, peers_python, json_path)
+        return
     if load and store_url:
         _fleet(store_url, quick, sessions, turns, json_path, no_progress)
         return
@@ -388,6 +405,33 @@ def _fleet(
     console = Console()
     data = run_fleet(config, url, progress=None if no_progress else console.log)
     render_fleet(data, console)
+    _write_json(console, json_path, data)
+
+
+def _real_peers(
+    quick: bool,
+    sessions: int | None,
+    budget: int | None,
+    trajectories: Path | None,
+    python: str | None,
+    json_path: Path | None,
+) -> None:
+    from rich.console import Console
+
+    from .peers.report import render
+    from .peers.run import run_real_peers
+    from .run import BenchConfig
+
+    config = BenchConfig.quick() if quick else BenchConfig()
+    changes: dict[str, Any] = {"max_sessions": sessions or config.max_sessions}
+    if budget is not None:
+        changes["budget"] = budget
+    if trajectories is not None:
+        changes["trajectories"] = trajectories
+    config = replace(config, **changes)
+    console = Console()
+    data = run_real_peers(config, python)
+    render(data, console)
     _write_json(console, json_path, data)
 
 

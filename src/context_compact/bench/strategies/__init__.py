@@ -11,9 +11,13 @@ The peers are written from their published behaviour; each module's docstring ci
     seed                  Compactor(Policy.seed()), limit 4 x budget chars
     default               Compactor(Policy.default(context_limit=budget))
     masking               last 10 observations verbatim (Lindenbauer et al. 2025, SWE-agent)
-    openhands-summarizer  LLMSummarizingCondenser(max_size=120, keep_first=4)
+    openhands-summarizer  OpenHands default condenser (max_size=80, keep_first=4, window)
     anthropic-clearing    clear_tool_uses_20250919 (trigger min(100k, budget), keep 3)
     codex                 Codex CLI auto-compact (summary + recent user messages <= 20k)
+
+Models of the peers ``bench --real-peers`` also runs for real (``MODELS``, not in the default
+run): ``langchain-summarizer`` (SummarizationMiddleware, keep the last 20 messages) and
+``llamaindex-summary`` (ChatSummaryMemoryBuffer).
 """
 
 from __future__ import annotations
@@ -24,7 +28,15 @@ from typing import Any
 from ...compactor import Compactor
 from ...registry import entry, policy_at, register
 from ...store.base import Store
-from . import anthropic_clearing, codex, masking, none, openhands
+from . import (
+    anthropic_clearing,
+    codex,
+    langchain_summarizer,
+    llamaindex_summary,
+    masking,
+    none,
+    openhands,
+)
 
 # The seed counts characters (S-0.2); at ~4 characters a token its limit is 4 x the budget.
 CHARS_PER_TOKEN = 4
@@ -47,6 +59,7 @@ NAMES: tuple[str, ...] = (
     "anthropic-clearing",
     "codex",
 )
+MODELS: tuple[str, ...] = ("langchain-summarizer", "llamaindex-summary")
 
 
 def register_peers() -> None:
@@ -56,13 +69,17 @@ def register_peers() -> None:
     register("openhands-summarizer", openhands.engine, "OpenHands LLMSummarizingCondenser")
     register("anthropic-clearing", anthropic_clearing.engine, "Anthropic clear_tool_uses_20250919")
     register("codex", codex.engine, "Codex CLI auto-compact")
+    register(
+        "langchain-summarizer", langchain_summarizer.engine, "LangChain SummarizationMiddleware"
+    )
+    register("llamaindex-summary", llamaindex_summary.engine, "LlamaIndex ChatSummaryMemoryBuffer")
 
 
 def build(name: str, setup: Setup) -> Compactor:
     """A Compactor over strategy ``name`` from the registry, at the bench's budget (tokens; the
     seed's characters are ``CHARS_PER_TOKEN`` x the budget)."""
-    if name not in NAMES:
-        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}")
+    if name not in NAMES + MODELS:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES + MODELS)}")
     register_peers()
     scale = CHARS_PER_TOKEN if entry(name).unit == "chars" else 1
     compactor = Compactor(policy_at(name, scale * setup.budget), setup.store, setup.summarizer)
@@ -70,4 +87,4 @@ def build(name: str, setup: Setup) -> Compactor:
     return compactor
 
 
-__all__ = ["CHARS_PER_TOKEN", "NAMES", "Setup", "build", "register_peers"]
+__all__ = ["CHARS_PER_TOKEN", "MODELS", "NAMES", "Setup", "build", "register_peers"]

@@ -1,20 +1,26 @@
-"""``openhands-summarizer``: OpenHands' LLM summarizing condenser.
+"""``openhands-summarizer``: OpenHands' default condenser, modelled.
 
-Source: OpenHands software-agent-sdk, ``openhands/sdk/context/condenser/
-llm_summarizing_condenser.py`` (``LLMSummarizingCondenser``: ``max_size`` = 120 events,
-``keep_first`` = 4), read 2025-11. As published:
+Follows ``openhands-sdk`` 1.58.2 (``openhands/sdk/context/condenser/
+llm_summarizing_condenser.py``: ``default_condenser`` = ``LLMSummarizingCondenser(max_size=80,
+keep_first=4)``; ``condenser/base.py``; ``agent/agent.py``), checked against the real one by
+``bench --real-peers``. As that version does it:
 
-* The agent's history is a list of *events*: each tool call (action) and each tool output
-  (observation) is one event, as is each plain message.
-* When the view holds more than ``max_size`` events, it is condensed to half: the first
-  ``keep_first`` events stay, then one summary event, then the newest
-  ``max_size // 2 - keep_first - 1`` events. Everything between is *forgotten*: the LLM
-  is asked to summarize it, together with the previous summary (a rolling summary).
-* When the model refuses the request as too long (context window exceeded), the agent
-  emits a condensation request and the condenser condenses the current view to half of
-  its length. The bench models that refusal as "the view is over the budget".
-* The view never splits a tool call from its output (the SDK drops unmatched calls and
-  keeps a parallel batch together); so a batch cut by a boundary is forgotten whole.
+* The agent's history is a list of *events*: the system prompt is the first; each tool call
+  (action) and each tool output (observation) is one event, as is each plain message.
+  ``max_size`` and ``keep_first`` count the system prompt event (here the bench adds the
+  system prompt itself, so the model's events are one fewer).
+* Soft: when the view holds more than ``max_size`` events, it is condensed to half: the first
+  ``keep_first`` events stay, one summary event, then the newest
+  ``max_size // 2 - keep_first - 1`` events.
+* Hard, by window: when the request's tokens exceed the agent model's input window (the
+  budget; ``max_tokens`` unset), the oldest events after the head are forgotten until at least
+  ``total - window // 2`` tokens are gone.
+* Everything forgotten is summarized with the previous summary (a rolling summary).
+* Refusal and retry: a request still over the window is refused by the API
+  (``LLMContextWindowExceedError``); the agent emits a condensation request and the condenser
+  halves the view, up to 5 times a call. ``refusals`` counts those refused requests.
+* The view never splits a tool call from its output and keeps a parallel batch together; so a
+  batch cut by a boundary is forgotten whole.
 * Observations are cut to ``MAX_CMD_OUTPUT_SIZE`` = 30,000 characters (head and tail)
   when recorded (``openhands/tools/.../terminal/constants.py``).
 
@@ -32,8 +38,11 @@ from ...messages import block_type, blocks, result_text, turn_start
 from ...sizing import TokenCounter
 from .base import LoggedStrategy, Message, result_positions, truncate_middle, with_result
 
-MAX_SIZE = 120
+MAX_SIZE = 80
 KEEP_FIRST = 4
+MAX_RETRIES = 5
+# The SDK's view opens with the system prompt event, which the bench adds itself.
+SYSTEM_EVENTS = 1
 MAX_OUTPUT_CHARS = 30_000
 
 # An event: (log index, block index or -1 for the message's non-tool part, batch or -1).
@@ -65,7 +74,7 @@ class SummarizingCondenser(LoggedStrategy):
         keep_first: int = KEEP_FIRST,
         max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> None:
-        if max_size // 2 - keep_first - 1 <= 0:
+        if max_size // 2 - keep_first - 1 <= 0 or keep_first < SYSTEM_EVENTS:
             raise ValueError("keep_first must be less than max_size // 2")
         self.summarizer = summarizer
         self.budget = budget
@@ -74,6 +83,7 @@ class SummarizingCondenser(LoggedStrategy):
         self.keep_first = keep_first
         self.max_output_chars = max_output_chars
         self.counter = TokenCounter()
+        self.refusals = 0
         super().__init__()
 
     def reset(self) -> None:
@@ -140,8 +150,15 @@ class SummarizingCondenser(LoggedStrategy):
         events_from_tail = target - self.keep_first - 1
         if events_from_tail <= 0:
             return False
-        head = view[: self.keep_first] if self.head is None else self.head
-        body = view[self.keep_first :] if self.head is None else self.tail
+        first = self.keep_first - SYSTEM_EVENTS
+        head = view[:first] if self.head is None else self.head
+        body = view[first:] if self.head is None else self.tail
+        return self.forget(head, body, events_from_tail, view)
+
+    def forget(
+        self, head: list[Event], body: list[Event], events_from_tail: int, view: list[Event]
+    ) -> bool:
+        """Forget all of ``body`` but its newest ``events_from_tail`` events (batches whole)."""
         cut = len(body) - events_from_tail
         if cut <= 0:
             return False
@@ -193,12 +210,29 @@ class SummarizingCondenser(LoggedStrategy):
         for li in range(self._indexed, len(self.log)):
             self.tail.extend(events_of(li, self.log[li]))
         self._indexed = len(self.log)
-        if len(self.events()) > self.max_size:
+        if len(self.events()) + SYSTEM_EVENTS > self.max_size:
             self.condense(self.max_size // 2)
-        while self.budget is not None and self.size() > self.budget:
-            if not self.condense(len(self.events()) // 2):
+        if self.budget is not None and self.size() > self.budget:
+            self.condense_tokens(self.size() - self.budget // 2)
+        retries = 0
+        while self.budget is not None and self.size() > self.budget and retries < MAX_RETRIES:
+            self.refusals += 1  # the API refuses it; the agent requests a condensation
+            retries += 1
+            if not self.condense((len(self.events()) + SYSTEM_EVENTS) // 2):
                 break
         return self.returned(self.render(self.events()))
+
+    def condense_tokens(self, reduction: int) -> bool:
+        """Forget the oldest events after the head until ``reduction`` tokens are gone."""
+        view = self.events()
+        first = self.keep_first - SYSTEM_EVENTS
+        head = view[:first] if self.head is None else self.head
+        body = view[first:] if self.head is None else self.tail
+        gone = dropped = 0
+        while dropped < len(body) and gone < reduction:
+            gone += self.counter.message(self._message(body[dropped][0], (body[dropped][1],)))
+            dropped += 1
+        return self.forget(head, body, len(body) - dropped, view)
 
 
 def engine(policy: Any, env: Env) -> SummarizingCondenser:
