@@ -429,7 +429,7 @@ def _real_peers(
     if trajectories is not None:
         changes["trajectories"] = trajectories
     config = replace(config, **changes)
-    console = Console()
+    console = Console(width=max(Console().width, 160))
     data = run_real_peers(config, python)
     render(data, console)
     _write_json(console, json_path, data)

@@ -57,7 +57,9 @@ class PeerStrategy:
         if returned is None:
             return list(messages)
         n = len(returned)
-        if len(messages) < n or any(a is not b and a != b for a, b in zip(returned, messages)):
+        if len(messages) < n or any(
+            a is not b and a != b for a, b in zip(returned, messages, strict=False)
+        ):
             raise ValueError(f"{self.name}: the history does not extend the view returned")
         return list(messages[n:])
 

@@ -29,7 +29,7 @@ every prompt with the bench's summary text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ...messages import block_type, blocks
 from .base import Message, PeerStrategy, Summary, merge_user
@@ -56,7 +56,13 @@ def summary_model(summary: Summary, budget: int) -> Any:
         def _llm_type(self) -> str:
             return "bench-summary"
 
-        def _generate(self, messages: Any, stop: Any = None, **kwargs: Any) -> ChatResult:
+        def _generate(
+            self,
+            messages: list[Any],
+            stop: list[str] | None = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> ChatResult:
             prompt = "\n".join(str(m.content) for m in messages)
             reply = AIMessage(content=summary(prompt))
             return ChatResult(generations=[ChatGeneration(message=reply)])
@@ -86,7 +92,7 @@ class Converter:
                 if block_type(b) == "tool_use"
             ]
             body = content if isinstance(content, str) else [dict(b) for b in content or []]
-            return [AIMessage(content=body, tool_calls=calls, id=self._id())]
+            return [AIMessage(content=cast(Any, body), tool_calls=calls, id=self._id())]
         if isinstance(content, str):
             return [HumanMessage(content=content, id=self._id())]
         out: list[Any] = []
@@ -199,7 +205,7 @@ class LangChainSummarization(PeerStrategy):
         def hook() -> None:
             update = self.middleware.before_model({"messages": self.state}, None)  # type: ignore[arg-type]
             if update is not None:
-                self.state = add_messages(self.state, update["messages"])  # type: ignore[arg-type]
+                self.state = cast(list[Any], add_messages(self.state, update["messages"]))
 
         self.timed(hook)
         return self.returned(self.convert.to_ours(self.state))

@@ -23,7 +23,7 @@ The fake model is a ``CustomLLM`` answering every prompt with the bench's summar
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ...messages import block_type, blocks
 from ...sizing import text_tokens
@@ -46,7 +46,7 @@ def summary_llm(summary: Summary, budget: int) -> Any:
     from llama_index.core.llms.callbacks import llm_completion_callback
     from llama_index.core.llms.custom import CustomLLM
 
-    class BenchSummaryLLM(CustomLLM):
+    class BenchSummaryLLM(CustomLLM):  # type: ignore[misc, unused-ignore]
         context_window: int = budget
 
         @property
@@ -105,7 +105,10 @@ def to_native(message: Message) -> list[Any]:
                         tool_call_id=b["id"], tool_name=b["name"], tool_kwargs=b.get("input") or {}
                     )
                 )
-        return [ChatMessage(role=MessageRole.ASSISTANT, blocks=parts)]
+        # A list of one text block and a plain string are one TextBlock here: the kwarg says
+        # which it was, so the way back gives the same message.
+        extra = {"anthropic_blocks": True}
+        return [ChatMessage(role=MessageRole.ASSISTANT, blocks=parts, additional_kwargs=extra)]
     if isinstance(content, str):
         return [ChatMessage(role=MessageRole.USER, content=content)]
     out: list[Any] = []
@@ -113,13 +116,13 @@ def to_native(message: Message) -> list[Any]:
     for b in blocks(message):
         if block_type(b) == "tool_result":
             body = b.get("content", "")
-            extra: dict[str, Any] = {"tool_call_id": b["tool_use_id"]}
+            kwargs: dict[str, Any] = {"tool_call_id": b["tool_use_id"]}
             if b.get("is_error"):
-                extra["is_error"] = True
+                kwargs["is_error"] = True
             if not isinstance(body, str):  # content blocks: kept whole for the way back
-                extra["anthropic_content"] = body
+                kwargs["anthropic_content"] = body
                 body = "\n".join(x.get("text", "") for x in body if isinstance(x, dict))
-            out.append(ChatMessage(role=MessageRole.TOOL, content=body, additional_kwargs=extra))
+            out.append(ChatMessage(role=MessageRole.TOOL, content=body, additional_kwargs=kwargs))
         elif block_type(b) == "text":
             rest.append(TextBlock(text=b["text"]))
     if rest or not out:
@@ -150,7 +153,8 @@ def part(native: Any) -> Message:
                         "input": b.tool_kwargs,
                     }
                 )
-        if len(native.blocks) == 1 and isinstance(native.blocks[0], TextBlock):
+        single = len(native.blocks) == 1 and isinstance(native.blocks[0], TextBlock)
+        if single and not native.additional_kwargs.get("anthropic_blocks"):
             return {"role": "assistant", "content": native.blocks[0].text}
         return {"role": "assistant", "content": content}
     if role == "tool":
@@ -210,7 +214,7 @@ class LlamaIndexSummaryBuffer(PeerStrategy):
         self.version = version()
         self.convert = Converter()
         self.memory = ChatSummaryMemoryBuffer.from_defaults(
-            llm=summary_llm(Summary(summarizer), budget), tokenizer_fn=Tokens()
+            llm=summary_llm(Summary(summarizer), budget), tokenizer_fn=cast(Any, Tokens())
         )
 
     def prepare(self, messages: list[Message], active_request: str) -> list[Message]:

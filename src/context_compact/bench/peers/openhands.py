@@ -23,8 +23,8 @@ Native types: the session's system prompt is a ``SystemPromptEvent``; a user tex
 tool result an ``ObservationEvent``. Back, the messages ``events_to_messages`` builds become
 Anthropic dicts (the system message is dropped: the bench adds the system prompt itself).
 The agent LLM counts tokens with the bench's counter (its window is allowed below the SDK's
-16,384-token minimum with ``ALLOW_SHORT_CONTEXT_WINDOWS``, the SDK's documented override); the summary LLM is an ``LLM`` whose
-``generate`` answers with the bench's summary text.
+16,384-token minimum with ``ALLOW_SHORT_CONTEXT_WINDOWS``, the SDK's documented override);
+the summary LLM is an ``LLM`` whose ``generate`` answers with the bench's summary text.
 """
 
 from __future__ import annotations
@@ -53,14 +53,18 @@ def _classes(peer: PeerStrategy, summary: Summary) -> tuple[Any, Any, Any]:
     from openhands.sdk.llm.utils.metrics import MetricsSnapshot
     from openhands.sdk.tool.schema import Observation
 
-    class BenchObservation(Observation):
+    class BenchObservation(Observation):  # type: ignore[misc]
         pass
 
-    class BenchAgentLLM(LLM):
+    class BenchAgentLLM(LLM):  # type: ignore[misc]
         def get_token_count(self, messages: Any, tools: Any = None, **kwargs: Any) -> int:
-            return sum(peer.counter.count(m) for m in to_ours_parts(messages, keep_system=True))
+            # What the replay measures: the Anthropic request (user-side parts merged), and
+            # the system prompt.
+            system = [m for m in messages if m.role == "system"]
+            sent = to_ours_parts(system, keep_system=True) + to_ours(messages)
+            return sum(peer.counter.count(m) for m in sent)
 
-    class BenchSummaryLLM(LLM):
+    class BenchSummaryLLM(LLM):  # type: ignore[misc]
         def generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
             prompt = "\n".join(c.text for m in messages for c in m.content if hasattr(c, "text"))
             reply = OHMessage(role="assistant", content=[TextContent(text=summary(prompt))])

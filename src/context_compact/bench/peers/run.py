@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,13 @@ class Worker:
             "workload": workload,
             "budget": budget,
         }
+        return self.send(job)
+
+    def run_synthetic(self, name: str, turns: int, seed: int, budget: int) -> dict[str, Any]:
+        return self.send({"peer": name, "synthetic": [turns, seed], "budget": budget})
+
+    def send(self, job: dict[str, Any]) -> dict[str, Any]:
+        name = job["peer"]
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps(job) + "\n")
         self.process.stdin.flush()
@@ -167,6 +175,18 @@ class Worker:
         if self.process.stdin is not None:
             self.process.stdin.close()
         self.process.wait(timeout=30)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def _in_worker(
+    worker: Worker, name: str, script: Script, budget: int, trajectories: Path
+) -> dict[str, Any]:
+    return worker.run(name, trajectories, script.name, budget)
+
+
+def _here(name: str, script: Script, budget: int, trajectories: Path) -> dict[str, Any]:
+    return replay_peer(name, script, budget)
 
 
 def _probe(python: str) -> str | None:
@@ -205,7 +225,7 @@ def runners(
                 if why is None and python:
                     worker = Worker(python)
                     workers.append(worker)
-                    out[name] = lambda s, b, t, w=worker, n=name: w.run(n, t, s.name, b)
+                    out[name] = partial(_in_worker, worker, name)
                     continue
                 skipped.append(f"{name}: skipped: {why}")
                 continue
@@ -213,7 +233,7 @@ def runners(
                 f"{name}: skipped: not installed ({error}); pip install 'context-compact[peers]'"
             )
             continue
-        out[name] = lambda s, b, t, n=name: replay_peer(n, s, b)
+        out[name] = partial(_here, name)
     return out, workers
 
 

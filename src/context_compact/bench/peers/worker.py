@@ -2,7 +2,8 @@
 
 OpenHands' SDK needs Python 3.12+, the bench runs on 3.11+. The bench starts this worker
 under a 3.12 interpreter that has ``openhands-sdk`` and this package, then sends one JSON line
-per workload (``{"peer", "trajectories", "workload", "budget"}``) and reads one JSON line back:
+per workload (``{"peer", "trajectories", "workload", "budget"}``, or ``"synthetic": [turns,
+seed]`` for a generated session) and reads one JSON line back:
 the replay's row (``run.peer_row``). The worker loads the recorded sessions once, with the
 same loader as the bench, so both replay the same script.
 """
@@ -25,6 +26,14 @@ def main() -> None:
     loaded: set[str] = set()
     for line in sys.stdin:
         job = json.loads(line)
+        if "synthetic" in job:  # a synthetic session: (turns, seed)
+            from ..script import from_workload
+            from ..workload import synthetic_session
+
+            script = from_workload(synthetic_session(*job["synthetic"]))
+            sys.stdout.write(json.dumps(replay_peer(job["peer"], script, job["budget"])) + "\n")
+            sys.stdout.flush()
+            continue
         if job["trajectories"] not in loaded:
             config = BenchConfig(trajectories=Path(job["trajectories"]))
             scripts.update({s.name: s for s in real_scripts(config, [])})

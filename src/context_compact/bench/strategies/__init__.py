@@ -14,10 +14,11 @@ The peers are written from their published behaviour; each module's docstring ci
     openhands-summarizer  OpenHands default condenser (max_size=80, keep_first=4, window)
     anthropic-clearing    clear_tool_uses_20250919 (trigger min(100k, budget), keep 3)
     codex                 Codex CLI auto-compact (summary + recent user messages <= 20k)
+    langchain-summarizer  LangChain SummarizationMiddleware (80% trigger, keep last 20 messages)
+    llamaindex-summary    LlamaIndex ChatSummaryMemoryBuffer (0.75 x window, history start rule)
 
-Models of the peers ``bench --real-peers`` also runs for real (``MODELS``, not in the default
-run): ``langchain-summarizer`` (SummarizationMiddleware, keep the last 20 messages) and
-``llamaindex-summary`` (ChatSummaryMemoryBuffer).
+``bench --real-peers`` runs the real LangChain, LlamaIndex and OpenHands code beside these
+models and checks each model against its peer (``bench/peers``).
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ NAMES: tuple[str, ...] = (
     "openhands-summarizer",
     "anthropic-clearing",
     "codex",
+    "langchain-summarizer",
+    "llamaindex-summary",
 )
-MODELS: tuple[str, ...] = ("langchain-summarizer", "llamaindex-summary")
 
 
 def register_peers() -> None:
@@ -78,8 +80,8 @@ def register_peers() -> None:
 def build(name: str, setup: Setup) -> Compactor:
     """A Compactor over strategy ``name`` from the registry, at the bench's budget (tokens; the
     seed's characters are ``CHARS_PER_TOKEN`` x the budget)."""
-    if name not in NAMES + MODELS:
-        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES + MODELS)}")
+    if name not in NAMES:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}")
     register_peers()
     scale = CHARS_PER_TOKEN if entry(name).unit == "chars" else 1
     compactor = Compactor(policy_at(name, scale * setup.budget), setup.store, setup.summarizer)
@@ -87,4 +89,4 @@ def build(name: str, setup: Setup) -> Compactor:
     return compactor
 
 
-__all__ = ["CHARS_PER_TOKEN", "MODELS", "NAMES", "Setup", "build", "register_peers"]
+__all__ = ["CHARS_PER_TOKEN", "NAMES", "Setup", "build", "register_peers"]

@@ -12,7 +12,9 @@ the real one by ``bench --real-peers``, at the defaults that bench uses: ``keep=
   together. The last 20 are kept whatever their size, so the request can stay over budget.
 * The summary replaces them for good, as a user message ``Here is a summary of the
   conversation to date:``; it is itself summarized with the rest next time. The summarizer is
-  shown the newest of the summarized messages that fit ``trim_tokens_to_summarize`` = 4,000.
+  shown the newest of the summarized messages that fit ``trim_tokens_to_summarize`` = 4,000,
+  starting at a human message; when none is left, the summary is the fixed text "Previous
+  conversation was too long to summarize." and no model is called.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .parts import Renderer, split
 KEEP = 20
 FRACTION = 0.8
 TRIM_TOKENS = 4_000
+TOO_LONG = "Previous conversation was too long to summarize."
 PREFIX = "Here is a summary of the conversation to date:\n\n"
 
 
@@ -79,16 +82,25 @@ class SummarizationMiddlewareModel(LoggedStrategy):
             cut = self.cutoff()
             if cut > 0:
                 old, kept = self.state[:cut], self.state[cut:]
-                shown: list[Message] = []
-                room = TRIM_TOKENS
-                for part in reversed(old):
-                    room -= self.counter.message(part)
-                    if room < 0:
-                        break
-                    shown.insert(0, part)
-                text = self.summarizer(self.renderer.render(shown or old[-1:]))
+                text = self.summarize(old)
                 self.state = [{"role": "user", "content": PREFIX + text}, *kept]
         return self.returned(self.renderer.render(self.state))
+
+    def summarize(self, old: list[Message]) -> str:
+        """``trim_messages(old, max_tokens=4000, strategy="last", start_on="human")``, then
+        the summarizer; when nothing is left, the middleware's fixed text and no call."""
+        shown: list[Message] = []
+        room = TRIM_TOKENS
+        for part in reversed(old):
+            room -= self.counter.message(part)
+            if room < 0:
+                break
+            shown.insert(0, part)
+        while shown and (shown[0].get("role") != "user" or _is_tool(shown[0])):
+            shown.pop(0)
+        if not shown:
+            return TOO_LONG
+        return str(self.summarizer(self.renderer.render(shown)))
 
 
 def engine(policy: Any, env: Env) -> SummarizationMiddlewareModel:

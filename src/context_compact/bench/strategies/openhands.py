@@ -15,7 +15,12 @@ keep_first=4)``; ``condenser/base.py``; ``agent/agent.py``), checked against the
 * Hard, by window: when the request's tokens exceed the agent model's input window (the
   budget; ``max_tokens`` unset), the oldest events after the head are forgotten until at least
   ``total - window // 2`` tokens are gone.
-* Everything forgotten is summarized with the previous summary (a rolling summary).
+* A condensation that would forget less than 10% of the view (``minimum_progress``) is not
+  made; for a hard reason the condenser then summarizes everything after the system prompt
+  (``hard_context_reset``). After each condensation the agent's next step condenses again
+  while a reason remains.
+* Everything forgotten is summarized with the previous summary (a rolling summary); the
+  summarizer is shown each forgotten event's preview, its text cut to 500 characters.
 * Refusal and retry: a request still over the window is refused by the API
   (``LLMContextWindowExceedError``); the agent emits a condensation request and the condenser
   halves the view, up to 5 times a call. ``refusals`` counts those refused requests.
@@ -41,6 +46,9 @@ from .base import LoggedStrategy, Message, result_positions, truncate_middle, wi
 MAX_SIZE = 80
 KEEP_FIRST = 4
 MAX_RETRIES = 5
+MAX_LOOPS = 20
+MINIMUM_PROGRESS = 0.1
+PREVIEW = 500
 # The SDK's view opens with the system prompt event, which the bench adds itself.
 SYSTEM_EVENTS = 1
 MAX_OUTPUT_CHARS = 30_000
@@ -156,7 +164,12 @@ class SummarizingCondenser(LoggedStrategy):
         return self.forget(head, body, events_from_tail, view)
 
     def forget(
-        self, head: list[Event], body: list[Event], events_from_tail: int, view: list[Event]
+        self,
+        head: list[Event],
+        body: list[Event],
+        events_from_tail: int,
+        view: list[Event],
+        minimum: float = 1,
     ) -> bool:
         """Forget all of ``body`` but its newest ``events_from_tail`` events (batches whole)."""
         cut = len(body) - events_from_tail
@@ -173,10 +186,10 @@ class SummarizingCondenser(LoggedStrategy):
         forgotten = [e for e in head if e[2] in split] + forgotten
         head = [e for e in head if e[2] not in split]
         forgotten, tail = self._keep_thinking(view, head, forgotten, tail)
-        if not forgotten:
+        if not forgotten or len(forgotten) < minimum:
             return False
         previous = [self.summary] if self.summary is not None else []
-        text = self.summarizer(previous + self.render(forgotten))
+        text = self.summarizer(previous + [self.previews(forgotten)])
         self.summary = {
             "role": "user",
             "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",
@@ -210,10 +223,15 @@ class SummarizingCondenser(LoggedStrategy):
         for li in range(self._indexed, len(self.log)):
             self.tail.extend(events_of(li, self.log[li]))
         self._indexed = len(self.log)
-        if len(self.events()) + SYSTEM_EVENTS > self.max_size:
-            self.condense(self.max_size // 2)
-        if self.budget is not None and self.size() > self.budget:
-            self.condense_tokens(self.size() - self.budget // 2)
+        for _ in range(MAX_LOOPS):  # the agent condenses again until the view needs none
+            over = self.budget is not None and self.size() > self.budget
+            soft = len(self.events()) + SYSTEM_EVENTS > self.max_size
+            if not (over or soft):
+                break
+            if not self.condense_step(over, soft):
+                if over:
+                    self.hard_reset()
+                break
         retries = 0
         while self.budget is not None and self.size() > self.budget and retries < MAX_RETRIES:
             self.refusals += 1  # the API refuses it; the agent requests a condensation
@@ -222,17 +240,77 @@ class SummarizingCondenser(LoggedStrategy):
                 break
         return self.returned(self.render(self.events()))
 
-    def condense_tokens(self, reduction: int) -> bool:
-        """Forget the oldest events after the head until ``reduction`` tokens are gone."""
+    def condense_step(self, over: bool, soft: bool) -> bool:
+        """One condensation for the reasons given, the strictest of their targets; False
+        when it would forget less than ``MINIMUM_PROGRESS`` of the view (the SDK's error)."""
         view = self.events()
         first = self.keep_first - SYSTEM_EVENTS
         head = view[:first] if self.head is None else self.head
         body = view[first:] if self.head is None else self.tail
-        gone = dropped = 0
-        while dropped < len(body) and gone < reduction:
-            gone += self.counter.message(self._message(body[dropped][0], (body[dropped][1],)))
-            dropped += 1
-        return self.forget(head, body, len(body) - dropped, view)
+        keep: list[int] = []
+        if soft:
+            keep.append(self.max_size // 2 - self.keep_first - 1)
+        if over and self.budget is not None:
+            reduction = self.size() - self.budget // 2
+            # The previous summary is the first event after the head: forgetting it counts.
+            gone = self.counter.message(self.summary) if self.summary is not None else 0
+            dropped = 0
+            while dropped < len(body) and gone < reduction:
+                event = body[dropped]
+                gone += self.counter.message(self._message(event[0], (event[1],)))
+                dropped += 1
+            keep.append(len(body) - dropped)
+        minimum = MINIMUM_PROGRESS * (len(view) + SYSTEM_EVENTS)
+        return self.forget(head, body, min(keep), view, minimum)
+
+    def previews(self, events: list[Event]) -> Message:
+        """What the SDK's summarizer is shown: each event's ``str()``, its text cut to
+        ``N_CHAR_PREVIEW`` = 500 characters (``openhands/sdk/event/base.py``)."""
+
+        def cut(text: str) -> str:
+            return text[:PREVIEW] + "..." if len(text) > PREVIEW else text
+
+        out = []
+        for li, bi, _ in events:
+            if li < 0:
+                continue
+            message = self.log[li]
+            if bi < 0:
+                body = message.get("content")
+                text = (
+                    body
+                    if isinstance(body, str)
+                    else " ".join(
+                        b.get("text", "") for b in blocks(message) if block_type(b) == "text"
+                    )
+                )
+                out.append(f"MessageEvent ({message.get('role')})\n{cut(text)}")
+                continue
+            block = blocks(message)[bi]
+            if block_type(block) == "tool_use":
+                thought = " ".join(
+                    b.get("text", "") for b in blocks(message) if block_type(b) == "text"
+                )
+                out.append(
+                    f"ActionEvent (agent)\n  Thought: {cut(thought)}\n  Action: {block['name']}"
+                )
+            else:
+                out.append(f"ObservationEvent (environment)\n  Result: {cut(result_text(block))}")
+        text = "\n".join(f"<EVENT>\n{e}\n</EVENT>" for e in out)
+        return {"role": "user", "content": text}
+
+    def hard_reset(self) -> None:
+        """Everything after the system prompt summarized (the SDK's hard context reset)."""
+        view = self.events()
+        if not view:
+            return
+        previous = [self.summary] if self.summary is not None else []
+        text = self.summarizer(previous + [self.previews(view)])
+        self.summary = {
+            "role": "user",
+            "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",
+        }
+        self.head, self.tail = [], []
 
 
 def engine(policy: Any, env: Env) -> SummarizingCondenser:
