@@ -139,7 +139,8 @@ class Worker:
 
     def __init__(self, python: str) -> None:
         src = str(Path(__file__).resolve().parents[3])
-        env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        path = src + os.pathsep + os.environ.get("PYTHONPATH", "")
+        env = {**os.environ, "PYTHONPATH": path, "OPENHANDS_SUPPRESS_BANNER": "1"}
         self.process = subprocess.Popen(
             [python, "-m", "context_compact.bench.peers.worker"],
             stdin=subprocess.PIPE,
