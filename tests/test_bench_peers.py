@@ -19,6 +19,7 @@ from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.peers.run import (
     ENV_PYTHON,
     MODELS,
+    QUIET,
     TOLERANCE,
     Worker,
     _probe,
@@ -84,9 +85,13 @@ def test_the_llamaindex_adapter_gives_back_the_session_it_was_given() -> None:
     assert llamaindex_round_trip(SHORT) == SHORT
 
 
-def test_the_openhands_adapter_gives_back_the_session_it_was_given() -> None:
+def test_the_openhands_adapter_gives_back_the_session_it_was_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     if sys.version_info < (3, 12):
         pytest.skip("openhands-sdk needs Python 3.12+")
+    for key, value in QUIET.items():  # no banner, and litellm never reaches the network
+        monkeypatch.setenv(key, value)
     pytest.importorskip("openhands.sdk", reason="openhands-sdk (peers extra) not installed")
     from openhands.sdk.event import LLMConvertibleEvent
 

@@ -37,6 +37,7 @@ from ...messages import block_type, blocks, result_text
 from .base import Message, PeerStrategy, Summary, merge_user
 
 MAX_RETRIES = 5
+ERROR_HEADER = "[An error occurred during execution.]\n"
 
 
 def version() -> str:
@@ -175,18 +176,18 @@ def to_ours_parts(messages: Any, keep_system: bool = False) -> list[Message]:
                 out.append({"role": "user", "content": "\n".join(_text(m))})
             continue
         if m.role == "tool":
-            out.append(
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": m.tool_call_id,
-                            "content": "\n".join(_text(m)),
-                        }
-                    ],
-                }
-            )
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id,
+                "content": "\n".join(_text(m)),
+            }
+            # An error observation is sent after the SDK's header (``Observation.
+            # ERROR_MESSAGE_HEADER``); the Messages API says it with ``is_error``.
+            header = ERROR_HEADER + "\n"
+            if block["content"].startswith(header):
+                block["content"] = block["content"][len(header) :]
+                block["is_error"] = True
+            out.append({"role": "user", "content": [block]})
             continue
         if m.role == "assistant":
             content: list[Any] = [
@@ -235,13 +236,15 @@ class OpenHandsCondenser(PeerStrategy):
     name = "openhands-condenser"
 
     def __init__(self, summarizer: Any, budget: int, system: str = "") -> None:
+        # The SDK refuses windows under 16,384 tokens unless told (its documented override);
+        # the bench's 12,500 is below that. litellm, which it imports, would fetch its model
+        # price map from the network at import unless told to use the copy it ships.
+        os.environ.setdefault("ALLOW_SHORT_CONTEXT_WINDOWS", "true")
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         from openhands.sdk.context.condenser.llm_summarizing_condenser import default_condenser
         from openhands.sdk.context.view import View
 
         super().__init__()
-        # The SDK refuses windows under 16,384 tokens unless told (its documented override);
-        # the bench's 12,500 is below that.
-        os.environ.setdefault("ALLOW_SHORT_CONTEXT_WINDOWS", "true")
         self.version = version()
         observation, agent_llm, summary_llm = _classes(self, Summary(summarizer))
         self.budget = budget

@@ -49,6 +49,9 @@ MODELS = {
     "langchain-context-editing": "anthropic-clearing",
     "llamaindex-summary-buffer": "llamaindex-summary",
 }
+# The SDK prints a banner at import, and litellm under it fetches its model price map from the
+# network unless told to use the copy it ships.
+QUIET = {"OPENHANDS_SUPPRESS_BANNER": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 TOLERANCE = 0.15
 SLACK = 3
 LABELS = {
@@ -140,7 +143,7 @@ class Worker:
     def __init__(self, python: str) -> None:
         src = str(Path(__file__).resolve().parents[3])
         path = src + os.pathsep + os.environ.get("PYTHONPATH", "")
-        env = {**os.environ, "PYTHONPATH": path, "OPENHANDS_SUPPRESS_BANNER": "1"}
+        env = {**os.environ, "PYTHONPATH": path, **QUIET}
         self.process = subprocess.Popen(
             [python, "-m", "context_compact.bench.peers.worker"],
             stdin=subprocess.PIPE,
@@ -194,7 +197,13 @@ def _probe(python: str) -> str | None:
     """None when ``python`` can import openhands-sdk, else why not."""
     code = "import sys; assert sys.version_info >= (3, 12); import openhands.sdk"
     try:
-        done = subprocess.run([python, "-c", code], capture_output=True, timeout=120, check=False)
+        done = subprocess.run(
+            [python, "-c", code],
+            capture_output=True,
+            timeout=120,
+            check=False,
+            env={**os.environ, **QUIET},
+        )
     except OSError as error:
         return f"{python}: {error}"
     return None if done.returncode == 0 else f"{python} cannot import openhands-sdk on 3.12+"
@@ -209,6 +218,8 @@ def runners(
     for name in REAL:
         try:
             if name == "openhands-condenser":
+                for key, value in QUIET.items():
+                    os.environ.setdefault(key, value)
                 import openhands.sdk  # noqa: F401
             elif name == "llamaindex-summary-buffer":
                 import llama_index.core  # noqa: F401
