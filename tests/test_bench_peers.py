@@ -153,3 +153,18 @@ def test_the_openhands_model_stays_within_tolerance_of_the_real_condenser() -> N
     rows = [real, replay_ours(MODELS["openhands-condenser"], SESSION, 12_500)]
     (verdict,) = checks(aggregate(rows))
     assert verdict["within_tolerance"], (TOLERANCE, verdict["fields"])
+
+
+def test_a_peer_that_cannot_run_here_is_one_line_saying_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if sys.version_info >= (3, 12):
+        pytest.skip("OpenHands may import here; the line is for interpreters below 3.12")
+    from context_compact.bench.peers.run import runners
+
+    monkeypatch.delenv(ENV_PYTHON, raising=False)
+    skipped: list[str] = []
+    found, workers = runners(None, skipped)
+    assert "openhands-condenser" not in found and workers == []
+    (line,) = [s for s in skipped if s.startswith("openhands-condenser")]
+    assert "needs Python 3.12+" in line and "--peers-python" in line and "\n" not in line
