@@ -201,7 +201,10 @@ def bench(
     from .run import BenchConfig, run_bench
 
     if real_peers:
-        _real_peers(quick, sessions, real_budget or budget, trajectories, peers_python, json_path)
+        from .peers.report import command
+
+        data = command(quick, sessions, real_budget or budget, trajectories, peers_python)
+        _write_json(Console(width=160), json_path, data)
         return
     if load and store_url:
         _fleet(store_url, quick, sessions, turns, json_path, no_progress)
@@ -405,33 +408,6 @@ def _fleet(
     console = Console()
     data = run_fleet(config, url, progress=None if no_progress else console.log)
     render_fleet(data, console)
-    _write_json(console, json_path, data)
-
-
-def _real_peers(
-    quick: bool,
-    sessions: int | None,
-    budget: int | None,
-    trajectories: Path | None,
-    python: str | None,
-    json_path: Path | None,
-) -> None:
-    from rich.console import Console
-
-    from .peers.report import render
-    from .peers.run import run_real_peers
-    from .run import BenchConfig
-
-    config = BenchConfig.quick() if quick else BenchConfig()
-    changes: dict[str, Any] = {"max_sessions": sessions or config.max_sessions}
-    if budget is not None:
-        changes["budget"] = budget
-    if trajectories is not None:
-        changes["trajectories"] = trajectories
-    config = replace(config, **changes)
-    console = Console(width=max(Console().width, 160))
-    data = run_real_peers(config, python)
-    render(data, console)
     _write_json(console, json_path, data)
 
 

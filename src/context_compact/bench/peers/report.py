@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from .run import LABELS, MODELS
@@ -78,3 +80,27 @@ def render(data: dict[str, Any], console: Any) -> None:
         for error in total["errors"][:3]:
             console.print(f"[red]{total['strategy']}: {escape(error)}[/red]")
     console.print(f"{data['duration_s']:.0f} s")
+
+
+def command(
+    quick: bool,
+    sessions: int | None,
+    budget: int | None,
+    trajectories: Path | None,
+    python: str | None,
+) -> dict[str, Any]:
+    """``bench --real-peers``: run, print, and return the report (the command writes --json)."""
+    from rich.console import Console
+
+    from ..run import BenchConfig
+    from .run import run_real_peers
+
+    config = BenchConfig.quick() if quick else BenchConfig()
+    changes: dict[str, Any] = {"max_sessions": sessions or config.max_sessions}
+    if budget is not None:
+        changes["budget"] = budget
+    if trajectories is not None:
+        changes["trajectories"] = trajectories
+    data = run_real_peers(replace(config, **changes), python)
+    render(data, Console(width=max(Console().width, 160)))
+    return data
