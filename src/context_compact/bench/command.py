@@ -162,6 +162,18 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     "files, last read, last result, next step, user constraints): in view, by one recall, or "
     "lost; tables per strategy and kind.",
 )
+@click.option(
+    "--real-peers",
+    is_flag=True,
+    help="Alone: our default, the real peers (the peers extra) and their models on the real "
+    "sessions, time as a ratio to ours (--sessions, --real-budget, --trajectories apply).",
+)
+@click.option(
+    "--peers-python",
+    default=None,
+    help="--real-peers: a Python 3.12+ with openhands-sdk, to run OpenHands in (default "
+    "$CONTEXT_COMPACT_PEERS_PYTHON).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
     quick: bool,
@@ -188,6 +200,8 @@ def bench(
     json_path: Path | None,
     chart_path: Path | None,
     probes: bool,
+    real_peers: bool,
+    peers_python: str | None,
     no_progress: bool,
 ) -> None:
     """Price every context strategy side by side on synthetic and real sessions.
@@ -204,6 +218,12 @@ def bench(
 
     if store_io:
         _store_io(quick, turns, json_path, no_progress)
+        return
+    if real_peers:
+        from .peers.report import command
+
+        data = command(quick, sessions, real_budget or budget, trajectories, peers_python)
+        _write_json(Console(width=160), json_path, data)
         return
     if load and store_url:
         _fleet(store_url, quick, sessions, turns, json_path, no_progress)
