@@ -21,8 +21,9 @@ the user's own messages (text, no tool results) that are in the final view verba
 summary was given; None when the summarizer keeps no scores or made no summary).
 ``api_refusals`` counts the requests the Messages API would refuse (``api_check``: tool pairs
 whole; with the script's ``thinking`` on, the final turn opens with thinking, thinking blocks
-unmodified); ``first_refusal`` says which call and why; with thinking on, ``turn_starts``
-counts the calls whose reply opens a new assistant turn (and so thinks first).
+unmodified), of the calls that would send one (not the final call of a recording that ends
+on the model's own message); ``first_refusal`` says which call and why; with thinking on,
+``turn_starts`` counts the calls whose reply opens a new assistant turn (and so thinks first).
 """
 
 from __future__ import annotations
@@ -114,6 +115,10 @@ class Replay:
         return self.p(0.99)
 
 
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+
+
 def _common_prefix(a: list[Any], b: list[Any]) -> int:
     n = 0
     for x, y in zip(a, b, strict=False):
@@ -158,7 +163,10 @@ def replay(
             on_call(appended, messages, view)
         if check(view):
             out.violations += 1
-        refused = refusal(view, thinking=script.thinking)
+        # A recording that stops on the model's own message (an agent stopped mid-call) sends
+        # no request after it: its final view is checked for what it keeps, not as a request.
+        sent = index < calls - 1 or not messages or _role(messages[-1]) != "assistant"
+        refused = refusal(view, thinking=script.thinking) if sent else None
         if refused is not None:
             out.api_refusals += 1
             if out.first_refusal is None:
