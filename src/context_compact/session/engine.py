@@ -251,9 +251,17 @@ class SessionEngine(SearchableLog):
             return
         length, estimate = self._returned
         ratio = min(3.0, max(0.5, prompt_tokens / estimate))
+        record = {"kind": "calibrate", "ratio": ratio, "anchor": [length, prompt_tokens]}
+        # The factors per kind of text, from the messages sent since the last usage.
+        anchor = self.state.anchor
+        if anchor is not None and anchor[0] < length and prompt_tokens > anchor[1]:
+            counter = self.state.counter
+            counter.observe(prompt_tokens - anchor[1], self.state.view[anchor[0] : length])
+            if counter.calibrates:
+                record["kinds"] = dict(counter.calibration.factors)
         # Journaled with the next call's records: a process killed before then has not sent
         # another request, and its caller observes the same usage again when it resends.
-        self._record({"kind": "calibrate", "ratio": ratio, "anchor": [length, prompt_tokens]})
+        self._record(record)
 
     def overhead(self, tokens: int) -> None:
         if tokens != self.state.overhead:

@@ -237,6 +237,8 @@ class SessionState:
             self.ratio = record["ratio"]
             anchor = record.get("anchor")
             self.anchor = (anchor[0], anchor[1]) if anchor else None
+            if "kinds" in record:
+                self.counter.set_factors(record["kinds"])
         elif kind == "overhead":
             self.overhead = record["tokens"]
         elif kind == "restart":
