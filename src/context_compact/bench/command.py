@@ -413,7 +413,7 @@ def _tokens(trajectories: Path | None, json_path: Path | None) -> None:
     console = Console()
     data = run_tokens(root)
     if data is None:
-        console.print(
+        click.echo(
             "bench --tokens: no exact tokenizer installed (pip install 'context-compact[tokens]')"
         )
         return
