@@ -13,6 +13,11 @@ content's JSON text, framing and media):
   Each message is estimated when it arrives, with the factors learned before it: no
   message is ever scored by factors fitted on itself.
 
+The **requests** rows size every request as the default engine does before it is sent (the
+last usage plus the estimate of what was appended since, ``durable.measure()``) against its
+exact count, with a Claude model (so the estimate counts) and a window large enough that
+nothing is compacted: with the overall ratio alone, and with the factors per kind as well.
+
 The error of a message is ``estimate / exact - 1``; the report gives p5, p50 and p95 of it,
 the shares of messages under- and over-counted by more than 10%, the total over all
 messages, and the factors per kind at the end of each session (min .. max). The API's real
@@ -67,6 +72,32 @@ def _session_errors(messages: list[Any], count: Any) -> tuple[list[tuple[int, in
     return rows, dict(calibrated.calibration.factors)
 
 
+def _request_errors(messages: list[Any], count: Any, per_kind: bool) -> list[tuple[int, int]]:
+    """``(exact, measured)`` of every request after the first, replayed through a Compactor."""
+    from ..compactor import Compactor
+    from ..policy import Policy
+    from ..store.memory import MemoryStore
+
+    policy = Policy.default(model="claude-sonnet-4-5", context_limit=10**9)
+    compactor = Compactor(policy, MemoryStore())
+    compactor.tokens.calibrates = per_kind
+    rows: list[tuple[int, int]] = []
+    observed = False
+    for index, message in enumerate(messages):
+        if not (isinstance(message, dict) and message.get("role") == "assistant" and index):
+            continue
+        try:
+            view = compactor.prepare(messages[:index], "the recorded task")
+        except ValueError:
+            return rows  # a log that does not replay as a request (its check() fails)
+        real = sum(_exact_message(count, m) for m in view)
+        if observed:  # the first request has no usage before it: the plain estimate
+            rows.append((real, compactor.durable.measure()))
+        compactor.observe(real)
+        observed = True
+    return rows
+
+
 def _quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
@@ -93,10 +124,13 @@ def run_tokens(trajectories: Path) -> dict[str, Any] | None:
     backend, count = found
     sessions = load_all(trajectories)
     rows: list[tuple[int, int, int]] = []
+    requests: dict[bool, list[tuple[int, int]]] = {False: [], True: []}
     factors: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for session in sessions:
         session_rows, learned = _session_errors(list(session.messages), count)
         rows.extend(session_rows)
+        for per_kind in requests:
+            requests[per_kind].extend(_request_errors(list(session.messages), count, per_kind))
         for kind in KINDS:
             factors[kind].append(learned[kind])
     return {
@@ -106,6 +140,9 @@ def run_tokens(trajectories: Path) -> dict[str, Any] | None:
         "messages": len(rows),
         "before": _summary([(exact, before) for exact, before, _ in rows]),
         "after": _summary([(exact, after) for exact, _, after in rows]),
+        "requests": len(requests[True]),
+        "requests_ratio": _summary(requests[False]),
+        "requests_kinds": _summary(requests[True]),
         "factors": {k: [min(v), max(v)] if v else [1.0, 1.0] for k, v in factors.items()},
     }
 
@@ -116,8 +153,8 @@ def render_tokens(data: dict[str, Any], console: Any) -> None:
 
     table = Table(
         title=(
-            f"token estimate vs {data['exact']}: {data['messages']:,} messages of "
-            f"{data['sessions']} sessions"
+            f"token estimate vs {data['exact']}: {data['messages']:,} messages and "
+            f"{data['requests']:,} requests of {data['sessions']} sessions"
         ),
         title_justify="left",
         box=box.SIMPLE_HEAD,
@@ -125,7 +162,13 @@ def render_tokens(data: dict[str, Any], console: Any) -> None:
     table.add_column("estimate")
     for column in ("p5", "p50", "p95", "under >10%", "over >10%", "total"):
         table.add_column(column, justify="right")
-    for key, label in (("before", "plain"), ("after", "calibrated online")):
+    rows = (
+        ("before", "message"),
+        ("after", "message, kinds"),
+        ("requests_ratio", "request"),
+        ("requests_kinds", "request, kinds"),
+    )
+    for key, label in rows:
         row = data[key]
         table.add_row(
             label,
@@ -135,5 +178,9 @@ def render_tokens(data: dict[str, Any], console: Any) -> None:
             f"{row['total']:+.1%}",
         )
     console.print(table)
+    console.print(
+        "message: the estimate of one message (kinds: with the factors learned before it); "
+        "request: as the engine measures it, the last usage plus the estimate since"
+    )
     learned = ", ".join(f"{k} {lo:.2f} .. {hi:.2f}" for k, (lo, hi) in data["factors"].items())
     console.print(f"factors per kind at the end of each session: {learned}")

@@ -65,13 +65,11 @@ class TokenCounter:
         self.encoding = chosen if found and counter is None else None
         self._count: Callable[[str], int] = found[1] if found else _estimate
         self.calibration = Calibration()
+        # Whether ``observe`` learns factors: only an estimate is calibrated (False keeps the
+        # engine's overall ratio alone).
+        self.calibrates = not self.exact
         self._cache: dict[int, tuple[Any, int]] = {}
         self._cache_size = max(1, cache_size)
-
-    @property
-    def calibrates(self) -> bool:
-        """Whether ``observe`` learns anything: only the estimate is calibrated."""
-        return not self.exact
 
     def text(self, text: str) -> int:
         return self._count(text)
