@@ -15,9 +15,10 @@ costs only the new messages; that cache keeps only the ``cache_size`` most recen
 Calibration (estimate backend only: an exact or custom count is not corrected): each
 message's estimate is scaled by its kind's factor (``calibrate.py``), and
 ``observe(real, messages, fixed)`` learns the factors from what the API counted for
-``messages``; it estimates them again (the engine passes what was appended since the last
-usage: one reply and its results, not the view). While nothing is observed every factor is
-1.0 and counts are the plain estimate's.
+``messages`` (the engine passes what was appended since the last usage: one reply and its
+results, not the view). The raw estimates of the ``RECENT`` messages counted last are kept
+(by identity, holding them), so those are not estimated twice. While nothing is observed
+every factor is 1.0 and counts are the plain estimate's.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .exact import encoding_for_model, exact_counter
 
 ESTIMATE = "estimate"
 FRAMING = 4  # per-message framing (role, separators) costs a few tokens on every API
+RECENT = 64  # more than the messages one agent step appends
 
 
 def to_json(value: Any) -> str:
@@ -70,6 +72,7 @@ class TokenCounter:
         self.calibrates = not self.exact
         self._cache: dict[int, tuple[Any, int]] = {}
         self._cache_size = max(1, cache_size)
+        self._recent: dict[int, tuple[Any, int, str, int]] = {}
 
     def text(self, text: str) -> int:
         return self._count(text)
@@ -79,7 +82,7 @@ class TokenCounter:
         if self.exact:
             content, media = _parts(message)
             return self._count(to_json(model_visible(content))) + media + FRAMING
-        raw, kind, fixed = _profile(message)
+        raw, kind, fixed = self._measure(message)
         if self.calibration.neutral:
             return raw + fixed
         return round(raw * self.calibration.factors[kind]) + fixed
@@ -104,7 +107,7 @@ class TokenCounter:
         by_kind = dict.fromkeys(KINDS, 0)
         fixed = 0
         for message in messages:
-            raw, kind, extra = _profile(message)
+            raw, kind, extra = self._profile(message)
             by_kind[kind] += raw
             fixed += extra
         return by_kind, fixed
@@ -126,12 +129,21 @@ class TokenCounter:
             self.calibration.set(factors)
             self._cache.clear()
 
+    def _profile(self, message: Any) -> tuple[int, str, int]:
+        """A message's raw estimate, kind and fixed tokens, as counted last if it was among
+        the recent ones (``observe`` only: ``count`` always estimates afresh)."""
+        hit = self._recent.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1], hit[2], hit[3]
+        return self._measure(message)
 
-def _profile(message: Any) -> tuple[int, str, int]:
-    """A message's raw estimate, kind and fixed tokens (framing, media)."""
-    content, media = _parts(message)
-    raw, kind = profile(to_json(model_visible(content)))
-    return raw, kind, media + FRAMING
+    def _measure(self, message: Any) -> tuple[int, str, int]:
+        content, media = _parts(message)
+        raw, kind = profile(to_json(model_visible(content)))
+        key = id(message)
+        self._recent.pop(key, None)
+        _remember(self._recent, key, (message, raw, kind, media + FRAMING), RECENT)
+        return raw, kind, media + FRAMING
 
 
 def _estimate(text: str) -> int:
