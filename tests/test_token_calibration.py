@@ -281,3 +281,14 @@ def test_bench_tokens_without_an_exact_tokenizer_says_so_and_exits_0(
         "bench --tokens: no exact tokenizer installed (pip install 'context-compact[tokens]')"
     ]
     assert not no_network
+
+
+def test_a_calibrate_record_keeps_its_factors_through_the_journal() -> None:
+    from context_compact.session.records import Calibrate, as_json, read
+
+    raw = {"kind": "calibrate", "ratio": 1.1, "anchor": [3, 900], "kinds": {"plain": 0.9}}
+    record = read(raw)
+    assert isinstance(record, Calibrate) and record.kinds == {"plain": 0.9}
+    assert as_json(record) == raw
+    old = {"kind": "calibrate", "ratio": 1.1, "anchor": None}  # journals written before
+    assert as_json(read(old)) == old

@@ -33,7 +33,14 @@ from .registry import NAMES as POLICIES
 from .session.recall import recall
 from .sizing import estimate_chars
 from .store import FileStore, MemoryStore, PostgresStore, SqliteStore, Store, store_from_url
-from .summarize import LLMSummarizer, extractive_summary, summary_input, summary_score
+from .summarize import (
+    LLMSummarizer,
+    Summarizes,
+    SummaryRequest,
+    extractive_summary,
+    summary_input,
+    summary_score,
+)
 
 __all__ = [
     "POLICIES",
@@ -66,6 +73,8 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoreUnavailable",
+    "Summarizes",
+    "SummaryRequest",
     "UnknownFormat",
     "UnknownMigration",
     "Violation",

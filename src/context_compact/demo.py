@@ -40,6 +40,7 @@ from .providers.fake import (
     tool_call,
     tool_calls,
 )
+from .session.records import logged_messages
 from .store import workdir_store
 from .summarize import extractive_summary
 
@@ -330,7 +331,7 @@ def run_demo(root: Path, on_event: Callable[[LoopEvent], None] | None = None) ->
     try:
         result = agent.run([], DEMO_TASK)
         session = compactor.session_id or ""
-        logged = sum(1 for r in store.records(session) if r["kind"] == "message")
+        logged = sum(1 for _ in logged_messages(store.records(session)))
         recalled = (RECALL_EXAMPLE, compactor.recall(RECALL_EXAMPLE).hits)
         in_view = len(compactor.view())
     finally:

@@ -1,8 +1,9 @@
 """Every text the library shows the model, in one file.
 
-"References are ours" (DESIGN.md, principle 7) is checkable here: each marker that names a
-path is built from a path the store returned, never from text found in a tool's output. The
-seed's markers are exact to SPEC.md (S-1.3, S-2.5, S-3.2, S-4.4); the session engine's are
+"References are ours" is checkable here: each marker that names a path is built from a path
+the store returned, never from text found in a tool's output, so a tool cannot forge a
+reference. The seed preset's markers are exactly the seed's texts (the seed specification's
+sections S-1.3, S-2.5, S-3.2, S-4.4); the session engine's are
 deterministic functions of their arguments (no clock, uuid or counter), so a view that did not
 change is byte-identical to the one sent before and the provider's prompt cache holds.
 """
@@ -13,7 +14,7 @@ import json
 import re
 from typing import Any
 
-# -- the seed (SPEC.md) ------------------------------------------------------------------
+# -- the seed preset ---------------------------------------------------------------------
 FULL_OUTPUT = "Full output: "
 OMITTED = "[Earlier tool result omitted.]"
 SUMMARY_OMISSION = "\n...[middle omitted; full transcript is on disk]...\n"

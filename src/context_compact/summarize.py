@@ -1,11 +1,13 @@
 """Summaries: the input the summarizer sees, the message that replaces history, the summarizers.
 
-A summarizer is any callable ``summarizer(messages) -> str``. Those that declare the keywords
-``previous`` (the summary to update: summaries roll instead of re-summarizing their own
-summary), ``instructions`` (``/compact focus on X``), ``max_tokens`` (the length budget),
-``request`` (the active request) or ``form`` (``"seed"`` for the seed preset's exact call)
-get them from ``call_summarizer``; any other callable sees the previous summary and the focus
-as notes among the messages.
+A summarizer is an object with ``summarize(SummaryRequest) -> str`` (the typed protocol,
+``Summarizes``: one request object holding the messages, the previous summary, the focus and
+the budget), or any callable ``summarizer(messages) -> str``. A callable is adapted once
+(``adapt``): those that declare the keywords ``previous`` (the summary to update: summaries
+roll instead of re-summarizing their own summary), ``instructions`` (``/compact focus on
+X``), ``max_tokens`` (the length budget), ``request`` (the active request) or ``form``
+(``"seed"`` for the seed preset's exact call) get them; any other callable sees the previous
+summary and the focus as notes among the messages.
 
 * ``LLMSummarizer(provider)`` asks a model. Under the default engine: the structured prompt
   (``markers.structured_summary_prompt``: goal and constraints, decisions, files, commands,
@@ -23,7 +25,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .extract import SummaryScore, extractive_summary, summary_score
 from .markers import (
@@ -65,6 +68,74 @@ def _keywords(summarizer: Callable[..., Any]) -> set[str]:
     }
 
 
+@dataclass(frozen=True)
+class SummaryRequest:
+    """One summary asked of a summarizer: the messages it replaces (as a model may see them),
+    the previous summary to update, the caller's focus (``/compact focus on X``), the length
+    budget in tokens, the active request and a replacement system prompt."""
+
+    messages: list[Any]
+    previous: str | None = None
+    focus: str | None = None
+    budget: int | None = None
+    request: str | None = None
+    prompt: str | None = None
+
+
+@runtime_checkable
+class Summarizes(Protocol):
+    """The typed summarizer: one request object in, the summary's text out."""
+
+    def summarize(self, ask: SummaryRequest) -> str: ...
+
+
+class Adapted:
+    """A summarizer callable with its calling convention read once (``adapt``): keywords it
+    declares get their values, the rest ride among the messages as notes (the previous
+    summary first, the focus last)."""
+
+    def __init__(self, summarizer: Callable[..., Any]) -> None:
+        self.summarizer = summarizer
+        self.takes = _keywords(summarizer)
+
+    def summarize(self, ask: SummaryRequest) -> Any:
+        return self.call(ask)
+
+    def call(self, ask: SummaryRequest, form: str | None = None) -> Any:
+        takes = self.takes
+        kwargs: dict[str, Any] = {}
+        if ask.request is not None and "request" in takes:
+            kwargs["request"] = ask.request
+        shown = [for_summarizer(m) for m in ask.messages]
+        if ask.previous is not None:
+            if "previous" in takes:
+                kwargs["previous"] = ask.previous
+            else:
+                shown = [previous_summary_note(ask.previous), *shown]
+        if ask.focus:
+            if "instructions" in takes:
+                kwargs["instructions"] = ask.focus
+            else:
+                shown = [*shown, summary_focus(ask.focus)]
+        if ask.budget is not None and "max_tokens" in takes:
+            kwargs["max_tokens"] = ask.budget
+        if form is not None and "form" in takes:
+            kwargs["form"] = form
+        if ask.prompt is not None and "prompt" in takes:
+            kwargs["prompt"] = ask.prompt
+        return self.summarizer(shown, **kwargs)
+
+
+def adapt(summarizer: Callable[..., Any] | Summarizes) -> Summarizes:
+    """``summarizer`` as a typed one: itself if it has ``summarize(SummaryRequest)``
+    (``LLMSummarizer``), else the callable adapted once."""
+    if isinstance(summarizer, (Adapted, LLMSummarizer)):
+        return summarizer
+    if isinstance(summarizer, Summarizes) and not callable(summarizer):
+        return summarizer
+    return Adapted(summarizer)
+
+
 def call_summarizer(
     summarizer: Callable[..., Any],
     messages: list[Any],
@@ -77,30 +148,9 @@ def call_summarizer(
     prompt: str | None = None,
 ) -> Any:
     """Call ``summarizer`` with what it declares it takes; the rest as notes among the
-    messages: the previous summary first, the focus last (``max_tokens``, ``form``, the
-    active ``request`` and a replacement ``prompt`` only to those that take them)."""
-    takes = _keywords(summarizer)
-    kwargs: dict[str, Any] = {}
-    if request is not None and "request" in takes:
-        kwargs["request"] = request
-    shown = [for_summarizer(m) for m in messages]
-    if previous is not None:
-        if "previous" in takes:
-            kwargs["previous"] = previous
-        else:
-            shown = [previous_summary_note(previous), *shown]
-    if instructions:
-        if "instructions" in takes:
-            kwargs["instructions"] = instructions
-        else:
-            shown = [*shown, summary_focus(instructions)]
-    if max_tokens is not None and "max_tokens" in takes:
-        kwargs["max_tokens"] = max_tokens
-    if form is not None and "form" in takes:
-        kwargs["form"] = form
-    if prompt is not None and "prompt" in takes:
-        kwargs["prompt"] = prompt
-    return summarizer(shown, **kwargs)
+    messages (``Adapted``). For one call; an engine adapts its summarizer once."""
+    ask = SummaryRequest(messages, previous, instructions, max_tokens, request, prompt)
+    return Adapted(summarizer).call(ask, form)
 
 
 def for_summarizer(message: Any) -> Any:
@@ -147,17 +197,22 @@ def focused(summarizer: Callable[..., str], instructions: str | None) -> Callabl
     ``[Summary focus: ...]``."""
     if not instructions:
         return summarizer
-    return lambda messages: call_summarizer(summarizer, messages, instructions=instructions)
+    adapted = Adapted(summarizer)
+    return lambda messages: adapted.call(SummaryRequest(messages, focus=instructions))
 
 
 def seed_form(summarizer: Callable[..., str]) -> Callable[..., str]:
-    """``summarizer`` as the seed preset calls it: ``form="seed"`` when it takes that keyword
-    (``LLMSummarizer`` then makes S-4.2/S-4.3's exact call)."""
-    if "form" not in _keywords(summarizer):
+    """``summarizer`` as the seed preset calls it (the seed's own convention, apart from the
+    typed one): ``form="seed"`` when it takes that keyword (``LLMSummarizer`` then makes
+    S-4.2/S-4.3's exact call)."""
+    if isinstance(summarizer, Adapted):
+        summarizer = summarizer.summarizer
+    adapted = Adapted(summarizer)
+    if "form" not in adapted.takes:
         return summarizer
 
     def call(messages: list[Any], instructions: str | None = None) -> str:
-        return str(call_summarizer(summarizer, messages, instructions=instructions, form="seed"))
+        return str(adapted.call(SummaryRequest(messages, focus=instructions), "seed"))
 
     return call
 
@@ -222,10 +277,24 @@ class LLMSummarizer:
         )
         return reply.text.strip()
 
+    def summarize(self, ask: SummaryRequest) -> str:
+        """The typed call: notes for what ``__call__`` takes as keywords need none."""
+        return self(
+            [for_summarizer(m) for m in ask.messages],
+            ask.focus,
+            previous=ask.previous,
+            max_tokens=ask.budget,
+            prompt=ask.prompt,
+        )
+
 
 __all__ = [
+    "Adapted",
     "LLMSummarizer",
+    "Summarizes",
+    "SummaryRequest",
     "SummaryScore",
+    "adapt",
     "call_summarizer",
     "extractive_summary",
     "focused",

@@ -112,7 +112,7 @@ def test_past_the_budget_the_oldest_fold_into_the_summary_which_names_them() -> 
     state = c.engine.state  # type: ignore[attr-defined]
     kept = users_in(view)
     budget = 0.08 * 8_000 / state.ratio
-    pinned = [seq for seq in state.pins if seq != state.first_request]
+    pinned = [seq for seq in state.pinned.pins if seq != state.first_request]
     used = sum(c.tokens.count(state.msgs[seq]) for seq in pinned)
     # Within the budget, and as full as it can be: the newest folded message did not fit.
     assert len(pinned) >= 2 and used <= budget

@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ..compactor import Compactor
 from ..errors import StoreUnavailable
+from ..session.records import logged_messages
 from ..store import Store, store_from_url
 from .fakes import BenchSummarizer
 from .load import Message, SessionRun, _stats, _TimedCompactor, digest, policy
@@ -100,7 +101,7 @@ async def _drive(number: int, store: Store, config: FleetConfig) -> SessionRun:
     )
     compactor.inside = []
     records = await asyncio.to_thread(lambda: list(store.records(sid)))
-    logged = sum(1 for r in records if r["kind"] == "message")
+    logged = sum(1 for _ in logged_messages(records))
     done = max(0, (logged - 1) // 2)  # the request, then two messages a turn
     if logged and logged != 1 + 2 * done:
         raise RuntimeError(f"session {sid}: {logged} messages logged, not whole turns")
@@ -258,7 +259,7 @@ def verify(url: str, root: Path, runs: Sequence[SessionRun], config: FleetConfig
     bad: list[str] = []
     try:
         for run in runs:
-            logged = [r["message"] for r in store.records(run.session) if r["kind"] == "message"]
+            logged = [r.message for r in logged_messages(store.records(run.session))]
             if digest(logged) == run.sent:
                 replayed += 1
             else:

@@ -43,6 +43,7 @@ from typing import Any
 
 from ..compactor import Compactor
 from ..policy import Policy
+from ..session.records import logged_messages
 from ..store import SqliteStore
 from .fakes import BenchSummarizer
 from .workload import synthetic_session
@@ -171,7 +172,7 @@ def verify(db: Path, runs: Sequence[SessionRun], config: LoadConfig) -> dict[str
             name = f"session {run.number} ({run.session})"
             try:
                 records = store.records(run.session)
-                logged = [r["message"] for r in records if r["kind"] == "message"]
+                logged = [r.message for r in logged_messages(records)]
             except Exception as error:  # a damaged journal is a finding, not a crash
                 logged = []
                 bad.append(f"{name}: journal unreadable: {error!r}")

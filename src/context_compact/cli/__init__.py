@@ -40,6 +40,7 @@ from ..agent.loop import (
 )
 from ..bench.strategies import register_peers
 from ..registry import ENGINES, NAMES
+from ..session.records import logged_messages
 from ..store import WORKDIR_DB
 from ..store.url import select as select_store
 from .agent import (
@@ -267,7 +268,7 @@ def _drop_if_empty(session: Session) -> None:
     if not compactor.keeps_log or remove is None:
         return
     sid = compactor.session_id
-    if sid is None or any(record.get("kind") == "message" for record in store.records(sid)):
+    if sid is None or any(True for _ in logged_messages(store.records(sid))):
         return
     remove(sid)
     session.printer.console.print(f"[dim]nothing asked: session {sid} not kept[/]")

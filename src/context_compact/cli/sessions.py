@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from ..session.records import EventRecord, MessageRecord, journal, logged_messages
 from ..session.transfer import resumed
 from .store_errors import guards_store
 
@@ -66,12 +67,11 @@ def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
     """One session's line: when it started, its turns, its view's tokens, its compactions."""
     sid = meta["id"]
     turns = compactions = messages = 0
-    for record in store.records(sid):
-        kind = record.get("kind")
-        if kind == "message":
+    for record in journal(store.records(sid), f"session {sid}"):
+        if isinstance(record, MessageRecord):
             messages += 1
-            turns += record["message"].get("role") == "assistant"
-        elif kind == "event":
+            turns += record.message.get("role") == "assistant"
+        elif isinstance(record, EventRecord):
             compactions += 1
     return {
         "id": sid,
@@ -226,7 +226,7 @@ def prune_command(ctx: click.Context, empty: bool, dry_run: bool, workdir: Path 
         found = [
             meta["id"]
             for meta in store.list_sessions()
-            if not any(r.get("kind") == "message" for r in store.records(meta["id"]))
+            if not any(True for _ in logged_messages(store.records(meta["id"])))
         ]
         for sid in found:
             if dry_run:

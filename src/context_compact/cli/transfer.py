@@ -107,7 +107,9 @@ def import_command(
     before is the same session again (by content), not a copy.
 
     Formats (detected): Claude Code session JSONL, Codex rollout JSONL, SWE-agent .traj,
-    OpenHands event histories, mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON.
+    OpenHands event histories (V0 output files, V1 event files and events folders),
+    mini-swe-agent and OpenAI chat JSON, Anthropic messages JSON, aider's
+    .aider.chat.history.md, benchmark results lists of message lists (tau-bench).
     """
     from ..store import CorruptStore
     from ..store.url import cli_store
@@ -141,8 +143,9 @@ def import_command(
             click.echo(f"error: {f.path}: {f.reason}", err=True)
     if not tried:
         raise click.ClickException(
-            f"no agent logs under {path}: no {', '.join(f'*{e}' for e in EXTENSIONS)} file "
-            "outside hidden folders; give a log file or the folder holding the logs"
+            f"no agent logs under {path}: no {', '.join(f'*{e}' for e in EXTENSIONS)} file, "
+            ".aider.chat.history.md or OpenHands events folder outside hidden folders; give a "
+            "log file or the folder holding the logs"
         )
     if failures:
         raise SystemExit(1)

@@ -36,6 +36,7 @@ from typing import Any
 from ..errors import ContextCompactError
 from ..session.inspect import Event, shown_path
 from ..session.recall import message_text, recall, recover
+from ..session.records import EventRecord, MessageRecord, journal
 from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
@@ -97,14 +98,13 @@ class Inspection:
         alive: list[Message] = []  # holds every object whose id() is a key of by_id
         previous: list[int] = []
         previous_overhead = 0
-        for record in store.records(self.session):
-            kind = record.get("kind")
-            if kind == "message":
-                message = record["message"]
+        for record in journal(store.records(self.session), f"session {self.session}"):
+            if isinstance(record, MessageRecord):
+                message = record.message
                 if message.get("role") == "assistant":
                     ids = []
                     # The state keeps each view message's content key: one entry per content.
-                    for m, key in zip(state.view, state.view_keys, strict=True):
+                    for m, key in zip(state.view, state.shown.keys, strict=True):
                         index = by_id.get(id(m))
                         if index is None:
                             index = by_content.setdefault(key, len(self.messages))
@@ -119,7 +119,7 @@ class Inspection:
                     self.requests.append(
                         Request(
                             len(self.requests) + 1,
-                            record["seq"],
+                            record.seq,
                             state.measure(),
                             len(ids),
                             broke,
@@ -129,22 +129,22 @@ class Inspection:
                     previous, previous_overhead = ids, state.overhead
                 state.add_message(record, _key(message))
                 self.logged += 1
-            elif kind == "event":
+            elif isinstance(record, EventRecord):
                 self.events.append(self._event(record))
             else:
                 state.apply(record)
         self.now = state.measure()
 
-    def _event(self, record: dict[str, Any]) -> Event:
-        before, after = int(record.get("before", 0)), int(record.get("after", 0))
+    def _event(self, record: EventRecord) -> Event:
+        before, after = record.before, record.after
         return Event(
             len(self.requests) + 1,
-            str(record.get("stage")),
+            record.stage,
             before,
             after,
             before - after,
-            str(record.get("note") or ""),
-            [str(p) for p in record.get("paths") or []],
+            record.note,
+            list(record.paths),
         )
 
     def event_rows(self, request: int | None = None) -> list[dict[str, Any]]:

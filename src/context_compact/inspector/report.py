@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..session.recall import message_text
+from ..session.records import logged_messages
 from ..store.base import Store
 from .data import Inspection, Replay, archive, compare
 from .server import asset
@@ -44,9 +45,8 @@ def report(
     named = [found.links(store, [m]) for m in found.messages]
     paths = sorted({p for group in named for p in group})
     texts = [
-        {"message": r["seq"], "role": r["message"].get("role"), "text": message_text(r["message"])}
-        for r in store.records(session)
-        if r.get("kind") == "message"
+        {"message": r.seq, "role": r.message.get("role"), "text": message_text(r.message)}
+        for r in logged_messages(store.records(session))
     ]
     data: dict[str, Any] = {
         "selected": session,

@@ -16,16 +16,23 @@ Formats (``FORMATS``), one module each; their docstrings say what is kept and ho
 * ``mini_swe_agent``: mini-swe-agent ``.traj.json``, chat messages with native tool calls or
   (v1) a fenced bash block per assistant message (``openai_chat.py``);
 * ``swe_agent``: SWE-agent ``.traj`` (``swe_agent.py``);
-* ``anthropic``: Anthropic Messages API histories, as JSON or JSON Lines (``anthropic.py``).
+* ``anthropic``: Anthropic Messages API histories, as JSON or JSON Lines (``anthropic.py``);
+* ``openhands_v1``: OpenHands V1 (software-agent-sdk, CLI) typed events, one file per event
+  in an ``events`` folder, as JSON Lines, a JSON list, or the agent server's page of events
+  (``{"items": [...]}``) (``openhands_v1.py``);
+* ``aider``: aider's ``.aider.chat.history.md``, one session per run of aider (``aider.py``);
+* ``results_list``: benchmark results, a JSON list of runs each holding one chat message
+  list (tau-bench), one session per run (``results_list.py``).
 
 OpenHands histories are read with or without their ``history`` wrapper: an output file's
 instances, one ``{"history": [...]}`` object, or a bare list of events (how OpenHands keeps
 the trajectories it replays), as JSON or one event per line.
 
 Detection looks at the parsed content, not at the file name (except that ``.traj.json``
-marks mini-swe-agent); a file it cannot place raises ``UnknownFormat`` naming the file. The
-loaders never modify the files they read. ``load_all`` reports every file it could not load
-(``failures``) instead of dropping it without a word.
+marks mini-swe-agent and ``*chat.history.md`` aider); a file it cannot place raises
+``UnknownFormat`` naming the file. The loaders never modify the files they read.
+``load_all`` reports every file it could not load (``failures``) instead of dropping it
+without a word.
 """
 
 from __future__ import annotations
@@ -36,7 +43,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import anthropic, claude_code, codex, openai_chat, openhands, swe_agent
+from . import (
+    aider,
+    anthropic,
+    claude_code,
+    codex,
+    openai_chat,
+    openhands,
+    openhands_v1,
+    results_list,
+    swe_agent,
+)
 from ._common import FORMATS, Limits, Session, TooLarge, UnknownFormat, check_size, read_jsonl
 
 __all__ = [
@@ -77,7 +94,15 @@ def load_session(path: str | Path, index: int = 0) -> Session:
 def load_file(path: str | Path, limits: Limits | None = None) -> list[Session]:
     """Every trajectory in one file, in file order (``TooLarge`` over ``limits``)."""
     path = Path(path)
+    if openhands_v1.is_events_dir(path):
+        return openhands_v1.load_directory(path, limits)
     fmt, data, bad = _read(path, limits or Limits())
+    if fmt == aider.FORMAT:
+        return aider.load_text(data, path)
+    if fmt == openhands_v1.FORMAT:
+        return openhands_v1.load_records(openhands_v1.events_of(data), path, bad)
+    if fmt == results_list.FORMAT:
+        return results_list.load_document(data, path)
     if fmt == claude_code.FORMAT:
         return claude_code.load_records(data, path, bad)
     if fmt == codex.FORMAT:
@@ -110,9 +135,12 @@ def load_all(
 ) -> list[Session]:
     """Every trajectory under ``directory`` (recursively, sorted by path).
 
-    Only ``.jsonl``, ``.json`` and ``.traj`` files are read (hidden ones are not). A file that
-    cannot be loaded (no known format, unreadable) raises when ``strict``; otherwise it is
-    logged and appended to ``failures`` (path and reason), when a list is given.
+    Only ``.jsonl``, ``.json`` and ``.traj`` files and aider's ``.aider.chat.history.md`` are
+    read (no other hidden file, nothing in a hidden folder); an OpenHands V1 ``events``
+    folder is one log, and the ``base_state.json`` beside it (the agent's settings) none. A
+    file that cannot be loaded (no known format, unreadable) raises when ``strict``;
+    otherwise it is logged and appended to ``failures`` (path and reason), when a list is
+    given.
     """
     root = Path(directory)
     if not root.is_dir():
@@ -131,8 +159,17 @@ def load_all(
 
 
 def candidates(root: Path) -> list[Path]:
-    """The files under ``root`` that ``load_all`` tries, sorted by path."""
-    return sorted(p for p in root.rglob("*") if _is_candidate(p, root))
+    """The logs under ``root`` that ``load_all`` tries, sorted by path: files, and OpenHands
+    V1 events folders in place of the event files they hold."""
+    found: set[Path] = set()
+    for path in root.rglob("*"):
+        if not _is_candidate(path, root):
+            continue
+        if openhands_v1.EVENT_FILE.fullmatch(path.name):
+            found.add(path.parent)  # one event file is enough to make its folder a log
+        elif not openhands_v1.is_state_file(path):
+            found.add(path)
+    return sorted(found)
 
 
 def describe(error: BaseException, path: Path) -> str:
@@ -146,15 +183,26 @@ def describe(error: BaseException, path: Path) -> str:
 
 
 def _is_candidate(path: Path, root: Path) -> bool:
-    if not path.is_file() or not path.name.endswith(EXTENSIONS):
+    if not path.is_file():
         return False
-    return not any(part.startswith(".") for part in path.relative_to(root).parts)
+    *folders, name = path.relative_to(root).parts
+    if any(part.startswith(".") for part in folders):
+        return False
+    if name.endswith(aider.FILE_SUFFIX):
+        return True
+    return name.endswith(EXTENSIONS) and not name.startswith(".")
 
 
 def _read(path: Path, limits: Limits) -> tuple[str, Any, int]:
     """``(format, data, unparseable lines)``: records for line formats, else the document."""
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
+    if path.name.endswith(".md"):
+        check_size(path, limits)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not aider.is_aider(path, text[:4096]):
+            raise UnknownFormat(path, "a Markdown file that is not an aider chat history")
+        return aider.FORMAT, text, 0
     if path.name.endswith(".jsonl"):
         records, bad = read_jsonl(path, limits)
         return _detect_records(records, path), records, bad
@@ -177,6 +225,8 @@ def _detect_records(records: list[Any], path: Path) -> str:
         raise UnknownFormat(path, "no JSON object lines")
     if len(records) == 1 and _detect_dict(objects[0], path) == swe_agent.FORMAT:
         return swe_agent.FORMAT
+    if any(openhands_v1.is_event(r) for r in objects):
+        return openhands_v1.FORMAT
     if all(_is_event(r) for r in objects):
         return openhands.FORMAT
     if all(isinstance(r.get("role"), str) and "content" in r for r in objects):
@@ -206,6 +256,10 @@ def _detect_document(document: Any, path: Path) -> str:
             raise UnknownFormat(path, f"JSON object with keys {sorted(document)[:8]}")
         return fmt
     if isinstance(document, list):
+        if any(openhands_v1.is_event(m) for m in document):
+            return openhands_v1.FORMAT
+        if results_list.runs_of(document) is not None:
+            return results_list.FORMAT
         if any(isinstance(m, dict) and m.get("role") in _CHAT_ROLES for m in document):
             if anthropic.is_anthropic(document):
                 return anthropic.FORMAT
@@ -236,6 +290,10 @@ _CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "fu
 
 
 def _detect_dict(document: dict[str, Any], path: Path) -> str | None:
+    if openhands_v1.is_event(document) or openhands_v1.is_page(document):
+        return openhands_v1.FORMAT
+    if results_list.runs_of(document) is not None:
+        return results_list.FORMAT
     history = document.get("history")
     if isinstance(history, list):
         if any(key in document for key in ("trajectory", "replay_config", "environment")):

@@ -67,6 +67,9 @@ FORMATS: list[str] = [
     "mini_swe_agent",
     "swe_agent",
     "anthropic",
+    "openhands_v1",
+    "aider",
+    "results_list",
 ]
 
 

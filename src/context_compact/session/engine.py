@@ -11,12 +11,9 @@ Each call, in this order:
 4. **journal** every record of the call (messages, edits, events) in one store append, then
    return the view.
 
-Store faults: a pass writes its copies before it returns its edit, so a write the store
-refuses (disk full, read-only) leaves no edit behind. The call's other passes are skipped, a
-``store_error`` event says so, and the view keeps everything: the call succeeds while that
-view fits the limit, else (and always for ``compact``/``reactive``) raises
-``StoreUnavailable``. A journal append that fails keeps its records, in order, for the next
-call, and raises ``StoreUnavailable``: the journal is always a whole prefix of the session.
+Store faults: a write the store refuses skips the call's other passes and keeps everything
+in view (``faults.py``); a journal append it refuses keeps its records, in order, for the
+next call (``durable.py``): the journal is always a whole prefix of the session.
 
 Sizes are tokens of the request as sent: the API's last count of the view's head plus an
 estimate of what came after (``observe``), the system prompt and tools included
@@ -32,37 +29,28 @@ or the last view it kept, all recognized).
 
 from __future__ import annotations
 
-import concurrent.futures
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 
-from .. import markers
 from ..engine import Env, Message
-from ..errors import CompactionFailed, StoreUnavailable
+from ..errors import CompactionFailed
 from ..events import CompactionEvent
-from ..invariants import InvalidHistory, check, check_appended
-from ..keys import Match, Recognizer, chain_id, content_key
-from ..messages import as_dicts
-from ..store import holders
-from ..store.base import STORE_ERRORS
-from ..summarize import call_summarizer, extractive_summary
-from . import knobs, passes, summary
+from ..keys import chain_id, content_key
+from ..summarize import adapt
+from . import knobs, limits, passes, summary
+from .durable import SessionJournal
+from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
-from .state import Record, SessionState, clone
+from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Record, Restart
+from .state import SessionState, clone
+from .summarizing import SummaryCaller
+from .syncing import Sync
 
 NEVER = -(10**12)
 SUMMARY_SHARE = 0.15
-
-
-class EmptySummary(ValueError):
-    """The summarizer answered without text (an empty string, None, not a string)."""
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
 
 
 class SessionEngine(SearchableLog):
@@ -75,83 +63,59 @@ class SessionEngine(SearchableLog):
         self.env = env
         self.store = env.store
         self.state = SessionState(env.counter)
-        self.recognizer = Recognizer()
-        self.session_id: str | None = None
-        self._pending: list[Record] = []
+        self.syncer = Sync()
+        self.recognizer = self.syncer.recognizer
+        self.journal = SessionJournal(self.store, self._meta)
         self._returned: tuple[int, int] | None = None
-        self.summary_failures = 0
+        self.summaries = SummaryCaller(
+            adapt(env.summarizer),
+            policy,
+            env.counter,
+            lambda stage, before, after, note: self._emit(stage, before, after, (), note),
+        )
         self.over_limit = 0
-        self._fault: BaseException | None = None
-        # The tool_use ids of the list the caller passed last (a retry is checked against them).
-        self._input_ids: set[str] = set()
-        self._generation = 0  # appends to the session through this store object (holders.py)
+        self.faults = Faults()
         if env.session is not None:
             self._open(env.session)
 
     # -- the durable session ---------------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        return self.journal.session_id
+
     def _open(self, session: str) -> None:
-        meta = self.store.session_meta(session)
-        self.session_id = session
-        self._generation = holders.seen(self.store, session)
-        if meta is None:
-            self.store.create_session({**self._meta(), "id": session})
-            return
         state = self.state
-        for record in self.store.records(session):
-            kind = record.get("kind")
-            if kind == "message":
-                state.add_message(record, content_key(record["message"]))
-            elif kind != "event":
+        for record in self.journal.open(session):
+            if isinstance(record, MessageRecord):
+                state.add_message(record, content_key(record.message))
+            else:
                 state.apply(record)
 
     def _meta(self) -> dict[str, Any]:
         return {"engine": self.name, "policy": asdict(self.policy)}
 
     def sid(self) -> str:
-        if self.session_id is None:
-            self.session_id = self.store.create_session(self._meta())
-            self._generation = holders.seen(self.store, self.session_id)
-        return self.session_id
+        return self.journal.sid()
 
     def session(self) -> str:
         return self.sid()
 
     def _record(self, record: Record) -> None:
-        if record["kind"] != "message":
+        if not isinstance(record, MessageRecord):
             self.state.apply(record)
-        self._pending.append(record)
+        self.journal.add(record)
 
     @contextmanager
     def _journaled(self) -> Iterator[None]:
         """Journal the call's records at its end, also when it fails; a journal that cannot be
         written then does not hide the call's own error."""
-        self._fault = None
+        self.faults = Faults()
         try:
             yield
         except BaseException:
-            self._flush(quiet=True)
+            self.journal.flush(quiet=True)
             raise
-        self._flush()
-
-    def _flush(self, quiet: bool = False) -> None:
-        if self._pending:
-            pending, self._pending = self._pending, []
-            try:
-                sid = self.sid()
-                # Of two compactors on one session and store object, a stale one is refused.
-                self._generation = holders.write(self.store, sid, self._generation)
-                self.store.append(sid, pending)
-            except STORE_ERRORS as error:
-                # Kept, in order, for the next call's append: the journal stays a prefix of
-                # what happened (never torn), and the view already holds what it says.
-                self._pending = pending + self._pending
-                if quiet:
-                    return
-                raise StoreUnavailable(
-                    f"the session journal could not be written ({_describe(error)}); "
-                    f"{len(pending)} records are kept in memory and written by the next call "
-                    "that succeeds. Free space or fix the store's permissions."
-                ) from error
+        self.journal.flush()
 
     def _emit(
         self,
@@ -163,7 +127,7 @@ class SessionEngine(SearchableLog):
         score: dict[str, float | None] | None = None,
     ) -> None:
         event = CompactionEvent(stage, before, after, "tokens", paths, note, score)
-        self._pending.append({"kind": "event", **asdict(event), "paths": list(paths)})
+        self.journal.add(EventRecord(stage, before, after, "tokens", paths, note, score))
         self.env.emit(event)
 
     def _io(self) -> passes.PassIO:
@@ -171,53 +135,13 @@ class SessionEngine(SearchableLog):
 
     # -- syncing with the caller -----------------------------------------------------------
     def sync(self, messages: Any) -> None:
-        """Log what the caller added since the last call; validate only that."""
-        if not isinstance(messages, list):
-            raise InvalidHistory(check(messages))
+        """Log what the caller added since the last call (``syncing.py``); validate only that."""
         state = self.state
-        try:
-            match = self.recognizer.match(
-                messages, state.view_keys, state.conversation_len(), state.head
-            )
-        except RecursionError:
-            # Hashing met a message nested too deep for the JSON encoder: check() names it.
-            raise InvalidHistory(check(as_dicts(messages))) from None
-        if match is None:
-            # An invalid history is refused before the session is touched.
-            violations = check(as_dicts(messages))
-            if violations:
-                raise InvalidHistory(violations)
-            self._restart()
-            match = Match(0, "view")
-        # New messages may not reuse a tool_use id of the caller's list: the view's ids for a
-        # list built on our view, every id of the conversation for the caller's own full
-        # history, the ids of the list it passed last for a retry of that list.
-        ids = {"view": state.use_ids, "log": state.log_use_ids}.get(match.via, self._input_ids)
-        new = as_dicts(messages[match.start :])
-        if not new:
-            self.recognizer.accept(messages)
-            self._input_ids = ids
-            return
-        prev = state.view[-1] if state.view else None
-        violations = check_appended(prev, new, ids)
-        if violations:
-            offset = len(messages) - len(new)
-            raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
-        keys = self.recognizer.last_keys()[match.start :]
-        for message, key in zip(new, keys, strict=True):
-            record = {
-                "kind": "message",
-                "seq": state.n,
-                "id": chain_id(state.head, key),
-                "parent": state.head,
-                "message": clone(message),
-            }
+        for message, key in self.syncer.added(state, messages, self._restart):
+            record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
             state.add_message(record, key)
-            self._pending.append(record)
-        self.recognizer.accept(messages)
-        # The set itself, not a copy: new ids were just added to it, and a summary replaces
-        # the view's set rather than editing it, so this stays the ids of ``messages``.
-        self._input_ids = ids
+            self.journal.add(record)
+        self.syncer.accepted()
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The
@@ -225,7 +149,7 @@ class SessionEngine(SearchableLog):
         if self.state.conversation_len() == 0:
             return
         before = self.state.measure()
-        self._record({"kind": "restart"})
+        self._record(Restart())
         self._emit(
             "session_restart", before, 0, (), "the caller's history no longer extends this one"
         )
@@ -233,7 +157,7 @@ class SessionEngine(SearchableLog):
     def view(self) -> list[Message]:
         """The request as it stands (after a resume: what the stopped process would send)."""
         out = list(self.state.view)
-        self.recognizer.prime(out, self.state.view_keys)
+        self.recognizer.prime(out, self.state.shown.keys)
         self._returned = (len(out), self.state.estimate())
         return out
 
@@ -251,21 +175,14 @@ class SessionEngine(SearchableLog):
             return
         length, estimate = self._returned
         ratio = min(3.0, max(0.5, prompt_tokens / estimate))
-        record = {"kind": "calibrate", "ratio": ratio, "anchor": [length, prompt_tokens]}
-        # The factors per kind of text, from the messages sent since the last usage.
-        anchor = self.state.anchor
-        if anchor is not None and anchor[0] < length and prompt_tokens > anchor[1]:
-            counter = self.state.counter
-            counter.observe(prompt_tokens - anchor[1], self.state.view[anchor[0] : length])
-            if counter.calibrates:
-                record["kinds"] = dict(counter.calibration.factors)
+        kinds = self.state.learn_kinds(length, prompt_tokens)
         # Journaled with the next call's records: a process killed before then has not sent
         # another request, and its caller observes the same usage again when it resends.
-        self._record(record)
+        self._record(Calibrate(ratio, (length, prompt_tokens), kinds))
 
     def overhead(self, tokens: int) -> None:
         if tokens != self.state.overhead:
-            self._record({"kind": "overhead", "tokens": tokens})
+            self._record(Overhead(tokens))
 
     @property
     def summary_budget(self) -> int:
@@ -276,59 +193,37 @@ class SessionEngine(SearchableLog):
 
     # -- passes ----------------------------------------------------------------------------
     def _guarded(self, run: Callable[[], None], stage: str) -> None:
-        """Run a pass unless the store already refused a write in this call. A pass writes its
-        copies before it returns its edit, so a refused write leaves no edit: what it would
-        have removed stays in the view, and a ``store_error`` event says so."""
-        if self._fault is not None:
-            return
-        try:
-            run()
-        except STORE_ERRORS as error:
-            self._fault = error
-            size = self.state.measure()
-            note = (
-                f"{stage} skipped: the store refused a write ({_describe(error)}); "
-                "everything stays in view"
-            )
+        def warn(size: int, note: str) -> None:
             self._emit("store_error", size, size, (), note)
 
-    def _fault_check(self, doing: str, always: bool) -> None:
-        """After a refused write: fine while the view fits (the warning event was sent), else
-        (or when the call was asked to compact) a clear error."""
-        error = self._fault
-        if error is None:
-            return
-        size = self.state.measure()
-        if always or size > self.limit:
-            raise StoreUnavailable(
-                f"could not {doing}: the store refused a write ({_describe(error)}); nothing "
-                f"left the context, which holds {size:,} tokens (limit {self.limit:,}). Free "
-                "space or fix the store's permissions, then retry."
-            ) from error
+        self.faults.guarded(run, stage, self.state.measure, warn)
 
-    def _persist(self) -> None:
-        state = self.state
-        before = state.measure()
-        edit = passes.persist(state, self.policy, self._io(), self.limit)
+    def _fault_check(self, doing: str, always: bool) -> None:
+        self.faults.check(doing, always, self.state.measure(), self.limit)
+
+    def _take(self, stage: str, make: Callable[[], Edit | None]) -> None:
+        """Record the edit ``make`` decides (if any) and say what it did."""
+        before = self.state.measure()
+        edit = make()
         if edit is not None:
             self._record(edit)
-            paths = tuple(b[2] for b in edit["blocks"])
-            note = f"{len(paths)} new results persisted with a preview"
-            self._emit("persist_new_results", before, state.measure(), paths, note)
+            paths, note, score = passes.event_of(edit)
+            self._emit(stage, before, self.state.measure(), paths, note, score)
+
+    def _persist(self) -> None:
+        io = self._io()
+        self._take(
+            "persist_new_results", lambda: passes.persist(self.state, self.policy, io, self.limit)
+        )
 
     def _clear(
         self, target: int, force: bool, futile_below: int | None = None, last_resort: bool = False
     ) -> None:
-        state = self.state
-        before = state.measure()
-        edit = passes.clear(
-            state, self.policy, self._io(), target, force, futile_below, last_resort
+        state, io = self.state, self._io()
+        self._take(
+            "clear_old_results",
+            lambda: passes.clear(state, self.policy, io, target, force, futile_below, last_resort),
         )
-        if edit is not None:
-            self._record(edit)
-            paths = tuple(dict.fromkeys(b[2] for b in edit["blocks"]))
-            note = f"{len(edit['blocks'])} seen results cleared"
-            self._emit("clear_old_results", before, state.measure(), paths, note)
 
     def _summarize_old(
         self,
@@ -341,7 +236,6 @@ class SessionEngine(SearchableLog):
         stage: str = "summarize",
     ) -> None:
         state = self.state
-        before = state.measure()
         ask = summary.SummaryAsk(
             target=target,
             least=least,
@@ -353,16 +247,8 @@ class SessionEngine(SearchableLog):
             allowance=min(summary.SUMMARY_ALLOWANCE, self.summary_budget),
             instructions=instructions,
         )
-        edit = passes.summarize(state, self._io(), ask, self.policy.summary_input_limit // 4)
-        if edit is not None:
-            self._record(edit)
-            folded = len(edit["folded"]) + edit["folded_more"]
-            closed = "; the turn closed, recent steps carried" if edit.get("closes") else ""
-            note = (
-                f"{edit['cut'] - edit['start']} messages summarized; user messages: "
-                f"{len(edit['pins'])} pinned, {folded} folded{closed}"
-            )
-            self._emit(stage, before, state.measure(), (edit["archive"],), note, edit["score"])
+        io, shown = self._io(), self.policy.summary_input_limit // 4
+        self._take(stage, lambda: passes.summarize(state, io, ask, shown))
 
     def _summarize(
         self,
@@ -371,59 +257,7 @@ class SessionEngine(SearchableLog):
         instructions: str | None,
         previous: str | None,
     ) -> str:
-        """The summarizer's text, or the extractive summary if it raised, timed out or gave
-        no text (each a failure; ``max_summary_failures`` in a row raise), cut to the
-        policy's length budget if longer."""
-        budget = self.summary_budget
-
-        def call() -> Any:
-            return call_summarizer(
-                self.env.summarizer,
-                messages,
-                previous=previous,
-                instructions=instructions,
-                max_tokens=budget,
-                prompt=self.policy.summary_prompt,
-            )
-
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        try:
-            text = pool.submit(call).result(timeout=self.policy.summary_timeout)
-            if not isinstance(text, str) or not text.strip():
-                got = "no text" if isinstance(text, str) else type(text).__name__
-                raise EmptySummary(f"the summarizer returned {got}")
-            self.summary_failures = 0
-        except Exception as error:
-            self.summary_failures += 1
-            if self.summary_failures >= self.policy.max_summary_failures:
-                raise CompactionFailed(
-                    f"the summarizer failed {self.summary_failures} times in a row "
-                    f"(last: {type(error).__name__}: {error}); check the model/provider settings"
-                ) from error
-            note = f"summarizer failed ({type(error).__name__}); extractive summary used"
-            self._emit("summary_fallback", 0, 0, (), note)
-            # The summary message states the request in full: the summary need not repeat it.
-            text = extractive_summary(messages, limit=min(4_000, 3 * budget), previous=previous)
-        finally:
-            pool.shutdown(wait=False)
-        return self._capped(text.strip(), budget)
-
-    def _capped(self, text: str, budget: int) -> str:
-        """``text`` cut at a line end to ``budget`` tokens, saying so, if it is longer."""
-        counter = self.state.counter
-        size = counter.text(text)
-        if size <= budget:
-            return text
-        note = markers.SUMMARY_CUT.format(tokens=budget)
-        keep = max(0, len(text) * budget // size - len(note) - 1)
-        while keep and counter.text(text[:keep]) + counter.text(note) > budget:
-            keep = keep * 9 // 10
-        line = text.rfind("\n", 0, keep)
-        cut = f"{text[: line if line > keep // 2 else keep].rstrip()}\n{note}"
-        self._emit(
-            "summary_capped", size, counter.text(cut), (), f"summary cut to {budget:,} tokens"
-        )
-        return cut
+        return self.summaries.text(messages, instructions, previous, self.summary_budget)
 
     def _check_limit(self) -> None:
         size = self.state.measure()
@@ -437,36 +271,12 @@ class SessionEngine(SearchableLog):
         self._emit("over_limit", size, size, (), self._too_big(size))
 
     def _too_big(self, size: int) -> str:
-        """What alone keeps the request over the limit, by name and size."""
-        state = self.state
-        ratio = state.ratio
-        first = state.first_request
-        last = state.last_assistant()
-        step = [seq for seq in range(max(last, state.first_kept), state.n)]
-        step_tokens = round(sum(state.tokens[state.view_index(seq)] for seq in step) * ratio)
-        parts = [f"the system prompt and tools take {round(state.overhead * ratio):,}"]
-        if first is not None:
-            first_tokens = round(state.counter.count(state.msgs[first]) * ratio)
-            parts.append(f"the first request (message {first}) {first_tokens:,}")
-        if step:
-            parts.append(f"the newest step (messages {step[0]}-{step[-1]}) {step_tokens:,}")
-        return (
-            f"the context is still over its limit ({size:,} > {self.limit:,} tokens) after "
-            f"{self.over_limit} compactions in a row: {'; '.join(parts)} tokens, and none of "
-            "these can leave the view. Raise context_limit, shorten what is too big, or lower "
-            "batch_budget so that new results are saved with a preview."
-        )
+        return limits.too_big(self.state, size, self.limit, self.over_limit)
 
     def _fixed_part(self) -> None:
-        """The system prompt and tools alone over the limit: no request can be sent."""
-        state = self.state
-        overhead = round(state.overhead * state.ratio)
-        if overhead >= self.limit:
-            raise CompactionFailed(
-                f"the system prompt and tools take {overhead:,} tokens, more than the context "
-                f"limit of {self.limit:,} tokens: no request fits. Raise context_limit or "
-                "shorten the system prompt or the tool schemas."
-            )
+        error = limits.fixed_part_error(self.state, self.limit)
+        if error is not None:
+            raise CompactionFailed(error)
 
     # -- entry points ----------------------------------------------------------------------
     def record(self, messages: Any) -> None:
@@ -566,7 +376,7 @@ class SessionEngine(SearchableLog):
             state = self.state
             estimate = max(1, state.estimate())
             ratio = min(8.0, max(state.ratio, self.limit / estimate))
-            self._record({"kind": "calibrate", "ratio": ratio, "anchor": None})
+            self._record(Calibrate(ratio, None))
             target = min(int(self.policy.low_water * self.limit), state.measure() // 2)
             self._guarded(lambda: self._clear(target, force=True), "clear")
             if state.measure() > target:

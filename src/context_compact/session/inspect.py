@@ -27,6 +27,7 @@ from typing import Any
 
 from ..keys import content_key
 from ..sizing import TokenCounter
+from .records import EventRecord, MessageRecord, journal
 from .state import SessionState
 
 
@@ -70,25 +71,24 @@ def timeline(store: Any, session: str, root: str | None = None) -> Timeline:
     out = Timeline(session, limit if isinstance(limit, int) else None)
     state = SessionState(TokenCounter())
     base = Path(root or store.root)
-    for record in store.records(session):
-        kind = record.get("kind")
-        if kind == "message":
-            message = record["message"]
+    for record in journal(store.records(session), f"session {session}"):
+        if isinstance(record, MessageRecord):
+            message = record.message
             if message.get("role") == "assistant":
                 out.view_tokens.append(state.measure())
             state.add_message(record, content_key(message))
             out.messages += 1
-        elif kind == "event":
-            before, after = int(record.get("before", 0)), int(record.get("after", 0))
+        elif isinstance(record, EventRecord):
+            before, after = record.before, record.after
             out.events.append(
                 Event(
                     out.turns + 1,
-                    str(record.get("stage")),
+                    record.stage,
                     before,
                     after,
                     before - after,
-                    str(record.get("note") or ""),
-                    [shown_path(str(p), base) for p in record.get("paths") or []],
+                    record.note,
+                    [shown_path(p, base) for p in record.paths],
                 )
             )
         else:

@@ -38,8 +38,10 @@ from ..store.base import Store
 from . import knobs, summary
 from .exports import export_media
 from .policy import SessionPolicy
-from .state import Pos, Record, SessionState
+from .records import BlockCopy, BlockEdit, SummaryEdit
+from .state import Pos, SessionState
 
+Score = dict[str, float | None] | None
 MARKER_TOKENS = 30
 # Line breaks other than \n: str.splitlines (and so read_file) counts them, a pack's line
 # ranges would drift.
@@ -91,12 +93,12 @@ def describe(state: SessionState, pos: Pos) -> str:
     return f"message {seq}, {tool} -> {head}"
 
 
-def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) -> Record | None:
+def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) -> BlockEdit | None:
     # Results holding images or documents stay whole: they cannot become a text preview.
     unseen = [
         (pos, block)
         for pos, block in state.results(state.last_assistant() + 1, state.n)
-        if pos not in state.repl and readable_text(block) is not None
+        if pos not in state.replaced.blocks and readable_text(block) is not None
     ]
     if not unseen:
         return None
@@ -106,7 +108,8 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
     total = sum(sizes.values())
     batch_limit = int(policy.batch_budget * limit)
     cap = min(policy.large_result_limit, int(policy.large_result_share * limit))
-    chosen, lines = [], []
+    chosen: list[BlockCopy] = []
+    lines: list[str] = []
     for pos, _ in sorted(unseen, key=lambda item: sizes[item[0]], reverse=True):
         text = texts[pos]
         if sizes[pos] <= cap and total <= batch_limit:
@@ -115,13 +118,13 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
             continue
         path = io.store.save_blob(text)
         preview = markers.persisted_preview(path, text, policy.preview_size)
-        chosen.append([pos[0], pos[1], path, preview])
+        chosen.append(BlockCopy(pos[0], pos[1], path, preview))
         lines.append(markers.index_line("result", path, describe(state, pos)))
         total += counter.text(preview) - sizes[pos]
     if not chosen:
         return None
     io.index(lines)
-    return {"kind": "edit", "op": "persist", "blocks": chosen}
+    return BlockEdit("persist", tuple(chosen))
 
 
 def clear(
@@ -132,7 +135,7 @@ def clear(
     force: bool,
     futile_below: int | None = None,
     last_resort: bool = False,
-) -> Record | None:
+) -> BlockEdit | None:
     starts = state.turn_starts()
     # Over the limit with nothing else left, only the newest turn's results are protected.
     keep = 1 if last_resort else policy.keep_recent_turns
@@ -143,9 +146,9 @@ def clear(
     candidates = []
     keep_result = knobs.protected(state, policy, force or last_resort)
     for pos, block in state.results(state.first_kept, protect_from):
-        if pos in state.cleared or readable_text(block) is None or keep_result(pos):
+        if pos in state.replaced.cleared or readable_text(block) is None or keep_result(pos):
             continue
-        current = text_of(state.repl.get(pos, block))
+        current = text_of(state.replaced.blocks.get(pos, block))
         saving = state.counter.text(current) - MARKER_TOKENS
         if saving > 0:
             candidates.append((pos, block, saving))
@@ -172,7 +175,7 @@ def clear(
     line = 1
     for pos, block, _ in chosen:
         text = text_of(block)
-        if pos in state.copies or not text or odd_breaks(text):
+        if pos in state.replaced.copies or not text or odd_breaks(text):
             continue
         # The text and its line end are separate pieces: a store that keeps texts by hash
         # then holds the text once for the log and the pack.
@@ -182,25 +185,26 @@ def clear(
         pieces += [text, *ending]
         line += count
     pack = io.store.save_pack(pieces) if len(packed) > 1 else None
-    edits, index = [], []
+    edits: list[BlockCopy] = []
+    index: list[str] = []
     for pos, block, _ in chosen:
         original = text_of(block)
-        path = state.copies.get(pos)
+        path = state.replaced.copies.get(pos)
         lines = packed.get(pos) if pack is not None else None
         if path is None:
             path = pack if pack is not None and lines is not None else io.store.save_blob(original)
             where = f"{path} lines {lines[0]}-{lines[1]}" if lines else path
             index.append(markers.index_line("result", where, describe(state, pos)))
         marker = knobs.cleared_text(policy, path, len(original), lines)
-        edits.append([pos[0], pos[1], path, marker])
+        edits.append(BlockCopy(pos[0], pos[1], path, marker))
     if index:
         io.index(index)
-    return {"kind": "edit", "op": "clear", "blocks": edits}
+    return BlockEdit("clear", tuple(edits))
 
 
 def summarize(
     state: SessionState, io: PassIO, ask: summary.SummaryAsk, input_tokens: int
-) -> Record | None:
+) -> SummaryEdit | None:
     """The summary pass: ``summary.plan``, its copies and the summarizer's text
     (``effects``), then ``summary.edit``."""
     chosen = summary.plan(state, ask)
@@ -222,7 +226,7 @@ def effects(
     offset = len(state.prefix) - state.first_kept
     dropped = state.view[offset + start : offset + cut]
     archive = io.store.save_messages(dropped)
-    sizes = state.tokens[offset + start : offset + cut]
+    sizes = state.shown.tokens[offset + start : offset + cut]
     shown = summary_view(dropped, sizes, input_tokens, archive)
     # Pinned messages stay in view verbatim: the summary need not hold them. Folded ones
     # pinned by an earlier summary are shown again, so this summary takes them in.
@@ -236,10 +240,26 @@ def effects(
         ],
     )
     source = [*older, *(m for m in shown if id(m) not in kept)]
-    previous = state.summary_text if state.summary is not None else None
+    previous = state.pinned.summary_text if state.pinned.summary is not None else None
     text = io.summarize([*older, *shown], ask.request, ask.instructions, previous)
     index = io.index(summary.index_entries(state, plan, archive, exports))
     return summary.SummaryEffects(archive, exports, text, index, summary.score(text, source))
+
+
+def event_of(edit: BlockEdit | SummaryEdit) -> tuple[tuple[str, ...], str, Score]:
+    """What the event of ``edit`` says: the files it names, a note, the summary's score."""
+    if isinstance(edit, SummaryEdit):
+        folded = len(edit.folded) + edit.folded_more
+        closed = "; the turn closed, recent steps carried" if edit.closes else ""
+        note = (
+            f"{edit.cut - edit.start} messages summarized; user messages: "
+            f"{len(edit.pins)} pinned, {folded} folded{closed}"
+        )
+        return (edit.archive,), note, edit.score
+    if edit.op == "persist":
+        paths = tuple(b.path for b in edit.blocks)
+        return paths, f"{len(paths)} new results persisted with a preview", None
+    return edit.paths, f"{len(edit.blocks)} seen results cleared", None
 
 
 def summary_view(
@@ -269,6 +289,7 @@ __all__ = [
     "clear",
     "describe",
     "effects",
+    "event_of",
     "persist",
     "summarize",
     "summary_view",

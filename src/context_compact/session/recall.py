@@ -34,6 +34,7 @@ from ..sizing import to_json
 from ..store.base import Store
 from ..store.disk import media_digest, sha256
 from .exports import media_blocks
+from .records import BlockEdit, MessageRecord, SummaryEdit, journal, logged_messages
 
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
 
@@ -64,22 +65,19 @@ def _rebuilt(store: Store, session: str, path: str) -> str | None:
     saved at ``path``, or of the messages a summary archived there; None if none did."""
     blocks_at: set[tuple[int, int]] = set()
     ranges: list[tuple[int, int]] = []
-    records = list(store.records(session))
+    records = list(journal(store.records(session), f"session {session}"))
     for record in records:
-        if record.get("kind") != "edit":
-            continue
-        if record.get("op") == "summarize" and record.get("archive") == path:
-            ranges.append((record["start"], record["cut"]))
-        for seq, bi, where, _ in record.get("blocks", []):
-            if where == path:
-                blocks_at.add((seq, bi))
+        if isinstance(record, SummaryEdit) and record.archive == path:
+            ranges.append((record.start, record.cut))
+        elif isinstance(record, BlockEdit):
+            blocks_at.update((b.seq, b.block) for b in record.blocks if b.path == path)
     if not blocks_at and not ranges:
         return None
     parts = []
     for record in records:
-        if record.get("kind") != "message":
+        if not isinstance(record, MessageRecord):
             continue
-        seq, message = record["seq"], record["message"]
+        seq, message = record.seq, record.message
         if any(lo <= seq < hi for lo, hi in ranges):
             parts.append(f"--- message {seq} ({message.get('role')}) ---\n{message_text(message)}")
         for bi, block in enumerate(blocks(message)):
@@ -96,10 +94,8 @@ def _media(store: Store, session: str, path: str, digest: str) -> bytes | None:
     except FileNotFoundError:
         pass
     # The store names a media file by the sha256 of its bytes: find the logged block.
-    for record in store.records(session):
-        if record.get("kind") != "message":
-            continue
-        for _, block in media_blocks(record["message"]):
+    for record in logged_messages(store.records(session)):
+        for _, block in media_blocks(record.message):
             source = block.get("source")
             data = decoded(source.get("data")) if isinstance(source, dict) else None
             if data is not None and sha256(data).startswith(digest):
@@ -148,11 +144,8 @@ def _matches(store: Store, session: str, query: str) -> list[str]:
     position = _POSITION.match(query)
     needle = query.casefold()
     found = []
-    for record in store.records(session):
-        if record.get("kind") != "message":
-            continue
-        message = record["message"]
-        seq = record["seq"]
+    for record in logged_messages(store.records(session)):
+        message, seq = record.message, record.seq
         if position is not None:
             if seq == int(position.group(1)):
                 return [f"=== message {seq} ({message.get('role')}) ===\n{message_text(message)}"]

@@ -43,8 +43,10 @@ from ..invariants import thinking_kept
 from ..messages import Message, block_type, blocks, is_request
 from ..transcript import render
 from .exports import Export, index_lines, summary_line
+from .pinned import answer_message
+from .records import SummaryEdit
 from .request import request_shown
-from .state import Record, SessionState, answer_message
+from .state import SessionState
 
 # Tokens we expect a summary message to take, at most (the summary call is capped at
 # ``summary_budget``; the engine passes the smaller of the two).
@@ -130,12 +132,12 @@ def user_words(state: SessionState, start: int, cut: int, budget: float, longest
     stays pinned, newest first, while the pinned ones fit ``budget`` tokens; the newest of
     all stays whatever its size; the rest (the oldest) are folded into the summary."""
     first = state.first_request
-    old = [seq for seq in state.pins if seq != first and seq < start]
+    old = [seq for seq in state.pinned.pins if seq != first and seq < start]
     new = [seq for seq in range(start, cut) if seq != first and is_request(state.msgs[seq])]
     answered: dict[int, str] = {}
     cost: dict[int, int] = {}
     for seq in [*old, *new]:
-        text = state.answered.get(seq) if seq < start else answered_text(state, seq, longest)
+        text = state.pinned.answered.get(seq) if seq < start else answered_text(state, seq, longest)
         if text:
             answered[seq] = text
         cost[seq] = state.counter.count(state.msgs[seq]) + (
@@ -160,7 +162,7 @@ def user_words(state: SessionState, start: int, cut: int, budget: float, longest
 def _tokens(state: SessionState, lo: int, hi: int) -> int:
     """Tokens of log messages ``lo..hi-1`` as in view (all at or after ``first_kept``)."""
     offset = len(state.prefix) - state.first_kept
-    return sum(state.tokens[offset + lo : offset + hi])
+    return sum(state.shown.tokens[offset + lo : offset + hi])
 
 
 def _cuts(state: SessionState, start: int) -> tuple[list[int], list[int]]:
@@ -303,7 +305,7 @@ def _closing(
 
 def _saving(state: SessionState, plan: SummaryPlan, ask: SummaryAsk, first_tokens: int) -> int:
     first = state.first_request
-    prefix_rest = sum(state.tokens[: len(state.prefix)]) - (
+    prefix_rest = sum(state.shown.tokens[: len(state.prefix)]) - (
         first_tokens if state.prefix and first is not None else 0
     )
     carried = _tokens(state, plan.carry, state.n) if plan.carry is not None else 0
@@ -326,14 +328,14 @@ def carried(state: SessionState, plan: SummaryPlan) -> Message | None:
 
 def edit(
     state: SessionState, plan: SummaryPlan, ask: SummaryAsk, effects: SummaryEffects
-) -> Record:
+) -> SummaryEdit:
     """The journal record of ``plan`` carried out with ``effects``."""
     start, cut, words = plan.start, plan.cut, plan.words
     named = [
-        *state.folded,
-        *((seq, state.pin_archive.get(seq) or effects.archive) for seq in words.folded),
+        *state.pinned.folded,
+        *((seq, state.pinned.pin_archive.get(seq) or effects.archive) for seq in words.folded),
     ]
-    more = state.folded_more + max(0, len(named) - FOLDED_NAMED)
+    more = state.pinned.folded_more + max(0, len(named) - FOLDED_NAMED)
     named = named[-FOLDED_NAMED:]
     message = markers.session_summary(
         ask.label,
@@ -348,27 +350,21 @@ def edit(
     )
     first = state.first_request
     pins = [seq for seq in (first, *words.pins) if seq is not None]
-    record: Record = {
-        "kind": "edit",
-        "op": "summarize",
-        "start": start,
-        "cut": cut,
-        "pins": list(dict.fromkeys(pins)),
-        "answered": {str(seq): t for seq, t in words.answered.items()},
-        "folded": [list(item) for item in named],
-        "folded_more": more,
-        "archive": effects.archive,
-        "message": message,
-        "text": effects.text,
-        "score": effects.score,
-    }
-    if plan.closes:
-        # The turn in progress ends with this summary (see the module docstring).
-        record["closes"] = True
-        closing = carried(state, plan)
-        if closing is not None:
-            record["carry"] = closing
-    return record
+    # A closing plan ends the turn in progress with this summary (see the module docstring).
+    return SummaryEdit(
+        start=start,
+        cut=cut,
+        pins=tuple(dict.fromkeys(pins)),
+        answered=dict(words.answered),
+        folded=tuple((int(seq), str(path)) for seq, path in named),
+        folded_more=more,
+        archive=effects.archive,
+        message=message,
+        text=effects.text,
+        score=effects.score,
+        closes=plan.closes,
+        carry=carried(state, plan) if plan.closes else None,
+    )
 
 
 def index_entries(
@@ -378,7 +374,7 @@ def index_entries(
         markers.index_line(
             "messages",
             archive,
-            f"messages {plan.start}-{plan.cut - 1}, summary {state.summaries + 1}",
+            f"messages {plan.start}-{plan.cut - 1}, summary {state.pinned.summaries + 1}",
         ),
         *index_lines(exports, archive),
     ]

@@ -39,6 +39,7 @@ from ..store.base import Store
 from ..summarize import extractive_summary
 from .engine import SessionEngine
 from .policy import SessionPolicy, session_policy
+from .records import MessageRecord, Restart, journal
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
 LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError, RecursionError)
@@ -177,18 +178,18 @@ def import_path(
 def history(store: Store, session: str) -> list[dict[str, Any]]:
     """The messages of the session's latest conversation, as they were logged."""
     messages: list[dict[str, Any]] = []
-    for record in store.records(session):
-        kind = record.get("kind")
-        if kind == "message":
-            messages.append(record["message"])
-        elif kind == "restart":
+    for record in journal(store.records(session), f"session {session}"):
+        if isinstance(record, MessageRecord):
+            messages.append(record.message)
+        elif isinstance(record, Restart):
             messages = []
     return messages
 
 
 def conversations(store: Store, session: str) -> int:
     """How many conversations the session's log holds (a restart starts one)."""
-    return 1 + sum(1 for r in store.records(session) if r.get("kind") == "restart")
+    records = journal(store.records(session), f"session {session}")
+    return 1 + sum(1 for r in records if isinstance(r, Restart))
 
 
 def export_session(store: Store, session: str, fmt: str, view: bool = False) -> str:

@@ -1,0 +1,302 @@
+"""The session journal's records, typed: what each one holds, and the one reader of them all.
+
+A session's journal is an append-only list of records, in the order things happened:
+
+* ``MessageRecord``: one more logged message (its position ``seq``, its id chained to its
+  parent's, a private copy of the message);
+* ``BlockEdit`` (op ``persist`` or ``clear``): result blocks replaced by a preview or a
+  marker, each ``BlockCopy`` naming the file that holds the full text;
+* ``SummaryEdit``: messages ``start .. cut-1`` replaced by a summary message, with the
+  pinned user messages, the folded ones and, when the summary closed the turn, the closing
+  message of recent steps;
+* ``Calibrate`` (real/estimated ratio and the API's count of the view's head), ``Overhead``
+  (system prompt and tools), ``Restart`` (a new conversation on the same log);
+* ``EventRecord``: what a compaction did, as the caller's ``CompactionEvent`` said it.
+
+Invariants: ``as_json(read(raw)) == raw`` for every record this module writes, key order
+included, so a journal written by the typed records is byte for byte the journal the earlier
+dict records wrote, and old journals read unchanged. ``read`` is the only place that knows the
+stored layout: the engine, resume, recall, inspect, export and the CLI read records through it.
+A record of a kind this version does not know reads as ``Unknown`` (kept, and skipped by the
+state) rather than failing a resume; an edit of an unknown op is an error, since the view
+would silently differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..errors import CorruptStore
+from ..messages import Message
+
+
+class BadRecord(CorruptStore, ValueError):
+    """A journal record that does not have the shape its kind requires: the journal was
+    edited or damaged outside this library (one line naming the record)."""
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    seq: int
+    id: str
+    parent: str
+    message: Message
+    kind: Literal["message"] = field(default="message", init=False)
+
+
+@dataclass(frozen=True)
+class BlockCopy:
+    """Block ``block`` of message ``seq`` now shows ``text``; ``path`` holds its full text."""
+
+    seq: int
+    block: int
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class BlockEdit:
+    op: Literal["persist", "clear"]
+    blocks: tuple[BlockCopy, ...]
+    kind: Literal["edit"] = field(default="edit", init=False)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The files named, each once, in order."""
+        return tuple(dict.fromkeys(b.path for b in self.blocks))
+
+
+@dataclass(frozen=True)
+class SummaryEdit:
+    start: int
+    cut: int
+    pins: tuple[int, ...]
+    answered: dict[int, str]
+    folded: tuple[tuple[int, str], ...]
+    folded_more: int
+    archive: str
+    message: Message
+    text: str | None
+    score: dict[str, float | None] | None
+    closes: bool = False
+    carry: Message | None = None
+    op: Literal["summarize"] = field(default="summarize", init=False)
+    kind: Literal["edit"] = field(default="edit", init=False)
+
+
+@dataclass(frozen=True)
+class Calibrate:
+    ratio: float
+    anchor: tuple[int, int] | None
+    # The estimate's factors per kind of text (``sizing.calibrate``), when they were learned.
+    kinds: dict[str, float] | None = None
+    kind: Literal["calibrate"] = field(default="calibrate", init=False)
+
+
+@dataclass(frozen=True)
+class Overhead:
+    tokens: int
+    kind: Literal["overhead"] = field(default="overhead", init=False)
+
+
+@dataclass(frozen=True)
+class Restart:
+    kind: Literal["restart"] = field(default="restart", init=False)
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    stage: str
+    before: int
+    after: int
+    unit: str
+    paths: tuple[str, ...]
+    note: str
+    score: dict[str, float | None] | None
+    extra: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["event"] = field(default="event", init=False)
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A record of a kind this version does not know: kept as stored, applied as nothing."""
+
+    raw: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.raw.get("kind"))
+
+
+Edit = BlockEdit | SummaryEdit
+Record = MessageRecord | BlockEdit | SummaryEdit | Calibrate | Overhead | Restart | EventRecord
+Read = Record | Unknown
+
+_EVENT_FIELDS = ("stage", "before", "after", "unit", "paths", "note", "score")
+
+
+def _int(raw: Mapping[str, Any], key: str, where: str) -> int:
+    value = raw.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadRecord(f"{where}: {key!r} should be an integer, got {value!r}")
+    return value
+
+
+def read(raw: Mapping[str, Any], where: str = "journal record") -> Read:
+    """The typed record a stored dict holds; ``BadRecord`` names what is wrong and where."""
+    try:
+        return _read(raw, where)
+    except BadRecord:
+        raise
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as error:
+        raise BadRecord(f"{where} ({raw.get('kind')!r}) is malformed: {error!r}") from None
+
+
+def _read(raw: Mapping[str, Any], where: str) -> Read:
+    kind = raw.get("kind")
+    if kind == "message":
+        return MessageRecord(_int(raw, "seq", where), raw["id"], raw["parent"], raw["message"])
+    if kind == "edit":
+        op = raw.get("op")
+        if op in ("persist", "clear"):
+            copies = tuple(
+                BlockCopy(int(seq), int(bi), str(path), str(text))
+                for seq, bi, path, text in raw["blocks"]
+            )
+            return BlockEdit(op, copies)
+        if op == "summarize":
+            return SummaryEdit(
+                start=_int(raw, "start", where),
+                cut=_int(raw, "cut", where),
+                pins=tuple(int(seq) for seq in raw["pins"]),
+                answered={int(seq): str(t) for seq, t in raw.get("answered", {}).items()},
+                folded=tuple((int(seq), str(path)) for seq, path in raw.get("folded", [])),
+                folded_more=int(raw.get("folded_more", 0)),
+                archive=raw["archive"],
+                message=raw["message"],
+                text=raw.get("text"),
+                score=raw.get("score"),
+                closes=bool(raw.get("closes", False)),
+                carry=raw.get("carry"),
+            )
+        raise BadRecord(f"{where}: unknown edit {op!r} in the session journal")
+    if kind == "calibrate":
+        anchor = raw.get("anchor")
+        pair = (int(anchor[0]), int(anchor[1])) if anchor else None
+        kinds = raw.get("kinds")
+        factors = {str(k): float(v) for k, v in kinds.items()} if kinds is not None else None
+        return Calibrate(float(raw["ratio"]), pair, factors)
+    if kind == "overhead":
+        return Overhead(_int(raw, "tokens", where))
+    if kind == "restart":
+        return Restart()
+    if kind == "event":
+        extra = {k: v for k, v in raw.items() if k != "kind" and k not in _EVENT_FIELDS}
+        return EventRecord(
+            stage=str(raw["stage"]),
+            before=int(raw.get("before", 0)),
+            after=int(raw.get("after", 0)),
+            unit=str(raw.get("unit", "tokens")),
+            paths=tuple(str(p) for p in raw.get("paths") or ()),
+            note=str(raw.get("note") or ""),
+            score=raw.get("score"),
+            extra=extra,
+        )
+    return Unknown(dict(raw))
+
+
+def as_json(record: Read) -> dict[str, Any]:
+    """The stored form of ``record`` (the layout ``read`` reads, in its key order)."""
+    if isinstance(record, MessageRecord):
+        return {
+            "kind": "message",
+            "seq": record.seq,
+            "id": record.id,
+            "parent": record.parent,
+            "message": record.message,
+        }
+    if isinstance(record, BlockEdit):
+        return {
+            "kind": "edit",
+            "op": record.op,
+            "blocks": [[b.seq, b.block, b.path, b.text] for b in record.blocks],
+        }
+    if isinstance(record, SummaryEdit):
+        out: dict[str, Any] = {
+            "kind": "edit",
+            "op": "summarize",
+            "start": record.start,
+            "cut": record.cut,
+            "pins": list(record.pins),
+            "answered": {str(seq): t for seq, t in record.answered.items()},
+            "folded": [list(item) for item in record.folded],
+            "folded_more": record.folded_more,
+            "archive": record.archive,
+            "message": record.message,
+            "text": record.text,
+            "score": record.score,
+        }
+        if record.closes:
+            out["closes"] = True
+        if record.carry is not None:
+            out["carry"] = record.carry
+        return out
+    if isinstance(record, Calibrate):
+        anchor = list(record.anchor) if record.anchor is not None else None
+        written: dict[str, Any] = {"kind": "calibrate", "ratio": record.ratio, "anchor": anchor}
+        if record.kinds is not None:
+            written["kinds"] = dict(record.kinds)
+        return written
+    if isinstance(record, Overhead):
+        return {"kind": "overhead", "tokens": record.tokens}
+    if isinstance(record, Restart):
+        return {"kind": "restart"}
+    if isinstance(record, EventRecord):
+        return {
+            "kind": "event",
+            "stage": record.stage,
+            "before": record.before,
+            "after": record.after,
+            "unit": record.unit,
+            "paths": list(record.paths),
+            "note": record.note,
+            "score": record.score,
+            **record.extra,
+        }
+    return dict(record.raw)
+
+
+def journal(raw: Iterable[Mapping[str, Any]], where: str = "session") -> Iterator[Read]:
+    """Every record of a stored journal, typed, in order."""
+    for offset, item in enumerate(raw):
+        yield read(item, f"{where}, record {offset}")
+
+
+def logged_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[MessageRecord]:
+    """The message records of a stored journal, in order."""
+    for record in journal(raw):
+        if isinstance(record, MessageRecord):
+            yield record
+
+
+__all__ = [
+    "BadRecord",
+    "BlockCopy",
+    "BlockEdit",
+    "Calibrate",
+    "Edit",
+    "EventRecord",
+    "MessageRecord",
+    "Overhead",
+    "Read",
+    "Record",
+    "Restart",
+    "SummaryEdit",
+    "Unknown",
+    "as_json",
+    "journal",
+    "logged_messages",
+    "read",
+]

@@ -1,0 +1,54 @@
+"""The view as sent, kept in step with every change: messages, their keys and token counts.
+
+``messages[i]`` is what the caller receives at position ``i``; ``keys[i]`` its content key
+(how the next call's list is recognized); ``tokens[i]`` its estimated size, ``total`` their
+sum; ``use_ids`` the tool_use ids in view (new messages may not reuse one). Changing one
+message costs one count, never a recount of the view.
+"""
+
+from __future__ import annotations
+
+from ..keys import content_key
+from ..messages import Message, block_type, blocks
+from ..sizing import TokenCounter
+
+
+class Shown:
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.clear()
+
+    def clear(self) -> None:
+        self.messages: list[Message] = []
+        self.keys: list[str] = []
+        self.tokens: list[int] = []
+        self.total = 0
+        self.use_ids: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def push(self, message: Message, key: str | None = None) -> None:
+        tokens = self.counter.count(message)
+        self.messages.append(message)
+        self.keys.append(key or content_key(message))
+        self.tokens.append(tokens)
+        self.total += tokens
+
+    def set(self, index: int, message: Message) -> None:
+        tokens = self.counter.count(message)
+        self.total += tokens - self.tokens[index]
+        self.messages[index] = message
+        self.keys[index] = content_key(message)
+        self.tokens[index] = tokens
+
+    def refill(self, messages: list[Message]) -> None:
+        self.clear()
+        for message in messages:
+            self.push(message)
+        self.use_ids = {
+            b["id"] for m in self.messages for b in blocks(m) if block_type(b) == "tool_use"
+        }
+
+
+__all__ = ["Shown"]

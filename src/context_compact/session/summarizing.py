@@ -1,0 +1,126 @@
+"""Asking the summarizer: one typed request, one reused worker, a timeout, a fallback, a cap.
+
+The engine asks for a summary with ``SummaryCaller.text(messages, focus, previous,
+budget)``. The caller's summarizer was adapted once (``summarize.adapt``) and runs on one
+worker thread reused from summary to summary, so a hung model call can time out
+(``summary_timeout``) without blocking the engine. A worker whose call timed out may still
+be running it: it is abandoned (its result ignored) and the next summary gets a new one.
+
+Whatever goes wrong (an exception, a timeout, an empty or non-text answer) counts as a
+failure: the extractive summary is used instead and an event says so, and
+``max_summary_failures`` failures in a row raise ``CompactionFailed``. A text longer than
+the budget is cut at a line end, saying so.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from typing import Any
+
+from .. import markers
+from ..errors import CompactionFailed
+from ..messages import Message
+from ..sizing import TokenCounter
+from ..summarize import Summarizes, SummaryRequest, extractive_summary
+from .policy import SessionPolicy
+
+Emit = Callable[[str, int, int, str], None]
+"""``emit(stage, before, after, note)``: an event of the engine's."""
+
+
+class EmptySummary(ValueError):
+    """The summarizer answered without text (an empty string, None, not a string)."""
+
+
+class SummaryCaller:
+    def __init__(
+        self,
+        summarizer: Summarizes,
+        policy: SessionPolicy,
+        counter: TokenCounter,
+        emit: Emit,
+    ) -> None:
+        self.summarizer = summarizer
+        self.policy = policy
+        self.counter = counter
+        self.emit = emit
+        self.failures = 0
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def _worker(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="context-compact-summary"
+            )
+        return self._pool
+
+    def _abandon(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        self._abandon()
+
+    def _ask(self, ask: SummaryRequest) -> Any:
+        future = self._worker().submit(self.summarizer.summarize, ask)
+        try:
+            return future.result(timeout=self.policy.summary_timeout)
+        except concurrent.futures.TimeoutError:
+            self._abandon()
+            raise
+
+    def text(
+        self,
+        messages: list[Message],
+        focus: str | None,
+        previous: str | None,
+        budget: int,
+    ) -> str:
+        """The summarizer's text, or the extractive summary if it raised, timed out or gave
+        no text, cut to ``budget`` tokens if longer. The active request is not passed: the
+        summary message states it (or points at the message holding it) on its own."""
+        ask = SummaryRequest(
+            messages,
+            previous=previous,
+            focus=focus,
+            budget=budget,
+            prompt=self.policy.summary_prompt,
+        )
+        try:
+            text = self._ask(ask)
+            if not isinstance(text, str) or not text.strip():
+                got = "no text" if isinstance(text, str) else type(text).__name__
+                raise EmptySummary(f"the summarizer returned {got}")
+            self.failures = 0
+        except Exception as error:
+            self.failures += 1
+            if self.failures >= self.policy.max_summary_failures:
+                raise CompactionFailed(
+                    f"the summarizer failed {self.failures} times in a row "
+                    f"(last: {type(error).__name__}: {error}); check the model/provider settings"
+                ) from error
+            note = f"summarizer failed ({type(error).__name__}); extractive summary used"
+            self.emit("summary_fallback", 0, 0, note)
+            # The summary message states the request in full: the summary need not repeat it.
+            text = extractive_summary(messages, limit=min(4_000, 3 * budget), previous=previous)
+        return self.capped(text.strip(), budget)
+
+    def capped(self, text: str, budget: int) -> str:
+        """``text`` cut at a line end to ``budget`` tokens, saying so, if it is longer."""
+        counter = self.counter
+        size = counter.text(text)
+        if size <= budget:
+            return text
+        note = markers.SUMMARY_CUT.format(tokens=budget)
+        keep = max(0, len(text) * budget // size - len(note) - 1)
+        while keep and counter.text(text[:keep]) + counter.text(note) > budget:
+            keep = keep * 9 // 10
+        line = text.rfind("\n", 0, keep)
+        cut = f"{text[: line if line > keep // 2 else keep].rstrip()}\n{note}"
+        self.emit("summary_capped", size, counter.text(cut), f"summary cut to {budget:,} tokens")
+        return cut
+
+
+__all__ = ["EmptySummary", "SummaryCaller"]

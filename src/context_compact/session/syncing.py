@@ -1,0 +1,77 @@
+"""Which messages of the caller's list are new: recognized by content, validated, decided as data.
+
+The caller may pass the list ``prepare`` returned plus what it appended, its own full
+history, the same list again after a failed call, or a copy of any of these
+(``keys.Recognizer``). Only what is new is validated, against the view's last message, and
+may not reuse a tool_use id of the list it extends: the view's ids for a list built on our
+view, every id of the conversation for the caller's own full history, the ids of the list
+it passed last for a retry of that list. A list that extends neither view nor log is a new
+conversation (``restart``), after the whole of it is checked: an invalid history is refused
+before the session is touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from ..invariants import InvalidHistory, check, check_appended
+from ..keys import Match, Recognizer
+from ..messages import Message, as_dicts
+from .state import SessionState
+
+
+class Sync:
+    def __init__(self) -> None:
+        self.recognizer = Recognizer()
+        # The tool_use ids of the list the caller passed last (a retry is checked against them).
+        self._input_ids: set[str] = set()
+        self._taken: tuple[list[Any], set[str]] | None = None
+
+    def added(
+        self, state: SessionState, messages: Any, restart: Callable[[], None]
+    ) -> list[tuple[Message, str]]:
+        """The messages ``messages`` adds to ``state``'s log, with their content keys
+        (``restart()`` first when it starts a new conversation); ``InvalidHistory`` names
+        what is wrong. Call ``accepted`` once they are logged."""
+        if not isinstance(messages, list):
+            raise InvalidHistory(check(messages))
+        try:
+            match = self.recognizer.match(
+                messages, state.shown.keys, state.conversation_len(), state.head
+            )
+        except RecursionError:
+            # Hashing met a message nested too deep for the JSON encoder: check() names it.
+            raise InvalidHistory(check(as_dicts(messages))) from None
+        if match is None:
+            violations = check(as_dicts(messages))
+            if violations:
+                raise InvalidHistory(violations)
+            restart()
+            match = Match(0, "view")
+        ids = {"view": state.shown.use_ids, "log": state.log_use_ids}.get(
+            match.via, self._input_ids
+        )
+        new = as_dicts(messages[match.start :])
+        if new:
+            prev = state.view[-1] if state.view else None
+            violations = check_appended(prev, new, ids)
+            if violations:
+                offset = len(messages) - len(new)
+                raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
+        # The set itself, not a copy: the new ids are added to it as they are logged, and a
+        # summary replaces the view's set rather than editing it, so it stays the list's ids.
+        self._taken = (messages, ids)
+        keys = self.recognizer.last_keys()[match.start :]
+        return list(zip(new, keys, strict=True))
+
+    def accepted(self) -> None:
+        """The new messages are logged: the list is the one to recognize next time."""
+        if self._taken is not None:
+            messages, self._input_ids = self._taken
+            self.recognizer.accept(messages)
+            self._taken = None
+
+
+__all__ = ["Sync"]
