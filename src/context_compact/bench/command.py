@@ -138,6 +138,13 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     help="Alone: the token estimate's error per message against an exact tokenizer on the "
     "recorded sessions, before and after calibration (needs context-compact[tokens]).",
 )
+@click.option(
+    "--store-io",
+    is_flag=True,
+    help="Alone: run only the store benchmark (bytes written per tool-result byte on a "
+    "FileStore and on SqliteStore at 512/1024/4096-byte pages, 2,000 turns; recall p50/p99 at "
+    "1k, 10k and 50k turns; --quick: 300 turns, recall at 1k; --turns: recall's lengths).",
+)
 @click.option("--price-input", type=float, default=None, help="USD per million input tokens.")
 @click.option("--price-output", type=float, default=None, help="USD per million output tokens.")
 @click.option(
@@ -153,6 +160,13 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Write the charts here (.html page or .svg).",
+)
+@click.option(
+    "--probes",
+    is_flag=True,
+    help="Also ask, wherever content leaves the view, what the agent can still answer (errors, "
+    "files, last read, last result, next step, user constraints): in view, by one recall, or "
+    "lost; tables per strategy and kind.",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
@@ -177,8 +191,10 @@ def bench(
     steps: int | None,
     store_url: str | None,
     tokens: bool,
+    store_io: bool,
     json_path: Path | None,
     chart_path: Path | None,
+    probes: bool,
     no_progress: bool,
 ) -> None:
     """Price every context strategy side by side on synthetic and real sessions.
@@ -195,6 +211,9 @@ def bench(
 
     if tokens:
         _tokens(trajectories, json_path)
+        return
+    if store_io:
+        _store_io(quick, turns, json_path, no_progress)
         return
     if load and store_url:
         _fleet(store_url, quick, sessions, turns, json_path, no_progress)
@@ -216,6 +235,7 @@ def bench(
             "--chart": chart_path,
             "--long-turn": long_turn or None,
             "--steps": steps,
+            "--probes": probes or None,
         }
         given = [name for name, value in unused.items() if value is not None]
         if given:
@@ -260,6 +280,8 @@ def bench(
         changes["trajectories"] = trajectories
     if no_real:
         changes["real"] = False
+    if probes:
+        changes["probes"] = True
     if sessions is not None:
         changes["max_sessions"] = sessions
     lengths, seed_list = _ints(turns), _ints(seeds)
@@ -294,6 +316,10 @@ def bench(
     else:
         report = _with_progress(console, lambda advance: run_bench(config, progress=advance))
     render(report, console)
+    if probes:
+        from .probe_report import render_probes
+
+        render_probes(report, console)
     _write_json(console, json_path, report.to_dict())
     if chart_path is not None:
         console.print(f"chart: {write_chart(report, chart_path)}")
@@ -374,6 +400,22 @@ def _load(quick: bool, turns: str | None, json_path: Path | None, no_progress: b
     console = Console()
     data = run_load(config, progress=None if no_progress else console.log)
     render_load(data, console)
+    _write_json(console, json_path, data)
+
+
+def _store_io(quick: bool, turns: str | None, json_path: Path | None, no_progress: bool) -> None:
+    from rich.console import Console
+
+    from .storeio import RECALL_TURNS, measure_store_io, table
+
+    console = Console()
+    data = measure_store_io(
+        write_turns=300 if quick else 2_000,
+        recall_turns=_ints(turns) or ((1_000,) if quick else RECALL_TURNS),
+        queries=20 if quick else 100,
+        on_step=None if no_progress else console.log,
+    )
+    console.print(table(data), markup=False, highlight=False)
     _write_json(console, json_path, data)
 
 

@@ -133,13 +133,17 @@ def replay(
     window: int | None = None,
     summarizer: Any = None,
     on_turn: Callable[[int], None] | None = None,
+    on_call: Callable[[list[Any], list[Any], list[Any]], None] | None = None,
 ) -> Replay:
-    """Drive ``strategy`` through ``workload``; ``window`` marks the calls a view overflows."""
+    """Drive ``strategy`` through ``workload``; ``window`` marks the calls a view overflows;
+    ``on_call(appended, given, view)`` sees each call: what the loop appended since the last
+    one, the history it gave ``prepare`` and the view it got back (``probing`` reads it)."""
     script = as_script(workload)
     counter = TokenCounter()
     out = Replay(strategy.name, script.name)
     messages: list[Any] = list(script.head)
     previous: list[Any] = []
+    appended: list[Any] = list(script.head)
     calls = script.turns + 1
     for index in range(calls):
         started = time.perf_counter()
@@ -150,6 +154,8 @@ def replay(
             out.calls = index
             break
         out.prepare_ms.append((time.perf_counter() - started) * 1000)
+        if on_call is not None:
+            on_call(appended, messages, view)
         if check(view):
             out.violations += 1
         refused = refusal(view, thinking=script.thinking)
@@ -177,6 +183,7 @@ def replay(
             step = script.step(index, view)
             out.output_tokens += sum(counter.message(m) for m in step if m["role"] == "assistant")
             messages = [*view, *step]
+            appended = list(step)
         if on_turn:
             on_turn(index)
     else:

@@ -38,6 +38,7 @@ from ..engine import Env, Message
 from ..errors import CompactionFailed
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
+from ..store.base import turn
 from ..summarize import adapt
 from . import knobs, limits, passes, summary
 from .durable import SessionJournal
@@ -110,12 +111,13 @@ class SessionEngine(SearchableLog):
         """Journal the call's records at its end, also when it fails; a journal that cannot be
         written then does not hide the call's own error."""
         self.faults = Faults()
-        try:
-            yield
-        except BaseException:
-            self.journal.flush(quiet=True)
-            raise
-        self.journal.flush()
+        with turn(self.store):  # the call's file rows commit with its append (store/base.py)
+            try:
+                yield
+            except BaseException:
+                self.journal.flush(quiet=True)
+                raise
+            self.journal.flush()
 
     def _emit(
         self,

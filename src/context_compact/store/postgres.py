@@ -64,6 +64,7 @@ from .lease import (
     this_process,
 )
 from .pg_schema import check_schema, migrate
+from .text import scan
 
 LEASE_SECONDS = 60.0
 """How long a writer on another host keeps a session without appending (its heartbeat)."""
@@ -404,6 +405,10 @@ class PostgresStore(DiskFiles):
                     [(session, start + row[0], *row[1:]) for row in table_rows],
                 )
         cursor.execute("UPDATE sessions SET length = %s WHERE id = %s", (start + count, session))
+
+    def search(self, session: str, query: str) -> Iterator[Record]:
+        """The generic search: every record read and tested (``text.scan``)."""
+        return scan(self.records(session), query)
 
     def records(self, session: str) -> Iterator[Record]:
         missing = KeyError(f"no session {session!r} in {self.where}")
