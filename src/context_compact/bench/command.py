@@ -133,6 +133,12 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     "resumed; --quick: 2 x 5 x 20; --sessions, --turns: per worker).",
 )
 @click.option(
+    "--tokens",
+    is_flag=True,
+    help="Alone: the token estimate's error per message against an exact tokenizer on the "
+    "recorded sessions, before and after calibration (needs context-compact[tokens]).",
+)
+@click.option(
     "--store-io",
     is_flag=True,
     help="Alone: run only the store benchmark (bytes written per tool-result byte on a "
@@ -196,6 +202,7 @@ def bench(
     long_turn: bool,
     steps: int | None,
     store_url: str | None,
+    tokens: bool,
     store_io: bool,
     json_path: Path | None,
     chart_path: Path | None,
@@ -216,6 +223,9 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if tokens:
+        _tokens(trajectories, json_path)
+        return
     if store_io:
         _store_io(quick, turns, json_path, no_progress)
         return
@@ -450,6 +460,26 @@ def _fleet(
     console = Console()
     data = run_fleet(config, url, progress=None if no_progress else console.log)
     render_fleet(data, console)
+    _write_json(console, json_path, data)
+
+
+def _tokens(trajectories: Path | None, json_path: Path | None) -> None:
+    from rich.console import Console
+
+    from .run import default_trajectories
+    from .tokens import render_tokens, run_tokens
+
+    root = trajectories or default_trajectories()
+    if not root.is_dir():
+        raise click.UsageError(f"--tokens: no recorded sessions at {root} (use --trajectories)")
+    console = Console()
+    data = run_tokens(root)
+    if data is None:
+        click.echo(
+            "bench --tokens: no exact tokenizer installed (pip install 'context-compact[tokens]')"
+        )
+        return
+    render_tokens(data, console)
     _write_json(console, json_path, data)
 
 
