@@ -3,6 +3,7 @@ from an earlier point (FileStore lines, SQLite rows and WAL; witness.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sqlite3
 from pathlib import Path
@@ -109,7 +110,9 @@ def test_an_altered_sqlite_row_and_an_altered_blob_are_found(tmp_path: Path) -> 
     assert found.value.whole == 4
     db.execute("UPDATE edits SET body = replace(body, 'CLEAR', 'clear') WHERE pos = 4")
     text = big_text(7, 2_000).encode("utf-8", "surrogatepass")
-    db.execute("UPDATE blobs SET body = ? WHERE body = ?", (text.upper(), text))
+    # Stored compressed (sqlite_blobs.py): the row is found by the hash of its text.
+    altered = (text.upper(), hashlib.sha256(text).hexdigest())
+    db.execute("UPDATE blobs SET body = ?, codec = NULL WHERE hash = ?", altered)
     db.commit()
     db.close()
     with pytest.raises(CorruptJournal, match="a text of record 21 is altered"):

@@ -132,6 +132,19 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     "SQLite in the same run (8 worker processes x 100 sessions x 200 turns, one killed and "
     "resumed; --quick: 2 x 5 x 20; --sessions, --turns: per worker).",
 )
+@click.option(
+    "--tokens",
+    is_flag=True,
+    help="Alone: the token estimate's error per message against an exact tokenizer on the "
+    "recorded sessions, before and after calibration (needs context-compact[tokens]).",
+)
+@click.option(
+    "--store-io",
+    is_flag=True,
+    help="Alone: run only the store benchmark (bytes written per tool-result byte on a "
+    "FileStore and on SqliteStore at 512/1024/4096-byte pages, 2,000 turns; recall p50/p99 at "
+    "1k, 10k and 50k turns; --quick: 300 turns, recall at 1k; --turns: recall's lengths).",
+)
 @click.option("--price-input", type=float, default=None, help="USD per million input tokens.")
 @click.option("--price-output", type=float, default=None, help="USD per million output tokens.")
 @click.option(
@@ -147,6 +160,25 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Write the charts here (.html page or .svg).",
+)
+@click.option(
+    "--probes",
+    is_flag=True,
+    help="Also ask, wherever content leaves the view, what the agent can still answer (errors, "
+    "files, last read, last result, next step, user constraints): in view, by one recall, or "
+    "lost; tables per strategy and kind.",
+)
+@click.option(
+    "--real-peers",
+    is_flag=True,
+    help="Alone: our default, the real peers (the peers extra) and their models on the real "
+    "sessions, time as a ratio to ours (--sessions, --real-budget, --trajectories apply).",
+)
+@click.option(
+    "--peers-python",
+    default=None,
+    help="--real-peers: a Python 3.12+ with openhands-sdk, to run OpenHands in (default "
+    "$CONTEXT_COMPACT_PEERS_PYTHON).",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
@@ -170,8 +202,13 @@ def bench(
     long_turn: bool,
     steps: int | None,
     store_url: str | None,
+    tokens: bool,
+    store_io: bool,
     json_path: Path | None,
     chart_path: Path | None,
+    probes: bool,
+    real_peers: bool,
+    peers_python: str | None,
     no_progress: bool,
 ) -> None:
     """Price every context strategy side by side on synthetic and real sessions.
@@ -186,6 +223,18 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if tokens:
+        _tokens(trajectories, json_path)
+        return
+    if store_io:
+        _store_io(quick, turns, json_path, no_progress)
+        return
+    if real_peers:
+        from .peers.report import command
+
+        data = command(quick, sessions, real_budget or budget, trajectories, peers_python)
+        _write_json(Console(width=160), json_path, data)
+        return
     if load and store_url:
         _fleet(store_url, quick, sessions, turns, json_path, no_progress)
         return
@@ -206,6 +255,7 @@ def bench(
             "--chart": chart_path,
             "--long-turn": long_turn or None,
             "--steps": steps,
+            "--probes": probes or None,
         }
         given = [name for name, value in unused.items() if value is not None]
         if given:
@@ -250,6 +300,8 @@ def bench(
         changes["trajectories"] = trajectories
     if no_real:
         changes["real"] = False
+    if probes:
+        changes["probes"] = True
     if sessions is not None:
         changes["max_sessions"] = sessions
     lengths, seed_list = _ints(turns), _ints(seeds)
@@ -284,6 +336,10 @@ def bench(
     else:
         report = _with_progress(console, lambda advance: run_bench(config, progress=advance))
     render(report, console)
+    if probes:
+        from .probe_report import render_probes
+
+        render_probes(report, console)
     _write_json(console, json_path, report.to_dict())
     if chart_path is not None:
         console.print(f"chart: {write_chart(report, chart_path)}")
@@ -367,6 +423,22 @@ def _load(quick: bool, turns: str | None, json_path: Path | None, no_progress: b
     _write_json(console, json_path, data)
 
 
+def _store_io(quick: bool, turns: str | None, json_path: Path | None, no_progress: bool) -> None:
+    from rich.console import Console
+
+    from .storeio import RECALL_TURNS, measure_store_io, table
+
+    console = Console()
+    data = measure_store_io(
+        write_turns=300 if quick else 2_000,
+        recall_turns=_ints(turns) or ((1_000,) if quick else RECALL_TURNS),
+        queries=20 if quick else 100,
+        on_step=None if no_progress else console.log,
+    )
+    console.print(table(data), markup=False, highlight=False)
+    _write_json(console, json_path, data)
+
+
 def _fleet(
     url: str,
     quick: bool,
@@ -388,6 +460,26 @@ def _fleet(
     console = Console()
     data = run_fleet(config, url, progress=None if no_progress else console.log)
     render_fleet(data, console)
+    _write_json(console, json_path, data)
+
+
+def _tokens(trajectories: Path | None, json_path: Path | None) -> None:
+    from rich.console import Console
+
+    from .run import default_trajectories
+    from .tokens import render_tokens, run_tokens
+
+    root = trajectories or default_trajectories()
+    if not root.is_dir():
+        raise click.UsageError(f"--tokens: no recorded sessions at {root} (use --trajectories)")
+    console = Console()
+    data = run_tokens(root)
+    if data is None:
+        click.echo(
+            "bench --tokens: no exact tokenizer installed (pip install 'context-compact[tokens]')"
+        )
+        return
+    render_tokens(data, console)
     _write_json(console, json_path, data)
 
 

@@ -38,6 +38,7 @@ from ..engine import Env, Message
 from ..errors import CompactionFailed
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
+from ..store.base import turn
 from ..summarize import adapt
 from . import knobs, limits, passes, summary
 from .durable import SessionJournal
@@ -110,12 +111,13 @@ class SessionEngine(SearchableLog):
         """Journal the call's records at its end, also when it fails; a journal that cannot be
         written then does not hide the call's own error."""
         self.faults = Faults()
-        try:
-            yield
-        except BaseException:
-            self.journal.flush(quiet=True)
-            raise
-        self.journal.flush()
+        with turn(self.store):  # the call's file rows commit with its append (store/base.py)
+            try:
+                yield
+            except BaseException:
+                self.journal.flush(quiet=True)
+                raise
+            self.journal.flush()
 
     def _emit(
         self,
@@ -175,9 +177,10 @@ class SessionEngine(SearchableLog):
             return
         length, estimate = self._returned
         ratio = min(3.0, max(0.5, prompt_tokens / estimate))
+        kinds = self.state.learn_kinds(length, prompt_tokens)
         # Journaled with the next call's records: a process killed before then has not sent
         # another request, and its caller observes the same usage again when it resends.
-        self._record(Calibrate(ratio, (length, prompt_tokens)))
+        self._record(Calibrate(ratio, (length, prompt_tokens), kinds))
 
     def overhead(self, tokens: int) -> None:
         if tokens != self.state.overhead:

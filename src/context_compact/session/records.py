@@ -106,6 +106,8 @@ class SummaryEdit:
 class Calibrate:
     ratio: float
     anchor: tuple[int, int] | None
+    # The estimate's factors per kind of text (``sizing.calibrate``), when they were learned.
+    kinds: dict[str, float] | None = None
     kind: Literal["calibrate"] = field(default="calibrate", init=False)
 
 
@@ -205,7 +207,9 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
     if kind == "calibrate":
         anchor = raw.get("anchor")
         pair = (int(anchor[0]), int(anchor[1])) if anchor else None
-        return Calibrate(float(raw["ratio"]), pair)
+        kinds = raw.get("kinds")
+        factors = {str(k): float(v) for k, v in kinds.items()} if kinds is not None else None
+        return Calibrate(float(raw["ratio"]), pair, factors)
     if kind == "overhead":
         return Overhead(_int(raw, "tokens", where))
     if kind == "restart":
@@ -266,7 +270,10 @@ def as_json(record: Read) -> dict[str, Any]:
         return out
     if isinstance(record, Calibrate):
         anchor = list(record.anchor) if record.anchor is not None else None
-        return {"kind": "calibrate", "ratio": record.ratio, "anchor": anchor}
+        written: dict[str, Any] = {"kind": "calibrate", "ratio": record.ratio, "anchor": anchor}
+        if record.kinds is not None:
+            written["kinds"] = dict(record.kinds)
+        return written
     if isinstance(record, Overhead):
         return {"kind": "overhead", "tokens": record.tokens}
     if isinstance(record, Restart):

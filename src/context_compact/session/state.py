@@ -214,6 +214,15 @@ class SessionState:
         self.log_use_ids.update(ids)
         self.shown.push(clone(message), key)
 
+    def learn_kinds(self, length: int, real: int) -> dict[str, float] | None:
+        """Teach the counter's factors per kind of text what the API counted for the messages
+        sent since the last usage (``view[anchor:length]``); the factors to journal, or None."""
+        anchor = self.anchor
+        if anchor is None or not anchor[0] < length or real <= anchor[1]:
+            return None
+        self.counter.observe(real - anchor[1], self.view[anchor[0] : length])
+        return dict(self.counter.calibration.factors) if self.counter.calibrates else None
+
     def apply(self, record: Read) -> None:
         """Apply one record that is not a message (events and unknown kinds change nothing)."""
         if isinstance(record, BlockEdit):
@@ -224,6 +233,8 @@ class SessionState:
         elif isinstance(record, Calibrate):
             self.ratio = record.ratio
             self.anchor = record.anchor
+            if record.kinds is not None:
+                self.counter.set_factors(record.kinds)
         elif isinstance(record, Overhead):
             self.overhead = record.tokens
         elif isinstance(record, Restart):

@@ -34,8 +34,10 @@ module implementing this protocol.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 Record = dict[str, Any]
@@ -119,6 +121,13 @@ class Store(Protocol):
         """The session's records in the order appended."""
         ...
 
+    def search(self, session: str, query: str) -> Iterator[Record]:
+        """The session's message records whose text (``text.searchable``: ``message_text``
+        and the tool calls' arguments as written) holds ``query``, case-insensitively
+        (``str.casefold``), in journal order: exactly ``text.scan`` over ``records``, which
+        is what a store without an index does (``search.py`` indexes)."""
+        ...
+
     def claim(self, session: str) -> None:
         """Become the session's one writer now, before appending (``append`` does it on its
         first call). ``SessionLocked`` when another live process writes it."""
@@ -127,3 +136,11 @@ class Store(Protocol):
     def close(self) -> None:
         """Release files and connections; the store is not used afterwards."""
         ...
+
+
+def turn(store: Any) -> AbstractContextManager[Any]:
+    """``store.turn()`` where the store batches a turn's writes into one commit (SqliteStore:
+    the files a turn issues are committed with its journal append), else a block that does
+    nothing. The engine enters it once per call, around its passes and its append."""
+    batch = getattr(store, "turn", None)
+    return batch() if callable(batch) else contextlib.nullcontext()

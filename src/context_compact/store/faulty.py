@@ -135,6 +135,9 @@ class FaultyStore:
     def records(self, session: str) -> Iterator[Record]:
         return self._call("records", lambda: self.inner.records(session))
 
+    def search(self, session: str, query: str) -> Iterator[Record]:
+        return self._call("search", lambda: self.inner.search(session, query))
+
     def close(self) -> None:
         self.inner.close()
 

@@ -52,6 +52,7 @@ from .disk import (
     safe_id,
     write_all,
 )
+from .file_search import FileSearch
 from .journal import (
     CorruptJournal,
     SessionExists,
@@ -68,6 +69,7 @@ from .lease import (
     same_process,
     this_process,
 )
+from .search import SideIndex
 
 __all__ = ["FileStore", "safe_id"]
 
@@ -75,7 +77,7 @@ LEDGER = ".task_outputs/issued.txt"
 SESSIONS = ".transcripts/sessions"
 
 
-class FileStore(DiskFiles):
+class FileStore(DiskFiles, FileSearch):
     def __init__(
         self, root: str | os.PathLike[str], durable: bool = False, private: bool = True
     ) -> None:
@@ -88,6 +90,7 @@ class FileStore(DiskFiles):
         self._sizes: dict[str, int] = {}  # journal bytes last read or written, per session
         self._locks: dict[str, int] = {}  # session -> fd of its flocked lock file
         self._heads: dict[str, tuple[int, str]] = {}  # lines and last link, per session
+        self._index: SideIndex | None = None  # the search index, opened by the first search
 
     def __repr__(self) -> str:
         return f"FileStore({self.root!r})"
@@ -311,7 +314,12 @@ class FileStore(DiskFiles):
         self._heads[session] = (len(links), head)
         return out, (len(links), head)
 
+    def _parse(self, line: bytes) -> list[Record] | None:
+        return _batch(line)[0]
+
     def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
         # Journal files are opened and closed within one call; only the leases are held.
         for fd in self._locks.values():
             os.close(fd)  # releases the flock

@@ -31,6 +31,7 @@ from .disk import (
     transcript_rel,
 )
 from .journal import SessionExists, check_records, dumps, new_meta
+from .text import scan
 
 
 class MemoryStore:
@@ -130,6 +131,9 @@ class MemoryStore:
             raise KeyError(f"no session {session!r} in {self.root}")
         batches = list(self._journals[session])  # a snapshot, like the durable stores give
         return (record for batch in batches for record in json.loads(batch))
+
+    def search(self, session: str, query: str) -> Iterator[Record]:
+        return scan(self.records(session), query)
 
     def claim(self, session: str) -> None:
         """One process only: nothing to lease; an unknown session is still a ``KeyError``."""

@@ -45,6 +45,7 @@ from .journal_rows import TABLES, chain, check_blobs, check_chain, column, route
 from .pg_base import LEASE_SECONDS, ServerUnavailable, shown_url
 from .pg_files import _INSERT_BLOB, PgFiles
 from .pg_lease import PgLease
+from .text import scan
 
 _INSERT = {
     "messages": "INSERT INTO messages (session, pos, id, parent, body, link) "
@@ -132,6 +133,10 @@ class PostgresStore(PgLease, PgFiles):
             self._heads[session] = (length, last or witness.ROOT)
         if records:
             witness.write(self._witness(session), length, last or "", self.durable, self.file_mode)
+
+    def search(self, session: str, query: str) -> Iterator[Record]:
+        """The generic search: every record read (and checked) and tested (``text.scan``)."""
+        return scan(self.records(session), query)
 
     def records(self, session: str) -> Iterator[Record]:
         missing = KeyError(f"no session {session!r} in {self.where}")

@@ -17,7 +17,8 @@ every path the store issued, relative to its root, with the blob it can be re-ex
 (``file_chunks`` for appended files, in order). ``writers`` holds the lease of the process
 writing each session (``lease.py``). ``link`` (0003) chains each journal row to the one before
 (``witness.link`` of the previous row's link and this row's ``body``; NULL in rows written
-before it), so an altered row is found by its position.
+before it), so an altered row is found by its position. ``codec`` (0004) says how a blob's
+body is stored (``sqlite_blobs.py``).
 """
 
 from __future__ import annotations
@@ -107,7 +108,27 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE records ADD COLUMN link TEXT;
         """,
     ),
+    (
+        "0004_blob_codec",
+        """
+        ALTER TABLE blobs ADD COLUMN codec TEXT;
+        """,
+    ),
+    (
+        # Nothing looks a message up by id; the index cost a random page write per message.
+        "0005_no_messages_by_id",
+        """
+        DROP INDEX IF EXISTS messages_by_id;
+        """,
+    ),
 ]
+
+PAGE_SIZE = 512
+"""Bytes per page of a new database (an existing one keeps its own). Every commit writes each
+page it touched whole to the WAL (and again at the checkpoint), and a turn touches 15-30
+b-tree pages (rows, their indexes, the blob-hash index at random places) for a few KB of
+data: smaller pages write less (``bench --store-io`` measures 512 against 1024 and SQLite's
+default 4096; the README's Measured section has the table)."""
 
 
 def connect(path: str, durable: bool = False) -> sqlite3.Connection:
@@ -115,6 +136,8 @@ def connect(path: str, durable: bool = False) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
     try:
         db.execute("PRAGMA busy_timeout = 5000")
+        # Takes effect only while the file is still empty (a new database).
+        db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         db.execute("PRAGMA journal_mode = WAL")
         # NORMAL in WAL mode survives any process crash; FULL also survives power loss.
         db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")

@@ -7,11 +7,13 @@ Invariants:
 
 * ``append`` is one ``BEGIN IMMEDIATE`` transaction: a batch is wholly in or wholly out, also
   when the process is killed mid-way; WAL lets readers and other sessions' writers proceed.
+  Inside ``turn()`` the files the turn issued are recorded in that same transaction
+  (``sqlite_files.py``): one commit per turn.
   Different sessions may be appended from several processes at once (the write lock is held
   for one batch; ``busy_timeout`` waits for it); one writer per session.
 * Every text is stored once: strings of 1 KiB or more in records go to ``blobs`` by hash
   (``blobrefs.py``), and so do the texts of exported files, so persisting a tool result that
-  a message already holds costs only its file.
+  a message already holds costs only its file; stored compressed (``sqlite_blobs.py``).
 * A file is recorded in the database before it is exported, so every issued path can be
   re-exported: ``read_text`` of a file deleted behind our back serves it from the database and
   writes it again. ``issued`` is exactly the paths in ``files`` (kept relative to root, so a
@@ -20,7 +22,8 @@ Invariants:
   its row in ``writers`` in the same transaction, and is refused with ``SessionLocked`` while
   another live process holds it; an append to a journal that grew since this store read or
   wrote it is refused too. ``close`` releases the leases.
-* One connection, shared by threads under a lock; ``close`` releases it.
+* One connection, shared by threads under a lock; ``close`` releases it. ``search`` reads a
+  side index (``sqlite_search.py``); integrity checks are ``sqlite_checks.py``.
 """
 
 from __future__ import annotations
@@ -38,23 +41,11 @@ from typing import Any
 
 from ..errors import CorruptStore as CorruptStore
 from ..errors import ReadOnlyStore as ReadOnlyStore
-from . import witness
+from . import sqlite_blobs, sqlite_checks, witness
 from .base import Record
 from .blobrefs import externalize, references, restore
-from .disk import (
-    DiskFiles,
-    _same_bytes,
-    append_bytes,
-    append_rel,
-    atomic_write,
-    blob_rel,
-    encode,
-    folder_mode,
-    make_dirs,
-    sha256,
-)
+from .disk import folder_mode, make_dirs
 from .journal import (
-    CorruptJournal,
     SessionExists,
     check_records,
     dumps,
@@ -72,6 +63,11 @@ from .lease import (
     this_process,
 )
 from .schema import connect, connect_read_only
+from .search import SideIndex
+from .sqlite_files import FileRow, SqliteFiles
+from .sqlite_search import SqliteSearch
+from .sqlite_tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
+from .sqlite_tx import Checkpointer, Transaction, unusable
 
 _TABLES = {"message": "messages", "edit": "edits", "event": "events"}
 _INSERT = {
@@ -84,9 +80,6 @@ _INSERT = {
 _JOURNAL = " UNION ALL ".join(
     f"SELECT pos, body, link FROM {table} WHERE session = :s" for table in _INSERT
 )
-_INSERT_BLOB = "INSERT OR IGNORE INTO blobs (hash, size, body) VALUES (?, ?, ?)"
-_MAX_VARIABLES = 500  # under SQLite's smallest default limit on ? per statement
-CHECKPOINT_EVERY = 32  # appends between two background WAL checkpoints
 
 
 WORKDIR_DB = Path(".context-compact") / "sessions.db"
@@ -100,7 +93,7 @@ def workdir_store(workdir: str | os.PathLike[str]) -> SqliteStore:
     return SqliteStore(root / WORKDIR_DB, root=root)
 
 
-class SqliteStore(DiskFiles):
+class SqliteStore(SqliteFiles, SqliteSearch):
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -108,11 +101,16 @@ class SqliteStore(DiskFiles):
         durable: bool = False,
         private: bool = True,
         read_only: bool = False,
+        compress: bool = True,
     ) -> None:
         self.db_path = Path(path)
+        self.compress = compress
         super().__init__(self.db_path.parent if root is None else root, durable, private)
         self._lock = threading.Lock()
         self._known_paths: set[str] = set()
+        self._pending: list[FileRow] = []  # file rows kept for the turn's commit
+        self._turns = threading.local()  # .depth: turn() blocks this thread is inside
+        self._index: SideIndex | None = None  # the search index, opened by the first search
         # Why writes are refused (None: they are not): asked for, or the file cannot be written.
         self.read_only: str | None = "opened with read_only=True" if read_only else None
         if self.read_only is None:
@@ -129,7 +127,7 @@ class SqliteStore(DiskFiles):
                 if isinstance(error, sqlite3.OperationalError):
                     raise
                 raise CorruptStore(unusable(self.db_path, error)) from None
-        self._checkpointer: _Checkpointer | None = None
+        self._checkpointer: Checkpointer | None = None
         self._appends = 0
         self._lengths: dict[str, int] = {}  # journal length last read or written, per session
         self._leases: dict[str, float] = {}  # sessions this store holds -> last heartbeat
@@ -169,6 +167,8 @@ class SqliteStore(DiskFiles):
     def close(self) -> None:
         if self._checkpointer is not None:
             self._checkpointer.stop()
+        if self._index is not None:
+            self._index.close()
         with self._lock:
             if self._leases:
                 me = this_process()
@@ -179,106 +179,6 @@ class SqliteStore(DiskFiles):
                     )
                 self._leases.clear()
             self._db.close()
-
-    # -- files --------------------------------------------------------------------------------
-    def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
-        if rel in self._known_paths or (data is None and self._known(rel)):
-            return
-        if data is None:
-            # The seed reuses a file that was there already: keep a copy of what it holds.
-            data = (self.root_path / rel).read_bytes()
-        digest = sha256(data)
-        with self._lock, self._transaction():
-            self._db.execute(_INSERT_BLOB, (digest, len(data), data))
-            self._db.execute(
-                "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, ?, ?)",
-                (rel, kind, digest, len(data)),
-            )
-        self._known_paths.add(rel)
-
-    def save_pack(self, pieces: list[str]) -> str:
-        """The joined text as one exported file; in the database, the list of its pieces by
-        hash (a result the log already holds as a blob costs nothing more)."""
-        parts = [encode(piece) for piece in pieces]
-        data = b"".join(parts)
-        rel = blob_rel(sha256(data))
-        if rel not in self._known_paths and not self._known(rel):
-            digests = [sha256(part) for part in parts]
-            with self._lock, self._transaction():
-                self._db.executemany(
-                    _INSERT_BLOB,
-                    [(d, len(part), part) for d, part in zip(digests, parts, strict=True)],
-                )
-                self._db.execute(
-                    "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, NULL, ?)",
-                    (rel, "pack", len(data)),
-                )
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO file_chunks (path, seq, hash) VALUES (?, ?, ?)",
-                    [(rel, i, d) for i, d in enumerate(digests)],
-                )
-            self._known_paths.add(rel)
-        path = self.inside(rel)
-        if not _same_bytes(path, data):
-            atomic_write(path, data, self.durable, self.file_mode)
-        return str(path)
-
-    def _known(self, rel: str) -> bool:
-        if rel in self._known_paths:
-            return True
-        with self._lock:
-            row = self._db.execute("SELECT 1 FROM files WHERE path = ?", (rel,)).fetchone()
-        if row is not None:
-            self._known_paths.add(rel)
-        return row is not None
-
-    def _recover(self, rel: str) -> bytes | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT blobs.body FROM files JOIN blobs ON blobs.hash = files.hash "
-                "WHERE files.path = ?",
-                (rel,),
-            ).fetchone()
-            if row is not None:
-                return bytes(row[0])
-            chunks = self._db.execute(
-                "SELECT blobs.body FROM file_chunks JOIN blobs ON blobs.hash = file_chunks.hash "
-                "WHERE file_chunks.path = ? ORDER BY file_chunks.seq",
-                (rel,),
-            ).fetchall()
-        return b"".join(bytes(chunk[0]) for chunk in chunks) if chunks else None
-
-    def append_file(self, name: str, text: str) -> str:
-        rel = append_rel(name)
-        data = encode(text)
-        digest = sha256(data)
-        with self._lock, self._transaction():
-            self._db.execute(_INSERT_BLOB, (digest, len(data), data))
-            self._db.execute(
-                "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, NULL, 0)",
-                (rel, "append"),
-            )
-            before, seq = self._db.execute(
-                "SELECT size, (SELECT coalesce(max(seq) + 1, 0) FROM file_chunks WHERE path = :p) "
-                "FROM files WHERE path = :p",
-                {"p": rel},
-            ).fetchone()
-            self._db.execute(
-                "INSERT INTO file_chunks (path, seq, hash) VALUES (?, ?, ?)", (rel, seq, digest)
-            )
-            self._db.execute("UPDATE files SET size = size + ? WHERE path = ?", (len(data), rel))
-        self._known_paths.add(rel)
-        path = self.inside(rel)
-        try:
-            exported = path.lstat().st_size
-        except FileNotFoundError:
-            exported = -1
-        if exported == before:
-            append_bytes(path, data, self.durable, self.file_mode)
-        else:
-            # The export fell behind the database (a crash between the two, or deleted).
-            atomic_write(path, self._recover(rel) or b"", self.durable, self.file_mode)
-        return str(path)
 
     # -- the session journal ---------------------------------------------------------------------
     def create_session(self, meta: dict[str, Any]) -> str:
@@ -317,12 +217,16 @@ class SqliteStore(DiskFiles):
         # The JSON and hashing work happens before the write lock is taken.
         blobs: dict[str, bytes] = {}
         bodies = [dumps(externalize(record, blobs)) for record in records]
-        with self._lock, self._transaction():
+        with self._lock, self._transaction() as transaction:
             found = self._db.execute("SELECT length FROM sessions WHERE id = ?", (session,))
             start = found.fetchone()
             if start is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
             self._hold(session, start[0])
+            # The turn's files first: no record committed names a path the database lacks.
+            self._apply_pending()
+            done = len(self._pending)
+            transaction.after = lambda: self._pending.__delitem__(slice(0, done))
             head = self._heads.get(session)
             if head is None or self._lengths.get(session) != start[0]:
                 head = self._head(session, start[0])
@@ -340,9 +244,7 @@ class SqliteStore(DiskFiles):
                     rows[table].append((offset, record["kind"], body, link))
                 else:
                     rows[table].append((offset, body, link))
-            self._db.executemany(
-                _INSERT_BLOB, [(digest, len(data), data) for digest, data in blobs.items()]
-            )
+            sqlite_blobs.insert(self._db, blobs.items(), self.compress)
             for table, table_rows in rows.items():
                 if table_rows:
                     self._db.executemany(
@@ -360,7 +262,7 @@ class SqliteStore(DiskFiles):
         self._appends += 1
         if self._appends % CHECKPOINT_EVERY == 0:
             if self._checkpointer is None:
-                self._checkpointer = _Checkpointer(str(self.db_path))
+                self._checkpointer = Checkpointer(str(self.db_path))
             self._checkpointer.wake()
         elif self._appends % CHECKPOINT_EVERY == CHECKPOINT_EVERY // 2:
             # The background checkpoint copies most pages but races our next write, so the WAL
@@ -386,53 +288,20 @@ class SqliteStore(DiskFiles):
                 links = self._verify(session, rows)
                 bodies = [json.loads(row[1]) for row in rows]
                 wanted = [references(b, set()) for b in bodies]
-                blobs = self._blobs(set().union(*wanted))
-                self._verify_blobs(session, wanted, blobs)
+                blobs = sqlite_blobs.fetch(self._db, set().union(*wanted))
+                sqlite_checks.verify_blobs(session, str(self.db_path), wanted, blobs)
                 self._lengths[session] = len(bodies)
                 self._heads[session] = links[-1] if links else witness.ROOT
             finally:
                 self._db.execute("COMMIT")
         return iter([restore(body, blobs.__getitem__) for body in bodies])
 
-    # -- integrity (witness.py) -------------------------------------------------------------------
+    # -- integrity (witness.py, sqlite_checks.py) -------------------------------------------------
     def _witness(self, session: str) -> Path:
         return self._witnesses / session
 
     def _verify(self, session: str, rows: list[Any]) -> list[str]:
-        """The chain after each row, checked against the links stored and the witness."""
-        links: list[str] = []
-        head = witness.ROOT
-        for pos, (at, body, stored) in enumerate(rows):
-            head = witness.link(head, str(body).encode("utf-8", "surrogatepass"))
-            if at != pos or (stored is not None and stored != head):
-                what = f"record {pos} is missing" if at != pos else f"record {pos} was altered"
-                raise CorruptJournal(
-                    f"session {session!r} in {self.db_path}: {what} (hash chain differs); "
-                    f"the {pos} records before it are whole",
-                    session,
-                    pos,
-                    pos,
-                    "record",
-                )
-            links.append(head)
-        seen = witness.read(self._witness(session))
-        witness.verify(session, str(self.db_path), links, seen, "record")
-        return links
-
-    def _verify_blobs(self, session: str, wanted: list[set[str]], blobs: dict[str, bytes]) -> None:
-        for pos, hashes in enumerate(wanted):
-            for digest in hashes:
-                body = blobs.get(digest)
-                if body is None or sha256(body) != digest:
-                    state = "missing" if body is None else "altered"
-                    raise CorruptJournal(
-                        f"session {session!r} in {self.db_path}: a text of record {pos} is "
-                        f"{state} (blob {digest[:12]}); the {pos} records before it are whole",
-                        session,
-                        pos,
-                        pos,
-                        "record",
-                    )
+        return sqlite_checks.verify_rows(session, str(self.db_path), rows, self._witness(session))
 
     def _head(self, session: str, length: int) -> str:
         """The last link of the session's first ``length`` rows (inside the caller's lock)."""
@@ -501,51 +370,9 @@ class SqliteStore(DiskFiles):
             self._db.execute("UPDATE writers SET heartbeat = ? WHERE session = ?", (now, session))
             self._leases[session] = now
 
-    def _blobs(self, hashes: set[str]) -> dict[str, bytes]:
-        wanted = sorted(hashes)
-        found: dict[str, bytes] = {}
-        for at in range(0, len(wanted), _MAX_VARIABLES):
-            part = wanted[at : at + _MAX_VARIABLES]
-            marks = ",".join("?" * len(part))
-            query = f"SELECT hash, body FROM blobs WHERE hash IN ({marks})"
-            found.update((h, bytes(body)) for h, body in self._db.execute(query, part))
-        return found
-
-    def _transaction(self) -> _Transaction:
+    def _transaction(self) -> Transaction:
         self._refuse_writes()
-        return _Transaction(self._db)
-
-
-def unusable(path: Path, error: BaseException) -> str:
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows = db.execute("PRAGMA integrity_check").fetchall()
-            answer = "; ".join(str(row[0]) for row in rows[:3])
-        finally:
-            db.close()
-    except sqlite3.Error as check:
-        answer = str(check)
-    return f"{path}: not a usable SQLite database ({error}; integrity_check: {answer})"
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        try:
-            if kind is None:
-                self._db.execute("COMMIT")
-        finally:
-            # Also after a failed COMMIT: the connection must not stay inside a transaction.
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
+        return Transaction(self._db)
 
 
 def _column(value: Any) -> str | None:
@@ -559,36 +386,3 @@ def _column(value: Any) -> str | None:
         except UnicodeEncodeError:
             pass
     return dumps(value)
-
-
-class _Checkpointer:
-    """A daemon thread that checkpoints the WAL (PASSIVE: never blocks a writer) when woken."""
-
-    def __init__(self, path: str) -> None:
-        self._path = path
-        self._event = threading.Event()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="sqlite-checkpoint", daemon=True)
-        self._thread.start()
-
-    def wake(self) -> None:
-        self._event.set()
-
-    def stop(self) -> None:
-        self._stopping = True
-        self._event.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        db = sqlite3.connect(self._path, timeout=5.0, isolation_level=None)
-        try:
-            while True:
-                self._event.wait()
-                self._event.clear()
-                if self._stopping:
-                    return
-                # On failure the next wake tries again; the WAL only grows meanwhile.
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
-            db.close()

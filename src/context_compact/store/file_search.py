@@ -1,0 +1,126 @@
+"""FileStore's ``search``: the side FTS5 index (``search.py``) over its journal lines.
+
+A search first checks the journal against its chain and witness as ``records`` does, unless
+this store object wrote or checked it as it is now (its size is the one it knows): a process
+that resumed or wrote the session pays nothing more, a fresh one reads the journal once.
+The index file is ``.task_outputs/search-index.db`` under root (no store call writes there,
+so ``append_file`` cannot reach it). A document's locator is the byte offset of its journal
+line and its place in the line's batch; catching up reads whole lines from the offset indexed
+so far (a torn last line is not a record yet and waits). A line that does not parse, or a
+journal shorter than indexed, is ``Incomplete``: the search scans ``records``, whose checks
+say what is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .base import Record
+from .search import Found, Incomplete, SideIndex
+from .text import scan
+
+INDEX = ".task_outputs/search-index.db"
+READ = 4 << 20  # bytes read per step while catching up
+
+
+class FileSearch:
+    """The search half of ``FileStore`` (which provides the methods declared here)."""
+
+    root_path: Path
+    file_mode: int
+    _index: SideIndex | None
+
+    def records(self, session: str) -> Iterator[Record]:
+        raise NotImplementedError
+
+    def session_meta(self, session: str) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def _journal_path(self, session: str) -> Path:
+        raise NotImplementedError
+
+    def _parse(self, line: bytes) -> list[Record] | None:
+        raise NotImplementedError
+
+    _sizes: dict[str, int]
+
+    def _load(self, session: str) -> Any:
+        raise NotImplementedError
+
+    def _checked(self, session: str, path: Path) -> None:
+        """Every line checked against the chain and the witness (``CorruptJournal``) unless
+        this store wrote or checked the journal as it is now: a search never answers from a
+        journal that is not what was written."""
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        if self._sizes.get(session) != size:
+            self._load(session)
+
+    def search(self, session: str, query: str) -> Iterator[Record]:
+        """The session's message records holding ``query`` (``text.matches``), in order."""
+        meta = self.session_meta(session)
+        if meta is None:
+            raise KeyError(f"no session {session!r} in {self.root_path}")
+        if self._index is None:
+            self._index = SideIndex(self.root_path / INDEX, self.file_mode)
+        path = self._journal_path(session)
+        self._checked(session, path)
+        try:
+            hits = self._index.search(
+                session,
+                str(meta.get("created")),
+                query,
+                lambda pos, offset: self._catch(path, pos, offset),
+                lambda found: self._fetch(path, found),
+            )
+        except (Incomplete, sqlite3.Error, OSError):
+            hits = None
+        return iter(hits) if hits is not None else scan(self.records(session), query)
+
+    def _catch(
+        self, path: Path, pos: int, offset: int
+    ) -> Iterator[tuple[int, int, int, Record | None]]:
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed below, read in steps
+        except FileNotFoundError:
+            if offset:
+                raise Incomplete(f"{path} is gone") from None
+            return
+        with handle:
+            if os.fstat(handle.fileno()).st_size < offset:
+                raise Incomplete(f"{path} is shorter than its index")
+            handle.seek(offset)
+            rest = b""
+            while True:
+                data = handle.read(READ)
+                if not data:
+                    return  # what is left in rest is a torn last line: not a record yet
+                rest += data
+                start = 0
+                while (end := rest.find(b"\n", start)) >= 0:
+                    batch = self._parse(rest[start:end])
+                    if batch is None:
+                        raise Incomplete(f"{path}: the line at byte {offset} does not parse")
+                    for part, record in enumerate(batch):
+                        yield pos + part, offset, part, record
+                    pos += len(batch)
+                    offset += end + 1 - start
+                    start = end + 1
+                    yield pos, offset, 0, None
+                rest = rest[start:]
+
+    def _fetch(self, path: Path, found: list[Found]) -> Iterator[Record]:
+        with open(path, "rb") as handle:
+            line_at, batch = -1, None
+            for _, offset, part in found:
+                if offset != line_at:
+                    handle.seek(offset)
+                    line_at, batch = offset, self._parse(handle.readline().rstrip(b"\n"))
+                if batch is not None and part < len(batch):
+                    yield batch[part]

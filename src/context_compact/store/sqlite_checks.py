@@ -1,0 +1,25 @@
+"""SqliteStore's integrity checks: a session's rows against their hash chain, the witness and
+their blobs' hashes (``witness.py``). Each failure is ``CorruptJournal`` naming the session,
+the first record that differs and how many before it are whole. The row and blob checks are
+the ones every database store shares (``journal_rows.py``); the witness file is SQLite's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import witness
+from .journal_rows import check_blobs, check_chain
+
+
+def verify_rows(session: str, where: str, rows: list[Any], witnessed: Path) -> list[str]:
+    """The chain after each ``(pos, body, link)`` row, checked against the links stored and
+    the witness file ``witnessed``."""
+    links = check_chain(session, where, rows)
+    witness.verify(session, where, links, witness.read(witnessed), "record")
+    return links
+
+
+def verify_blobs(session: str, where: str, wanted: list[set[str]], blobs: dict[str, bytes]) -> None:
+    """Every text record ``pos`` refers to (``wanted[pos]``) is there, with its hash."""
+    check_blobs(session, where, wanted, blobs)

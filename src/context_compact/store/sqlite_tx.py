@@ -1,0 +1,91 @@
+"""SqliteStore's connection plumbing: explicit transactions, the WAL checkpointer, damage reports.
+
+* ``Transaction``: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (the write lock taken at the start, so
+  a busy database waits ``busy_timeout`` there, never fails half-way), ``ROLLBACK`` on any
+  exception, also after a failed ``COMMIT``.
+* ``Checkpointer``: WAL checkpoints on a background connection (PASSIVE: never blocks a
+  writer), woken by the store every ``CHECKPOINT_EVERY`` appends, so no caller's append pays
+  for copying the WAL back into the database (measured: an automatic checkpoint every ~90
+  turns took 10-20 ms of one ``prepare``).
+* ``unusable``: the one-line report for a file that is not a usable database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+CHECKPOINT_EVERY = 256  # appends between two background WAL checkpoints (bench --store-io)
+
+
+class Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception; ``after`` (set
+    inside the block) runs once the commit succeeded, still under the caller's lock."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self.after: Callable[[], None] | None = None
+
+    def __enter__(self) -> Transaction:
+        self._db.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            if kind is None:
+                self._db.execute("COMMIT")
+                if self.after is not None:
+                    self.after()
+        finally:
+            # Also after a failed COMMIT: the connection must not stay inside a transaction.
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+
+
+class Checkpointer:
+    """A daemon thread that checkpoints the WAL (PASSIVE: never blocks a writer) when woken."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._event = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="sqlite-checkpoint", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._event.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        db = sqlite3.connect(self._path, timeout=5.0, isolation_level=None)
+        try:
+            while True:
+                self._event.wait()
+                self._event.clear()
+                if self._stopping:
+                    return
+                # On failure the next wake tries again; the WAL only grows meanwhile.
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            db.close()
+
+
+def unusable(path: Path, error: BaseException) -> str:
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = db.execute("PRAGMA integrity_check").fetchall()
+            answer = "; ".join(str(row[0]) for row in rows[:3])
+        finally:
+            db.close()
+    except sqlite3.Error as check:
+        answer = str(check)
+    return f"{path}: not a usable SQLite database ({error}; integrity_check: {answer})"
