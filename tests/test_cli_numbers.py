@@ -65,3 +65,11 @@ def test_on_a_terminal_the_demo_wraps_at_word_boundaries(tmp_path: Path) -> None
     assert "a real SQLite session store, default policy at a 6,000-token limit" in words
     copies = re.findall(r"full copy: (\S+)", words)
     assert copies and all(Path(tmp_path / "demo" / c).is_file() for c in copies)
+
+
+def test_a_pass_after_the_last_answer_is_named_as_such() -> None:
+    from context_compact.session.inspect import after_last
+
+    assert after_last(39, [3, 17, 39]) is None
+    legend = after_last(39, [3, 40])
+    assert legend is not None and "turn 40: the request after its last one" in legend

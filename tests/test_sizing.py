@@ -8,6 +8,7 @@ import hashlib
 import importlib.util
 import socket
 import sys
+import tempfile
 import types
 import weakref
 from collections.abc import Iterator
@@ -266,7 +267,7 @@ def test_the_cache_directory_follows_tiktokens_rules(
     assert tiktoken_cache_file("cl100k_base") == tmp_path / "b" / name
     monkeypatch.delenv("DATA_GYM_CACHE_DIR")
     hide(monkeypatch, "tiktoken", "tiktoken.load")
-    monkeypatch.setattr(sizing.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     assert tiktoken_cache_file("cl100k_base") == tmp_path / "tmp" / "data-gym-cache" / name
     # A tiktoken that names its own default directory is followed.
     load = types.ModuleType("tiktoken.load")
@@ -343,14 +344,13 @@ class Message(dict[str, Any]):
 
 
 def test_a_message_is_counted_once_and_the_cache_stays_bounded() -> None:
-    counter = TokenCounter(cache_size=3)
     calls: list[str] = []
 
     def count(text: str) -> int:
         calls.append(text)
         return len(text)
 
-    counter._count = count
+    counter = TokenCounter(cache_size=3, counter=count)
     messages = [Message(role="user", content=f"m{i}") for i in range(5)]
     first = counter.messages(messages[:2])
     assert counter.messages(messages[:2]) == first and len(calls) == 2

@@ -221,3 +221,13 @@ def test_the_default_summary_reaches_the_model_as_plain_text_the_seed_json_escap
     escaped = seed.compact_history(history, "fix")[0]["content"]
     assert f"<summary>\n{text}\n</summary>" in plain and json.dumps(text) not in plain
     assert f"Conversation summary (reference only):\n{json.dumps(text)}\n" in escaped
+
+
+def test_the_extractive_next_step_keeps_the_end_of_a_long_last_message() -> None:
+    from context_compact.extract import extractive_summary
+
+    said = "I looked at the parser. " * 60 + "Let me run the full fix to see what happens:"
+    text = extractive_summary([{"role": "assistant", "content": said}], "fix it", 2_400)
+    assert text.split("## Next step\n- ", 1)[1].endswith(
+        "Let me run the full fix to see what happens:"
+    )

@@ -100,9 +100,13 @@ class Compactor:
         # One call at a time: the engine's view and journal are one sequence, and async callers
         # run it on worker threads.
         self._lock = threading.RLock()
-        # Real token counts where an encoding ships with an installed package; the estimate
-        # otherwise (the seed counts characters and never uses it).
-        self.tokens = TokenCounter(use_tiktoken=self.policy.unit == "tokens", counter=token_counter)
+        # Real token counts where the model family's encoding ships with an installed package;
+        # the estimate otherwise, calibrated by ``observe`` (the seed counts characters).
+        self.tokens = TokenCounter(
+            use_tiktoken=self.policy.unit == "tokens",
+            model=getattr(self.policy, "model", None),
+            counter=token_counter,
+        )
         env = Env(
             self.store, self.summarizer, self.tokens, self._emit, session, self._say, should_compact
         )

@@ -19,7 +19,7 @@
      │                                where it starts, and how much before it is whole
      ├── CorruptStore (OSError)       a store file that is not a database, or a damaged one
      ├── ServerUnavailable (OSError)  the PostgreSQL server did not answer or refused a write
-     │                                (defined in store/postgres.py, an optional extra)
+     │                                (defined in store/pg_base.py, an optional extra)
      ├── ReadOnlyStore (PermissionError)
      │                                a write to a store opened for reading only
      ├── UnknownMigration (RuntimeError)

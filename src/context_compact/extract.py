@@ -279,6 +279,17 @@ def _openings(user: list[tuple[int, str]], most: int = 3) -> list[tuple[int, str
     return out
 
 
+def ending(text: str, n: int) -> str:
+    """The end of ``text`` in at most ``n`` characters, from a sentence's start where one
+    fits: an agent's last message says what it does next at its end, not its start."""
+    text = squash(text)
+    if len(text) <= n:
+        return text
+    tail = text[len(text) - n + 1 :]
+    start = re.search(r"(?<=[.!?:])\s", tail)
+    return "…" + (tail[start.end() :] if start else tail)
+
+
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -327,13 +338,14 @@ def extractive_summary(
         failed,
         list(found.identifiers),
         [_clip(q, 300) for q in found.questions[-3:]],
-        [_clip(squash(found.last_text), 800)] if found.last_text else [],
+        [found.last_text] if found.last_text else [],
     ]
     lines: list[str] = []
     for name, share, new in zip(SUMMARY_SECTIONS, _SHARES, sections, strict=True):
         keep_first = 1 if name == SUMMARY_SECTIONS[0] else 0
         if name == SUMMARY_SECTIONS[-1]:
-            items = new or old.get(name, [])[-1:]
+            room = int(share * limit) - len(name) - 4 - 3
+            items = [ending(new[0], room)] if new else old.get(name, [])[-1:]
         else:
             before = old.get(name, [])
             keep_first = 1 if before and name == SUMMARY_SECTIONS[0] else keep_first

@@ -145,6 +145,18 @@ def cleared_marker(path: str, chars: int, lines: tuple[int, int] | None = None) 
     return f"[Tool result cleared from context: {chars:,} chars, full text at {where}]"
 
 
+INPUT_CLEARED = "input_cleared"
+"""The one key of a cleared tool call's input (``clear_tool_inputs``)."""
+
+
+def cleared_input(path: str, chars: int, line: int) -> dict[str, str]:
+    """A tool call's input the model has seen, cleared with its result: the input the call
+    keeps (still a JSON object, as the APIs require), naming the line of ``path`` (JSONL, one
+    ``{"id", "name", "input"}`` a line) that holds the original."""
+    where = f"{path} lines {line}-{line}"
+    return {INPUT_CLEARED: f"[Tool input cleared from context: {chars:,} chars, at {where}]"}
+
+
 SUMMARY_OPEN = "<summary>"
 SUMMARY_CLOSE = "</summary>"
 
@@ -286,6 +298,7 @@ def index_line(kind: str, path: str, what: str) -> str:
 __all__ = [
     "FULL_OUTPUT",
     "GAP_PREFIX",
+    "INPUT_CLEARED",
     "OMITTED",
     "PREVIOUS_SUMMARY",
     "SUMMARY_CLOSE",
@@ -294,6 +307,7 @@ __all__ = [
     "SUMMARY_OPEN",
     "SUMMARY_SECTIONS",
     "SUMMARY_SYSTEM_PROMPT",
+    "cleared_input",
     "cleared_marker",
     "folded_line",
     "index_line",

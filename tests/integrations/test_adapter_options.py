@@ -62,11 +62,12 @@ def test_the_langchain_middleware_builds_its_compactor_from_keywords() -> None:
         trigger=("messages", 40),
         keep=("fraction", 0.3),
         exclude_tools=["memory"],
+        clear_tool_inputs=True,
         store=MemoryStore(),
     )
     policy = middleware.compactor.policy
     assert (policy.context_limit, policy.trigger_messages, policy.low_water) == (50_000, 40, 0.3)
-    assert policy.exclude_tools == ("memory",)
+    assert policy.exclude_tools == ("memory",) and policy.clear_tool_inputs is True
     with pytest.raises(TypeError):
         CompactionMiddleware(middleware.compactor, exclude_tools=["memory"])
 

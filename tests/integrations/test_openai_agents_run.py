@@ -1,7 +1,8 @@
 """One ``Runner.run`` of the OpenAI Agents SDK doing 64 tool calls, as the SDK docs write it
 (``Runner.run(agent, task, session=session, run_config=...)``), with the session's
 ``run_config()``: every model call compacted, every refusal recovered, in both modes
-(``loop_helpers``). ``get_items(limit)`` never starts at a tool output."""
+(``loop_helpers``); the same through ``Runner.run_streamed`` with its events consumed as the
+docs do. ``get_items(limit)`` never starts at a tool output."""
 
 from __future__ import annotations
 
@@ -88,6 +89,26 @@ def _run(stub: StubAPI, session: CompactingSession, api: str, **config: Any) -> 
     return asyncio.run(run())
 
 
+def _run_streamed(stub: StubAPI, session: CompactingSession, api: str) -> tuple[Any, list[str]]:
+    """``Runner.run_streamed`` as the SDK's streaming guide writes it: the events consumed with
+    ``stream_events()``; the run and the types of the events seen."""
+
+    async def run() -> tuple[Any, list[str]]:
+        agent, client = _agent(stub, api)
+        streamed = Runner.run_streamed(
+            agent,
+            TASK,
+            session=session,
+            max_turns=TURNS + 5,
+            run_config=session.run_config(tracing_disabled=True),
+        )
+        kinds = [event.type async for event in streamed.stream_events()]
+        await client.close()
+        return streamed, kinds
+
+    return asyncio.run(run())
+
+
 def _violations(bodies: list[Any], api: str) -> list[str]:
     out = []
     for i, body in enumerate(bodies):
@@ -135,6 +156,35 @@ def test_one_run_of_64_tool_calls_is_compacted_at_every_model_call(api: str, mod
         assert reasoning[-1]["encrypted_content"] == f"gAAAA-stub-{len(bodies) - 1:04d}"
         assert last[-2]["type"] == "function_call"
         assert last[-2]["call_id"] == last[-1]["call_id"] == f"call_{TURNS - 1:03d}"
+    inner.close()
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_a_streamed_run_recovers_every_refusal_by_a_smaller_retry(api: str) -> None:
+    limit = MODES["below"]
+    refusal = (
+        (lambda n, m: openai_input_exceeds_context_window())
+        if api == "responses"
+        else (lambda n, m: openai_context_length_exceeded(m, n))
+    )
+    gate = Gate(replies(), limit, refusal)
+    cc = compactor()
+    inner = SQLiteSession("streamed")
+    session = CompactingSession(inner, cc)
+    with StubAPI(*gate.script()) as stub:
+        run, kinds = _run_streamed(stub, session, api)
+    assert run.is_complete and run.final_output == "all parts read"
+    bodies = stub.bodies
+    assert all(body.get("stream") is True for body in bodies)  # every call went out streamed
+    assert "raw_response_event" in kinds and "run_item_stream_event" in kinds
+    assert gate.refused > 0
+    assert len(bodies) == TURNS + 1 + gate.refused
+    assert within_or_retried([size(b) for b in bodies], limit) == []
+    assert _violations(bodies, api) == []
+    assert lost(cc) == []
+    stored = asyncio.run(inner.get_items())
+    outputs = [i["output"] for i in stored if i.get("type") == "function_call_output"]
+    assert outputs == [result(k) for k in range(TURNS)]
     inner.close()
 
 

@@ -126,3 +126,21 @@ def test_failures_that_do_not_come_in_a_row_never_trip_the_breaker() -> None:
     out = replay(c, synthetic_session(200, seed=2), store=store, root=store.root)
     assert out.error is None and out.lost == 0 and out.violations == 0
     assert faulty.calls >= 4
+
+
+def test_a_capped_summary_keeps_its_next_step_whole() -> None:
+    facts = "\n".join(f"- fact {i}: " + "z" * 80 for i in range(2_000))
+    step = "## Next step\nRun `pytest tests/test_parser.py -k unicode` after the fix."
+    c, _ = compactor(Faulty(f"## Files and their state\n{facts}\n\n{step}"), summary_max_tokens=500)
+    view = c.compact_history(HISTORY, "fix the parser")
+    text = summary_text(view)
+    assert SUMMARY_CUT.format(tokens=500) in text
+    assert text.rstrip().endswith(step)
+    assert c.tokens.text(text) <= 500 + 10
+
+
+def test_a_next_step_too_long_to_keep_is_cut_like_the_rest() -> None:
+    step = "## Next step\n" + "\n".join(f"- then {i}: " + "y" * 80 for i in range(2_000))
+    c, _ = compactor(Faulty(f"## Files and their state\n- a.py\n\n{step}"), summary_max_tokens=500)
+    text = summary_text(c.compact_history(HISTORY, "fix the parser"))
+    assert text.rstrip().endswith(SUMMARY_CUT.format(tokens=500))

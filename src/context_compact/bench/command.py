@@ -133,6 +133,12 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     "resumed; --quick: 2 x 5 x 20; --sessions, --turns: per worker).",
 )
 @click.option(
+    "--tokens",
+    is_flag=True,
+    help="Alone: the token estimate's error per message against an exact tokenizer on the "
+    "recorded sessions, before and after calibration (needs context-compact[tokens]).",
+)
+@click.option(
     "--store-io",
     is_flag=True,
     help="Alone: run only the store benchmark (bytes written per tool-result byte on a "
@@ -154,6 +160,25 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Write the charts here (.html page or .svg).",
+)
+@click.option(
+    "--probes",
+    is_flag=True,
+    help="Also ask, wherever content leaves the view, what the agent can still answer (errors, "
+    "files, last read, last result, next step, user constraints): in view, by one recall, or "
+    "lost; tables per strategy and kind.",
+)
+@click.option(
+    "--real-peers",
+    is_flag=True,
+    help="Alone: our default, the real peers (the peers extra) and their models on the real "
+    "sessions, time as a ratio to ours (--sessions, --real-budget, --trajectories apply).",
+)
+@click.option(
+    "--peers-python",
+    default=None,
+    help="--real-peers: a Python 3.12+ with openhands-sdk, to run OpenHands in (default "
+    "$CONTEXT_COMPACT_PEERS_PYTHON).",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def bench(
@@ -177,9 +202,13 @@ def bench(
     long_turn: bool,
     steps: int | None,
     store_url: str | None,
+    tokens: bool,
     store_io: bool,
     json_path: Path | None,
     chart_path: Path | None,
+    probes: bool,
+    real_peers: bool,
+    peers_python: str | None,
     no_progress: bool,
 ) -> None:
     """Price every context strategy side by side on synthetic and real sessions.
@@ -194,8 +223,17 @@ def bench(
     from .report import render
     from .run import BenchConfig, run_bench
 
+    if tokens:
+        _tokens(trajectories, json_path)
+        return
     if store_io:
         _store_io(quick, turns, json_path, no_progress)
+        return
+    if real_peers:
+        from .peers.report import command
+
+        data = command(quick, sessions, real_budget or budget, trajectories, peers_python)
+        _write_json(Console(width=160), json_path, data)
         return
     if load and store_url:
         _fleet(store_url, quick, sessions, turns, json_path, no_progress)
@@ -217,6 +255,7 @@ def bench(
             "--chart": chart_path,
             "--long-turn": long_turn or None,
             "--steps": steps,
+            "--probes": probes or None,
         }
         given = [name for name, value in unused.items() if value is not None]
         if given:
@@ -261,6 +300,8 @@ def bench(
         changes["trajectories"] = trajectories
     if no_real:
         changes["real"] = False
+    if probes:
+        changes["probes"] = True
     if sessions is not None:
         changes["max_sessions"] = sessions
     lengths, seed_list = _ints(turns), _ints(seeds)
@@ -295,6 +336,10 @@ def bench(
     else:
         report = _with_progress(console, lambda advance: run_bench(config, progress=advance))
     render(report, console)
+    if probes:
+        from .probe_report import render_probes
+
+        render_probes(report, console)
     _write_json(console, json_path, report.to_dict())
     if chart_path is not None:
         console.print(f"chart: {write_chart(report, chart_path)}")
@@ -415,6 +460,26 @@ def _fleet(
     console = Console()
     data = run_fleet(config, url, progress=None if no_progress else console.log)
     render_fleet(data, console)
+    _write_json(console, json_path, data)
+
+
+def _tokens(trajectories: Path | None, json_path: Path | None) -> None:
+    from rich.console import Console
+
+    from .run import default_trajectories
+    from .tokens import render_tokens, run_tokens
+
+    root = trajectories or default_trajectories()
+    if not root.is_dir():
+        raise click.UsageError(f"--tokens: no recorded sessions at {root} (use --trajectories)")
+    console = Console()
+    data = run_tokens(root)
+    if data is None:
+        click.echo(
+            "bench --tokens: no exact tokenizer installed (pip install 'context-compact[tokens]')"
+        )
+        return
+    render_tokens(data, console)
     _write_json(console, json_path, data)
 
 

@@ -21,8 +21,9 @@ the user's own messages (text, no tool results) that are in the final view verba
 summary was given; None when the summarizer keeps no scores or made no summary).
 ``api_refusals`` counts the requests the Messages API would refuse (``api_check``: tool pairs
 whole; with the script's ``thinking`` on, the final turn opens with thinking, thinking blocks
-unmodified); ``first_refusal`` says which call and why; with thinking on, ``turn_starts``
-counts the calls whose reply opens a new assistant turn (and so thinks first).
+unmodified), of the calls that would send one (not the final call of a recording that ends
+on the model's own message); ``first_refusal`` says which call and why; with thinking on,
+``turn_starts`` counts the calls whose reply opens a new assistant turn (and so thinks first).
 """
 
 from __future__ import annotations
@@ -114,6 +115,10 @@ class Replay:
         return self.p(0.99)
 
 
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+
+
 def _common_prefix(a: list[Any], b: list[Any]) -> int:
     n = 0
     for x, y in zip(a, b, strict=False):
@@ -133,13 +138,17 @@ def replay(
     window: int | None = None,
     summarizer: Any = None,
     on_turn: Callable[[int], None] | None = None,
+    on_call: Callable[[list[Any], list[Any], list[Any]], None] | None = None,
 ) -> Replay:
-    """Drive ``strategy`` through ``workload``; ``window`` marks the calls a view overflows."""
+    """Drive ``strategy`` through ``workload``; ``window`` marks the calls a view overflows;
+    ``on_call(appended, given, view)`` sees each call: what the loop appended since the last
+    one, the history it gave ``prepare`` and the view it got back (``probing`` reads it)."""
     script = as_script(workload)
     counter = TokenCounter()
     out = Replay(strategy.name, script.name)
     messages: list[Any] = list(script.head)
     previous: list[Any] = []
+    appended: list[Any] = list(script.head)
     calls = script.turns + 1
     for index in range(calls):
         started = time.perf_counter()
@@ -150,9 +159,14 @@ def replay(
             out.calls = index
             break
         out.prepare_ms.append((time.perf_counter() - started) * 1000)
+        if on_call is not None:
+            on_call(appended, messages, view)
         if check(view):
             out.violations += 1
-        refused = refusal(view, thinking=script.thinking)
+        # A recording that stops on the model's own message (an agent stopped mid-call) sends
+        # no request after it: its final view is checked for what it keeps, not as a request.
+        sent = index < calls - 1 or not messages or _role(messages[-1]) != "assistant"
+        refused = refusal(view, thinking=script.thinking) if sent else None
         if refused is not None:
             out.api_refusals += 1
             if out.first_refusal is None:
@@ -177,6 +191,7 @@ def replay(
             step = script.step(index, view)
             out.output_tokens += sum(counter.message(m) for m in step if m["role"] == "assistant")
             messages = [*view, *step]
+            appended = list(step)
         if on_turn:
             on_turn(index)
     else:

@@ -32,6 +32,7 @@ from .fakes import BenchSummarizer
 from .longturn import BUDGETS as LONG_TURN_BUDGETS
 from .longturn import at_budget, long_turn_script
 from .pricing import Pricing
+from .probing import ProbeCounts, ProbeTracker, recall_of
 from .replay import Replay, replay
 from .scaling import ScalingPoint, measure_scaling
 from .script import Script, from_session, from_workload
@@ -70,6 +71,8 @@ class BenchConfig:
     long_turn: int = 0
     """Steps of the long-turn workload (0: not run)."""
     long_turn_budgets: tuple[int, ...] = LONG_TURN_BUDGETS
+    probes: bool = False
+    """Judge probes (``probing``) at every call where content leaves the view."""
 
     @classmethod
     def quick(cls, **overrides: Any) -> BenchConfig:
@@ -120,6 +123,10 @@ class BenchRow:
     api_refusals: int = 0
     first_refusal: str | None = None
     turn_starts: int = 0
+    probes: dict[str, Any] | None = None
+    """``ProbeCounts.as_dict()`` with ``BenchConfig.probes``."""
+    recalls: bool = False
+    """The engine keeps a log to ``recall`` from (else probes are answered in view only)."""
 
     @property
     def within_budget(self) -> bool:
@@ -194,6 +201,8 @@ class BenchReport:
                     user_kept=sum(r.user_kept for r in rows),
                     summary_retention=mean_retention(rows),
                     api_refusals=sum(r.api_refusals for r in rows),
+                    probes=pooled_probes(rows),
+                    recalls=all(r.recalls for r in rows),
                 )
             )
         return out
@@ -297,6 +306,17 @@ def mean_retention(rows: list[BenchRow]) -> float | None:
     return sum(v * n for v, n in scored) / calls if calls else None
 
 
+def pooled_probes(rows: list[BenchRow]) -> dict[str, Any] | None:
+    """The probe counts of ``rows`` summed (None when no row judged probes)."""
+    judged = [r.probes for r in rows if r.probes is not None]
+    if not judged:
+        return None
+    total = ProbeCounts()
+    for counts in judged:
+        total.add(ProbeCounts.from_dict(counts))
+    return total.as_dict()
+
+
 def machine_info() -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -352,11 +372,17 @@ def real_scripts(config: BenchConfig, skipped: list[str]) -> list[Script]:
 
 
 def run_one(
-    strategy: str, script: Script, budget: int, overhead: int, pricing: Pricing
+    strategy: str,
+    script: Script,
+    budget: int,
+    overhead: int,
+    pricing: Pricing,
+    probes: bool = False,
 ) -> tuple[BenchRow, Replay]:
     store = MemoryStore(ROOT)
     summarizer = BenchSummarizer()
     impl = build(strategy, Setup(budget, store, summarizer, overhead))
+    tracker = ProbeTracker(recall_of(impl)) if probes else None
     result = replay(
         impl,
         script,
@@ -365,6 +391,7 @@ def run_one(
         overhead_tokens=overhead,
         window=budget,
         summarizer=summarizer,
+        on_call=tracker.observe if tracker is not None else None,
     )
     row = BenchRow(
         strategy=strategy,
@@ -395,6 +422,8 @@ def run_one(
         api_refusals=result.api_refusals,
         first_refusal=result.first_refusal,
         turn_starts=result.turn_starts,
+        probes=tracker.counts().as_dict() if tracker is not None else None,
+        recalls=impl.keeps_log,
     )
     return row, result
 
@@ -434,7 +463,7 @@ def run_bench(config: BenchConfig | None = None, progress: Progress | None = Non
     series: dict[str, dict[str, list[int]]] = {}
     for script, budget, overhead in jobs:
         for strategy in config.strategies:
-            row, result = run_one(strategy, script, budget, overhead, config.pricing)
+            row, result = run_one(strategy, script, budget, overhead, config.pricing, config.probes)
             results.append(row)
             replays[(strategy, script.name)] = result
             series.setdefault(script.name, {})[strategy] = result.view_tokens

@@ -260,9 +260,11 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         )
     provider = make_provider(options["provider"], model, env, options["max_retries"])
     policy = configured_policy(options, model, workdir)
+    from ..store.pg_base import ServerUnavailable
+
     try:
         store = cli_store(workdir)
-    except CorruptStore as error:
+    except (CorruptStore, ServerUnavailable) as error:
         raise click.ClickException(str(error)) from None
     resume = options.get("resume")
     if resume is not None and store.session_meta(resume) is None:

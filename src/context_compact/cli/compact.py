@@ -35,7 +35,7 @@ import click
 from ..events import CompactionEvent
 from ..loaders import Session
 from ..registry import NAMES
-from ..session.inspect import Event, fill, pass_lines, shown_path
+from ..session.inspect import Event, after_last, fill, pass_lines, shown_path
 from ..session.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..sizing import TokenCounter
 from ..store.base import Store
@@ -238,6 +238,9 @@ def _report(o: Outcome, target: str) -> None:
             80,
         )
     )
+    legend = after_last(len(o.view_tokens) - 1, [p.turn for p in o.passes])
+    if legend:
+        click.echo(fill(legend, 80))
     for p in o.passes:
         for line in pass_lines(p.turn, p.stage, p.before, p.after, p.note, p.paths):
             click.echo(line)

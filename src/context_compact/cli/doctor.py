@@ -1,7 +1,9 @@
 """``context-compact doctor``: check every session of a work directory, and say what is whole.
 
 Each session's journal is loaded the way a resume loads it (every hash link and the witness
-checked, ``store/witness.py``) and replayed; the database gets SQLite's ``integrity_check``.
+checked, ``store/witness.py``) and replayed; the database gets SQLite's ``integrity_check``,
+or for a PostgreSQL store (``--store postgresql://...``) its own check of the texts and files
+it keeps (``PostgresStore.check_database``: every blob hashes to its name).
 A damaged session is named with where the damage starts and how much before it is whole
 (what a repair can keep); the others are listed as ok. Exit status 1 when anything is wrong.
 
@@ -19,9 +21,11 @@ from typing import Any
 
 import click
 
+from ..errors import CorruptStore
 from ..store.witness import CorruptJournal
 from .damage import BROKEN, problem, readable
 from .sessions import json_option, open_store, workdir_option
+from .store_errors import advice
 
 
 def check_session(store: Any, session: str) -> dict[str, Any]:
@@ -41,7 +45,11 @@ def check_session(store: Any, session: str) -> dict[str, Any]:
 
 
 def integrity(store: Any) -> str | None:
-    """SQLite's ``integrity_check`` answer for a database store (None for other stores)."""
+    """SQLite's ``integrity_check`` answer for a database store, a PostgreSQL store's own
+    check (None for other stores)."""
+    check = getattr(store, "check_database", None)
+    if check is not None:
+        return str(check())
     path = getattr(store, "db_path", None)
     if path is None:
         return None
@@ -57,13 +65,28 @@ def integrity(store: Any) -> str | None:
 @click.command("doctor")
 @workdir_option
 @json_option
-def doctor_command(workdir: Path | None, as_json: bool) -> None:
+@click.option(
+    "--store",
+    "url",
+    metavar="URL",
+    default=None,
+    help="The store to check (as the global --store: sqlite:///PATH, file:///DIR, "
+    "postgresql://HOST/DB[?schema=NAME]); default: the work directory's.",
+)
+def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None:
     """Check every session of a work directory: hash chains, lost tails, replays, and the
     database's integrity; say which session is damaged where and what is recoverable."""
+    if url is not None:
+        from ..store.url import select
+
+        select(url)
     store = open_store(workdir)
+    label = "check" if hasattr(store, "check_database") else "integrity_check"
     try:
         answer = integrity(store)
         rows = [check_session(store, meta["id"]) for meta in store.list_sessions()]
+    except CorruptStore as error:  # the store itself, not one session: one line for all
+        raise click.ClickException(f"{error}. {advice(None)}") from None
     finally:
         store.close()
     bad = [row for row in rows if not row["ok"]]
@@ -71,7 +94,7 @@ def doctor_command(workdir: Path | None, as_json: bool) -> None:
         click.echo(json.dumps({"integrity_check": answer, "sessions": rows}, indent=1))
     else:
         if answer is not None:
-            click.echo(f"database: integrity_check: {answer}")
+            click.echo(f"database: {label}: {answer}")
         for row in rows:
             if row["ok"]:
                 click.echo(f"{row['id']}: ok ({row['records']:,} records)")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..session.inspect import Event, fill, pass_lines, render_chart, timeline
+from ..session.inspect import Event, after_last, fill, pass_lines, render_chart, timeline
 from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
@@ -81,11 +81,14 @@ def inspect_command(
     if not line.events:
         click.echo("no compaction events: the whole history is in view")
         return
-    _print_events(line.events, width)
+    _print_events(line.events, width, line.turns)
 
 
-def _print_events(events: list[Event], width: int) -> None:
+def _print_events(events: list[Event], width: int, turns: int) -> None:
     click.echo(fill("compactions (turn, event, view tokens before -> after, saved):", width))
+    legend = after_last(turns, [e.turn for e in events])
+    if legend:
+        click.echo(fill(legend, width))
     for e in events:
         for text in pass_lines(e.turn, e.stage, e.before, e.after, e.note, e.paths, width):
             click.echo(text)

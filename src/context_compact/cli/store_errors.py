@@ -72,13 +72,24 @@ def damage_line(db: Path, error: BaseException) -> str:
     return f"{what}. {advice(db)}"
 
 
-def advice(db: Path) -> str:
+def advice(db: Path | None) -> str:
+    """What to do about a damaged store: the SQLite file ``db``, or the server ``--store``
+    names (``db`` None, or a server selected)."""
+    from ..store.url import selected
+
+    url = selected()
+    if db is None or (url is not None and not url.lower().startswith("sqlite:")):
+        return (
+            "Restore the database from a backup; `context-compact doctor` says which sessions "
+            "are whole"
+        )
     return f"Restore it from a backup, or move it aside (mv {db} {db}.broken) to start a new one."
 
 
 @contextlib.contextmanager
 def store_errors(db: Path) -> Iterator[None]:
     from ..errors import CorruptStore
+    from ..store.pg_base import ServerUnavailable
 
     try:
         yield
@@ -92,6 +103,8 @@ def store_errors(db: Path) -> Iterator[None]:
         raise
     except CorruptStore as error:
         raise click.ClickException(f"{error}. {advice(db)}") from None
+    except ServerUnavailable as error:  # a store on a server that did not answer
+        raise click.ClickException(str(error)) from None
     except Exception as error:
         damage = store_damage(error)
         if damage is None:

@@ -19,6 +19,9 @@ compacts reactively, puts the smaller view in the input the runner replays, and 
 (``max_retries=1``, no delay). Any other error goes to the caller's own ``retry`` policy when
 ``run_config(model_settings=ModelSettings(retry=...))`` gave one, else propagates. The
 config's ``model_settings`` override the agent's field by field, as the SDK merges them.
+``Runner.run_streamed`` takes the same config: its streamed model call retries through the
+same policy and reads the replayed input afresh at each attempt (SDK 0.24,
+``stream_response_with_retry``), so a refusal before the first event is recovered the same.
 """
 
 from __future__ import annotations

@@ -177,9 +177,10 @@ class SessionEngine(SearchableLog):
             return
         length, estimate = self._returned
         ratio = min(3.0, max(0.5, prompt_tokens / estimate))
+        kinds = self.state.learn_kinds(length, prompt_tokens)
         # Journaled with the next call's records: a process killed before then has not sent
         # another request, and its caller observes the same usage again when it resends.
-        self._record(Calibrate(ratio, (length, prompt_tokens)))
+        self._record(Calibrate(ratio, (length, prompt_tokens), kinds))
 
     def overhead(self, tokens: int) -> None:
         if tokens != self.state.overhead:

@@ -173,6 +173,18 @@ def fill(text: str, width: int, indent: str = "", first: str | None = None) -> s
     )
 
 
+def after_last(turns: int, marked: list[int]) -> str | None:
+    """The line that says what a pass numbered past the last turn is, when there is one:
+    turn N is the request before the model's N-th answer, so turn ``turns + 1`` is the
+    request after the last answer (where the history ends)."""
+    if not marked or max(marked) <= turns:
+        return None
+    return (
+        f"(turn N: the request before the model's N-th answer; turn {turns + 1}: the request "
+        "after its last one)"
+    )
+
+
 def pass_lines(
     turn: int,
     stage: str,
@@ -197,6 +209,7 @@ def pass_lines(
 __all__ = [
     "Event",
     "Timeline",
+    "after_last",
     "fill",
     "pass_lines",
     "render_chart",

@@ -4,6 +4,9 @@
   (``clearable``; Anthropic's ``clear_tool_uses``, LangChain's ``ClearToolUsesEdit``);
 - ``clear_placeholder``: the text of a cleared result (``cleared_text``), which still names
   the file holding it;
+- ``clear_tool_inputs``: which cleared results' calls lose their input too, and the copy of
+  those inputs (``cleared_inputs``: one JSONL file per clearing, a line per call, each
+  placeholder naming its line);
 - ``trigger_messages`` and the caller's ``should_compact`` hook: whether ``prepare`` compacts
   now, and down to what (``trigger``).
 
@@ -13,12 +16,16 @@ holds: a request over the window is refused, so keeping N recent results must yi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .. import markers
 from ..messages import block_type, blocks
+from ..store.base import Store
 from .policy import SessionPolicy
+from .records import InputCopy
 from .state import Pos, SessionState
 
 
@@ -75,6 +82,54 @@ def cleared_text(
     return policy.clear_placeholder.format(path=path, chars=f"{chars:,}", where=where)
 
 
+def tool_use_of(state: SessionState, pos: Pos) -> Pos | None:
+    """Where the call answered by the result at ``pos`` is (in the message before)."""
+    seq, index = pos
+    use_id = state.msgs[seq]["content"][index].get("tool_use_id")
+    if seq - 1 not in state.msgs:
+        return None
+    for bi, block in enumerate(blocks(state.msgs[seq - 1])):
+        if block_type(block) == "tool_use" and block.get("id") == use_id:
+            return seq - 1, bi
+    return None
+
+
+def cleared_inputs(
+    state: SessionState, policy: SessionPolicy, store: Store, results: Sequence[Pos]
+) -> tuple[tuple[InputCopy, ...], list[str]]:
+    """The inputs to clear with the results at ``results`` (``clear_tool_inputs``), written
+    first to one JSONL file: the edit's ``inputs`` and the session index's lines."""
+    wanted = policy.clear_tool_inputs
+    if wanted is False:
+        return (), []
+    calls: list[tuple[Pos, dict[str, Any]]] = []
+    for pos in results:
+        at = tool_use_of(state, pos)
+        if at is None or at in state.replaced.cleared_inputs:
+            continue
+        use = state.msgs[at[0]]["content"][at[1]]
+        if not isinstance(use.get("input"), dict) or not use["input"]:
+            continue  # nothing to clear (an empty input is its own placeholder)
+        if wanted is not True and use.get("name") not in wanted:
+            continue
+        calls.append((at, use))
+    if not calls:
+        return (), []
+    # ASCII JSON: no line break of any kind inside a line, so line numbers hold.
+    lines = [
+        json.dumps({"id": u.get("id"), "name": u.get("name"), "input": u["input"]}) + "\n"
+        for _, u in calls
+    ]
+    path = store.save_pack(lines)
+    rows, index = [], []
+    for number, (at, use) in enumerate(calls, start=1):
+        chars = len(json.dumps(use["input"]))
+        rows.append(InputCopy(at[0], at[1], path, markers.cleared_input(path, chars, number)))
+        what = f"input of {use.get('name')} call {use.get('id')}"
+        index.append(markers.index_line("input", f"{path} lines {number}-{number}", what))
+    return tuple(rows), index
+
+
 def trigger(
     state: SessionState, policy: SessionPolicy, limit: int, hook: ShouldCompact | None
 ) -> tuple[bool, int]:
@@ -94,4 +149,13 @@ def trigger(
     return fire, target
 
 
-__all__ = ["CompactionCheck", "ShouldCompact", "cleared_text", "protected", "tool_name", "trigger"]
+__all__ = [
+    "CompactionCheck",
+    "ShouldCompact",
+    "cleared_inputs",
+    "cleared_text",
+    "protected",
+    "tool_name",
+    "tool_use_of",
+    "trigger",
+]

@@ -197,9 +197,10 @@ def clear(
             index.append(markers.index_line("result", where, describe(state, pos)))
         marker = knobs.cleared_text(policy, path, len(original), lines)
         edits.append(BlockCopy(pos[0], pos[1], path, marker))
-    if index:
-        io.index(index)
-    return BlockEdit("clear", tuple(edits))
+    inputs, more = knobs.cleared_inputs(state, policy, io.store, [p for p, _, _ in chosen])
+    if index or more:
+        io.index(index + more)
+    return BlockEdit("clear", tuple(edits), inputs)
 
 
 def summarize(

@@ -85,6 +85,14 @@ class SessionPolicy:
     full text, required: nothing leaves the view without saying where it is), ``{chars}`` and
     ``{where}`` (the path, with the line range in a pack). Anthropic and LangChain's
     ``placeholder``; default ``[Tool result cleared from context: ...]``."""
+    clear_tool_inputs: bool | tuple[str, ...] = False
+    """Clearing a result also clears the input of the call that produced it: the call's
+    ``input`` becomes ``{"input_cleared": "[Tool input cleared from context: ...]"}`` naming
+    the line of the file that holds the original (one JSONL file per clearing); its id and
+    name stay, so the call and its result still pair. True: every tool's inputs; a tuple of
+    tool names: only theirs (Anthropic's ``clear_tool_uses`` ``clear_tool_inputs``, a bool or
+    a list of tools; LangChain ``ClearToolUsesEdit(clear_tool_inputs=True)``, which empties
+    the arguments instead). Default False: only results are cleared, as both peers do."""
     trigger_messages: int | None = None
     """Compaction also starts when the view holds more than this many messages, and then
     summarizes all but the ``keep_recent_turns`` newest turns (LangChain
@@ -143,6 +151,16 @@ def _check_knobs(policy: SessionPolicy) -> None:
             ) from None
         if "\0" not in filled:
             raise ValueError(f"clear_placeholder {placeholder!r} must name the file: {{path}}")
+    inputs = policy.clear_tool_inputs
+    if not isinstance(inputs, bool):
+        if isinstance(inputs, str) or not isinstance(inputs, (tuple, list)):
+            raise ValueError(
+                f"clear_tool_inputs must be True, False or tool names (a tuple of str), "
+                f"got {inputs!r}"
+            )
+        if not all(isinstance(t, str) for t in inputs):
+            raise ValueError(f"clear_tool_inputs: tool names are str, got {inputs!r}")
+        object.__setattr__(policy, "clear_tool_inputs", tuple(inputs))
     if policy.trigger_messages is not None and policy.trigger_messages < 2:
         raise ValueError(f"trigger_messages must be >= 2 or None, got {policy.trigger_messages}")
     if policy.summary_prompt is not None and not policy.summary_prompt.strip():

@@ -5,14 +5,15 @@
     page = recall(store, session_id, "message 412")          # one logged message by position
     page = recall(store, session_id, "TypeError", offset=page.next_offset)
 
-The query is, in this order: a path the store issued (its text), ``message N`` or ``#N`` (the
-original message at position N of the session), or text, found in every logged message
-(text blocks, tool inputs, tool results, whatever their size or whether they are still in
-view). A file the store issued but someone deleted is rebuilt from the log's originals (the
-results an edit saved there, the messages a summary archived there), else the error says
-what happened. The answer is the original content, never a preview, cut into pages of ``limit``
-characters; ``next_offset`` continues. Only the session's own journal and the store's own
-files are read: a path that appears inside some tool output is not a reference.
+The query is, in this order: a path the store issued (its text), ``message N`` or ``#N``
+(the original message at position N of the session), or text, found in every logged message
+(text blocks, tool inputs as written, tool results, whatever their size or whether they are
+still in view); a matched tool call comes back with its result. A file the store issued but
+someone deleted is rebuilt from the log's originals (the results an edit saved there, the
+messages a summary archived there), else the error says what happened. The answer is the
+original content, never a preview, cut into pages of ``limit`` characters; ``next_offset``
+continues. Only the session's own journal and the store's own files are read: a path that
+appears inside some tool output is not a reference.
 
 ``SearchableLog`` gives the session engine both as methods over its own session.
 
@@ -25,10 +26,11 @@ address), as text otherwise; None for a path the store did not issue.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..engine import PAGE, RecallPage
 from ..media import decoded, describe
-from ..messages import blocks, readable_text
+from ..messages import block_type, blocks, readable_text
 from ..sizing import to_json
 from ..store.base import Store
 from ..store.disk import media_digest, sha256
@@ -124,16 +126,47 @@ def _matches(store: Store, session: str, query: str) -> list[str]:
     if position is not None:
         for record in logged_messages(store.records(session)):
             if record.seq == int(position.group(1)):
-                message = record.message
-                return [
-                    f"=== message {record.seq} ({message.get('role')}) ===\n{message_text(message)}"
-                ]
+                return [_hit(record)]
         return []
     # Text: the store's search (an index where it has one; the same answer as a scan).
-    return [
-        f"=== message {seq} ({message.get('role')}) ===\n{message_text(message)}"
-        for seq, message in ((r["seq"], r["message"]) for r in store.search(session, query))
-    ]
+    hits = list(logged_messages(store.search(session, query)))
+    found = [_hit(record) for record in hits]
+    matched = {record.seq for record in hits}
+    for i, record in enumerate(hits):
+        # A matched call's result comes back with it: asked what a command gave, the answer
+        # is the result, which seldom repeats the command.
+        for use in _uses(record.message):
+            result = _result_of(store, session, str(use.get("id")), record.seq, matched)
+            if result is not None:
+                found[i] += result
+    return found
+
+
+def _hit(record: MessageRecord) -> str:
+    message = record.message
+    return f"=== message {record.seq} ({message.get('role')}) ===\n{message_text(message)}"
+
+
+def _result_of(
+    store: Store, session: str, use_id: str, after: int, matched: set[int]
+) -> str | None:
+    """The result of call ``use_id`` (made at message ``after``), found by its id, unless its
+    message is itself a hit."""
+    for record in logged_messages(store.search(session, use_id)):
+        if record.seq <= after:
+            continue
+        for block in blocks(record.message):
+            if block_type(block) == "tool_result" and str(block.get("tool_use_id")) == use_id:
+                if record.seq in matched:
+                    return None
+                shown = readable_text(block)
+                shown = shown if shown is not None else to_json(block.get("content"))
+                return f"\n--- its result, message {record.seq} ---\n{shown}"
+    return None
+
+
+def _uses(message: Any) -> list[Any]:
+    return [b for b in blocks(message) if block_type(b) == "tool_use"]
 
 
 def recall(

@@ -5,7 +5,10 @@ A session's journal is an append-only list of records, in the order things happe
 * ``MessageRecord``: one more logged message (its position ``seq``, its id chained to its
   parent's, a private copy of the message);
 * ``BlockEdit`` (op ``persist`` or ``clear``): result blocks replaced by a preview or a
-  marker, each ``BlockCopy`` naming the file that holds the full text;
+  marker, each ``BlockCopy`` naming the file that holds the full text; a clearing may also
+  replace the input of the calls whose results it cleared (``clear_tool_inputs``), each
+  ``InputCopy`` naming the line of the file that holds the original input (stored as
+  ``inputs``, only when there are any);
 * ``SummaryEdit``: messages ``start .. cut-1`` replaced by a summary message, with the
   pinned user messages, the folded ones and, when the summary closed the turn, the closing
   message of recent steps;
@@ -57,15 +60,28 @@ class BlockCopy:
 
 
 @dataclass(frozen=True)
+class InputCopy:
+    """The ``tool_use`` block ``block`` of message ``seq`` now has ``input`` (a placeholder
+    naming its line of ``path``, which holds the original input)."""
+
+    seq: int
+    block: int
+    path: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class BlockEdit:
     op: Literal["persist", "clear"]
     blocks: tuple[BlockCopy, ...]
+    inputs: tuple[InputCopy, ...] = ()
     kind: Literal["edit"] = field(default="edit", init=False)
 
     @property
     def paths(self) -> tuple[str, ...]:
         """The files named, each once, in order."""
-        return tuple(dict.fromkeys(b.path for b in self.blocks))
+        named = [*(b.path for b in self.blocks), *(i.path for i in self.inputs)]
+        return tuple(dict.fromkeys(named))
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,8 @@ class SummaryEdit:
 class Calibrate:
     ratio: float
     anchor: tuple[int, int] | None
+    # The estimate's factors per kind of text (``sizing.calibrate``), when they were learned.
+    kinds: dict[str, float] | None = None
     kind: Literal["calibrate"] = field(default="calibrate", init=False)
 
 
@@ -163,7 +181,13 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
                 BlockCopy(int(seq), int(bi), str(path), str(text))
                 for seq, bi, path, text in raw["blocks"]
             )
-            return BlockEdit(op, copies)
+            inputs = tuple(
+                InputCopy(int(seq), int(bi), str(path), dict(placeholder))
+                for seq, bi, path, placeholder in raw.get("inputs", ())
+            )
+            if inputs and op != "clear":
+                raise BadRecord(f"{where}: a {op} edit replaces no tool inputs")
+            return BlockEdit(op, copies, inputs)
         if op == "summarize":
             return SummaryEdit(
                 start=_int(raw, "start", where),
@@ -183,7 +207,9 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
     if kind == "calibrate":
         anchor = raw.get("anchor")
         pair = (int(anchor[0]), int(anchor[1])) if anchor else None
-        return Calibrate(float(raw["ratio"]), pair)
+        kinds = raw.get("kinds")
+        factors = {str(k): float(v) for k, v in kinds.items()} if kinds is not None else None
+        return Calibrate(float(raw["ratio"]), pair, factors)
     if kind == "overhead":
         return Overhead(_int(raw, "tokens", where))
     if kind == "restart":
@@ -214,11 +240,14 @@ def as_json(record: Read) -> dict[str, Any]:
             "message": record.message,
         }
     if isinstance(record, BlockEdit):
-        return {
+        edit: dict[str, Any] = {
             "kind": "edit",
             "op": record.op,
             "blocks": [[b.seq, b.block, b.path, b.text] for b in record.blocks],
         }
+        if record.inputs:
+            edit["inputs"] = [[i.seq, i.block, i.path, i.input] for i in record.inputs]
+        return edit
     if isinstance(record, SummaryEdit):
         out: dict[str, Any] = {
             "kind": "edit",
@@ -241,7 +270,10 @@ def as_json(record: Read) -> dict[str, Any]:
         return out
     if isinstance(record, Calibrate):
         anchor = list(record.anchor) if record.anchor is not None else None
-        return {"kind": "calibrate", "ratio": record.ratio, "anchor": anchor}
+        written: dict[str, Any] = {"kind": "calibrate", "ratio": record.ratio, "anchor": anchor}
+        if record.kinds is not None:
+            written["kinds"] = dict(record.kinds)
+        return written
     if isinstance(record, Overhead):
         return {"kind": "overhead", "tokens": record.tokens}
     if isinstance(record, Restart):
@@ -281,6 +313,7 @@ __all__ = [
     "Calibrate",
     "Edit",
     "EventRecord",
+    "InputCopy",
     "MessageRecord",
     "Overhead",
     "Read",

@@ -57,12 +57,14 @@ def clone(value: Any) -> Any:
 
 class Replaced:
     """Blocks shown instead of the logged ones: by position, the block in view, the file
-    holding the full text, and which of them a clearing (not a persist) replaced."""
+    holding the full text, which of them a clearing (not a persist) replaced, and the
+    ``tool_use`` blocks whose input a clearing replaced (``clear_tool_inputs``)."""
 
     def __init__(self) -> None:
         self.blocks: dict[Pos, dict[str, Any]] = {}
         self.copies: dict[Pos, str] = {}
         self.cleared: set[Pos] = set()
+        self.cleared_inputs: set[Pos] = set()
 
     def take(self, edit: BlockEdit, logged: dict[int, Message]) -> set[int]:
         """Apply ``edit``; the positions of the messages it touched."""
@@ -75,12 +77,19 @@ class Replaced:
             if edit.op == "clear":
                 self.cleared.add(pos)
             touched.add(copy_.seq)
+        for use in edit.inputs:
+            pos = (use.seq, use.block)
+            block = logged[use.seq]["content"][use.block]
+            self.blocks[pos] = {**block, "input": use.input}
+            self.cleared_inputs.add(pos)
+            touched.add(use.seq)
         return touched
 
     def forget_before(self, cut: int, keep: set[int]) -> None:
         self.blocks = {p: b for p, b in self.blocks.items() if p[0] >= cut or p[0] in keep}
         self.copies = {p: c for p, c in self.copies.items() if p[0] >= cut or p[0] in keep}
         self.cleared = {p for p in self.cleared if p[0] >= cut}
+        self.cleared_inputs = {p for p in self.cleared_inputs if p[0] >= cut}
 
 
 class SessionState:
@@ -132,10 +141,7 @@ class SessionState:
             return rendered
         return {
             **clone({k: v for k, v in message.items() if k != "content"}),
-            "content": [
-                dict(repl[(seq, bi)]) if (seq, bi) in repl else clone(block)
-                for bi, block in enumerate(content)
-            ],
+            "content": [clone(repl.get((seq, bi), block)) for bi, block in enumerate(content)],
         }
 
     def view_index(self, seq: int) -> int:
@@ -208,6 +214,15 @@ class SessionState:
         self.log_use_ids.update(ids)
         self.shown.push(clone(message), key)
 
+    def learn_kinds(self, length: int, real: int) -> dict[str, float] | None:
+        """Teach the counter's factors per kind of text what the API counted for the messages
+        sent since the last usage (``view[anchor:length]``); the factors to journal, or None."""
+        anchor = self.anchor
+        if anchor is None or not anchor[0] < length or real <= anchor[1]:
+            return None
+        self.counter.observe(real - anchor[1], self.view[anchor[0] : length])
+        return dict(self.counter.calibration.factors) if self.counter.calibrates else None
+
     def apply(self, record: Read) -> None:
         """Apply one record that is not a message (events and unknown kinds change nothing)."""
         if isinstance(record, BlockEdit):
@@ -218,6 +233,8 @@ class SessionState:
         elif isinstance(record, Calibrate):
             self.ratio = record.ratio
             self.anchor = record.anchor
+            if record.kinds is not None:
+                self.counter.set_factors(record.kinds)
         elif isinstance(record, Overhead):
             self.overhead = record.tokens
         elif isinstance(record, Restart):

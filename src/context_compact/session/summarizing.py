@@ -108,19 +108,36 @@ class SummaryCaller:
         return self.capped(text.strip(), budget)
 
     def capped(self, text: str, budget: int) -> str:
-        """``text`` cut at a line end to ``budget`` tokens, saying so, if it is longer."""
+        """``text`` cut at a line end to ``budget`` tokens, saying so, if it is longer. The
+        summary's last section (``## Next step``: where the work stands) is kept whole when
+        it takes at most a third of the budget: the cut falls before it, not through it."""
         counter = self.counter
         size = counter.text(text)
         if size <= budget:
             return text
         note = markers.SUMMARY_CUT.format(tokens=budget)
+        heading = f"## {markers.SUMMARY_SECTIONS[-1]}"
+        at = text.rfind(heading)
+        tail = text[at:].strip() if at > 0 else ""
+        if tail and counter.text(tail) > budget // 3:
+            tail = ""
+        head = text[:at] if tail else text
+        room = budget - (counter.text(tail) + 1 if tail else 0)
+        cut = self._cut(head, room, note)
+        if tail:
+            cut = f"{cut}\n\n{tail}"
+        self.emit("summary_capped", size, counter.text(cut), f"summary cut to {budget:,} tokens")
+        return cut
+
+    def _cut(self, text: str, budget: int, note: str) -> str:
+        """``text`` cut at a line end so that it and ``note`` fit ``budget`` tokens."""
+        counter = self.counter
+        size = max(1, counter.text(text))
         keep = max(0, len(text) * budget // size - len(note) - 1)
         while keep and counter.text(text[:keep]) + counter.text(note) > budget:
             keep = keep * 9 // 10
         line = text.rfind("\n", 0, keep)
-        cut = f"{text[: line if line > keep // 2 else keep].rstrip()}\n{note}"
-        self.emit("summary_capped", size, counter.text(cut), f"summary cut to {budget:,} tokens")
-        return cut
+        return f"{text[: line if line > keep // 2 else keep].rstrip()}\n{note}"
 
 
 __all__ = ["EmptySummary", "SummaryCaller"]

@@ -122,9 +122,10 @@ class Store(Protocol):
         ...
 
     def search(self, session: str, query: str) -> Iterator[Record]:
-        """The session's message records whose text (``text.message_text``) holds ``query``,
-        case-insensitively (``str.casefold``), in journal order: exactly ``text.scan`` over
-        ``records``, which is what a store without an index does (``search.py`` indexes)."""
+        """The session's message records whose text (``text.searchable``: ``message_text``
+        and the tool calls' arguments as written) holds ``query``, case-insensitively
+        (``str.casefold``), in journal order: exactly ``text.scan`` over ``records``, which
+        is what a store without an index does (``search.py`` indexes)."""
         ...
 
     def claim(self, session: str) -> None:

@@ -15,6 +15,11 @@ The tables are SQLite's (``schema.py``), in PostgreSQL types, plus:
   directory), so a path another worker was issued is recognized here (``PostgresStore``).
 * ``heartbeat`` is the *server's* clock (seconds since the epoch), so leases compare times
   from one clock whatever the workers' clocks say.
+* ``link`` (0003) chains each journal row to the one before, as in SQLite (NULL in rows
+  written before it), and ``sessions.head`` is the link of the session's last row, written
+  with ``length`` in the append's transaction: a row deleted or altered behind the store's
+  back is found (``journal_rows.py``). ``instance`` holds one id made with the schema, which
+  names this worker's witnesses of it (``postgres.py``).
 """
 
 from __future__ import annotations
@@ -98,6 +103,18 @@ MIGRATIONS: list[tuple[str, str]] = [
             started TEXT NOT NULL,
             heartbeat DOUBLE PRECISION NOT NULL
         );
+        """,
+    ),
+    (
+        "0003_journal_links",
+        """
+        ALTER TABLE messages ADD COLUMN link TEXT;
+        ALTER TABLE edits ADD COLUMN link TEXT;
+        ALTER TABLE events ADD COLUMN link TEXT;
+        ALTER TABLE records ADD COLUMN link TEXT;
+        ALTER TABLE sessions ADD COLUMN head TEXT;
+        CREATE TABLE instance (id TEXT PRIMARY KEY);
+        INSERT INTO instance (id) VALUES (replace(gen_random_uuid()::text, '-', ''));
         """,
     ),
 ]

@@ -11,9 +11,14 @@ The peers are written from their published behaviour; each module's docstring ci
     seed                  Compactor(Policy.seed()), limit 4 x budget chars
     default               Compactor(Policy.default(context_limit=budget))
     masking               last 10 observations verbatim (Lindenbauer et al. 2025, SWE-agent)
-    openhands-summarizer  LLMSummarizingCondenser(max_size=120, keep_first=4)
+    openhands-summarizer  OpenHands default condenser (max_size=80, keep_first=4, window)
     anthropic-clearing    clear_tool_uses_20250919 (trigger min(100k, budget), keep 3)
     codex                 Codex CLI auto-compact (summary + recent user messages <= 20k)
+    langchain-summarizer  LangChain SummarizationMiddleware (80% trigger, keep last 20 messages)
+    llamaindex-summary    LlamaIndex ChatSummaryMemoryBuffer (0.75 x window, history start rule)
+
+``bench --real-peers`` runs the real LangChain, LlamaIndex and OpenHands code beside these
+models and checks each model against its peer (``bench/peers``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,15 @@ from typing import Any
 from ...compactor import Compactor
 from ...registry import entry, policy_at, register
 from ...store.base import Store
-from . import anthropic_clearing, codex, masking, none, openhands
+from . import (
+    anthropic_clearing,
+    codex,
+    langchain_summarizer,
+    llamaindex_summary,
+    masking,
+    none,
+    openhands,
+)
 
 # The seed counts characters (S-0.2); at ~4 characters a token its limit is 4 x the budget.
 CHARS_PER_TOKEN = 4
@@ -46,6 +59,8 @@ NAMES: tuple[str, ...] = (
     "openhands-summarizer",
     "anthropic-clearing",
     "codex",
+    "langchain-summarizer",
+    "llamaindex-summary",
 )
 
 
@@ -56,6 +71,10 @@ def register_peers() -> None:
     register("openhands-summarizer", openhands.engine, "OpenHands LLMSummarizingCondenser")
     register("anthropic-clearing", anthropic_clearing.engine, "Anthropic clear_tool_uses_20250919")
     register("codex", codex.engine, "Codex CLI auto-compact")
+    register(
+        "langchain-summarizer", langchain_summarizer.engine, "LangChain SummarizationMiddleware"
+    )
+    register("llamaindex-summary", llamaindex_summary.engine, "LlamaIndex ChatSummaryMemoryBuffer")
 
 
 def build(name: str, setup: Setup) -> Compactor:

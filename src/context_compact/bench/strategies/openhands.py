@@ -1,20 +1,31 @@
-"""``openhands-summarizer``: OpenHands' LLM summarizing condenser.
+"""``openhands-summarizer``: OpenHands' default condenser, modelled.
 
-Source: OpenHands software-agent-sdk, ``openhands/sdk/context/condenser/
-llm_summarizing_condenser.py`` (``LLMSummarizingCondenser``: ``max_size`` = 120 events,
-``keep_first`` = 4), read 2025-11. As published:
+Follows ``openhands-sdk`` 1.58.2 (``openhands/sdk/context/condenser/
+llm_summarizing_condenser.py``: ``default_condenser`` = ``LLMSummarizingCondenser(max_size=80,
+keep_first=4)``; ``condenser/base.py``; ``agent/agent.py``), checked against the real one by
+``bench --real-peers``. As that version does it:
 
-* The agent's history is a list of *events*: each tool call (action) and each tool output
-  (observation) is one event, as is each plain message.
-* When the view holds more than ``max_size`` events, it is condensed to half: the first
-  ``keep_first`` events stay, then one summary event, then the newest
-  ``max_size // 2 - keep_first - 1`` events. Everything between is *forgotten*: the LLM
-  is asked to summarize it, together with the previous summary (a rolling summary).
-* When the model refuses the request as too long (context window exceeded), the agent
-  emits a condensation request and the condenser condenses the current view to half of
-  its length. The bench models that refusal as "the view is over the budget".
-* The view never splits a tool call from its output (the SDK drops unmatched calls and
-  keeps a parallel batch together); so a batch cut by a boundary is forgotten whole.
+* The agent's history is a list of *events*: the system prompt is the first; each tool call
+  (action) and each tool output (observation) is one event, as is each plain message.
+  ``max_size`` and ``keep_first`` count the system prompt event (here the bench adds the
+  system prompt itself, so the model's events are one fewer).
+* Soft: when the view holds more than ``max_size`` events, it is condensed to half: the first
+  ``keep_first`` events stay, one summary event, then the newest
+  ``max_size // 2 - keep_first - 1`` events.
+* Hard, by window: when the request's tokens exceed the agent model's input window (the
+  budget; ``max_tokens`` unset), the oldest events after the head are forgotten until at least
+  ``total - window // 2`` tokens are gone.
+* A condensation that would forget less than 10% of the view (``minimum_progress``) is not
+  made; for a hard reason the condenser then summarizes everything after the system prompt
+  (``hard_context_reset``). After each condensation the agent's next step condenses again
+  while a reason remains.
+* Everything forgotten is summarized with the previous summary (a rolling summary); the
+  summarizer is shown each forgotten event's preview, its text cut to 500 characters.
+* Refusal and retry: a request still over the window is refused by the API
+  (``LLMContextWindowExceedError``); the agent emits a condensation request and the condenser
+  halves the view, up to 5 times a call. ``refusals`` counts those refused requests.
+* The view never splits a tool call from its output and keeps a parallel batch together; so a
+  batch cut by a boundary is forgotten whole.
 * Observations are cut to ``MAX_CMD_OUTPUT_SIZE`` = 30,000 characters (head and tail)
   when recorded (``openhands/tools/.../terminal/constants.py``).
 
@@ -32,8 +43,14 @@ from ...messages import block_type, blocks, result_text, turn_start
 from ...sizing import TokenCounter
 from .base import LoggedStrategy, Message, result_positions, truncate_middle, with_result
 
-MAX_SIZE = 120
+MAX_SIZE = 80
 KEEP_FIRST = 4
+MAX_RETRIES = 5
+MAX_LOOPS = 20
+MINIMUM_PROGRESS = 0.1
+PREVIEW = 500
+# The SDK's view opens with the system prompt event, which the bench adds itself.
+SYSTEM_EVENTS = 1
 MAX_OUTPUT_CHARS = 30_000
 
 # An event: (log index, block index or -1 for the message's non-tool part, batch or -1).
@@ -65,7 +82,7 @@ class SummarizingCondenser(LoggedStrategy):
         keep_first: int = KEEP_FIRST,
         max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> None:
-        if max_size // 2 - keep_first - 1 <= 0:
+        if max_size // 2 - keep_first - 1 <= 0 or keep_first < SYSTEM_EVENTS:
             raise ValueError("keep_first must be less than max_size // 2")
         self.summarizer = summarizer
         self.budget = budget
@@ -74,6 +91,7 @@ class SummarizingCondenser(LoggedStrategy):
         self.keep_first = keep_first
         self.max_output_chars = max_output_chars
         self.counter = TokenCounter()
+        self.refusals = 0
         super().__init__()
 
     def reset(self) -> None:
@@ -140,8 +158,20 @@ class SummarizingCondenser(LoggedStrategy):
         events_from_tail = target - self.keep_first - 1
         if events_from_tail <= 0:
             return False
-        head = view[: self.keep_first] if self.head is None else self.head
-        body = view[self.keep_first :] if self.head is None else self.tail
+        first = self.keep_first - SYSTEM_EVENTS
+        head = view[:first] if self.head is None else self.head
+        body = view[first:] if self.head is None else self.tail
+        return self.forget(head, body, events_from_tail, view)
+
+    def forget(
+        self,
+        head: list[Event],
+        body: list[Event],
+        events_from_tail: int,
+        view: list[Event],
+        minimum: float = 1,
+    ) -> bool:
+        """Forget all of ``body`` but its newest ``events_from_tail`` events (batches whole)."""
         cut = len(body) - events_from_tail
         if cut <= 0:
             return False
@@ -156,10 +186,10 @@ class SummarizingCondenser(LoggedStrategy):
         forgotten = [e for e in head if e[2] in split] + forgotten
         head = [e for e in head if e[2] not in split]
         forgotten, tail = self._keep_thinking(view, head, forgotten, tail)
-        if not forgotten:
+        if not forgotten or len(forgotten) < minimum:
             return False
         previous = [self.summary] if self.summary is not None else []
-        text = self.summarizer(previous + self.render(forgotten))
+        text = self.summarizer(previous + [self.previews(forgotten)])
         self.summary = {
             "role": "user",
             "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",
@@ -193,12 +223,94 @@ class SummarizingCondenser(LoggedStrategy):
         for li in range(self._indexed, len(self.log)):
             self.tail.extend(events_of(li, self.log[li]))
         self._indexed = len(self.log)
-        if len(self.events()) > self.max_size:
-            self.condense(self.max_size // 2)
-        while self.budget is not None and self.size() > self.budget:
-            if not self.condense(len(self.events()) // 2):
+        for _ in range(MAX_LOOPS):  # the agent condenses again until the view needs none
+            over = self.budget is not None and self.size() > self.budget
+            soft = len(self.events()) + SYSTEM_EVENTS > self.max_size
+            if not (over or soft):
+                break
+            if not self.condense_step(over, soft):
+                if over:
+                    self.hard_reset()
+                break
+        retries = 0
+        while self.budget is not None and self.size() > self.budget and retries < MAX_RETRIES:
+            self.refusals += 1  # the API refuses it; the agent requests a condensation
+            retries += 1
+            if not self.condense((len(self.events()) + SYSTEM_EVENTS) // 2):
                 break
         return self.returned(self.render(self.events()))
+
+    def condense_step(self, over: bool, soft: bool) -> bool:
+        """One condensation for the reasons given, the strictest of their targets; False
+        when it would forget less than ``MINIMUM_PROGRESS`` of the view (the SDK's error)."""
+        view = self.events()
+        first = self.keep_first - SYSTEM_EVENTS
+        head = view[:first] if self.head is None else self.head
+        body = view[first:] if self.head is None else self.tail
+        keep: list[int] = []
+        if soft:
+            keep.append(self.max_size // 2 - self.keep_first - 1)
+        if over and self.budget is not None:
+            reduction = self.size() - self.budget // 2
+            # The previous summary is the first event after the head: forgetting it counts.
+            gone = self.counter.message(self.summary) if self.summary is not None else 0
+            dropped = 0
+            while dropped < len(body) and gone < reduction:
+                event = body[dropped]
+                gone += self.counter.message(self._message(event[0], (event[1],)))
+                dropped += 1
+            keep.append(len(body) - dropped)
+        minimum = MINIMUM_PROGRESS * (len(view) + SYSTEM_EVENTS)
+        return self.forget(head, body, min(keep), view, minimum)
+
+    def previews(self, events: list[Event]) -> Message:
+        """What the SDK's summarizer is shown: each event's ``str()``, its text cut to
+        ``N_CHAR_PREVIEW`` = 500 characters (``openhands/sdk/event/base.py``)."""
+
+        def cut(text: str) -> str:
+            return text[:PREVIEW] + "..." if len(text) > PREVIEW else text
+
+        out = []
+        for li, bi, _ in events:
+            if li < 0:
+                continue
+            message = self.log[li]
+            if bi < 0:
+                body = message.get("content")
+                text = (
+                    body
+                    if isinstance(body, str)
+                    else " ".join(
+                        b.get("text", "") for b in blocks(message) if block_type(b) == "text"
+                    )
+                )
+                out.append(f"MessageEvent ({message.get('role')})\n{cut(text)}")
+                continue
+            block = blocks(message)[bi]
+            if block_type(block) == "tool_use":
+                thought = " ".join(
+                    b.get("text", "") for b in blocks(message) if block_type(b) == "text"
+                )
+                out.append(
+                    f"ActionEvent (agent)\n  Thought: {cut(thought)}\n  Action: {block['name']}"
+                )
+            else:
+                out.append(f"ObservationEvent (environment)\n  Result: {cut(result_text(block))}")
+        text = "\n".join(f"<EVENT>\n{e}\n</EVENT>" for e in out)
+        return {"role": "user", "content": text}
+
+    def hard_reset(self) -> None:
+        """Everything after the system prompt summarized (the SDK's hard context reset)."""
+        view = self.events()
+        if not view:
+            return
+        previous = [self.summary] if self.summary is not None else []
+        text = self.summarizer(previous + [self.previews(view)])
+        self.summary = {
+            "role": "user",
+            "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",
+        }
+        self.head, self.tail = [], []
 
 
 def engine(policy: Any, env: Env) -> SummarizingCondenser:

@@ -1,0 +1,161 @@
+"""One writer per session across machines: ``PostgresStore``'s lease with fencing tokens.
+
+``lease.py`` says who holds a session and how its messages read; here is how the lease is
+kept on a server every worker shares:
+
+* The first append (or ``claim``) takes the session's row in ``writers`` with a *fencing
+  token* one above the last one given (``close`` marks the lease released, heartbeat 0,
+  without deleting the row, so a token is never given twice).
+* Every append checks, under the session's row lock (``lock_session``), that the token is
+  still its own: a worker that lost its lease (another took the session over after its
+  heartbeat went stale) cannot append, even if it never noticed.
+* A holder on the same host is alive while its pid is (SIGKILL frees the session at once);
+  on another host while its heartbeat, the server's clock at its last append, is younger
+  than ``lease_seconds``.
+* An append to a journal that grew since this store read or wrote it is refused as well.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .lease import (
+    HEARTBEAT_SECONDS,
+    Owner,
+    SessionLocked,
+    alive,
+    changed_message,
+    locked_message,
+    same_process,
+    this_process,
+)
+from .pg_base import PgConnection
+
+_NOW = "extract(epoch FROM clock_timestamp())"
+_WRITER = (
+    f"SELECT token, pid, host, started, heartbeat, {_NOW}::float8 FROM writers WHERE session = %s"
+)
+_LOCK = (
+    "SELECT s.length, s.head, w.token, w.pid, w.host, w.started, w.heartbeat, "
+    f"{_NOW}::float8 FROM sessions s LEFT JOIN writers w ON w.session = s.id "
+    "WHERE s.id = %s FOR UPDATE OF s"
+)
+_BEAT = f"UPDATE writers SET heartbeat = {_NOW} WHERE session = %s"
+_TAKE = (
+    "INSERT INTO writers (session, token, pid, host, started, heartbeat) "
+    f"VALUES (%s, %s, %s, %s, %s, {_NOW}) ON CONFLICT (session) DO UPDATE SET "
+    "token = excluded.token, pid = excluded.pid, host = excluded.host, "
+    "started = excluded.started, heartbeat = excluded.heartbeat"
+)
+
+Writer = tuple[Any, ...]
+"""A row of ``writers`` as ``_WRITER`` selects it: token, pid, host, started, heartbeat, now."""
+
+
+class PgLease(PgConnection):
+    def claim(self, session: str) -> None:
+        """Take the session's lease now (``SessionLocked`` if another live writer holds it)."""
+        with self._connection() as conn, conn.transaction():
+            start, _, writer = self.lock_session(conn, session)
+            self._hold(conn, session, start, writer, check_length=False)
+
+    def writer(self, session: str) -> Owner | None:
+        """The live writer holding the session's lease, if any."""
+        with self._connection() as conn:
+            row = conn.execute(_WRITER, (session,)).fetchone()
+        if row is None:
+            return None
+        owner = Owner(row[1], row[2], row[3], row[4])
+        return owner if self._alive(owner, row[5]) else None
+
+    def token(self, session: str) -> int | None:
+        """The fencing token this store writes ``session`` with (None: not its writer)."""
+        return self._tokens.get(session)
+
+    def release_all(self) -> None:
+        """Mark every lease this store holds released (``close``)."""
+        with self._lock:
+            held = dict(self._tokens)
+            self._tokens.clear()
+        if held:
+            with self._connection() as conn:
+                conn.cursor().executemany(
+                    "UPDATE writers SET heartbeat = 0 WHERE session = %s AND token = %s",
+                    list(held.items()),
+                )
+
+    def lock_session(self, conn: Any, session: str) -> tuple[int, str | None, Writer | None]:
+        """Lock the session's row: its journal length and head link, and its writer's row."""
+        row = conn.execute(_LOCK, (session,)).fetchone()
+        if row is None:
+            raise KeyError(f"no session {session!r} in {self.where}")
+        return int(row[0]), row[1], None if row[2] is None else tuple(row[2:])
+
+    def _alive(self, owner: Owner, now: float) -> bool:
+        if owner.heartbeat <= 0:
+            return False  # released by close
+        if owner.host == this_process().host:
+            return alive(owner)
+        return now - owner.heartbeat < self.lease_seconds
+
+    def _hold(
+        self,
+        conn: Any,
+        session: str,
+        length: int,
+        row: Writer | None,
+        check_length: bool = True,
+    ) -> None:
+        """Inside the transaction holding the session's row: make sure this store still holds
+        the lease (its token is the newest) and the journal is the one it knows."""
+        mine = self._tokens.get(session)
+        token = 0 if row is None else int(row[0])
+        owner = None if row is None else Owner(row[1], row[2], row[3], row[4])
+        now = 0.0 if row is None else float(row[5])
+        if mine is not None and token != mine:
+            raise SessionLocked(_lost_message(session, self.where, owner, mine, row))
+        if (
+            mine is None
+            and owner is not None
+            and not same_process(owner)
+            and self._alive(owner, now)
+        ):
+            raise SessionLocked(locked_message(session, owner, self.where))
+        known = self._lengths.get(session)
+        if check_length and known is not None and known != length:
+            raise SessionLocked(changed_message(session, self.where, known, length))
+        if mine is not None:
+            stale = now - self._beats.get(session, 0.0) >= HEARTBEAT_SECONDS
+            if stale or (owner is not None and owner.heartbeat <= 0):
+                # (0: released by another store object of this process meanwhile)
+                conn.execute(_BEAT, (session,))
+                with self._lock:
+                    self._beats[session] = now
+            return
+        if owner is None or not same_process(owner) or owner.heartbeat <= 0:
+            token += 1  # a new writer: a new fencing token
+        # else another store object of this process holds it: the lease is the process's
+        me = this_process()
+        conn.execute(_TAKE, (session, token, me.pid, me.host, me.started))
+        with self._lock:
+            self._tokens[session] = token
+            self._beats[session] = now
+
+
+def _lost_message(
+    session: str, where: str, owner: Owner | None, mine: int, row: Writer | None
+) -> str:
+    holder = (
+        "nobody holds it now"
+        if owner is None or owner.heartbeat <= 0
+        else f"process {owner.pid} on {owner.host} holds it now"
+    )
+    token = "" if row is None else f", token {row[0]}"
+    return (
+        f"session {session!r} in {where}: this store lost its lease (token {mine}): it was "
+        f"taken over after this writer's heartbeat went stale; {holder}{token}. Nothing was "
+        "appended; resume the session again to continue from what is there"
+    )
+
+
+__all__ = ["PgLease", "Writer"]

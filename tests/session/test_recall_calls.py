@@ -1,0 +1,54 @@
+"""recall by a command: the call comes back with its result, and a command is matched as
+it was typed (quotes and newlines included), not only as the JSON the log shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from context_compact import Compactor, MemoryStore, Policy
+
+
+def use(tool_id: str, command: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": tool_id, "name": "bash", "input": {"command": command}}
+        ],
+    }
+
+
+def result(tool_id: str, text: str) -> dict[str, Any]:
+    return {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": text}],
+    }
+
+
+def session(*messages: dict[str, Any]) -> Compactor:
+    c = Compactor(Policy.default(context_limit=50_000), MemoryStore())
+    c.prepare([{"role": "user", "content": "run the tests"}, *messages], "run the tests")
+    return c
+
+
+def test_a_command_recalled_comes_back_with_the_result_it_gave() -> None:
+    c = session(use("t1", "pytest tests/x"), result("t1", "E   KeyError: 'rate'\n1 failed"))
+    page = c.recall("pytest tests/x")
+    assert page.hits == 1
+    assert "KeyError: 'rate'" in page.text
+
+
+def test_a_command_with_quotes_and_newlines_is_found_as_typed() -> None:
+    command = 'grep -rn "tax rate" src\necho done'
+    c = session(use("t1", command), result("t1", "src/tax.py:3: rate = 0.2"))
+    assert "src/tax.py:3" in c.recall('grep -rn "tax rate" src').text
+
+
+def test_a_result_that_matches_itself_is_one_hit_not_two() -> None:
+    c = session(use("t1", "make build"), result("t1", "make build: ok"))
+    assert c.recall("make build").hits == 2
+    assert c.recall("make build").text.count("make build: ok") == 1
+
+
+def test_a_command_nobody_ran_finds_nothing() -> None:
+    c = session(use("t1", "make build"), result("t1", "ok"))
+    assert c.recall("make test").hits == 0
