@@ -11,9 +11,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from context_compact import Compactor, FileStore, InvalidHistory, Policy, SqliteStore, check
+import context_compact.bench.strategies  # noqa: F401  (registers the bench's engines)
+from context_compact import (
+    Compactor,
+    FileStore,
+    InvalidHistory,
+    MemoryStore,
+    Policy,
+    SqliteStore,
+    check,
+)
 from context_compact.cli import main
 from context_compact.invariants import MAX_DEPTH
+from context_compact.registry import NAMES, policy_at
 from histories import call, results, user
 
 
@@ -77,6 +87,19 @@ def test_every_entry_point_refuses_a_tool_input_nested_2000_deep(
     args: tuple[Any, ...] = (history,) if method == "record" else (history, "t")
     with pytest.raises(InvalidHistory, match="too_deep"):
         getattr(c, method)(*args)
+
+
+@pytest.mark.parametrize("name", sorted(set(NAMES) - {"default", "seed"}))
+def test_every_bench_engine_refuses_a_changed_tool_input_nested_20000_deep(name: str) -> None:
+    # Hashing a history this deep overflows the JSON encoder's stack: a peer engine must
+    # refuse it by name as the session engine does, not raise RecursionError.
+    c = Compactor(policy_at(name, 12_500), MemoryStore())
+    view = c.prepare(history_with_input("ok"), "t")
+    # The same list with its call's input replaced: the engine hashes the caller's messages
+    # to find where they part from what it returned.
+    history = [view[0], *history_with_input(nested(20_000))[1:]]
+    with pytest.raises(InvalidHistory, match="too_deep"):
+        c.prepare(history, "t")
 
 
 def test_a_non_json_object_under_an_extra_message_key_is_refused() -> None:

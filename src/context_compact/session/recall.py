@@ -30,13 +30,20 @@ from typing import Any
 
 from ..engine import PAGE, RecallPage
 from ..media import decoded, describe
-from ..messages import block_type, blocks, readable_text
+from ..messages import Message, block_type, blocks, readable_text
 from ..sizing import to_json
 from ..store.base import Store
 from ..store.disk import media_digest, sha256
 from ..store.text import message_text
 from .exports import media_blocks
-from .records import BlockEdit, MessageRecord, SummaryEdit, journal, logged_messages
+from .records import (
+    BlockEdit,
+    MessageRecord,
+    SummaryEdit,
+    found_messages,
+    journal,
+    logged_messages,
+)
 
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
 
@@ -126,25 +133,24 @@ def _matches(store: Store, session: str, query: str) -> list[str]:
     if position is not None:
         for record in logged_messages(store.records(session)):
             if record.seq == int(position.group(1)):
-                return [_hit(record)]
+                return [_hit(record.seq, record.message)]
         return []
     # Text: the store's search (an index where it has one; the same answer as a scan).
-    hits = list(logged_messages(store.search(session, query)))
-    found = [_hit(record) for record in hits]
-    matched = {record.seq for record in hits}
-    for i, record in enumerate(hits):
+    hits = list(found_messages(store.search(session, query)))
+    found = [_hit(seq, message) for seq, message in hits]
+    matched = {seq for seq, _ in hits}
+    for i, (seq, message) in enumerate(hits):
         # A matched call's result comes back with it: asked what a command gave, the answer
         # is the result, which seldom repeats the command.
-        for use in _uses(record.message):
-            result = _result_of(store, session, str(use.get("id")), record.seq, matched)
+        for use in _uses(message):
+            result = _result_of(store, session, str(use.get("id")), seq, matched)
             if result is not None:
                 found[i] += result
     return found
 
 
-def _hit(record: MessageRecord) -> str:
-    message = record.message
-    return f"=== message {record.seq} ({message.get('role')}) ===\n{message_text(message)}"
+def _hit(seq: int, message: Message) -> str:
+    return f"=== message {seq} ({message.get('role')}) ===\n{message_text(message)}"
 
 
 def _result_of(
@@ -152,16 +158,16 @@ def _result_of(
 ) -> str | None:
     """The result of call ``use_id`` (made at message ``after``), found by its id, unless its
     message is itself a hit."""
-    for record in logged_messages(store.search(session, use_id)):
-        if record.seq <= after:
+    for seq, message in found_messages(store.search(session, use_id)):
+        if seq <= after:
             continue
-        for block in blocks(record.message):
+        for block in blocks(message):
             if block_type(block) == "tool_result" and str(block.get("tool_use_id")) == use_id:
-                if record.seq in matched:
+                if seq in matched:
                     return None
                 shown = readable_text(block)
                 shown = shown if shown is not None else to_json(block.get("content"))
-                return f"\n--- its result, message {record.seq} ---\n{shown}"
+                return f"\n--- its result, message {seq} ---\n{shown}"
     return None
 
 

@@ -299,6 +299,20 @@ def journal(raw: Iterable[Mapping[str, Any]], where: str = "session") -> Iterato
         yield read(item, f"{where}, record {offset}")
 
 
+def found_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[tuple[int, Message]]:
+    """The (position, message) of each record a store's ``search`` returned: an index may
+    return only those two fields of a message record."""
+    for offset, item in enumerate(raw):
+        seq, message = item.get("seq"), item.get("message")
+        if (
+            item.get("kind") != "message"
+            or not isinstance(seq, int)
+            or not isinstance(message, dict)
+        ):
+            raise BadRecord(f"search hit {offset} is not a message record: {dict(item)!r:.200}")
+        yield seq, message
+
+
 def logged_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[MessageRecord]:
     """The message records of a stored journal, in order."""
     for record in journal(raw):
@@ -322,6 +336,7 @@ __all__ = [
     "SummaryEdit",
     "Unknown",
     "as_json",
+    "found_messages",
     "journal",
     "logged_messages",
     "read",

@@ -66,14 +66,12 @@ class LoggedStrategy(StatelessEngine):
         ``InvalidHistory`` naming the caller's index, and the log is left as it was."""
         if not isinstance(messages, list):
             raise InvalidHistory(check(messages))
-        returned = self._returned
-        restart = False
-        if returned is not None and Known(returned).prefix(messages) == len(returned):
-            start = len(returned)
-        elif Known(self.log).prefix(messages) == len(self.log):
-            start = len(self.log)
-        else:
-            start, restart = 0, True
+        try:
+            start, restart = self._start(messages)
+        except RecursionError:
+            # Hashing met a message nested too deep for the JSON encoder (how deep depends on
+            # the caller's stack): check() names it, as under the session engine.
+            raise InvalidHistory(check(as_dicts(messages))) from None
         new: list[Message] = as_dicts(messages[start:])
         prev = self.log[-1] if self.log and not restart else None
         violations = check_appended(prev, new, set() if restart else self._use_ids)
@@ -85,6 +83,15 @@ class LoggedStrategy(StatelessEngine):
             self._use_ids.update(b["id"] for b in blocks(message) if block_type(b) == "tool_use")
             self.log.append(self.admit(message))
         return new
+
+    def _start(self, messages: list[Message]) -> tuple[int, bool]:
+        """Where what is new starts in ``messages``, and whether it is a new conversation."""
+        returned = self._returned
+        if returned is not None and Known(returned).prefix(messages) == len(returned):
+            return len(returned), False
+        if Known(self.log).prefix(messages) == len(self.log):
+            return len(self.log), False
+        return 0, True
 
     def admit(self, message: Message) -> Message:
         """What the agent records for an incoming message (peers may truncate outputs)."""
