@@ -21,7 +21,7 @@ Anthropic-style dicts, so the replay measures every strategy with one token coun
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from ...sizing import TokenCounter
@@ -73,6 +73,24 @@ class PeerStrategy:
     def returned(self, view: list[Message]) -> list[Message]:
         self._returned = view
         return view
+
+
+def merge_runs(parts: Iterable[Message]) -> list[Message]:
+    """Anthropic messages from a peer's parts, each run of user-side parts (tool results,
+    text) merged into one user message (``merge_user``)."""
+    out: list[Message] = []
+    pending: list[Message] = []
+    for part in parts:
+        if part["role"] == "user":
+            pending.append(part)
+            continue
+        if pending:
+            out.append(merge_user(pending))
+            pending = []
+        out.append(part)
+    if pending:
+        out.append(merge_user(pending))
+    return out
 
 
 def merge_user(parts: list[Message]) -> Message:

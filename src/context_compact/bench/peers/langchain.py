@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ...messages import block_type, blocks
-from .base import Message, PeerStrategy, Summary, merge_user
+from .base import Message, PeerStrategy, Summary, merge_runs
 
 FRACTION = 0.8
 KEEP_MESSAGES = 20
@@ -150,20 +150,7 @@ class Converter:
         return {"role": "user", "content": native.content}
 
     def to_ours(self, natives: list[Any]) -> list[Message]:
-        out: list[Message] = []
-        pending: list[Message] = []
-        for native in natives:
-            part = self.part(native)
-            if part["role"] == "user":
-                pending.append(part)
-                continue
-            if pending:
-                out.append(merge_user(pending))
-                pending = []
-            out.append(part)
-        if pending:
-            out.append(merge_user(pending))
-        return out
+        return merge_runs(self.part(native) for native in natives)
 
 
 def _use(call: dict[str, Any]) -> dict[str, Any]:

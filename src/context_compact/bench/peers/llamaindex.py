@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from ...messages import block_type, blocks
 from ...sizing import text_tokens
-from .base import Message, PeerStrategy, Summary, merge_user
+from .base import Message, PeerStrategy, Summary, merge_runs
 
 
 def version() -> str:
@@ -188,20 +188,7 @@ class Converter:
         return message
 
     def to_ours(self, natives: list[Any]) -> list[Message]:
-        out: list[Message] = []
-        pending: list[Message] = []
-        for native in natives:
-            message = self.part(native)
-            if message["role"] == "user":
-                pending.append(message)
-                continue
-            if pending:
-                out.append(merge_user(pending))
-                pending = []
-            out.append(message)
-        if pending:
-            out.append(merge_user(pending))
-        return out
+        return merge_runs(self.part(native) for native in natives)
 
 
 class LlamaIndexSummaryBuffer(PeerStrategy):

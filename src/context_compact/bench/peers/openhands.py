@@ -34,7 +34,7 @@ import os
 from typing import Any
 
 from ...messages import block_type, blocks, result_text
-from .base import Message, PeerStrategy, Summary, merge_user
+from .base import Message, PeerStrategy, Summary, merge_runs
 
 MAX_RETRIES = 5
 ERROR_HEADER = "[An error occurred during execution.]\n"
@@ -217,19 +217,7 @@ def to_ours_parts(messages: Any, keep_system: bool = False) -> list[Message]:
 
 
 def to_ours(messages: Any) -> list[Message]:
-    out: list[Message] = []
-    pending: list[Message] = []
-    for part in to_ours_parts(messages):
-        if part["role"] == "user":
-            pending.append(part)
-            continue
-        if pending:
-            out.append(merge_user(pending))
-            pending = []
-        out.append(part)
-    if pending:
-        out.append(merge_user(pending))
-    return out
+    return merge_runs(to_ours_parts(messages))
 
 
 class OpenHandsCondenser(PeerStrategy):
