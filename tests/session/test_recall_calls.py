@@ -52,3 +52,17 @@ def test_a_result_that_matches_itself_is_one_hit_not_two() -> None:
 def test_a_command_nobody_ran_finds_nothing() -> None:
     c = session(use("t1", "make build"), result("t1", "ok"))
     assert c.recall("make test").hits == 0
+
+
+def test_past_the_newest_calls_a_recalled_call_names_its_id_and_that_recalls_its_result() -> None:
+    from context_compact.session.recall import PAIRED_CALLS
+
+    calls = PAIRED_CALLS + 4
+    steps = [m for i in range(calls) for m in (use(f"t{i}", "pytest"), result(f"t{i}", f"run {i}"))]
+    c = session(*steps)
+    page = c.recall("pytest", limit=1_000_000)
+    assert page.hits == calls
+    newest = [f"run {i}" for i in range(4, calls)]
+    assert all(text in page.text for text in newest)
+    assert "run 0" not in page.text and "--- its result: recall t0 ---" in page.text
+    assert "run 0" in c.recall("t0").text

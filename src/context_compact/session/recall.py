@@ -8,7 +8,8 @@
 The query is, in this order: a path the store issued (its text), ``message N`` or ``#N``
 (the original message at position N of the session), or text, found in every logged message
 (text blocks, tool inputs as written, tool results, whatever their size or whether they are
-still in view); a matched tool call comes back with its result. A file the store issued but
+still in view); a matched tool call comes back with its result (the newest ``PAIRED_CALLS``;
+an older one names its id, which recalls the result). A file the store issued but
 someone deleted is rebuilt from the log's originals (the results an edit saved there, the
 messages a summary archived there), else the error says what happened. The answer is the
 original content, never a preview, cut into pages of ``limit`` characters; ``next_offset``
@@ -45,6 +46,8 @@ from .records import (
     logged_messages,
 )
 
+PAIRED_CALLS = 16
+"""Matched tool calls, the newest, that a text recall returns with their results."""
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
 
 
@@ -139,13 +142,19 @@ def _matches(store: Store, session: str, query: str) -> list[str]:
     hits = list(found_messages(store.search(session, query)))
     found = [_hit(seq, message) for seq, message in hits]
     matched = {seq for seq, _ in hits}
-    for i, (seq, message) in enumerate(hits):
-        # A matched call's result comes back with it: asked what a command gave, the answer
-        # is the result, which seldom repeats the command.
+    calls = [i for i, (_, message) in enumerate(hits) if _uses(message)]
+    # A matched call's result comes back with it: asked what a command gave, the answer is
+    # the result, which seldom repeats the command. Each result is one more search, so only
+    # the newest PAIRED_CALLS calls get theirs; an older one names its id, one recall away.
+    for i in calls[-PAIRED_CALLS:]:
+        seq, message = hits[i]
         for use in _uses(message):
             result = _result_of(store, session, str(use.get("id")), seq, matched)
             if result is not None:
                 found[i] += result
+    for i in calls[:-PAIRED_CALLS]:
+        ids = ", ".join(str(use.get("id")) for use in _uses(hits[i][1]))
+        found[i] += f"\n--- its result: recall {ids} ---"
     return found
 
 
