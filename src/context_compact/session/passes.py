@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from .. import markers
 from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..store.base import Store
+from ..store.disk import EncodedMessages
 from . import knobs, summary
 from .exports import export_media
 from .policy import SessionPolicy
@@ -143,6 +144,8 @@ def clear(
         starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
     )
     protect_from = min(protect_from, state.last_assistant() + 1)
+    if futile_below is not None and _futile_anyway(state, protect_from, futile_below):
+        return None
     candidates = []
     keep_result = knobs.protected(state, policy, force or last_resort)
     for pos, block in state.results(state.first_kept, protect_from):
@@ -203,6 +206,19 @@ def clear(
     return BlockEdit("clear", tuple(edits), inputs)
 
 
+def _futile_anyway(state: SessionState, stop: int, mark: int) -> bool:
+    """Whether the view stays over ``mark`` even if every message holding a result before
+    ``stop`` shrank to nothing: the counts the view already keeps decide it, so a cold start
+    on a long history does not size each of its results only to find clearing futile."""
+    shrinkable = sum(
+        state.shown.tokens[state.view_index(seq)]
+        for seq in range(state.first_kept, stop)
+        if state.msgs[seq].get("role") == "user"
+        and any(block_type(b) == "tool_result" for b in blocks(state.msgs[seq]))
+    )
+    return state.measure() - shrinkable * state.ratio > mark
+
+
 def summarize(
     state: SessionState, io: PassIO, ask: summary.SummaryAsk, input_tokens: int
 ) -> SummaryEdit | None:
@@ -226,7 +242,8 @@ def effects(
     start, cut, words = plan.start, plan.cut, plan.words
     offset = len(state.prefix) - state.first_kept
     dropped = state.view[offset + start : offset + cut]
-    archive = io.store.save_messages(dropped)
+    contents = state.shown.texts[offset + start : offset + cut]
+    archive = io.store.save_messages(EncodedMessages(dropped, contents))
     sizes = state.shown.tokens[offset + start : offset + cut]
     shown = summary_view(dropped, sizes, input_tokens, archive)
     # Pinned messages stay in view verbatim: the summary need not hold them. Folded ones
