@@ -85,12 +85,11 @@ class SessionEngine(SearchableLog):
         return self.journal.session_id
 
     def _open(self, session: str) -> None:
-        state = self.state
         for record in self.journal.open(session):
             if isinstance(record, MessageRecord):
-                state.add_message(record, content_key(record.message))
+                self.state.add_message(record, content_key(record.message))
             else:
-                state.apply(record)
+                self.state.apply(record)
 
     def _meta(self) -> dict[str, Any]:
         return {"engine": self.name, "policy": asdict(self.policy)}
@@ -138,12 +137,13 @@ class SessionEngine(SearchableLog):
     # -- syncing with the caller -----------------------------------------------------------
     def sync(self, messages: Any) -> None:
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
-        state = self.state
+        state, first = self.state, self.state.n
         for message, key in self.syncer.added(state, messages, self._restart):
             record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
             state.add_message(record, key)
             self.journal.add(record)
         self.syncer.accepted()
+        state.size_results(first)
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The

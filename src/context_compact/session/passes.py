@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .. import markers
 from ..messages import Message, block_type, blocks, readable_text, result_text
@@ -144,15 +145,22 @@ def clear(
         starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
     )
     protect_from = min(protect_from, state.last_assistant() + 1)
-    if futile_below is not None and _futile_anyway(state, protect_from, futile_below):
+    results = state.results(state.first_kept, protect_from)
+    if futile_below is not None and _futile_anyway(state, results, futile_below):
         return None
     candidates = []
     keep_result = knobs.protected(state, policy, force or last_resort)
-    for pos, block in state.results(state.first_kept, protect_from):
+    # Each result's text is counted once while it stays the same (a clearing runs often in a
+    # large window: recounting every result each time was most of its cost).
+    sizes = state.result_sizes
+    for pos, block in results:
         if pos in state.replaced.cleared or readable_text(block) is None or keep_result(pos):
             continue
         current = text_of(state.replaced.blocks.get(pos, block))
-        saving = state.counter.text(current) - MARKER_TOKENS
+        known = sizes.get(pos)
+        if known is None or known[0] != current:
+            known = sizes[pos] = (current, state.counter.text(current))
+        saving = known[1] - MARKER_TOKENS
         if saving > 0:
             candidates.append((pos, block, saving))
     excess = (state.measure() - target) / state.ratio
@@ -206,16 +214,14 @@ def clear(
     return BlockEdit("clear", tuple(edits), inputs)
 
 
-def _futile_anyway(state: SessionState, stop: int, mark: int) -> bool:
-    """Whether the view stays over ``mark`` even if every message holding a result before
-    ``stop`` shrank to nothing: the counts the view already keeps decide it, so a cold start
-    on a long history does not size each of its results only to find clearing futile."""
-    shrinkable = sum(
-        state.shown.tokens[state.view_index(seq)]
-        for seq in range(state.first_kept, stop)
-        if state.msgs[seq].get("role") == "user"
-        and any(block_type(b) == "tool_result" for b in blocks(state.msgs[seq]))
-    )
+def _futile_anyway(
+    state: SessionState, results: list[tuple[Pos, dict[str, Any]]], mark: int
+) -> bool:
+    """Whether the view stays over ``mark`` even if every message holding one of ``results``
+    shrank to nothing: the counts the view already keeps decide it, so a cold start on a long
+    history does not size each of its results only to find clearing futile."""
+    holders = {seq for (seq, _), _ in results}
+    shrinkable = sum(state.shown.tokens[state.view_index(seq)] for seq in holders)
     return state.measure() - shrinkable * state.ratio > mark
 
 

@@ -24,7 +24,7 @@ import copy
 from typing import Any
 
 from ..keys import ROOT
-from ..messages import Message, block_type, blocks, is_request
+from ..messages import Message, block_type, blocks, is_request, readable_text
 from ..sizing import TokenCounter
 from .pinned import Pinned, answer_message
 from .records import (
@@ -40,6 +40,7 @@ from .shown import Shown
 from .turn import Turn
 
 Pos = tuple[int, int]
+SIZED_AT_ONCE = 64  # more messages than one agent step appends
 _ATOMS = (str, int, float, bool, type(None))
 
 
@@ -111,6 +112,9 @@ class SessionState:
         self.turn = Turn()
         self.replaced = Replaced()
         self.pinned = Pinned()
+        # Tokens of each result's readable text, by position, with the text they were counted
+        # on (``passes.clear`` sizes every result it may clear; ``size_results``).
+        self.result_sizes: dict[Pos, tuple[str, int]] = {}
         self.shown = Shown(self.counter)
         # Every tool_use id of the conversation, also those a summary took out of the view: a
         # caller that passes its full history must not reuse one (check() of that history).
@@ -214,6 +218,22 @@ class SessionState:
         self.log_use_ids.update(ids)
         self.shown.push(clone(message), key)
 
+    def size_results(self, first: int) -> None:
+        """Count the results of the messages logged from ``first`` now, while they are new: a
+        clearing later finds them counted instead of counting all it may clear at once. Not
+        for a history passed whole (a cold start): most of it goes into a summary instead."""
+        if self.n - first > SIZED_AT_ONCE:
+            return
+        for seq in range(first, self.n):
+            message = self.msgs.get(seq)
+            if message is None or message.get("role") != "user":
+                continue
+            for bi, block in enumerate(blocks(message)):
+                if block_type(block) == "tool_result":
+                    text = readable_text(block)
+                    if text is not None:
+                        self.result_sizes[(seq, bi)] = (text, self.counter.text(text))
+
     def learn_kinds(self, length: int, real: int) -> dict[str, float] | None:
         """Teach the counter's factors per kind of text what the API counted for the messages
         sent since the last usage (``view[anchor:length]``); the factors to journal, or None."""
@@ -247,6 +267,8 @@ class SessionState:
         for seq in [s for s in self.msgs if s < cut and s not in keep]:
             del self.msgs[seq]
         self.replaced.forget_before(cut, keep)
+        sizes = self.result_sizes
+        self.result_sizes = {p: v for p, v in sizes.items() if p[0] >= cut or p[0] in keep}
         self.first_kept = cut
         if edit.closes:
             self.turn.close()
