@@ -51,7 +51,10 @@ def test_a_count_gives_its_text_only_when_it_is_the_content_s_own_json() -> None
     tokens, own = counter.sized(message)
     assert tokens == counter.count(message)
     assert own == to_json(message["content"])
-    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 400}}
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "A" * 400},
+    }
     with_media = {"role": "user", "content": [image]}
     assert counter.sized(with_media)[1] is None  # the count left the payload out
 
