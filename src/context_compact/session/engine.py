@@ -137,13 +137,12 @@ class SessionEngine(SearchableLog):
     # -- syncing with the caller -----------------------------------------------------------
     def sync(self, messages: Any) -> None:
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
-        state, first = self.state, self.state.n
+        state = self.state
         for message, key in self.syncer.added(state, messages, self._restart):
             record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
             state.add_message(record, key)
             self.journal.add(record)
         self.syncer.accepted()
-        state.size_results(first)
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The

@@ -107,6 +107,8 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
     counter = state.counter
     texts = {pos: text_of(block) for pos, block in unseen}
     sizes = {pos: counter.text(text) for pos, text in texts.items()}
+    # Kept for a later clearing, which then need not count these texts again.
+    state.result_sizes.update((pos, (texts[pos], size)) for pos, size in sizes.items())
     total = sum(sizes.values())
     batch_limit = int(policy.batch_budget * limit)
     cap = min(policy.large_result_limit, int(policy.large_result_share * limit))
@@ -122,7 +124,9 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
         preview = markers.persisted_preview(path, text, policy.preview_size)
         chosen.append(BlockCopy(pos[0], pos[1], path, preview))
         lines.append(markers.index_line("result", path, describe(state, pos)))
-        total += counter.text(preview) - sizes[pos]
+        shown = counter.text(preview)
+        state.result_sizes[pos] = (preview, shown)
+        total += shown - sizes[pos]
     if not chosen:
         return None
     io.index(lines)

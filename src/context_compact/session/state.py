@@ -25,7 +25,7 @@ from bisect import bisect_left
 from typing import Any
 
 from ..keys import ROOT
-from ..messages import Message, block_type, blocks, is_request, readable_text
+from ..messages import Message, block_type, blocks, is_request
 from ..sizing import TokenCounter
 from .pinned import Pinned, answer_message
 from .records import (
@@ -41,7 +41,6 @@ from .shown import Shown
 from .turn import Turn
 
 Pos = tuple[int, int]
-SIZED_AT_ONCE = 64  # more messages than one agent step appends
 _ATOMS = (str, int, float, bool, type(None))
 
 
@@ -114,7 +113,7 @@ class SessionState:
         self.replaced = Replaced()
         self.pinned = Pinned()
         # Tokens of each result's readable text, by position, with the text they were counted
-        # on (``passes.clear`` sizes every result it may clear; ``size_results``).
+        # on (``passes.persist`` sizes each new result, ``passes.clear`` any it finds unsized).
         self.result_sizes: dict[Pos, tuple[str, int]] = {}
         # Where the logged assistant messages and the users' tool_result blocks are, from
         # ``first_kept`` on (kept as messages arrive: a clearing need not scan the view).
@@ -224,22 +223,6 @@ class SessionState:
         self.shown.use_ids.update(ids)
         self.log_use_ids.update(ids)
         self.shown.push(clone(message), key)
-
-    def size_results(self, first: int) -> None:
-        """Count the results of the messages logged from ``first`` now, while they are new: a
-        clearing later finds them counted instead of counting all it may clear at once. Not
-        for a history passed whole (a cold start): most of it goes into a summary instead."""
-        if self.n - first > SIZED_AT_ONCE:
-            return
-        for seq in range(first, self.n):
-            message = self.msgs.get(seq)
-            if message is None or message.get("role") != "user":
-                continue
-            for bi, block in enumerate(blocks(message)):
-                if block_type(block) == "tool_result":
-                    text = readable_text(block)
-                    if text is not None:
-                        self.result_sizes[(seq, bi)] = (text, self.counter.text(text))
 
     def learn_kinds(self, length: int, real: int) -> dict[str, float] | None:
         """Teach the counter's factors per kind of text what the API counted for the messages
