@@ -1,8 +1,10 @@
-"""The archive's JSONL is the same bytes whether or not the contents' JSON was made before,
-and a journal line written in pieces reaches the file whole."""
+"""The archive's JSONL is the same bytes, and a journal batch the same records, whether or
+not the contents' JSON was made before; a journal line written in pieces reaches the file
+whole."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,10 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from context_compact.session.records import MessageRecord, as_json
 from context_compact.sizing import TokenCounter, to_json
 from context_compact.store.disk import EncodedMessages, append_bytes, jsonl
+from context_compact.store.journal import dumps, dumps_records
 
-text = st.text(st.characters(codec="utf-8"), max_size=30)
+# ASCII texts as often as any: a batch builds a record from its content's JSON only then.
+text = st.text(st.characters(codec="utf-8"), max_size=30) | st.text(
+    st.characters(codec="ascii"), max_size=30
+)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
@@ -80,3 +87,28 @@ def test_a_line_written_in_pieces_reaches_the_file_whole_when_writev_writes_a_pa
     append_bytes(path, pieces)
     append_bytes(path, b"tail\n")
     assert path.read_bytes() == b"".join(pieces) + b"tail\n"
+
+
+@given(
+    st.lists(st.one_of(plain_messages, other_layouts), max_size=5),
+    st.integers(0, 10**6),
+    st.data(),
+)
+def test_a_journal_batch_holds_the_same_records_with_or_without_contents_made_before(
+    messages: list[dict[str, Any]], first: int, data: st.DataObject
+) -> None:
+    records = []
+    for seq, message in enumerate(messages, start=first):
+        made = (
+            to_json(message["content"])
+            if "content" in message and data.draw(st.booleans(), label="made")
+            else None
+        )
+        record = MessageRecord(seq, f"id{seq}", f"parent{seq}", message, content_json=made)
+        records.append(as_json(record))
+    records.append({"kind": "event", "stage": "x"})
+    batch = dumps_records(records)
+    assert batch.isascii()
+    assert json.loads(batch) == json.loads(dumps(records))
+    # Key order too: a resumed session's messages are the ones logged, byte for byte.
+    assert [json.dumps(r) for r in json.loads(batch)] == [json.dumps(r) for r in records]

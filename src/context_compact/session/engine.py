@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from ..engine import Env, Message
@@ -141,7 +141,7 @@ class SessionEngine(SearchableLog):
         for message, key in self.syncer.added(state, messages, self._restart):
             record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
             state.add_message(record, key)
-            self.journal.add(record)
+            self.journal.add(replace(record, content_json=state.shown.texts[-1]))
         self.syncer.accepted()
 
     def _restart(self) -> None:

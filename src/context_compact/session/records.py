@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from ..errors import CorruptStore
 from ..messages import Message
+from ..store.journal import Encoded, dumps
 
 
 class BadRecord(CorruptStore, ValueError):
@@ -47,6 +48,9 @@ class MessageRecord:
     parent: str
     message: Message
     kind: Literal["message"] = field(default="message", init=False)
+    # ``to_json`` of the message's content as its count made it (``Shown.texts``), or None:
+    # ``as_json`` then need not encode the message again. Not part of the record's value.
+    content_json: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -229,16 +233,33 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
     return Unknown(dict(raw))
 
 
+def _message_json(record: MessageRecord) -> str | None:
+    """The stored JSON of a message record built around its content's JSON, when that is
+    ASCII (then ``ensure_ascii`` would change nothing) and the message is ``role`` and
+    ``content`` alone; else None (``dumps`` encodes it)."""
+    text, message = record.content_json, record.message
+    # Read back, the keys come in the order written: only that order is built here.
+    if text is None or not text.isascii() or list(message) != ["role", "content"]:
+        return None
+    role = message["role"]
+    if not isinstance(role, str):
+        return None
+    head = dumps({"kind": "message", "seq": record.seq, "id": record.id, "parent": record.parent})
+    return f'{head[:-1]},"message":{{"role":{dumps(role)},"content":{text}}}}}'
+
+
 def as_json(record: Read) -> dict[str, Any]:
     """The stored form of ``record`` (the layout ``read`` reads, in its key order)."""
     if isinstance(record, MessageRecord):
-        return {
-            "kind": "message",
-            "seq": record.seq,
-            "id": record.id,
-            "parent": record.parent,
-            "message": record.message,
-        }
+        encoded = Encoded(
+            kind="message",
+            seq=record.seq,
+            id=record.id,
+            parent=record.parent,
+            message=record.message,
+        )
+        encoded.json = _message_json(record)
+        return encoded
     if isinstance(record, BlockEdit):
         edit: dict[str, Any] = {
             "kind": "edit",

@@ -58,6 +58,7 @@ from .journal import (
     SessionExists,
     check_records,
     dumps,
+    dumps_records,
     new_meta,
     valid_session_id,
 )
@@ -194,7 +195,7 @@ class FileStore(DiskFiles, FileSearch):
         if not records:
             return
         count, head = self._heads.get(session) or self._load(session)[1]
-        batch = dumps(records).encode("ascii")
+        batch = dumps_records(records).encode("ascii")
         link = witness.link(head, batch)
         line = (b'{"batch":', batch, b',"link":"' + link.encode("ascii") + b'"}\n')
         length = sum(map(len, line))

@@ -30,7 +30,7 @@ from .disk import (
     tool_result_rel,
     transcript_rel,
 )
-from .journal import SessionExists, check_records, dumps, new_meta
+from .journal import SessionExists, check_records, dumps, dumps_records, new_meta
 from .text import scan
 
 
@@ -124,7 +124,7 @@ class MemoryStore:
         if session not in self._journals:
             raise KeyError(f"no session {session!r} in {self.root}")
         if records:
-            self._journals[session].append(dumps(records))
+            self._journals[session].append(dumps_records(records))
 
     def records(self, session: str) -> Iterator[Record]:
         if session not in self._journals:
