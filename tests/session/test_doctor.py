@@ -12,6 +12,7 @@ from context_compact import Compactor, Policy
 from context_compact.cli import main
 from context_compact.store import workdir_store
 from histories import call, results, user
+from sqlite_rows import tamper_record
 
 
 def cli(*args: str, workdir: Path) -> Result:
@@ -33,13 +34,8 @@ def two_sessions(workdir: Path) -> tuple[str, str]:
 
 
 def damage(workdir: Path, session: str) -> None:
-    """Delete one logged message row behind the store's back."""
-    import sqlite3
-
-    db = sqlite3.connect(workdir / ".context-compact" / "sessions.db")
-    db.execute("DELETE FROM messages WHERE session = ? AND pos = 2", (session,))
-    db.commit()
-    db.close()
+    """Delete one logged message behind the store's back."""
+    tamper_record(workdir / ".context-compact" / "sessions.db", session, 2)
 
 
 def test_sessions_inspect_and_export_name_a_damaged_session_and_the_others_stay_usable(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -20,8 +21,12 @@ from context_compact import Compactor
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.workload import synthetic_session
 from context_compact.policy import Policy
-from context_compact.store import SqliteStore, sqlite_blobs
+from context_compact.store import CorruptJournal, SqliteStore, sqlite_blobs, witness
 from context_compact.store import schema as schema_module
+from context_compact.store.blobrefs import externalize
+from context_compact.store.disk import blob_rel, sha256
+from context_compact.store.journal import dumps
+from sqlite_rows import tamper_record
 
 
 def query(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -132,37 +137,91 @@ def test_a_process_killed_inside_a_turn_leaves_neither_its_files_nor_its_records
     after.close()
 
 
-def test_a_database_from_before_compression_is_migrated_and_still_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def old_database(db: Path, migrations: int, page_size: int) -> None:
+    """The database the first ``migrations`` migrations make (the layout of that version)."""
+    with pytest.MonkeyPatch.context() as old:
+        old.setattr(schema_module, "MIGRATIONS", schema_module.MIGRATIONS[:migrations])
+        old.setattr(schema_module, "PAGE_SIZE", page_size)
+        schema_module.connect(str(db)).close()
+
+
+def test_a_database_from_before_compression_is_migrated_and_still_read(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     text = "an old tool result\n" * 300
-    with monkeypatch.context() as old:
-        # As version 0003 wrote it: no codec column, the index on ids, 4096-byte pages.
-        old.setattr(schema_module, "MIGRATIONS", schema_module.MIGRATIONS[:3])
-        old.setattr(schema_module, "PAGE_SIZE", 4096)
-        old.setattr(sqlite_blobs, "INSERT", "INSERT INTO blobs (hash, size, body) VALUES (?, ?, ?)")
-        old.setattr(
-            sqlite_blobs, "row", lambda data, digest=None, compress=True: (digest, len(data), data)
+    record = {"kind": "message", "seq": 0, "message": {"role": "user", "content": text}}
+    # As version 0003 wrote it: one row per record, its text as it is (no codec column),
+    # the index on ids, 4096-byte pages.
+    old_database(db, 3, 4096)
+    texts: dict[str, bytes] = {}
+    body = dumps(externalize(record, texts))
+    saved = (text + "!").encode()
+    texts[sha256(saved)] = saved
+    rel = blob_rel(sha256(saved))
+    with contextlib.closing(sqlite3.connect(db)) as raw, raw:
+        raw.execute("INSERT INTO sessions (id, created, meta, length) VALUES ('s1', 't', '{}', 1)")
+        raw.execute(
+            "INSERT INTO messages (session, pos, id, parent, body, link) VALUES (?, 0, ?, ?, ?, ?)",
+            ("s1", None, None, body, witness.link(witness.ROOT, body.encode("ascii"))),
         )
-        store = SqliteStore(db)
-        session = store.create_session({})
-        record = {"kind": "message", "seq": 0, "message": {"role": "user", "content": text}}
-        store.append(session, [record])
-        path = store.save_blob(text + "!")
-        store.close()
+        raw.executemany(
+            "INSERT INTO blobs (hash, size, body) VALUES (?, ?, ?)",
+            [(d, len(data), data) for d, data in texts.items()],
+        )
+        raw.execute(
+            "INSERT INTO files (path, kind, hash, size) VALUES (?, 'blob', ?, ?)",
+            (rel, sha256(saved), len(saved)),
+        )
     assert query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_id'") == [(1,)]
     store = SqliteStore(db)
     names = [name for (name,) in query(db, "SELECT name FROM schema_migrations")]
     assert names == [name for name, _ in schema_module.MIGRATIONS]
-    assert query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_id'") == [(0,)]
+    assert query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'messages'") == [(0,)]
     assert query(db, "PRAGMA page_size") == [(4096,)]
     assert query(db, "SELECT count(*) FROM blobs WHERE codec IS NULL") == [(2,)]
-    assert list(store.records(session)) == [record]
-    assert [r["seq"] for r in store.search(session, "OLD TOOL")] == [0]
-    os.remove(path)
-    assert store.read_text(path) == text + "!"
+    assert list(store.records("s1")) == [record]
+    assert [r["seq"] for r in store.search("s1", "OLD TOOL")] == [0]
+    assert store.read_text(str(store.root_path / rel)) == text + "!"
+    store.append("s1", [{"kind": "event", "note": "after"}])
     store.close()
+    again = SqliteStore(db, read_only=True)
+    assert [r["kind"] for r in again.records("s1")] == ["message", "event"]
+    again.close()
+
+
+def test_a_database_the_previous_layout_wrote_reads_verifies_and_takes_appends(
+    tmp_path: Path,
+) -> None:
+    # Written by the code before migration 0006 (scripts/make_old_sqlite_db.py): one row per
+    # record, texts under a unique hash index, a pack's pieces and an appended file in
+    # file_chunks; its witness beside it.
+    data = Path(__file__).parent / "data"
+    shutil.copy(data / "layout-0005.db", tmp_path / "s.db")
+    shutil.copytree(data / "layout-0005.db-heads", tmp_path / "s.db-heads")
+    (session,) = [p.name for p in (tmp_path / "s.db-heads").iterdir()]
+    store = SqliteStore(tmp_path / "s.db", root=tmp_path / "root")
+    records = list(store.records(session))
+    assert [r["kind"] for r in records] == ["message", "message", "edit", "event", "observe"]
+    long = "an old tool result line\n" * 80
+    assert records[1]["message"]["content"] == long
+    assert [r["id"] for r in store.search(session, "OLD TOOL RESULT")] == ["m1"]
+    paths = dict(query(tmp_path / "s.db", "SELECT kind, path FROM files"))
+    expected = {"blob": long + "saved", "pack": "piece one " * 120 + long}
+    expected["append"] = "first line\nsecond line\n"
+    for kind, text in expected.items():
+        # Not exported here: each is served from the database and written out again.
+        assert store.read_text(str(store.root_path / paths[kind])) == text
+    store.append_file("index.md", "third line\n")
+    assert store.read_text(str(store.root_path / paths["append"])) == (
+        expected["append"] + "third line\n"
+    )
+    store.append(session, [{"kind": "event", "note": "after the migration"}])
+    store.close()
+    again = SqliteStore(tmp_path / "s.db")
+    assert len(list(again.records(session))) == 6
+    again.close()
+    tamper_record(tmp_path / "s.db", session, 1, lambda body: body.replace("m0", "mX"))
+    with pytest.raises(CorruptJournal, match="record 1 was altered"):
+        list(SqliteStore(tmp_path / "s.db", read_only=True).records(session))
 
 
 def test_a_new_database_has_small_pages(tmp_path: Path) -> None:
