@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from context_compact import Compactor
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.workload import synthetic_session
 from context_compact.policy import Policy
-from context_compact.store import CorruptJournal, SqliteStore, sqlite_blobs, witness
+from context_compact.store import CorruptJournal, SqliteStore, sqlite_blobs, sqlite_journal, witness
 from context_compact.store import schema as schema_module
 from context_compact.store.blobrefs import externalize
 from context_compact.store.disk import blob_rel, sha256
@@ -246,3 +248,84 @@ def test_a_read_only_store_refuses_a_file_inside_a_turn_before_writing_it(tmp_pa
         reader.save_blob("not written")
     assert not (tmp_path / ".task_outputs").exists()
     reader.close()
+
+
+ascii_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(
+    st.lists(ascii_json, min_size=1, max_size=6),
+    st.integers(0, 10**6),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_a_journal_row_gives_back_each_record_body_and_link_at_its_position(
+    values: list[Any], pos: int, compress: bool, rng: Any
+) -> None:
+    bodies = [dumps({"kind": "note", "value": value}) for value in values]
+    links = [f"{rng.getrandbits(128):032x}" for _ in bodies]
+    row = sqlite_journal.row("s", pos, bodies, links, compress)
+    expected = [
+        (pos + i, body, link) for i, (body, link) in enumerate(zip(bodies, links, strict=True))
+    ]
+    assert sqlite_journal.expand(*row[1:]) == expected
+
+
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.data())
+def test_reading_any_range_of_positions_gives_exactly_those_records(
+    batches: list[int], data: st.DataObject
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        store = SqliteStore(Path(folder) / "s.db")
+        session = store.create_session({})
+        n = 0
+        for size in batches:
+            store.append(session, [{"kind": "note", "n": n + i} for i in range(size)])
+            n += size
+        start = data.draw(st.integers(0, n))
+        stop = data.draw(st.integers(start, n + 2))
+        with store._lock:
+            read = sqlite_journal.read(store._db, session, start, stop)
+            picked = data.draw(st.lists(st.integers(0, n + 1), max_size=6))
+            found = sqlite_journal.at(store._db, session, picked)
+        store.close()
+    assert [json.loads(body)["n"] for _, body, _ in read] == list(range(start, min(stop, n)))
+    assert [pos for pos, _, _ in found] == sorted({p for p in picked if p < n})
+
+
+def test_a_journal_row_damaged_inside_is_named_by_its_first_record(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    session = store.create_session({})
+    store.append(session, [{"kind": "note", "n": 0}])
+    store.append(session, [{"kind": "note", "n": i, "pad": "x" * 400} for i in (1, 2, 3)])
+    store.close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "s.db")) as raw, raw:
+        (body,) = raw.execute("SELECT body FROM journal WHERE pos = 1").fetchone()
+        assert isinstance(body, bytes)  # compressed: flipped bytes do not decode
+        flipped = body[:4] + bytes(b ^ 0xFF for b in body[4:12]) + body[12:]
+        raw.execute("UPDATE journal SET body = ? WHERE pos = 1", (flipped,))
+    with pytest.raises(CorruptJournal, match="record 1 was altered") as found:
+        list(SqliteStore(tmp_path / "s.db", read_only=True).records(session))
+    assert found.value.whole == 1
+
+
+def test_two_texts_whose_hashes_share_a_tag_are_both_kept_and_told_apart(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    # Digests made up to share their first 8 bytes (a real collision is not at hand).
+    first, second = "ab" * 8 + "0" * 48, "ab" * 8 + "1" * 48
+    assert sqlite_blobs.tag(first) == sqlite_blobs.tag(second)
+    with store._lock, store._transaction():
+        sqlite_blobs.insert(store._db, [(first, b"one text " * 40)])
+        sqlite_blobs.insert(store._db, [(second, b"another " * 40), (first, b"not stored")])
+    with store._lock:
+        found = sqlite_blobs.fetch(store._db, [first, second, "ab" * 8 + "2" * 48])
+        count = store._db.execute("SELECT count(*) FROM blobs").fetchone()
+    store.close()
+    assert found == {first: b"one text " * 40, second: b"another " * 40}
+    assert count == (2,)

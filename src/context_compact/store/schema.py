@@ -220,8 +220,6 @@ def connect(path: str, durable: bool = False) -> sqlite3.Connection:
         # NORMAL in WAL mode survives any process crash; FULL also survives power loss.
         db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
         db.execute("PRAGMA foreign_keys = ON")
-        # Migration 0006 computes the tags of the texts it copies.
-        db.create_function("cc_blob_tag", 1, blob_tag, deterministic=True)
         migrate(db, path)
     except BaseException:
         db.close()
@@ -258,6 +256,8 @@ def connect_read_only(path: str) -> sqlite3.Connection:
 
 def migrate(db: sqlite3.Connection, where: str = "the database") -> list[str]:
     """Apply the migrations ``db`` lacks, in order; the names applied now."""
+    # Migration 0006 computes the tags of the texts it copies.
+    db.create_function("cc_blob_tag", 1, blob_tag, deterministic=True)
     db.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
     )
