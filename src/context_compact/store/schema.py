@@ -8,23 +8,27 @@ second re-checks under the write lock). Opening an up-to-date database writes no
 database that records a migration this code does not know was written by a newer version:
 opening it raises ``UnknownMigration`` naming it, rather than guessing at its tables.
 
-Tables. Every journal row carries its ``session`` and ``pos``, its position in the session's
-journal (``sessions.length`` is the next one), so the four record tables merge back into
-append order. ``body`` is the whole record as ASCII JSON with long strings moved to ``blobs``
-(``blobrefs.py``); ``messages`` also keeps the message's ``id`` and ``parent`` as columns to
-look them up. ``blobs`` holds each text once, keyed by the sha256 of its UTF-8. ``files`` is
-every path the store issued, relative to its root, with the blob it can be re-exported from
-(``file_chunks`` for appended files, in order). ``writers`` holds the lease of the process
-writing each session (``lease.py``). ``link`` (0003) chains each journal row to the one before
+Tables (as 0001-0005 made them; what later migrations changed follows). Every journal row
+carries its ``session`` and ``pos``, its position in the session's journal
+(``sessions.length`` is the next one), so the four record tables merge back into append
+order. ``body`` is the whole record as ASCII JSON with long strings moved to ``blobs``
+(``blobrefs.py``); ``messages`` also keeps the message's ``id`` and ``parent`` as columns.
+``blobs`` holds each text once, keyed by the sha256 of its UTF-8. ``files`` is every path the
+store issued, relative to its root, with the blob it can be re-exported from (``file_chunks``
+for appended files and packs, in order). ``writers`` holds the lease of the process writing
+each session (``lease.py``). ``link`` (0003) chains each journal row to the one before
 (``witness.link`` of the previous row's link and this row's ``body``; NULL in rows written
 before it), so an altered row is found by its position. ``codec`` (0004) says how a blob's
-body is stored (``sqlite_blobs.py``). Since 0006 ``blobs`` is found by ``tag`` (a hash prefix
-as an integer, not unique) rather than a unique index on ``hash``; ``files`` and
-``file_chunks`` no longer declare references to it, a pack lists its pieces' hashes in
-``files.pieces`` and an appended file's pieces are in ``file_chunks.body`` (``codec`` as in
-``blobs``; rows from before keep a ``hash`` instead). Since 0007 the journal is one table,
-``journal``, one row per append (``sqlite_journal.py``); the four record tables are gone,
-their rows copied into it.
+body is stored (``sqlite_blobs.py``).
+
+Since 0006 ``blobs`` is found by ``tag`` (a hash prefix as an integer, not unique) rather
+than a unique index on ``hash``; ``files`` and ``file_chunks`` no longer declare references to
+it, a pack lists its pieces' hashes in ``files.pieces`` and an appended file's pieces are in
+``file_chunks.body`` (``codec`` as in ``blobs``; rows from before name a ``hash`` instead).
+Since 0007 the journal is one table, ``journal``, one row per append holding its records and
+their links (``sqlite_journal.py``); the four record tables are gone, their rows copied into
+it one record a row. Both copy what was there, so a database written before still reads and
+verifies; the bytes each saves are in the migration's comment and the README's "The stores".
 """
 
 from __future__ import annotations

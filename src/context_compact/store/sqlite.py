@@ -14,6 +14,8 @@ Invariants:
 * Every text is stored once: strings of 1 KiB or more in records go to ``blobs`` by hash
   (``blobrefs.py``), and so do the texts of exported files, so persisting a tool result that
   a message already holds costs only its file; stored compressed (``sqlite_blobs.py``).
+* An append is one row of ``journal`` holding the batch's records and their chain links
+  (``sqlite_journal.py``): a turn's commit writes one b-tree's pages for its journal.
 * A file is recorded in the database before it is exported, so every issued path can be
   re-exported: ``read_text`` of a file deleted behind our back serves it from the database and
   writes it again. ``issued`` is exactly the paths in ``files`` (kept relative to root, so a
