@@ -4,6 +4,7 @@ that is not a database is one line naming it."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -68,6 +69,23 @@ def test_doctor_names_the_damaged_session_the_record_and_what_is_whole(tmp_path:
     assert (rows[bad]["unit"], rows[bad]["at"], rows[bad]["whole"]) == ("record", 2, 2)
     text = cli("doctor", workdir=tmp_path).output
     assert f"{bad}: DAMAGED" in text and "recoverable: the first 2 records" in text
+
+
+def test_doctor_finds_a_database_of_the_previous_layout_whole_once_upgraded(tmp_path: Path) -> None:
+    # Made by the code before migration 0006 (scripts/make_old_sqlite_db.py).
+    data = Path(__file__).parent.parent / "store" / "data"
+    seen = json.loads((data / "layout-0005.json").read_text(encoding="ascii"))
+    (tmp_path / ".context-compact").mkdir()
+    shutil.copy(data / "layout-0005.db", tmp_path / ".context-compact" / "sessions.db")
+    heads = tmp_path / ".context-compact" / "sessions.db-heads"
+    shutil.copytree(data / "layout-0005.db-heads", heads)
+    result = cli("doctor", "--json", workdir=tmp_path)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["integrity_check"] == "ok"
+    assert report["sessions"] == [{"id": seen["session"], "ok": True, "records": seen["records"]}]
+    damage(tmp_path, seen["session"])
+    assert cli("doctor", workdir=tmp_path).exit_code == 1
 
 
 def test_a_file_that_is_not_a_database_is_one_line_naming_it_for_every_command(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from context_compact.store import schema as schema_module
 from context_compact.store.blobrefs import externalize
 from context_compact.store.disk import blob_rel, sha256
 from context_compact.store.journal import dumps
+from context_compact.store.text import scan
 from sqlite_rows import tamper_record
 
 
@@ -190,38 +192,45 @@ def test_a_database_from_before_compression_is_migrated_and_still_read(tmp_path:
     again.close()
 
 
+def records_hash(records: list[Any]) -> str:
+    text = json.dumps(records, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
 def test_a_database_the_previous_layout_wrote_reads_verifies_and_takes_appends(
     tmp_path: Path,
 ) -> None:
-    # Written by the code before migration 0006 (scripts/make_old_sqlite_db.py): one row per
-    # record, texts under a unique hash index, a pack's pieces and an appended file in
-    # file_chunks; its witness beside it.
+    # Written by the code before migration 0006 (scripts/make_old_sqlite_db.py): an engine's
+    # session, one row per record; texts under a unique hash index; results persisted, a
+    # pack's pieces and an appended index in file_chunks; its witness beside it.
     data = Path(__file__).parent / "data"
+    seen = json.loads((data / "layout-0005.json").read_text(encoding="ascii"))
     shutil.copy(data / "layout-0005.db", tmp_path / "s.db")
     shutil.copytree(data / "layout-0005.db-heads", tmp_path / "s.db-heads")
-    (session,) = [p.name for p in (tmp_path / "s.db-heads").iterdir()]
+    session = seen["session"]
     store = SqliteStore(tmp_path / "s.db", root=tmp_path / "root")
     records = list(store.records(session))
-    assert [r["kind"] for r in records] == ["message", "message", "edit", "event", "observe"]
-    long = "an old tool result line\n" * 80
-    assert records[1]["message"]["content"] == long
-    assert [r["id"] for r in store.search(session, "OLD TOOL RESULT")] == ["m1"]
-    paths = dict(query(tmp_path / "s.db", "SELECT kind, path FROM files"))
-    expected = {"blob": long + "saved", "pack": "piece one " * 120 + long}
-    expected["append"] = "first line\nsecond line\n"
-    for kind, text in expected.items():
+    assert (len(records), records_hash(records)) == (seen["records"], seen["records_sha256"])
+    assert {r["kind"] for r in records} == {"message", "edit", "event", "note"}
+    word = "parser"
+    assert list(store.search(session, word)) == list(scan(iter(records), word))
+    for rel, digest in seen["files"].items():
         # Not exported here: each is served from the database and written out again.
-        assert store.read_text(str(store.root_path / paths[kind])) == text
-    store.append_file("index.md", "third line\n")
-    assert store.read_text(str(store.root_path / paths["append"])) == (
-        expected["append"] + "third line\n"
-    )
-    store.append(session, [{"kind": "event", "note": "after the migration"}])
+        path = str(store.root_path / rel)
+        assert store.issued(path)
+        assert hashlib.sha256(store.read_text(path).encode("utf-8")).hexdigest() == digest
+    (index,) = [rel for rel in seen["files"] if rel.endswith(".index.md")]
+    store.append_file(f"sessions/{session}.index.md", "one more line\n")
+    assert store.read_text(str(store.root_path / index)).endswith("one more line\n")
+    store.append(session, [{"kind": "note", "text": "after the migration"}])
     store.close()
-    again = SqliteStore(tmp_path / "s.db")
-    assert len(list(again.records(session))) == 6
+    again = SqliteStore(tmp_path / "s.db", read_only=True)
+    assert list(again.records(session)) == [
+        *records,
+        {"kind": "note", "text": "after the migration"},
+    ]
     again.close()
-    tamper_record(tmp_path / "s.db", session, 1, lambda body: body.replace("m0", "mX"))
+    tamper_record(tmp_path / "s.db", session, 1, lambda body: body.replace("Step", "STEP"))
     with pytest.raises(CorruptJournal, match="record 1 was altered"):
         list(SqliteStore(tmp_path / "s.db", read_only=True).records(session))
 
