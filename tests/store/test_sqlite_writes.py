@@ -286,6 +286,24 @@ def test_a_journal_row_gives_back_each_record_body_and_link_at_its_position(
     assert sqlite_journal.expand(*row[1:]) == expected
 
 
+@given(st.lists(st.integers(0, 150), min_size=1, max_size=12), st.integers(0, 1000))
+def test_a_long_append_takes_rows_of_whole_records_that_read_back_in_order(
+    sizes: list[int], pos: int
+) -> None:
+    bodies = [dumps({"pad": "x" * size}) for size in sizes]
+    links = [f"{i:032x}" for i in range(len(bodies))]
+    with pytest.MonkeyPatch.context() as small:
+        small.setattr(sqlite_journal, "ROW_CHARS", 200)
+        rows = sqlite_journal.rows("s", pos, bodies, links)
+    entries = [entry for row in rows for entry in sqlite_journal.expand(*row[1:])]
+    assert entries == [
+        (pos + i, b, link) for i, (b, link) in enumerate(zip(bodies, links, strict=True))
+    ]
+    for row in rows:
+        held = [b for at, b, _ in sqlite_journal.expand(*row[1:])]
+        assert len(held) == 1 or sum(len(b) + 1 for b in held) <= 200 + 1
+
+
 @given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.data())
 def test_reading_any_range_of_positions_gives_exactly_those_records(
     batches: list[int], data: st.DataObject

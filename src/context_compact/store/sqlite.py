@@ -224,9 +224,8 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                 head = witness.link(head, body.encode("ascii"))
                 links.append(head)
             sqlite_blobs.insert(self._db, blobs.items(), self.compress)
-            if records:
-                row = sqlite_journal.row(session, start[0], bodies, links, self.compress)
-                self._db.execute(sqlite_journal.INSERT, row)
+            rows = sqlite_journal.rows(session, start[0], bodies, links, self.compress)
+            self._db.executemany(sqlite_journal.INSERT, rows)
             self._db.execute(
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )

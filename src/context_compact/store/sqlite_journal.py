@@ -6,10 +6,12 @@ holds; ``body`` is their stored bodies (ASCII JSON, ``blobrefs.py``) joined by `
 zlib-compressed when ``codec`` is ``'zlib'``; ``links`` is each record's ``witness.link``
 (32 hex characters each) concatenated, or ``''`` for a record written before links existed.
 
+An append of more than ``ROW_CHARS`` of bodies takes several rows (whole records each).
+
 Why one row per append: a turn's records (two messages, sometimes an edit and an event) were
 3-4 rows of 300-1000 bytes in four tables, each with an index on ``(session, pos)``: every
 commit wrote the last page of up to eight b-trees, and on 512-byte pages a 400-byte row fills
-a page on its own. One row is one b-tree, its pages filled (counted from the WAL frames of
+a page on its own. Now a turn's records are one row of one b-tree, its pages filled (counted from the WAL frames of
 ``bench --store-io``: the README's "The stores" section). Rows written before 0007 were
 copied over one record a row, as they were, so their chain still verifies.
 
@@ -32,6 +34,10 @@ from .sqlite_blobs import unpack as unpack_text
 
 SEPARATOR = "\n"
 LINK_CHARS = 32  # a witness.link: blake2b-128 as hex
+ROW_CHARS = 1 << 16
+"""Bodies one row holds at most (unless one record is longer): reading any position decodes
+its whole row, so an append of a whole history (a cold start) must not be one row of
+megabytes that a search's catch-up decodes again for every page of positions."""
 DAMAGED = "\x00damaged row"  # a body no record serializes to: its link cannot match
 INSERT = "INSERT INTO journal (session, pos, count, body, links, codec) VALUES (?, ?, ?, ?, ?, ?)"
 _COVERING = (
@@ -41,6 +47,23 @@ _COVERING = (
 )
 
 Entry = tuple[int, str, str | None]  # (position, stored body, stored link or None)
+
+
+def rows(
+    session: str, pos: int, bodies: Sequence[str], links: Sequence[str], compress: bool = True
+) -> list[tuple[Any, ...]]:
+    """The ``journal`` rows of one append: one, unless its bodies pass ``ROW_CHARS``, when
+    each row holds as many whole records as fit in it (at least one)."""
+    found: list[tuple[Any, ...]] = []
+    first, size = 0, 0
+    for at, body in enumerate(bodies):
+        if at > first and size + len(body) > ROW_CHARS:
+            found.append(row(session, pos + first, bodies[first:at], links[first:at], compress))
+            first, size = at, 0
+        size += len(body) + 1
+    if bodies:
+        found.append(row(session, pos + first, bodies[first:], links[first:], compress))
+    return found
 
 
 def row(
