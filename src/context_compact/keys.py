@@ -43,10 +43,13 @@ def _default(value: Any) -> Any:
     return str(value) if dumped is value else dumped
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=_default
+)
+
+
 def canonical(message: Any) -> bytes:
-    return json.dumps(
-        message, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=_default
-    ).encode("ascii")
+    return _CANONICAL.encode(message).encode("ascii")
 
 
 def content_key(message: Any) -> str:

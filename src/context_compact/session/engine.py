@@ -85,12 +85,11 @@ class SessionEngine(SearchableLog):
         return self.journal.session_id
 
     def _open(self, session: str) -> None:
-        state = self.state
         for record in self.journal.open(session):
             if isinstance(record, MessageRecord):
-                state.add_message(record, content_key(record.message))
+                self.state.add_message(record, content_key(record.message))
             else:
-                state.apply(record)
+                self.state.apply(record)
 
     def _meta(self) -> dict[str, Any]:
         return {"engine": self.name, "policy": asdict(self.policy)}

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .. import markers
 from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..store.base import Store
+from ..store.disk import EncodedMessages
 from . import knobs, summary
 from .exports import export_media
 from .policy import SessionPolicy
@@ -105,6 +107,8 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
     counter = state.counter
     texts = {pos: text_of(block) for pos, block in unseen}
     sizes = {pos: counter.text(text) for pos, text in texts.items()}
+    # Kept for a later clearing, which then need not count these texts again.
+    state.result_sizes.update((pos, (texts[pos], size)) for pos, size in sizes.items())
     total = sum(sizes.values())
     batch_limit = int(policy.batch_budget * limit)
     cap = min(policy.large_result_limit, int(policy.large_result_share * limit))
@@ -120,7 +124,9 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
         preview = markers.persisted_preview(path, text, policy.preview_size)
         chosen.append(BlockCopy(pos[0], pos[1], path, preview))
         lines.append(markers.index_line("result", path, describe(state, pos)))
-        total += counter.text(preview) - sizes[pos]
+        shown = counter.text(preview)
+        state.result_sizes[pos] = (preview, shown)
+        total += shown - sizes[pos]
     if not chosen:
         return None
     io.index(lines)
@@ -143,13 +149,22 @@ def clear(
         starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
     )
     protect_from = min(protect_from, state.last_assistant() + 1)
+    results = state.results(state.first_kept, protect_from)
+    if futile_below is not None and _futile_anyway(state, results, futile_below):
+        return None
     candidates = []
     keep_result = knobs.protected(state, policy, force or last_resort)
-    for pos, block in state.results(state.first_kept, protect_from):
+    # Each result's text is counted once while it stays the same (a clearing runs often in a
+    # large window: recounting every result each time was most of its cost).
+    sizes = state.result_sizes
+    for pos, block in results:
         if pos in state.replaced.cleared or readable_text(block) is None or keep_result(pos):
             continue
         current = text_of(state.replaced.blocks.get(pos, block))
-        saving = state.counter.text(current) - MARKER_TOKENS
+        known = sizes.get(pos)
+        if known is None or known[0] != current:
+            known = sizes[pos] = (current, state.counter.text(current))
+        saving = known[1] - MARKER_TOKENS
         if saving > 0:
             candidates.append((pos, block, saving))
     excess = (state.measure() - target) / state.ratio
@@ -203,6 +218,17 @@ def clear(
     return BlockEdit("clear", tuple(edits), inputs)
 
 
+def _futile_anyway(
+    state: SessionState, results: list[tuple[Pos, dict[str, Any]]], mark: int
+) -> bool:
+    """Whether the view stays over ``mark`` even if every message holding one of ``results``
+    shrank to nothing: the counts the view already keeps decide it, so a cold start on a long
+    history does not size each of its results only to find clearing futile."""
+    holders = {seq for (seq, _), _ in results}
+    shrinkable = sum(state.shown.tokens[state.view_index(seq)] for seq in holders)
+    return state.measure() - shrinkable * state.ratio > mark
+
+
 def summarize(
     state: SessionState, io: PassIO, ask: summary.SummaryAsk, input_tokens: int
 ) -> SummaryEdit | None:
@@ -226,7 +252,8 @@ def effects(
     start, cut, words = plan.start, plan.cut, plan.words
     offset = len(state.prefix) - state.first_kept
     dropped = state.view[offset + start : offset + cut]
-    archive = io.store.save_messages(dropped)
+    contents = state.shown.texts[offset + start : offset + cut]
+    archive = io.store.save_messages(EncodedMessages(dropped, contents))
     sizes = state.shown.tokens[offset + start : offset + cut]
     shown = summary_view(dropped, sizes, input_tokens, archive)
     # Pinned messages stay in view verbatim: the summary need not hold them. Folded ones

@@ -2,8 +2,10 @@
 
 ``messages[i]`` is what the caller receives at position ``i``; ``keys[i]`` its content key
 (how the next call's list is recognized); ``tokens[i]`` its estimated size, ``total`` their
-sum; ``use_ids`` the tool_use ids in view (new messages may not reuse one). Changing one
-message costs one count, never a recount of the view.
+sum; ``texts[i]`` the JSON of its content the count was made on, or None
+(``TokenCounter.sized``), which the archive of a summary reuses; ``use_ids`` the tool_use
+ids in view (new messages may not reuse one). Changing one message costs one count, never a
+recount of the view.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class Shown:
         self.messages: list[Message] = []
         self.keys: list[str] = []
         self.tokens: list[int] = []
+        self.texts: list[str | None] = []
         self.total = 0
         self.use_ids: set[str] = set()
 
@@ -29,18 +32,20 @@ class Shown:
         return len(self.messages)
 
     def push(self, message: Message, key: str | None = None) -> None:
-        tokens = self.counter.count(message)
+        tokens, text = self.counter.sized(message)
         self.messages.append(message)
         self.keys.append(key or content_key(message))
         self.tokens.append(tokens)
+        self.texts.append(text)
         self.total += tokens
 
     def set(self, index: int, message: Message) -> None:
-        tokens = self.counter.count(message)
+        tokens, text = self.counter.sized(message)
         self.total += tokens - self.tokens[index]
         self.messages[index] = message
         self.keys[index] = content_key(message)
         self.tokens[index] = tokens
+        self.texts[index] = text
 
     def refill(self, messages: list[Message]) -> None:
         self.clear()

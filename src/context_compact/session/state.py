@@ -21,6 +21,7 @@ Memory is O(view): messages before ``first_kept`` leave memory when a summary co
 from __future__ import annotations
 
 import copy
+from bisect import bisect_left
 from typing import Any
 
 from ..keys import ROOT
@@ -111,6 +112,13 @@ class SessionState:
         self.turn = Turn()
         self.replaced = Replaced()
         self.pinned = Pinned()
+        # Tokens of each result's readable text, by position, with the text they were counted
+        # on (``passes.persist`` sizes each new result, ``passes.clear`` any it finds unsized).
+        self.result_sizes: dict[Pos, tuple[str, int]] = {}
+        # Where the logged assistant messages and the users' tool_result blocks are, from
+        # ``first_kept`` on (kept as messages arrive: a clearing need not scan the view).
+        self._answers: list[int] = []
+        self._results: list[Pos] = []
         self.shown = Shown(self.counter)
         # Every tool_use id of the conversation, also those a summary took out of the view: a
         # caller that passes its full history must not reuse one (check() of that history).
@@ -161,29 +169,24 @@ class SessionState:
         return round(self.estimate() * self.ratio)
 
     def last_assistant(self) -> int:
-        for seq in range(self.n - 1, self.first_kept - 1, -1):
-            if self.msgs[seq].get("role") == "assistant":
-                return seq
-        return self.first_kept - 1
+        answers = self._answers
+        return answers[-1] if answers and answers[-1] >= self.first_kept else self.first_kept - 1
 
     def legal_cut(self, seq: int) -> bool:
         return self.turn.legal_cut(seq, self.msgs[seq])
 
     def turn_starts(self) -> list[int]:
-        return [
-            seq
-            for seq in range(self.first_kept, self.n)
-            if self.msgs[seq].get("role") == "assistant"
-        ]
+        """The positions of the assistant messages in view, in order."""
+        return self._answers[bisect_left(self._answers, self.first_kept) :]
 
     def results(self, start: int, stop: int) -> list[tuple[Pos, dict[str, Any]]]:
-        return [
-            ((seq, bi), block)
-            for seq in range(max(start, self.first_kept), stop)
-            if self.msgs[seq].get("role") == "user"
-            for bi, block in enumerate(blocks(self.msgs[seq]))
-            if block_type(block) == "tool_result"
-        ]
+        """The tool_result blocks of user messages logged from ``start`` (at least
+        ``first_kept``) to ``stop``, by position, in order."""
+        at = self._results
+        lo = bisect_left(at, (max(start, self.first_kept), -1))
+        hi = bisect_left(at, (stop, -1), lo)
+        msgs = self.msgs
+        return [((seq, bi), msgs[seq]["content"][bi]) for seq, bi in at[lo:hi]]
 
     # -- changing ----------------------------------------------------------------------
     def _set_view(self, index: int, message: Message) -> None:
@@ -209,6 +212,13 @@ class SessionState:
                 self.first_request = seq
             self.latest_request = seq
         self.turn.logged(seq, message)
+        role = message.get("role")
+        if role == "assistant":
+            self._answers.append(seq)
+        elif role == "user":
+            self._results += [
+                (seq, bi) for bi, b in enumerate(blocks(message)) if block_type(b) == "tool_result"
+            ]
         ids = [b["id"] for b in blocks(message) if block_type(b) == "tool_use"]
         self.shown.use_ids.update(ids)
         self.log_use_ids.update(ids)
@@ -247,6 +257,10 @@ class SessionState:
         for seq in [s for s in self.msgs if s < cut and s not in keep]:
             del self.msgs[seq]
         self.replaced.forget_before(cut, keep)
+        sizes = self.result_sizes
+        self.result_sizes = {p: v for p, v in sizes.items() if p[0] >= cut or p[0] in keep}
+        del self._answers[: bisect_left(self._answers, cut)]
+        del self._results[: bisect_left(self._results, (cut, -1))]
         self.first_kept = cut
         if edit.closes:
             self.turn.close()

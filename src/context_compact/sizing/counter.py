@@ -38,8 +38,12 @@ FRAMING = 4  # per-message framing (role, separators) costs a few tokens on ever
 RECENT = 64  # more than the messages one agent step appends
 
 
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)  # built once: dumps builds one a call
+
+
 def to_json(value: Any) -> str:
-    return json.dumps(value, default=str, ensure_ascii=False)
+    """``json.dumps(value, default=str, ensure_ascii=False)``."""
+    return _ENCODER.encode(value)
 
 
 class TokenCounter:
@@ -79,13 +83,25 @@ class TokenCounter:
 
     def count(self, message: Any) -> int:
         """Tokens of one message, uncached (for callers that keep the count themselves)."""
+        return self.sized(message)[0]
+
+    def sized(self, message: Any) -> tuple[int, str | None]:
+        """``count(message)`` and the text it was counted on when that is ``to_json`` of the
+        message's own content (no media or converter metadata taken out), else None: the
+        caller that keeps it need not encode the message again (``store.disk.jsonl``)."""
+        content, media = _parts(message)
+        visible = model_visible(content)
+        text = to_json(visible)
+        own = text if isinstance(message, dict) and visible is message.get("content") else None
         if self.exact:
-            content, media = _parts(message)
-            return self._count(to_json(model_visible(content))) + media + FRAMING
-        raw, kind, fixed = self._measure(message)
+            return self._count(text) + media + FRAMING, own
+        raw, kind = profile(text)
+        key = id(message)
+        self._recent.pop(key, None)
+        _remember(self._recent, key, (message, raw, kind, media + FRAMING), RECENT)
         if self.calibration.neutral:
-            return raw + fixed
-        return round(raw * self.calibration.factors[kind]) + fixed
+            return raw + media + FRAMING, own
+        return round(raw * self.calibration.factors[kind]) + media + FRAMING, own
 
     def message(self, message: Any) -> int:
         """Tokens of one message, cached by identity (until the factors change)."""

@@ -36,6 +36,7 @@ import hashlib
 import os
 import re
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +70,29 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class EncodedMessages(list[Any]):
+    """Messages with the JSON of some of their contents already made (``lines[i]``: the
+    ``to_json`` of ``self[i]["content"]``, or None): ``jsonl`` writes the same bytes as for
+    a plain list without encoding those contents again. The caller vouches for the texts."""
+
+    def __init__(self, messages: list[Any], contents: list[str | None]) -> None:
+        super().__init__(messages)
+        self.contents = contents
+
+
+def _line(message: Any, content: str | None) -> str:
+    # to_json of {"role": r, "content": c} is exactly this when c's JSON is already made.
+    if content is not None and isinstance(message, dict) and len(message) == 2:
+        role = message.get("role")
+        if isinstance(role, str) and next(iter(message)) == "role" and "content" in message:
+            return f'{{"role": {to_json(role)}, "content": {content}}}'
+    return to_json(message)
+
+
 def jsonl(messages: list[Any]) -> str:
     # to_json, not strict JSON: the seed's transcripts stringify what JSON cannot hold.
+    if isinstance(messages, EncodedMessages):
+        return "".join(_line(m, t) + "\n" for m, t in zip(messages, messages.contents, strict=True))
     return "".join(to_json(m) + "\n" for m in messages)
 
 
@@ -138,10 +160,22 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def write_all(fd: int, data: bytes | Sequence[bytes]) -> None:
+    """All of ``data`` (bytes, or pieces written as one ``writev``: a long journal line is
+    not copied whole just to add its frame)."""
+    if isinstance(data, bytes):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        return
+    pieces = [memoryview(piece) for piece in data if piece]
+    while pieces:
+        done = os.writev(fd, pieces)
+        while pieces and done >= len(pieces[0]):
+            done -= len(pieces[0])
+            pieces.pop(0)
+        if pieces and done:
+            pieces[0] = pieces[0][done:]
 
 
 PRIVATE_FILE = 0o600
@@ -210,8 +244,11 @@ def _link_refused(error: OSError, path: Path) -> OSError:
     )
 
 
-def append_bytes(path: Path, data: bytes, durable: bool = False, mode: int = PRIVATE_FILE) -> None:
-    """Add ``data`` at the end of ``path`` with one ``write`` (O_APPEND: also across processes);
+def append_bytes(
+    path: Path, data: bytes | Sequence[bytes], durable: bool = False, mode: int = PRIVATE_FILE
+) -> None:
+    """Add ``data`` at the end of ``path`` with one ``write`` or ``writev`` (O_APPEND: also
+    across processes);
     a symbolic link at ``path`` is refused (``OSError`` ELOOP), never followed."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     created = durable and not path.exists()

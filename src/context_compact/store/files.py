@@ -196,7 +196,8 @@ class FileStore(DiskFiles, FileSearch):
         count, head = self._heads.get(session) or self._load(session)[1]
         batch = dumps(records).encode("ascii")
         link = witness.link(head, batch)
-        line = b'{"batch":' + batch + b',"link":"' + link.encode("ascii") + b'"}\n'
+        line = (b'{"batch":', batch, b',"link":"' + link.encode("ascii") + b'"}\n')
+        length = sum(map(len, line))
         path = self.inside(f"{SESSIONS}/{session}.jsonl")
         size = _size(path)
         known = self._sizes.get(session)
@@ -209,7 +210,7 @@ class FileStore(DiskFiles, FileSearch):
             self._repaired.discard(session)
             self._sizes.pop(session, None)
             raise
-        self._sizes[session] = size + len(line)
+        self._sizes[session] = size + length
         self._heads[session] = (count + 1, link)
         witness.write(self._head_path(session), count + 1, link, self.durable, self.file_mode)
 

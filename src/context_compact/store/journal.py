@@ -47,8 +47,12 @@ def shown_id(session: object, limit: int = 60) -> str:
     return f"{text[: limit - 1]}…{size}"
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+
+
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    """``json.dumps(value, ensure_ascii=True, separators=(",", ":"))``."""
+    return _ENCODER.encode(value)
 
 
 def utc_now() -> str:
