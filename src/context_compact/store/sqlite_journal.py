@@ -11,9 +11,9 @@ An append of more than ``ROW_CHARS`` of bodies takes several rows (whole records
 Why one row per append: a turn's records (two messages, sometimes an edit and an event) were
 3-4 rows of 300-1000 bytes in four tables, each with an index on ``(session, pos)``: every
 commit wrote the last page of up to eight b-trees, and on 512-byte pages a 400-byte row fills
-a page on its own. Now a turn's records are one row of one b-tree, its pages filled (counted from the WAL frames of
-``bench --store-io``: the README's "The stores" section). Rows written before 0007 were
-copied over one record a row, as they were, so their chain still verifies.
+a page on its own. Now a turn's records are one row of one b-tree, its pages filled (counted
+from the WAL frames of ``bench --store-io``: the README's "The stores" section). Rows written
+before 0007 were copied over one record a row, as they were, so their chain still verifies.
 
 Invariants: ``expand`` gives back exactly ``count`` ``(pos, body, link)`` triples per row, at
 consecutive positions from the row's ``pos``, as ``journal_rows.check_chain`` reads them; a
