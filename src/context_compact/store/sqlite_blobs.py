@@ -16,8 +16,9 @@ for a turn's ~9 KB of results; ``SqliteStore(compress=False)`` stores texts as t
 
 Found by ``tag`` (migration 0006): the first 8 bytes of the hash as a signed integer, in a
 plain (not unique) index. The hash itself is not indexed: a 64-character key filled a
-512-byte index page with 5 entries, so each new text split pages at random places of a deep
-tree (~3 page writes per text, counted from the WAL); an integer key fills 25-30 a page.
+512-byte index page with ~5 entries, so each new text split pages at random places of a deep
+tree (~3 index pages written per new text, counted from the WAL's frames); an integer entry
+is ~16 bytes, and the same texts cost ~1.8 pages each (``scripts/sqlite_wal_frames.py``).
 Rows are appended in rowid order, so a turn's texts share the table's last page. A lookup
 compares the whole hash, so two texts whose tags collide are both found and told apart.
 Without a unique key a text is stored once because ``insert`` looks it up first inside the
@@ -136,7 +137,8 @@ def file_bytes(db: sqlite3.Connection, rel: str) -> bytes | None:
     if pieces:
         hashes = [pieces[at : at + HEX] for at in range(0, len(pieces), HEX)]
         texts = fetch(db, hashes)
-        return b"".join(texts[h] for h in hashes if h in texts)
+        kept = [texts[h] for h in hashes if h in texts]
+        return b"".join(kept) if kept else None
     chunks = db.execute(
         "SELECT hash, body, codec FROM file_chunks WHERE path = ? ORDER BY seq", (rel,)
     ).fetchall()
