@@ -26,6 +26,7 @@ from context_compact.bench.workload import synthetic_session
 from context_compact.policy import Policy
 from context_compact.store import CorruptJournal, SqliteStore, sqlite_blobs, sqlite_journal, witness
 from context_compact.store import schema as schema_module
+from context_compact.store import sqlite as sqlite_store
 from context_compact.store.blobrefs import externalize
 from context_compact.store.disk import blob_rel, sha256
 from context_compact.store.journal import dumps
@@ -356,3 +357,24 @@ def test_two_texts_whose_hashes_share_a_tag_are_both_kept_and_told_apart(tmp_pat
     store.close()
     assert found == {first: b"one text " * 40, second: b"another " * 40}
     assert count == (2,)
+
+
+def wal_restarts(db: Path) -> int:
+    """How many times the WAL was restarted from its start (its header's checkpoint count)."""
+    return int.from_bytes(Path(f"{db}-wal").read_bytes()[12:16], "big")
+
+
+def test_the_wal_restarts_after_the_background_checkpoints_instead_of_growing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_store, "CHECKPOINT_EVERY", 16)
+    store = SqliteStore(tmp_path / "s.db")
+    session = store.create_session({})
+    assert wal_restarts(store.db_path) == 0
+    # Appends back to back race each background checkpoint; a WAL that was never wholly
+    # copied when a write started is never restarted, only grows (sqlite_tx.Checkpointer).
+    for n in range(600):
+        store.append(session, [{"kind": "note", "pad": "x" * 2_000, "n": n}])
+    assert wal_restarts(store.db_path) > 0
+    assert [r["n"] for r in store.records(session)] == list(range(600))
+    store.close()

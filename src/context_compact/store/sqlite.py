@@ -237,15 +237,8 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         self._appends += 1
         if self._appends % CHECKPOINT_EVERY == 0:
             if self._checkpointer is None:
-                self._checkpointer = Checkpointer(str(self.db_path))
+                self._checkpointer = Checkpointer(str(self.db_path), self._lock)
             self._checkpointer.wake()
-        elif self._appends % CHECKPOINT_EVERY == CHECKPOINT_EVERY // 2:
-            # The background checkpoint copies most pages but races our next write, so the WAL
-            # is never fully copied when a write starts and never restarts (measured: 78 MB of
-            # WAL after 1,000 turns). Finishing the copy here is cheap, and lets the next write
-            # restart it (and cut it to journal_size_limit).
-            with self._lock:
-                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def records(self, session: str) -> Iterator[Record]:
         missing = KeyError(f"no session {session!r} in {self.db_path}")
