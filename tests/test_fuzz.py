@@ -44,8 +44,9 @@ COUNTER = TokenCounter()
 # Known gaps (RELIABILITY.md): the OpenHands peer renders tool calls as events and can still
 # condense a thinking turn's opener away while keeping a later message of the turn; the
 # LangChain summarizer's model keeps the last 20 messages as LangChain does, wherever that
-# cuts a turn.
-THINKING_GAPS = ("openhands-summarizer", "langchain-summarizer")
+# cuts a turn; the LlamaIndex buffer's model, as LlamaIndex does, moves the assistant
+# messages that would open the kept history into the summary, a turn's opener included.
+THINKING_GAPS = ("openhands-summarizer", "langchain-summarizer", "llamaindex-summary")
 EXAMPLES = max(200, settings.default.max_examples)
 STATS: Counter[str] = Counter()
 

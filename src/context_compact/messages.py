@@ -11,6 +11,7 @@ message and a new list (``replace_block``); untouched messages are shared, never
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +23,21 @@ Block = dict[str, Any]
 FORMAT_META = "openai"
 PASSTHROUGH = "passthrough"
 """The block type a format uses for what we cannot read and pass through whole."""
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def clone(value: Any) -> Any:
+    """A private deep copy of JSON-shaped data (several times faster than ``copy.deepcopy``
+    on messages); anything else is deep-copied the slow way."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    if isinstance(value, _ATOMS):
+        return value
+    return copy.deepcopy(value)
 
 
 def model_visible(content: Any) -> Any:

@@ -157,7 +157,7 @@ class SessionEngine(SearchableLog):
 
     def view(self) -> list[Message]:
         """The request as it stands (after a resume: what the stopped process would send)."""
-        out = list(self.state.view)
+        out = list(self.state.shown.owned())
         self.recognizer.prime(out, self.state.shown.keys)
         self._returned = (len(out), self.state.estimate())
         return out

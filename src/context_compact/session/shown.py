@@ -6,12 +6,17 @@ sum; ``texts[i]`` the JSON of its content the count was made on, or None
 (``TokenCounter.sized``), which the archive of a summary reuses; ``use_ids`` the tool_use
 ids in view (new messages may not reuse one). Changing one message costs one count, never a
 recount of the view.
+
+A message pushed ``shared`` is the log's own object, not yet a copy: ``owned()`` copies those
+still in view before the view goes out, so a long history passed at once copies only what
+stays (a cold start summarizes the rest away), and the caller never holds an object of the
+log.
 """
 
 from __future__ import annotations
 
 from ..keys import content_key
-from ..messages import Message, block_type, blocks
+from ..messages import Message, block_type, blocks, clone
 from ..sizing import TokenCounter
 
 
@@ -25,14 +30,17 @@ class Shown:
         self.keys: list[str] = []
         self.tokens: list[int] = []
         self.texts: list[str | None] = []
+        self.shared: set[int] = set()
         self.total = 0
         self.use_ids: set[str] = set()
 
     def __len__(self) -> int:
         return len(self.messages)
 
-    def push(self, message: Message, key: str | None = None) -> None:
+    def push(self, message: Message, key: str | None = None, shared: bool = False) -> None:
         tokens, text = self.counter.sized(message)
+        if shared:
+            self.shared.add(len(self.messages))
         self.messages.append(message)
         self.keys.append(key or content_key(message))
         self.tokens.append(tokens)
@@ -42,10 +50,18 @@ class Shown:
     def set(self, index: int, message: Message) -> None:
         tokens, text = self.counter.sized(message)
         self.total += tokens - self.tokens[index]
+        self.shared.discard(index)
         self.messages[index] = message
         self.keys[index] = content_key(message)
         self.tokens[index] = tokens
         self.texts[index] = text
+
+    def owned(self) -> list[Message]:
+        """The view, every message in it a private copy (see the module docstring)."""
+        for index in self.shared:
+            self.messages[index] = clone(self.messages[index])
+        self.shared.clear()
+        return self.messages
 
     def refill(self, messages: list[Message]) -> None:
         self.clear()

@@ -20,12 +20,11 @@ Memory is O(view): messages before ``first_kept`` leave memory when a summary co
 
 from __future__ import annotations
 
-import copy
 from bisect import bisect_left
 from typing import Any
 
 from ..keys import ROOT
-from ..messages import Message, block_type, blocks, is_request
+from ..messages import Message, block_type, blocks, clone, is_request
 from ..sizing import TokenCounter
 from .pinned import Pinned, answer_message
 from .records import (
@@ -41,19 +40,6 @@ from .shown import Shown
 from .turn import Turn
 
 Pos = tuple[int, int]
-_ATOMS = (str, int, float, bool, type(None))
-
-
-def clone(value: Any) -> Any:
-    """A private deep copy of JSON-shaped data (several times faster than ``copy.deepcopy``
-    on messages); anything else is deep-copied the slow way."""
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone(v) for v in value]
-    if isinstance(value, _ATOMS):
-        return value
-    return copy.deepcopy(value)
 
 
 class Replaced:
@@ -222,7 +208,7 @@ class SessionState:
         ids = [b["id"] for b in blocks(message) if block_type(b) == "tool_use"]
         self.shown.use_ids.update(ids)
         self.log_use_ids.update(ids)
-        self.shown.push(clone(message), key)
+        self.shown.push(message, key, shared=True)
 
     def learn_kinds(self, length: int, real: int) -> dict[str, float] | None:
         """Teach the counter's factors per kind of text what the API counted for the messages
