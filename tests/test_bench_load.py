@@ -9,7 +9,6 @@ lost message and a damaged view.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,8 @@ from click.testing import CliRunner
 
 from context_compact.bench.load import LoadConfig, SessionRun, drive, run_load, verify
 from context_compact.cli import main
+from context_compact.store import SqliteStore
+from sqlite_rows import tamper_record
 
 SMOKE = LoadConfig(sessions=20, processes=2, sessions_per_process=20, turns=4)
 
@@ -39,14 +40,12 @@ def test_the_check_catches_a_lost_message_and_a_wrong_view(tmp_path: Path) -> No
     db = tmp_path / "load.db"
     runs, _ = drive(range(3), db, SMOKE)
     assert verify(db, runs, SMOKE)["replayed"] == 3
-    connection = sqlite3.connect(db)
-    with connection:
-        connection.execute(
-            "DELETE FROM messages WHERE session = ? AND pos = "
-            "(SELECT MAX(pos) FROM messages WHERE session = ?)",
-            (runs[0].session, runs[0].session),
-        )
-    connection.close()
+    reader = SqliteStore(db, read_only=True)
+    logged = list(reader.records(runs[0].session))
+    reader.close()
+    # The last message logged (the journal's last records may be edits or events).
+    last = max(pos for pos, record in enumerate(logged) if record["kind"] == "message")
+    tamper_record(db, runs[0].session, last)
     wrong = SessionRun(**{**runs[1].__dict__, "view": "0" * 64})
     checked = verify(db, [runs[0], wrong, runs[2]], SMOKE)
     assert checked["replayed"] == 2 and checked["resumed"] == 1

@@ -61,8 +61,9 @@ def flipped_text(db: Path) -> None:
 def flipped_page(db: Path) -> None:
     """A few flipped bytes in a b-tree page header: SQLite finds the image malformed."""
     data = checkpointed(db)
-    for page in range(1, len(data) // 4096):
-        data[page * 4096] = 0x01  # not a valid page type
+    size = int.from_bytes(data[16:18], "big")  # the database header's page size
+    for page in range(1, len(data) // size):
+        data[page * size] = 0x01  # not a valid page type
     db.write_bytes(data)
 
 

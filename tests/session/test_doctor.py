@@ -4,6 +4,7 @@ that is not a database is one line naming it."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -12,6 +13,7 @@ from context_compact import Compactor, Policy
 from context_compact.cli import main
 from context_compact.store import workdir_store
 from histories import call, results, user
+from sqlite_rows import tamper_record
 
 
 def cli(*args: str, workdir: Path) -> Result:
@@ -33,13 +35,8 @@ def two_sessions(workdir: Path) -> tuple[str, str]:
 
 
 def damage(workdir: Path, session: str) -> None:
-    """Delete one logged message row behind the store's back."""
-    import sqlite3
-
-    db = sqlite3.connect(workdir / ".context-compact" / "sessions.db")
-    db.execute("DELETE FROM messages WHERE session = ? AND pos = 2", (session,))
-    db.commit()
-    db.close()
+    """Delete one logged message behind the store's back."""
+    tamper_record(workdir / ".context-compact" / "sessions.db", session, 2)
 
 
 def test_sessions_inspect_and_export_name_a_damaged_session_and_the_others_stay_usable(
@@ -72,6 +69,23 @@ def test_doctor_names_the_damaged_session_the_record_and_what_is_whole(tmp_path:
     assert (rows[bad]["unit"], rows[bad]["at"], rows[bad]["whole"]) == ("record", 2, 2)
     text = cli("doctor", workdir=tmp_path).output
     assert f"{bad}: DAMAGED" in text and "recoverable: the first 2 records" in text
+
+
+def test_doctor_finds_a_database_of_the_previous_layout_whole_once_upgraded(tmp_path: Path) -> None:
+    # Made by the code before migration 0006 (scripts/make_old_sqlite_db.py).
+    data = Path(__file__).parent.parent / "store" / "data"
+    seen = json.loads((data / "layout-0005.json").read_text(encoding="ascii"))
+    (tmp_path / ".context-compact").mkdir()
+    shutil.copy(data / "layout-0005.db", tmp_path / ".context-compact" / "sessions.db")
+    heads = tmp_path / ".context-compact" / "sessions.db-heads"
+    shutil.copytree(data / "layout-0005.db-heads", heads)
+    result = cli("doctor", "--json", workdir=tmp_path)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["integrity_check"] == "ok"
+    assert report["sessions"] == [{"id": seen["session"], "ok": True, "records": seen["records"]}]
+    damage(tmp_path, seen["session"])
+    assert cli("doctor", workdir=tmp_path).exit_code == 1
 
 
 def test_a_file_that_is_not_a_database_is_one_line_naming_it_for_every_command(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from store_helpers import big_text, turn, whole_turns
 
-from context_compact.store import SqliteStore, UnknownMigration
+from context_compact.store import SqliteStore, UnknownMigration, sqlite_journal
 from context_compact.store import schema as schema_module
 
 
@@ -33,15 +33,15 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def test_each_kind_of_record_goes_to_its_table(store: SqliteStore) -> None:
+def test_each_append_is_one_journal_row_of_all_its_records(store: SqliteStore) -> None:
     session = store.create_session({})
     store.append(session, [*turn(0), {"kind": "observe", "tokens": 5}])
+    store.append(session, [{"kind": "event", "note": "second"}])
     db = store.db_path
-    assert query(db, "SELECT pos, id, parent FROM messages") == [(0, "m0", None)]
-    assert query(db, "SELECT pos FROM edits") == [(1,)]
-    assert query(db, "SELECT pos FROM events") == [(2,)]
-    assert query(db, "SELECT pos, kind FROM records") == [(3, "observe")]
-    assert query(db, "SELECT length FROM sessions") == [(4,)]
+    assert query(db, "SELECT pos, count FROM journal ORDER BY pos") == [(0, 4), (4, 1)]
+    assert query(db, "SELECT length FROM sessions") == [(5,)]
+    kinds = [record["kind"] for record in store.records(session)]
+    assert kinds == ["message", "edit", "event", "observe", "event"]
 
 
 def test_a_long_string_in_a_message_is_stored_once_as_a_blob(store: SqliteStore) -> None:
@@ -53,7 +53,8 @@ def test_a_long_string_in_a_message_is_stored_once_as_a_blob(store: SqliteStore)
     store.save_blob(text)
     db = store.db_path
     assert query(db, "SELECT count(*) FROM blobs WHERE hash = ?", digest(text)) == [(1,)]
-    assert all(text not in body for (body,) in query(db, "SELECT body FROM messages"))
+    rows = query(db, "SELECT pos, count, body, links, codec FROM journal")
+    assert all(text not in body for row in rows for _, body, _ in sqlite_journal.expand(*row))
     assert query(db, "SELECT hash FROM files WHERE path LIKE '%sha256-%'") == [(digest(text),)]
     assert store.read_text(path) == text
     assert list(store.records(session))[1]["message"]["content"] == text
@@ -112,7 +113,9 @@ def test_files_are_recorded_relative_to_root(store: SqliteStore) -> None:
 def test_the_connection_uses_wal_and_the_schema_checks_references(store: SqliteStore) -> None:
     assert query(store.db_path, "PRAGMA journal_mode") == [("wal",)]
     with pytest.raises(sqlite3.IntegrityError):
-        store._db.execute("INSERT INTO edits (session, pos, body) VALUES ('none', 0, '{}')")
+        store._db.execute(
+            "INSERT INTO journal (session, pos, count, body, links) VALUES ('none', 0, 1, '{}', '')"
+        )
 
 
 def test_opening_a_migrated_database_again_changes_nothing(tmp_path: Path) -> None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -20,8 +24,14 @@ from context_compact import Compactor
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.workload import synthetic_session
 from context_compact.policy import Policy
-from context_compact.store import SqliteStore, sqlite_blobs
+from context_compact.store import CorruptJournal, SqliteStore, sqlite_blobs, sqlite_journal, witness
 from context_compact.store import schema as schema_module
+from context_compact.store import sqlite as sqlite_store
+from context_compact.store.blobrefs import externalize
+from context_compact.store.disk import blob_rel, sha256
+from context_compact.store.journal import dumps
+from context_compact.store.text import scan
+from sqlite_rows import tamper_record
 
 
 def query(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -132,37 +142,98 @@ def test_a_process_killed_inside_a_turn_leaves_neither_its_files_nor_its_records
     after.close()
 
 
-def test_a_database_from_before_compression_is_migrated_and_still_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def old_database(db: Path, migrations: int, page_size: int) -> None:
+    """The database the first ``migrations`` migrations make (the layout of that version)."""
+    with pytest.MonkeyPatch.context() as old:
+        old.setattr(schema_module, "MIGRATIONS", schema_module.MIGRATIONS[:migrations])
+        old.setattr(schema_module, "PAGE_SIZE", page_size)
+        schema_module.connect(str(db)).close()
+
+
+def test_a_database_from_before_compression_is_migrated_and_still_read(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     text = "an old tool result\n" * 300
-    with monkeypatch.context() as old:
-        # As version 0003 wrote it: no codec column, the index on ids, 4096-byte pages.
-        old.setattr(schema_module, "MIGRATIONS", schema_module.MIGRATIONS[:3])
-        old.setattr(schema_module, "PAGE_SIZE", 4096)
-        old.setattr(sqlite_blobs, "INSERT", "INSERT INTO blobs (hash, size, body) VALUES (?, ?, ?)")
-        old.setattr(
-            sqlite_blobs, "row", lambda data, digest=None, compress=True: (digest, len(data), data)
+    record = {"kind": "message", "seq": 0, "message": {"role": "user", "content": text}}
+    # As version 0003 wrote it: one row per record, its text as it is (no codec column),
+    # the index on ids, 4096-byte pages.
+    old_database(db, 3, 4096)
+    texts: dict[str, bytes] = {}
+    body = dumps(externalize(record, texts))
+    saved = (text + "!").encode()
+    texts[sha256(saved)] = saved
+    rel = blob_rel(sha256(saved))
+    with contextlib.closing(sqlite3.connect(db)) as raw, raw:
+        raw.execute("INSERT INTO sessions (id, created, meta, length) VALUES ('s1', 't', '{}', 1)")
+        raw.execute(
+            "INSERT INTO messages (session, pos, id, parent, body, link) VALUES (?, 0, ?, ?, ?, ?)",
+            ("s1", None, None, body, witness.link(witness.ROOT, body.encode("ascii"))),
         )
-        store = SqliteStore(db)
-        session = store.create_session({})
-        record = {"kind": "message", "seq": 0, "message": {"role": "user", "content": text}}
-        store.append(session, [record])
-        path = store.save_blob(text + "!")
-        store.close()
+        raw.executemany(
+            "INSERT INTO blobs (hash, size, body) VALUES (?, ?, ?)",
+            [(d, len(data), data) for d, data in texts.items()],
+        )
+        raw.execute(
+            "INSERT INTO files (path, kind, hash, size) VALUES (?, 'blob', ?, ?)",
+            (rel, sha256(saved), len(saved)),
+        )
     assert query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_id'") == [(1,)]
     store = SqliteStore(db)
     names = [name for (name,) in query(db, "SELECT name FROM schema_migrations")]
     assert names == [name for name, _ in schema_module.MIGRATIONS]
-    assert query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_id'") == [(0,)]
+    assert query(db, "SELECT count(*) FROM sqlite_master WHERE name = 'messages'") == [(0,)]
     assert query(db, "PRAGMA page_size") == [(4096,)]
     assert query(db, "SELECT count(*) FROM blobs WHERE codec IS NULL") == [(2,)]
-    assert list(store.records(session)) == [record]
-    assert [r["seq"] for r in store.search(session, "OLD TOOL")] == [0]
-    os.remove(path)
-    assert store.read_text(path) == text + "!"
+    assert list(store.records("s1")) == [record]
+    assert [r["seq"] for r in store.search("s1", "OLD TOOL")] == [0]
+    assert store.read_text(str(store.root_path / rel)) == text + "!"
+    store.append("s1", [{"kind": "event", "note": "after"}])
     store.close()
+    again = SqliteStore(db, read_only=True)
+    assert [r["kind"] for r in again.records("s1")] == ["message", "event"]
+    again.close()
+
+
+def records_hash(records: list[Any]) -> str:
+    text = json.dumps(records, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def test_a_database_the_previous_layout_wrote_reads_verifies_and_takes_appends(
+    tmp_path: Path,
+) -> None:
+    # Written by the code before migration 0006 (scripts/make_old_sqlite_db.py): an engine's
+    # session, one row per record; texts under a unique hash index; results persisted, a
+    # pack's pieces and an appended index in file_chunks; its witness beside it.
+    data = Path(__file__).parent / "data"
+    seen = json.loads((data / "layout-0005.json").read_text(encoding="ascii"))
+    shutil.copy(data / "layout-0005.db", tmp_path / "s.db")
+    shutil.copytree(data / "layout-0005.db-heads", tmp_path / "s.db-heads")
+    session = seen["session"]
+    store = SqliteStore(tmp_path / "s.db", root=tmp_path / "root")
+    records = list(store.records(session))
+    assert (len(records), records_hash(records)) == (seen["records"], seen["records_sha256"])
+    assert {r["kind"] for r in records} == {"message", "edit", "event", "note"}
+    word = "parser"
+    assert list(store.search(session, word)) == list(scan(iter(records), word))
+    for rel, digest in seen["files"].items():
+        # Not exported here: each is served from the database and written out again.
+        path = str(store.root_path / rel)
+        assert store.issued(path)
+        assert hashlib.sha256(store.read_text(path).encode("utf-8")).hexdigest() == digest
+    (index,) = [rel for rel in seen["files"] if rel.endswith(".index.md")]
+    store.append_file(f"sessions/{session}.index.md", "one more line\n")
+    assert store.read_text(str(store.root_path / index)).endswith("one more line\n")
+    store.append(session, [{"kind": "note", "text": "after the migration"}])
+    store.close()
+    again = SqliteStore(tmp_path / "s.db", read_only=True)
+    assert list(again.records(session)) == [
+        *records,
+        {"kind": "note", "text": "after the migration"},
+    ]
+    again.close()
+    tamper_record(tmp_path / "s.db", session, 1, lambda body: body.replace("Step", "STEP"))
+    with pytest.raises(CorruptJournal, match="record 1 was altered"):
+        list(SqliteStore(tmp_path / "s.db", read_only=True).records(session))
 
 
 def test_a_new_database_has_small_pages(tmp_path: Path) -> None:
@@ -187,3 +258,123 @@ def test_a_read_only_store_refuses_a_file_inside_a_turn_before_writing_it(tmp_pa
         reader.save_blob("not written")
     assert not (tmp_path / ".task_outputs").exists()
     reader.close()
+
+
+ascii_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(
+    st.lists(ascii_json, min_size=1, max_size=6),
+    st.integers(0, 10**6),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_a_journal_row_gives_back_each_record_body_and_link_at_its_position(
+    values: list[Any], pos: int, compress: bool, rng: Any
+) -> None:
+    bodies = [dumps({"kind": "note", "value": value}) for value in values]
+    links = [f"{rng.getrandbits(128):032x}" for _ in bodies]
+    row = sqlite_journal.row("s", pos, bodies, links, compress)
+    expected = [
+        (pos + i, body, link) for i, (body, link) in enumerate(zip(bodies, links, strict=True))
+    ]
+    assert sqlite_journal.expand(*row[1:]) == expected
+
+
+@given(st.lists(st.integers(0, 150), min_size=1, max_size=12), st.integers(0, 1000))
+def test_a_long_append_takes_rows_of_whole_records_that_read_back_in_order(
+    sizes: list[int], pos: int
+) -> None:
+    bodies = [dumps({"pad": "x" * size}) for size in sizes]
+    links = [f"{i:032x}" for i in range(len(bodies))]
+    with pytest.MonkeyPatch.context() as small:
+        small.setattr(sqlite_journal, "ROW_CHARS", 200)
+        rows = sqlite_journal.rows("s", pos, bodies, links)
+    entries = [entry for row in rows for entry in sqlite_journal.expand(*row[1:])]
+    assert entries == [
+        (pos + i, b, link) for i, (b, link) in enumerate(zip(bodies, links, strict=True))
+    ]
+    for row in rows:
+        held = [b for at, b, _ in sqlite_journal.expand(*row[1:])]
+        assert len(held) == 1 or sum(len(b) + 1 for b in held) <= 200 + 1
+
+
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=8), st.data())
+def test_reading_any_range_of_positions_gives_exactly_those_records(
+    batches: list[int], data: st.DataObject
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        store = SqliteStore(Path(folder) / "s.db")
+        session = store.create_session({})
+        n = 0
+        for size in batches:
+            store.append(session, [{"kind": "note", "n": n + i} for i in range(size)])
+            n += size
+        start = data.draw(st.integers(0, n))
+        stop = data.draw(st.integers(start, n + 2))
+        with store._lock:
+            read = sqlite_journal.read(store._db, session, start, stop)
+            picked = data.draw(st.lists(st.integers(0, n + 1), max_size=6))
+            found = sqlite_journal.at(store._db, session, picked)
+        store.close()
+    assert [json.loads(body)["n"] for _, body, _ in read] == list(range(start, min(stop, n)))
+    assert [pos for pos, _, _ in found] == sorted({p for p in picked if p < n})
+
+
+def test_a_journal_row_damaged_inside_is_named_by_its_first_record(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    session = store.create_session({})
+    store.append(session, [{"kind": "note", "n": 0}])
+    store.append(session, [{"kind": "note", "n": i, "pad": "x" * 400} for i in (1, 2, 3)])
+    store.close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "s.db")) as raw, raw:
+        (body,) = raw.execute("SELECT body FROM journal WHERE pos = 1").fetchone()
+        assert isinstance(body, bytes)  # compressed: flipped bytes do not decode
+        flipped = body[:4] + bytes(b ^ 0xFF for b in body[4:12]) + body[12:]
+        raw.execute("UPDATE journal SET body = ? WHERE pos = 1", (flipped,))
+    with pytest.raises(CorruptJournal, match="record 1 was altered") as found:
+        list(SqliteStore(tmp_path / "s.db", read_only=True).records(session))
+    assert found.value.whole == 1
+
+
+def test_two_texts_whose_hashes_share_a_tag_are_both_kept_and_told_apart(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    # Digests made up to share their first 8 bytes (a real collision is not at hand).
+    first, second = "ab" * 8 + "0" * 48, "ab" * 8 + "1" * 48
+    assert sqlite_blobs.tag(first) == sqlite_blobs.tag(second)
+    with store._lock, store._transaction():
+        sqlite_blobs.insert(store._db, [(first, b"one text " * 40)])
+        sqlite_blobs.insert(store._db, [(second, b"another " * 40), (first, b"not stored")])
+    with store._lock:
+        found = sqlite_blobs.fetch(store._db, [first, second, "ab" * 8 + "2" * 48])
+        count = store._db.execute("SELECT count(*) FROM blobs").fetchone()
+    store.close()
+    assert found == {first: b"one text " * 40, second: b"another " * 40}
+    assert count == (2,)
+
+
+def wal_restarts(db: Path) -> int:
+    """How many times the WAL was restarted from its start (its header's checkpoint count)."""
+    return int.from_bytes(Path(f"{db}-wal").read_bytes()[12:16], "big")
+
+
+def test_the_wal_restarts_after_the_background_checkpoints_instead_of_growing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_store, "CHECKPOINT_EVERY", 16)
+    store = SqliteStore(tmp_path / "s.db")
+    session = store.create_session({})
+    assert wal_restarts(store.db_path) == 0
+    # Appends back to back race each background checkpoint; a WAL that was never wholly
+    # copied when a write started is never restarted, only grows (sqlite_tx.Checkpointer).
+    for n in range(600):
+        store.append(session, [{"kind": "note", "pad": "x" * 2_000, "n": n}])
+    assert wal_restarts(store.db_path) > 0
+    assert [r["n"] for r in store.records(session)] == list(range(600))
+    store.close()

@@ -14,6 +14,7 @@ from store_helpers import big_text, turn, whole_turns
 from context_compact import Compactor, Policy
 from context_compact.session.recall import recall
 from context_compact.store import CorruptJournal, FileStore, SqliteStore
+from sqlite_rows import tamper_record
 
 TURNS = 29
 
@@ -102,13 +103,12 @@ def test_a_damaged_sqlite_wal_is_reported_not_resumed_earlier(tmp_path: Path, da
 def test_an_altered_sqlite_row_and_an_altered_blob_are_found(tmp_path: Path) -> None:
     store, session, live = filled_sqlite(tmp_path)
     store.close()
-    db = sqlite3.connect(live / "s.db")
-    db.execute("UPDATE edits SET body = replace(body, 'clear', 'CLEAR') WHERE pos = 4")
-    db.commit()
+    tamper_record(live / "s.db", session, 4, lambda body: body.replace("clear", "CLEAR"))
     with pytest.raises(CorruptJournal, match="record 4 was altered") as found:
         list(SqliteStore(live / "s.db").records(session))
     assert found.value.whole == 4
-    db.execute("UPDATE edits SET body = replace(body, 'CLEAR', 'clear') WHERE pos = 4")
+    tamper_record(live / "s.db", session, 4, lambda body: body.replace("CLEAR", "clear"))
+    db = sqlite3.connect(live / "s.db")
     text = big_text(7, 2_000).encode("utf-8", "surrogatepass")
     # Stored compressed (sqlite_blobs.py): the row is found by the hash of its text.
     altered = (text.upper(), hashlib.sha256(text).hexdigest())

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from context_compact.store import FileStore, MemoryStore, SqliteStore
 from context_compact.store.search import trigrams
 from context_compact.store.text import scan
+from sqlite_rows import tamper_record
 
 # Letters whose casefold is not one character to one (ß -> ss, ﬁ -> fi, K Kelvin -> k),
 # a lone surrogate, quotes (FTS5 query syntax), spaces and newlines.
@@ -156,16 +157,13 @@ def test_searching_an_unknown_session_is_a_key_error(tmp_path: Path) -> None:
 
 
 def test_a_search_refuses_a_journal_that_is_not_what_was_written(tmp_path: Path) -> None:
-    import sqlite3
-
     from context_compact.store import CorruptJournal
 
     store = SqliteStore(tmp_path / "s.db")
     session = store.create_session({})
     store.append(session, records([("the original needle", 0), ("more", 1)]))
     store.close()
-    with sqlite3.connect(tmp_path / "s.db") as raw:
-        raw.execute("UPDATE messages SET body = replace(body, 'original', 'ORIGINAL')")
+    tamper_record(tmp_path / "s.db", session, 0, lambda body: body.replace("original", "ORIGINAL"))
     again = SqliteStore(tmp_path / "s.db")
     with pytest.raises(CorruptJournal, match="record 0 was altered"):
         list(again.search(session, "needle"))

@@ -14,6 +14,8 @@ Invariants:
 * Every text is stored once: strings of 1 KiB or more in records go to ``blobs`` by hash
   (``blobrefs.py``), and so do the texts of exported files, so persisting a tool result that
   a message already holds costs only its file; stored compressed (``sqlite_blobs.py``).
+* An append is one row of ``journal`` holding the batch's records and their chain links
+  (``sqlite_journal.py``): a turn's commit writes one b-tree's pages for its journal.
 * A file is recorded in the database before it is exported, so every issued path can be
   re-exported: ``read_text`` of a file deleted behind our back serves it from the database and
   writes it again. ``issued`` is exactly the paths in ``files`` (kept relative to root, so a
@@ -41,7 +43,7 @@ from typing import Any
 
 from ..errors import CorruptStore as CorruptStore
 from ..errors import ReadOnlyStore as ReadOnlyStore
-from . import sqlite_blobs, sqlite_checks, witness
+from . import sqlite_blobs, sqlite_checks, sqlite_journal, witness
 from .base import Record
 from .blobrefs import externalize, references, restore
 from .disk import folder_mode, make_dirs
@@ -68,19 +70,6 @@ from .sqlite_files import FileRow, SqliteFiles
 from .sqlite_search import SqliteSearch
 from .sqlite_tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
 from .sqlite_tx import Checkpointer, Transaction, unusable
-
-_TABLES = {"message": "messages", "edit": "edits", "event": "events"}
-_INSERT = {
-    "messages": "INSERT INTO messages (session, pos, id, parent, body, link) "
-    "VALUES (?, ?, ?, ?, ?, ?)",
-    "edits": "INSERT INTO edits (session, pos, body, link) VALUES (?, ?, ?, ?)",
-    "events": "INSERT INTO events (session, pos, body, link) VALUES (?, ?, ?, ?)",
-    "records": "INSERT INTO records (session, pos, kind, body, link) VALUES (?, ?, ?, ?, ?)",
-}
-_JOURNAL = " UNION ALL ".join(
-    f"SELECT pos, body, link FROM {table} WHERE session = :s" for table in _INSERT
-)
-
 
 WORKDIR_DB = Path(".context-compact") / "sessions.db"
 
@@ -234,23 +223,9 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             for body in bodies:
                 head = witness.link(head, body.encode("ascii"))
                 links.append(head)
-            rows: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _INSERT}
-            for offset, (record, body, link) in enumerate(zip(records, bodies, links, strict=True)):
-                table = _TABLES.get(record["kind"], "records")
-                if table == "messages":
-                    row: tuple[Any, ...] = (offset, _column(record.get("id")))
-                    rows[table].append((*row, _column(record.get("parent")), body, link))
-                elif table == "records":
-                    rows[table].append((offset, record["kind"], body, link))
-                else:
-                    rows[table].append((offset, body, link))
             sqlite_blobs.insert(self._db, blobs.items(), self.compress)
-            for table, table_rows in rows.items():
-                if table_rows:
-                    self._db.executemany(
-                        _INSERT[table],
-                        [(session, start[0] + row[0], *row[1:]) for row in table_rows],
-                    )
+            rows = sqlite_journal.rows(session, start[0], bodies, links, self.compress)
+            self._db.executemany(sqlite_journal.INSERT, rows)
             self._db.execute(
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )
@@ -262,15 +237,8 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         self._appends += 1
         if self._appends % CHECKPOINT_EVERY == 0:
             if self._checkpointer is None:
-                self._checkpointer = Checkpointer(str(self.db_path))
+                self._checkpointer = Checkpointer(str(self.db_path), self._lock)
             self._checkpointer.wake()
-        elif self._appends % CHECKPOINT_EVERY == CHECKPOINT_EVERY // 2:
-            # The background checkpoint copies most pages but races our next write, so the WAL
-            # is never fully copied when a write starts and never restarts (measured: 78 MB of
-            # WAL after 1,000 turns). Finishing the copy here is cheap, and lets the next write
-            # restart it (and cut it to journal_size_limit).
-            with self._lock:
-                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def records(self, session: str) -> Iterator[Record]:
         missing = KeyError(f"no session {session!r} in {self.db_path}")
@@ -284,7 +252,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                     "SELECT 1 FROM sessions WHERE id = ?", (session,)
                 ).fetchone():
                     raise missing
-                rows = self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
+                rows = sqlite_journal.read(self._db, session)
                 links = self._verify(session, rows)
                 bodies = [json.loads(row[1]) for row in rows]
                 wanted = [references(b, set()) for b in bodies]
@@ -300,13 +268,13 @@ class SqliteStore(SqliteFiles, SqliteSearch):
     def _witness(self, session: str) -> Path:
         return self._witnesses / session
 
-    def _verify(self, session: str, rows: list[Any]) -> list[str]:
+    def _verify(self, session: str, rows: list[sqlite_journal.Entry]) -> list[str]:
         return sqlite_checks.verify_rows(session, str(self.db_path), rows, self._witness(session))
 
     def _head(self, session: str, length: int) -> str:
         """The last link of the session's first ``length`` rows (inside the caller's lock)."""
-        rows = self._db.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
-        return self._verify(session, rows[:length])[-1] if length else witness.ROOT
+        rows = sqlite_journal.read(self._db, session, 0, length)
+        return self._verify(session, rows)[-1] if length else witness.ROOT
 
     # -- one writer per session ------------------------------------------------------------------
     def claim(self, session: str) -> None:
@@ -327,7 +295,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             if found.fetchone() is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
             self._hold(session, 0, check_length=False)
-            for table in ("records", "messages", "edits", "events", "writers"):
+            for table in ("journal", "writers"):
                 self._db.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
             self._db.execute("DELETE FROM sessions WHERE id = ?", (session,))
         self._leases.pop(session, None)
@@ -373,16 +341,3 @@ class SqliteStore(SqliteFiles, SqliteSearch):
     def _transaction(self) -> Transaction:
         self._refuse_writes()
         return Transaction(self._db)
-
-
-def _column(value: Any) -> str | None:
-    """A message's id or parent as a column: the text when SQLite can hold it, else its JSON."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            pass
-    return dumps(value)

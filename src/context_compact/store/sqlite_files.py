@@ -1,8 +1,9 @@
 """SqliteStore's file half: the files the view names, recorded in the database, batched per turn.
 
-Every path the store issues has a row in ``files`` (and its text in ``blobs``, or its pieces
-in ``file_chunks``) so it can be re-exported when the file is deleted; the file under root is
-written by ``DiskFiles`` before the path is returned.
+Every path the store issues has a row in ``files`` (and its text in ``blobs``; a pack, the
+hashes of its pieces in ``files.pieces``; an appended file, its pieces in ``file_chunks``) so
+it can be re-exported when the file is deleted; the file under root is written by
+``DiskFiles`` before the path is returned.
 
 Batching (``turn``). Outside a turn each call records its file in its own transaction, as
 before the file is exported. Inside ``with store.turn():`` the rows are kept in memory
@@ -47,28 +48,26 @@ class FileRow:
     append: bool = False
 
     def apply(self, db: sqlite3.Connection, compress: bool = True) -> None:
-        sqlite_blobs.insert(db, self.blobs, compress)
         if self.append:
+            # The piece itself goes in its chunk row: an appended line is seldom a text stored
+            # already, and a ``blobs`` row would cost a page write at a random place more.
+            body, codec = sqlite_blobs.pack(self.data(), compress)
             db.execute(
                 "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, NULL, 0)",
                 (self.rel, self.kind),
             )
             db.execute(
-                "INSERT INTO file_chunks (path, seq, hash) VALUES (:p, (SELECT "
-                "coalesce(max(seq) + 1, 0) FROM file_chunks WHERE path = :p), :h)",
-                {"p": self.rel, "h": self.digest},
+                "INSERT INTO file_chunks (path, seq, body, codec) VALUES (:p, (SELECT "
+                "coalesce(max(seq) + 1, 0) FROM file_chunks WHERE path = :p), :b, :c)",
+                {"p": self.rel, "b": body, "c": codec},
             )
             db.execute("UPDATE files SET size = size + ? WHERE path = ?", (self.size, self.rel))
             return
+        sqlite_blobs.insert(db, self.blobs, compress)
         db.execute(
-            "INSERT OR IGNORE INTO files (path, kind, hash, size) VALUES (?, ?, ?, ?)",
-            (self.rel, self.kind, self.digest, self.size),
+            "INSERT OR IGNORE INTO files (path, kind, hash, size, pieces) VALUES (?, ?, ?, ?, ?)",
+            (self.rel, self.kind, self.digest, self.size, "".join(self.chunks) or None),
         )
-        if self.chunks:
-            db.executemany(
-                "INSERT OR IGNORE INTO file_chunks (path, seq, hash) VALUES (?, ?, ?)",
-                [(self.rel, i, d) for i, d in enumerate(self.chunks)],
-            )
 
     def data(self) -> bytes:
         """The bytes this row adds to its file."""

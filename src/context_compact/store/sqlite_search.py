@@ -1,10 +1,11 @@
-"""SqliteStore's ``search``: the side FTS5 index (``search.py``) over its ``messages`` rows.
+"""SqliteStore's ``search``: the side FTS5 index (``search.py``) over its message records.
 
 The index file is ``<db>-search``. A search first checks the session's rows against their
 hash chain and witness (once per store object and journal length; ``CorruptJournal`` as
 ``records`` raises it), and the blobs of every row it returns against their hashes.
-Catching up reads the session's message rows from the position indexed so far to the
-journal's length, a page at a time; a candidate is read back by its position. A store that
+Catching up reads the session's journal rows (``sqlite_journal.py``) from the position indexed
+so far to the journal's length, ``PAGE`` positions at a time, and indexes the message records
+among them; a candidate is read back by its position. A store that
 cannot write the index (read only) or finds the journal shorter than indexed scans instead
 (``text.scan`` over ``records``, which also reports a damaged journal).
 """
@@ -17,13 +18,18 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import sqlite_blobs, sqlite_checks
+from . import sqlite_blobs, sqlite_checks, sqlite_journal
 from .base import Record
 from .blobrefs import references, restore
 from .search import Found, Incomplete, SideIndex
+from .sqlite_journal import Entry
 from .text import scan
 
-PAGE = 500  # rows read per step while catching up
+PAGE = 500  # positions read per step while catching up
+
+
+def _kind(body: object) -> object:
+    return body.get("kind") if isinstance(body, dict) else None
 
 
 class SqliteSearch:
@@ -86,17 +92,16 @@ class SqliteSearch:
                 return iter(hits)
         return scan(self.records(session), query)
 
-    def _rows(self, query: str, args: list[object]) -> list[tuple[int, Record]]:
-        """``(pos, record)`` of the message rows ``query`` selects (inside the lock)."""
-        rows = self._db.execute(query, args).fetchall()
-        bodies = [json.loads(body) for _, body in rows]
+    def _messages(self, session: str, entries: list[Entry]) -> list[tuple[int, Record]]:
+        """``(pos, record)`` of the message records among ``entries`` (inside the lock)."""
+        found = [(pos, json.loads(body)) for pos, body, _ in entries]
+        found = [(pos, body) for pos, body in found if _kind(body) == "message"]
         wanted: set[str] = set()
-        for body in bodies:
+        for _, body in found:
             references(body, wanted)
         blobs = sqlite_blobs.fetch(self._db, wanted)
-        sqlite_checks.verify_blobs(str(args[0]), str(self.db_path), [wanted], blobs)
-        pairs = zip(rows, bodies, strict=True)
-        return [(int(row[0]), restore(body, blobs.__getitem__)) for row, body in pairs]
+        sqlite_checks.verify_blobs(session, str(self.db_path), [wanted], blobs)
+        return [(pos, restore(body, blobs.__getitem__)) for pos, body in found]
 
     def _catch(self, session: str, start: int) -> Iterator[tuple[int, int, int, Record | None]]:
         with self._lock:
@@ -107,27 +112,19 @@ class SqliteSearch:
             raise Incomplete(f"session {session!r} is shorter than its index")
         pos = start
         while pos < length:
+            stop = min(pos + PAGE, length)
             with self._lock:
-                page = self._rows(
-                    "SELECT pos, body FROM messages WHERE session = ? AND pos >= ? AND pos < ? "
-                    "ORDER BY pos LIMIT ?",
-                    [session, pos, length, PAGE],
-                )
+                page = self._messages(session, sqlite_journal.read(self._db, session, pos, stop))
             for at, record in page:
                 yield at, 0, 0, record
-            pos = page[-1][0] + 1 if len(page) == PAGE else length
+            pos = stop
             yield pos, 0, 0, None
 
     def _fetch(self, session: str, found: list[Found]) -> Iterator[Record]:
         positions = [pos for pos, _, _ in found]
         for at in range(0, len(positions), PAGE):
             part = positions[at : at + PAGE]
-            marks = ",".join("?" * len(part))
             with self._lock:
-                rows = self._rows(
-                    f"SELECT pos, body FROM messages WHERE session = ? AND pos IN ({marks}) "
-                    "ORDER BY pos",
-                    [session, *part],
-                )
+                rows = self._messages(session, sqlite_journal.at(self._db, session, part))
             for _, record in rows:
                 yield record
