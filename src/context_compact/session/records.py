@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from ..errors import CorruptStore
@@ -258,7 +259,7 @@ def as_json(record: Read) -> dict[str, Any]:
             parent=record.parent,
             message=record.message,
         )
-        encoded.json = _message_json(record)
+        encoded.maker = partial(_message_json, record)
         return encoded
     if isinstance(record, BlockEdit):
         edit: dict[str, Any] = {

@@ -19,7 +19,7 @@ import json
 import re
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -56,18 +56,25 @@ def dumps(value: Any) -> str:
 
 
 class Encoded(dict[str, Any]):
-    """A record whose JSON text was already made (``json``; None: not made). The maker vouches
-    that it is ASCII JSON of exactly this dict's value; the separators may differ from
-    ``dumps``'s, the value may not. ``dumps_records`` uses it instead of encoding again."""
+    """A record that can make its own JSON text (``json()``: None when it cannot), made only
+    when a store asks. The maker vouches that it is ASCII JSON of exactly this dict's value,
+    keys in order; the separators may differ from ``dumps``'s, the value may not.
+    ``dumps_records`` uses it instead of encoding the record again."""
 
-    json: str | None = None
+    maker: Callable[[], str | None] | None = None
+
+    def json(self) -> str | None:
+        return self.maker() if self.maker is not None else None
 
 
 def dumps_records(records: Sequence[Record]) -> str:
     """``dumps(records)``, or the same value with each ``Encoded`` record's own text."""
-    if not any(isinstance(r, Encoded) and r.json is not None for r in records):
+    if not any(isinstance(r, Encoded) for r in records):
         return dumps(records)
-    parts = [r.json if isinstance(r, Encoded) and r.json is not None else dumps(r) for r in records]
+    parts = []
+    for record in records:
+        made = record.json() if isinstance(record, Encoded) else None
+        parts.append(made if made is not None else dumps(record))
     return f"[{','.join(parts)}]"
 
 
