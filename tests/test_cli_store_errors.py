@@ -121,3 +121,17 @@ def test_export_to_a_missing_directory_says_to_create_it(tmp_path: Path) -> None
     assert result.exit_code == 1 and "Traceback" not in result.output
     (line,) = result.stderr.splitlines()
     assert str(target) in line and f"create {target.parent} first" in line
+
+
+def test_a_damaged_store_named_by_its_url_is_the_file_the_advice_moves_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    elsewhere = tmp_path / "elsewhere.db"
+    garbage(elsewhere)
+    monkeypatch.setenv("CC_STORE_URL", f"sqlite:///{elsewhere}")
+    result = cli("sessions", "--workdir", str(work))
+    line = one_line_naming(result, elsewhere)
+    assert f"mv {elsewhere} {elsewhere}.broken" in line
+    assert str(work / DB) not in line

@@ -90,7 +90,10 @@ def advice(db: Path | None) -> str:
 def store_errors(db: Path) -> Iterator[None]:
     from ..errors import CorruptStore
     from ..store.pg_base import ServerUnavailable
+    from ..store.url import selected, sqlite_file
 
+    # ``--store sqlite:///...`` or CC_STORE_URL: that file, not the work directory's, is the one.
+    db = sqlite_file(selected()) or db
     try:
         yield
     except click.exceptions.Exit:

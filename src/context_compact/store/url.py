@@ -59,6 +59,15 @@ def store_from_url(url: str, root: str | os.PathLike[str] | None = None, **optio
     raise ValueError(f"not a store URL: {url!r} (one of: {FORMS})")
 
 
+def sqlite_file(url: str | None) -> Path | None:
+    """The database file an ``sqlite:///`` URL names (relative to the current directory, as
+    ``store_from_url`` opens it), else None."""
+    if not url or not url.lower().startswith("sqlite:"):
+        return None
+    rest = url.partition(":")[2]
+    return Path(rest[3:]).resolve() if rest.startswith("///") and len(rest) > 3 else None
+
+
 _selected: str | None = None
 
 
@@ -82,4 +91,4 @@ def cli_store(workdir: str | os.PathLike[str]) -> Store:
     return workdir_store(workdir)
 
 
-__all__ = ["ENV", "cli_store", "select", "selected", "store_from_url"]
+__all__ = ["ENV", "cli_store", "select", "selected", "sqlite_file", "store_from_url"]
