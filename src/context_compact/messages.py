@@ -57,6 +57,18 @@ def model_visible(content: Any) -> Any:
     return out
 
 
+def plain_role(message: Any) -> str | None:
+    """The role of a message that is ``{"role": <str>, "content": ...}``, those two keys in
+    that order and nothing else; None for any other: a JSON text of it can then be built
+    around its content's JSON, key order kept."""
+    if not isinstance(message, dict) or len(message) != 2:
+        return None
+    role = message.get("role")
+    if list(message) != ["role", "content"] or not isinstance(role, str):
+        return None
+    return role
+
+
 def plain(value: Any) -> Any:
     """An SDK object (a pydantic model: ``TextBlock``, ``ToolUseBlock``...) as the dict the API
     sent (fields it did not set left out), anything else as it is."""

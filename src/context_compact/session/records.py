@@ -33,7 +33,7 @@ from functools import partial
 from typing import Any, Literal
 
 from ..errors import CorruptStore
-from ..messages import Message
+from ..messages import Message, plain_role
 from ..store.journal import Encoded, dumps
 
 
@@ -238,12 +238,10 @@ def _message_json(record: MessageRecord) -> str | None:
     """The stored JSON of a message record built around its content's JSON, when that is
     ASCII (then ``ensure_ascii`` would change nothing) and the message is ``role`` and
     ``content`` alone; else None (``dumps`` encodes it)."""
-    text, message = record.content_json, record.message
+    text = record.content_json
     # Read back, the keys come in the order written: only that order is built here.
-    if text is None or not text.isascii() or list(message) != ["role", "content"]:
-        return None
-    role = message["role"]
-    if not isinstance(role, str):
+    role = plain_role(record.message) if text is not None and text.isascii() else None
+    if role is None:
         return None
     head = dumps({"kind": "message", "seq": record.seq, "id": record.id, "parent": record.parent})
     return f'{head[:-1]},"message":{{"role":{dumps(role)},"content":{text}}}}}'

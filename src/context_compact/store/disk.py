@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..media import extension
+from ..messages import plain_role
 from ..sizing import to_json
 
 RESULTS = ".task_outputs/tool-results"
@@ -82,10 +83,9 @@ class EncodedMessages(list[Any]):
 
 def _line(message: Any, content: str | None) -> str:
     # to_json of {"role": r, "content": c} is exactly this when c's JSON is already made.
-    if content is not None and isinstance(message, dict) and len(message) == 2:
-        role = message.get("role")
-        if isinstance(role, str) and next(iter(message)) == "role" and "content" in message:
-            return f'{{"role": {to_json(role)}, "content": {content}}}'
+    role = plain_role(message) if content is not None else None
+    if role is not None:
+        return f'{{"role": {to_json(role)}, "content": {content}}}'
     return to_json(message)
 
 
