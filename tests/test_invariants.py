@@ -129,3 +129,60 @@ def test_check_and_every_entry_point_never_crash_on_arbitrary_input(messages: An
             assert violations
         else:
             assert not violations and check(view) == []
+
+
+# Values JSON may or may not hold: every leaf and key type the fast walk tells apart.
+ODD_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=3),
+    st.binary(max_size=2),
+    st.sets(st.integers(), max_size=1),
+    st.builds(object),
+)
+ODD = st.recursive(
+    ODD_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(
+            st.one_of(st.text(max_size=2), st.integers(), st.none(), st.booleans()),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    value = leaf
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@given(ODD)
+def test_the_quick_json_check_passes_exactly_what_the_detailed_walk_passes(value: Any) -> None:
+    from context_compact.invariants import _clean, _first_violation
+
+    assert _clean(value, 0) == (_first_violation(value, 0) is None)
+
+
+@pytest.mark.parametrize("depth", [98, 99, 100, 101])
+@pytest.mark.parametrize("leaf", ["text", [], {}, b"x"])
+def test_the_quick_json_check_stops_at_the_same_depth_as_the_detailed_walk(
+    depth: int, leaf: Any
+) -> None:
+    from context_compact.invariants import _clean, _first_violation
+
+    value = _nested(depth, leaf)
+    assert _clean(value, 0) == (_first_violation(value, 0) is None)
+
+
+def test_a_none_dict_key_is_reported_as_not_a_string() -> None:
+    history = [{"role": "user", "content": [{"type": "text", "text": "hi", None: 1}]}]
+    (violation,) = check(history)
+    assert violation.rule == "unserializable" and "key None is not a string" in violation.detail

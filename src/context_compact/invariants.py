@@ -49,9 +49,41 @@ def _where(path: tuple[str | int, ...]) -> str:
     return out or "the message"
 
 
+# The common leaves, by exact type: a walk of a clean message compares types, nothing else.
+_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def _clean(item: Any, depth: int) -> bool:
+    """Whether ``not_json`` finds nothing in ``item`` at ``depth`` levels down: the same
+    rules without the paths, so a clean history costs a walk and no tuples. Recursion ends
+    at ``MAX_DEPTH``."""
+    if isinstance(item, _SCALARS):
+        return True
+    if depth >= MAX_DEPTH:
+        return False
+    if isinstance(item, dict):
+        for key, value in item.items():
+            if not isinstance(key, str):
+                return False
+            if type(value) not in _LEAVES and not _clean(value, depth + 1):
+                return False
+        return True
+    if isinstance(item, list | tuple):
+        for value in item:
+            if type(value) not in _LEAVES and not _clean(value, depth + 1):
+                return False
+        return True
+    return False
+
+
 def not_json(value: Any, index: int) -> Violation | None:
     """The first place in ``value`` that strict JSON cannot hold, or that nests deeper than
-    ``MAX_DEPTH`` (an iterative walk: depth costs no stack)."""
+    ``MAX_DEPTH``."""
+    return None if _clean(value, 0) else _first_violation(value, index)
+
+
+def _first_violation(value: Any, index: int) -> Violation | None:
+    # An iterative walk that keeps each item's path, for the detail: depth costs no stack.
     todo: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while todo:
         item, path = todo.pop()
@@ -62,9 +94,10 @@ def not_json(value: Any, index: int) -> Violation | None:
             return Violation(index, "too_deep", detail)
         # Children are pushed last first, so the first problem reported is the first in order.
         if isinstance(item, dict):
-            bad = next((key for key in item if not isinstance(key, str)), None)
-            if bad is not None:
-                detail = f"{_where(path)}: key {bad!r:.40} is not a string"
+            # A list, not next(..., None): a None key is one of the keys to report.
+            bad = [key for key in item if not isinstance(key, str)]
+            if bad:
+                detail = f"{_where(path)}: key {bad[0]!r:.40} is not a string"
                 return Violation(index, "unserializable", detail)
             todo.extend((item[key], (*path, key)) for key in reversed(item))
         elif isinstance(item, list | tuple):
