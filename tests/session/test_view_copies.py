@@ -11,7 +11,9 @@ import pytest
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.workload import synthetic_session
+from context_compact.errors import StoreUnavailable
 from context_compact.session.records import MessageRecord, journal
+from context_compact.store.faulty import FaultyStore
 
 
 def _history(turns: int) -> list[dict[str, Any]]:
@@ -54,3 +56,52 @@ def test_editing_the_returned_view_in_place_leaves_the_log_and_a_resumed_view_al
     del live
     resumed = Compactor(policy, store, BenchSummarizer(), session="s")
     assert resumed.engine.view() == sent
+
+
+def _logged(store: Any, session: str = "s") -> list[Any]:
+    return [
+        r.message for r in journal(store.records(session), session) if isinstance(r, MessageRecord)
+    ]
+
+
+@pytest.mark.parametrize("window", [6_000, 400_000])
+def test_editing_the_history_passed_in_place_after_the_call_leaves_the_log_alone(
+    window: int,
+) -> None:
+    history = _history(60)
+    original = copy.deepcopy(history)
+    store = MemoryStore()
+    live = Compactor(Policy.default(context_limit=window), store, BenchSummarizer(), session="s")
+    view = live.prepare(history, "fix it")
+    sent = copy.deepcopy(view)
+    _vandalize(history)
+    assert view == sent  # the view holds no object of the caller's either
+    assert _logged(store) == original
+    assert all(m == original[seq] for seq, m in live.engine.state.msgs.items())
+    assert live.prepare(view, "fix it") == sent
+
+
+def test_editing_messages_logged_by_record_leaves_the_next_view_alone() -> None:
+    history = _history(20)
+    live = Compactor(Policy.default(context_limit=400_000), MemoryStore(), BenchSummarizer())
+    first = live.prepare(history[:1], "fix it")
+    added = copy.deepcopy(history[1:])
+    live.record(first + history[1:])
+    _vandalize(history[1:])
+    assert live.prepare(first + added, "fix it")[1:] == added
+
+
+def test_a_refused_append_keeps_copies_of_the_messages_not_the_callers_objects() -> None:
+    history = _history(40)
+    original = copy.deepcopy(history)
+    inner = MemoryStore()
+    store = FaultyStore(inner, fail={"append"})
+    live = Compactor(Policy.default(context_limit=6_000), store, BenchSummarizer(), session="s")
+    with pytest.raises(StoreUnavailable):
+        live.prepare(history, "fix it")
+    _vandalize(history)
+    for message in history:  # so that no JSON made during the call stands in for it
+        message["name"] = "edited by the caller"
+    store.heal()
+    live.prepare(original, "fix it")
+    assert _logged(inner)[: len(original)] == original

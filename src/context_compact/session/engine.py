@@ -68,6 +68,7 @@ class SessionEngine(SearchableLog):
         self.recognizer = self.syncer.recognizer
         self.journal = SessionJournal(self.store, self._meta)
         self._returned: tuple[int, int] | None = None
+        self._borrowed: dict[int, Message] = {}  # seq -> the caller's object, this call
         self.summaries = SummaryCaller(
             adapt(env.summarizer),
             policy,
@@ -115,8 +116,29 @@ class SessionEngine(SearchableLog):
                 yield
             except BaseException:
                 self.journal.flush(quiet=True)
+                self._own_borrowed()
                 raise
-            self.journal.flush()
+            try:
+                self.journal.flush()
+            finally:
+                self._own_borrowed()
+
+    def _own_borrowed(self) -> None:
+        """The caller's message objects logged by this call are copied now that it ends,
+        where they are still held (in the log, the view or a refused append): a long history
+        passed at once copies only what stays (a cold start summarizes the rest away), and
+        nothing the caller edits later reaches the log."""
+        borrowed, self._borrowed = self._borrowed, {}
+        if not borrowed:
+            return
+        copies = self.state.own(borrowed)
+        pending = self.journal.pending
+        for i, record in enumerate(pending):
+            if not isinstance(record, MessageRecord):
+                continue
+            if borrowed.get(record.seq) is record.message:
+                private = copies.get(record.seq) or clone(record.message)
+                pending[i] = replace(record, message=private)
 
     def _emit(
         self,
@@ -139,7 +161,9 @@ class SessionEngine(SearchableLog):
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
         state = self.state
         for message, key in self.syncer.added(state, messages, self._restart):
-            record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
+            # The caller's own object until the call ends (``_own_borrowed``).
+            record = MessageRecord(state.n, chain_id(state.head, key), state.head, message)
+            self._borrowed[record.seq] = message
             state.add_message(record, key)
             self.journal.add(replace(record, content_json=state.shown.texts[-1]))
         self.syncer.accepted()

@@ -210,6 +210,21 @@ class SessionState:
         self.log_use_ids.update(ids)
         self.shown.push(message, key, shared=True)
 
+    def own(self, borrowed: dict[int, Message]) -> dict[int, Message]:
+        """Private copies in place of the ``borrowed`` objects (seq -> the caller's message)
+        the log and the view still hold; the copies by seq."""
+        copies: dict[int, Message] = {}
+        shown = self.shown.messages
+        for seq, message in borrowed.items():
+            if self.msgs.get(seq) is not message:
+                continue  # summarized away, or the session restarted
+            private = copies[seq] = clone(message)
+            self.msgs[seq] = private
+            index = self.view_index(seq)
+            if seq >= self.first_kept and index < len(shown) and shown[index] is message:
+                shown[index] = private  # still shared: ``owned`` copies it for the view
+        return copies
+
     def learn_kinds(self, length: int, real: int) -> dict[str, float] | None:
         """Teach the counter's factors per kind of text what the API counted for the messages
         sent since the last usage (``view[anchor:length]``); the factors to journal, or None."""
