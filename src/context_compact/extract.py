@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .markers import SUMMARY_SECTIONS, ours
 from .messages import Message, block_type, blocks, is_request, readable_text, result_text
@@ -133,107 +136,224 @@ def sentences(text: str, longest: int = 300) -> list[str]:
     return out
 
 
-def _identifiers(text: str, into: dict[str, None]) -> None:
-    for match in URL.finditer(text):
-        into.setdefault(match.group(0).rstrip(".,;:"))
-    for match in IDENTIFIER.finditer(text):
-        into.setdefault(match.group(0))
-    for match in BACKTICKED.finditer(text):
-        into.setdefault(match.group(1))
+def _identifiers(text: str) -> list[str]:
+    found = [match.group(0).rstrip(".,;:") for match in URL.finditer(text)]
+    found += [match.group(0) for match in IDENTIFIER.finditer(text)]
+    found += [match.group(1) for match in BACKTICKED.finditer(text)]
+    return found
 
 
-def _paths(text: str, into: dict[str, str], state: str = "mentioned") -> None:
-    without_urls = URL.sub(" ", text)
-    for match in PATH.finditer(without_urls):
-        into.setdefault(match.group(0), state)
+def _paths(text: str) -> list[str]:
+    return [match.group(0) for match in PATH.finditer(URL.sub(" ", text))]
+
+
+# -- one message read: what it says on its own, whatever comes before it ----------------------
+
+
+class _Use(NamedTuple):
+    """A tool call: the paths its input names, its command and what it names besides."""
+
+    id: str
+    name: str
+    writes: bool
+    paths: tuple[str, ...]
+    command: str | None
+    command_paths: tuple[str, ...]
+    identifiers: tuple[str, ...]
+
+
+class _Result:
+    """A tool result: its error lines and last line, read when a fold first needs them (only
+    a command's result, or one the tool flagged, is searched for errors)."""
+
+    __slots__ = ("_errors", "_head", "_shown", "is_error", "use_id")
+
+    def __init__(self, block: dict[str, Any]) -> None:
+        text = readable_text(block)
+        self._head = (result_text(block) if text is None else text)[:20_000]
+        self.use_id = str(block.get("tool_use_id"))
+        self.is_error = block.get("is_error") is True
+        self._errors: list[str] | None = None
+        self._shown: str | None = None
+
+    def errors(self) -> list[str]:
+        if self._errors is None:
+            found = [squash(line)[:200] for line in error_lines(self._head)]
+            self._errors = [e for e in found if e]
+        return self._errors
+
+    def shown(self) -> str:
+        if self._shown is None:
+            lines = self._head.strip().splitlines()
+            last = next((line for line in reversed(lines) if line.strip()), None)
+            self._shown = ("(no output)" if last is None else squash(last))[:160]
+        return self._shown
+
+
+class _Read(NamedTuple):
+    """What one message gives ``facts``, read off it alone (the fold adds the order)."""
+
+    user: tuple[str, ...] = ()  # a user request's sentences
+    text: str = ""  # an assistant message's text
+    identifiers: tuple[str, ...] = ()
+    mentioned: tuple[str, ...] = ()  # paths written in the text
+    questions: tuple[str, ...] = ()
+    decisions: tuple[str, ...] = ()
+    blocks: tuple[_Use | _Result, ...] = ()
+
+
+_WRITING = re.compile("|".join(WRITES))  # a tool whose name holds one of them writes its path
+_ARGS = json.JSONEncoder(ensure_ascii=False, default=str)  # json.dumps builds one a call
+
+
+def _use(block: dict[str, Any]) -> _Use:
+    name = str(block.get("name") or "tool")
+    args = block.get("input")
+    if not isinstance(args, dict):
+        return _Use(str(block.get("id")), name, False, (), None, (), ())
+    paths = [v for key in PATH_KEYS if isinstance(v := args.get(key), str) and v]
+    command: str | None = None
+    command_paths: list[str] = []
+    for key in ("command", "cmd"):
+        value = args.get(key)
+        if isinstance(value, list):
+            value = " ".join(str(v) for v in value)
+        if isinstance(value, str) and value.strip():
+            command, command_paths = squash(value)[:300], _paths(value)
+            break
+    return _Use(
+        str(block.get("id")),
+        name,
+        _WRITING.search(name.lower()) is not None,
+        tuple(paths),
+        command,
+        tuple(command_paths),
+        tuple(_identifiers(_ARGS.encode(args))),
+    )
+
+
+def _read(message: Message) -> _Read:
+    role = message.get("role")
+    user: list[str] = []
+    said = ""
+    identifiers: list[str] = []
+    mentioned: list[str] = []
+    questions: list[str] = []
+    decisions: list[str] = []
+    if role == "user" and is_request(message):
+        text = text_of(message)
+        if not ours(text):
+            user, identifiers, mentioned = sentences(text), _identifiers(text), _paths(text)
+    elif role == "assistant":
+        said = text_of(message).strip()
+        if said:
+            identifiers, mentioned = _identifiers(said), _paths(said)
+            for s in sentences(said, 400):
+                if s.endswith("?"):
+                    questions.append(s)
+                elif DECISION.search(s):
+                    decisions.append(s)
+    parts: list[_Use | _Result] = []
+    for block in blocks(message):
+        kind = block_type(block)
+        if kind == "tool_use":
+            parts.append(_use(block))
+        elif kind == "tool_result":
+            parts.append(_Result(block))
+    return _Read(
+        tuple(user),
+        said,
+        tuple(identifiers),
+        tuple(mentioned),
+        tuple(questions),
+        tuple(decisions),
+        tuple(parts),
+    )
+
+
+_READS: ContextVar[dict[int, tuple[Message, _Read]] | None] = ContextVar("reads", default=None)
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Within this block (and in threads run in a copy of its context), ``facts`` reads each
+    message object at most once: the summary pass opens it around its summarizer and its
+    score, which read the same messages. Outside, every call reads afresh (a caller may have
+    edited a message in place since)."""
+    token = _READS.set({})
+    try:
+        yield
+    finally:
+        _READS.reset(token)
+
+
+def _reading(message: Message) -> _Read:
+    reads = _READS.get()
+    if reads is None:
+        return _read(message)
+    hit = reads.get(id(message))
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    read = _read(message)
+    reads[id(message)] = (message, read)
+    return read
 
 
 def facts(messages: list[Message]) -> Facts:
-    """Everything ``extractive_summary`` and ``summary_score`` look for, in one pass."""
+    """Everything ``extractive_summary`` and ``summary_score`` look for, in one pass: each
+    message's own reading (``_read``), folded in order."""
     out = Facts()
-    uses: dict[str, tuple[str, Command | None]] = {}
+    commands: dict[str, Command | None] = {}  # tool_use id -> its command
     seen: set[str] = set()  # the error lines in ``out.errors``
     for seq, message in enumerate(messages):
-        role = message.get("role")
-        if role == "user" and is_request(message):
-            text = text_of(message)
-            if not ours(text):
-                out.user += [(seq, s) for s in sentences(text)]
-                _identifiers(text, out.identifiers)
-                _paths(text, out.files)
-        elif role == "assistant":
-            text = text_of(message).strip()
-            if text:
-                out.last_text = text
-                _identifiers(text, out.identifiers)
-                _paths(text, out.files)
-                for s in sentences(text, 400):
-                    if s.endswith("?"):
-                        out.questions.append(s)
-                    elif DECISION.search(s):
-                        out.decisions.append(s)
-        for block in blocks(message):
-            kind = block_type(block)
-            if kind == "tool_use":
-                _tool_use(block, seq, out, uses)
-            elif kind == "tool_result":
-                _tool_result(block, seq, out, uses, seen)
+        read = _reading(message)
+        out.user += [(seq, s) for s in read.user]
+        if read.text:
+            out.last_text = read.text
+        for identifier in read.identifiers:
+            out.identifiers.setdefault(identifier)
+        for path in read.mentioned:
+            out.files.setdefault(path, "mentioned")
+        out.questions += read.questions
+        out.decisions += read.decisions
+        for part in read.blocks:
+            if isinstance(part, _Use):
+                commands[part.id] = _fold_use(part, seq, out)
+            else:
+                _fold_result(part, seq, out, commands.get(part.use_id), seen)
     return out
 
 
-def _tool_use(
-    block: dict[str, Any], seq: int, out: Facts, uses: dict[str, tuple[str, Command | None]]
-) -> None:
-    name = str(block.get("name") or "tool")
-    args = block.get("input")
+def _fold_use(use: _Use, seq: int, out: Facts) -> Command | None:
+    for path in use.paths:
+        if use.writes or path not in out.files:
+            out.files[path] = "changed" if use.writes else "read"
     command = None
-    if isinstance(args, dict):
-        writes = any(w in name.lower() for w in WRITES)
-        for key in PATH_KEYS:
-            value = args.get(key)
-            if isinstance(value, str) and value and (writes or value not in out.files):
-                out.files[value] = "changed" if writes else "read"
-        for key in ("command", "cmd"):
-            value = args.get(key)
-            if isinstance(value, list):
-                value = " ".join(str(v) for v in value)
-            if isinstance(value, str) and value.strip():
-                command = Command(squash(value)[:300], seq)
-                out.commands.append(command)
-                _paths(value, out.files)
-                break
-        _identifiers(json.dumps(args, ensure_ascii=False, default=str), out.identifiers)
-    uses[str(block.get("id"))] = (name, command)
+    if use.command is not None:
+        command = Command(use.command, seq)
+        out.commands.append(command)
+        for path in use.command_paths:
+            out.files.setdefault(path, "mentioned")
+    for identifier in use.identifiers:
+        out.identifiers.setdefault(identifier)
+    return command
 
 
-def _tool_result(
-    block: dict[str, Any],
-    seq: int,
-    out: Facts,
-    uses: dict[str, tuple[str, Command | None]],
-    seen: set[str],
+def _fold_result(
+    result: _Result, seq: int, out: Facts, command: Command | None, seen: set[str]
 ) -> None:
-    text = readable_text(block)
-    if text is None:
-        text = result_text(block)
-    head = text[:20_000]
-    _, command = uses.get(str(block.get("tool_use_id")), ("tool", None))
     # Error lines of what a command printed, or of a result the tool flagged; a file the
     # agent read may well hold the word "error" in its code.
-    errors: list[str] = []
-    if command is not None or block.get("is_error") is True:
-        errors = [squash(line)[:200] for line in error_lines(head)]
-        errors = [e for e in errors if e]
+    errors = result.errors() if command is not None or result.is_error else []
     for error in dict.fromkeys(errors):
         if error not in seen:
             seen.add(error)
             out.errors.append((seq, error))
     if command is not None:
-        failed = bool(errors) or block.get("is_error") is True
-        command.errors = errors or (["error reported"] if failed else [])
+        failed = bool(errors) or result.is_error
+        command.errors = list(errors) or (["error reported"] if failed else [])
         command.error = command.errors[0] if failed else None
-        last = next((line for line in reversed(head.strip().splitlines()) if line.strip()), None)
-        command.shown = ("(no output)" if last is None else squash(last))[:160]
+        command.shown = result.shown()
 
 
 # -- the extractive summary ------------------------------------------------------------------
@@ -412,5 +532,6 @@ __all__ = [
     "SummaryScore",
     "extractive_summary",
     "facts",
+    "read_once",
     "summary_score",
 ]

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers
+from ..extract import read_once
 from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..store.base import Store
 from ..store.disk import EncodedMessages
@@ -269,9 +270,11 @@ def effects(
     )
     source = [*older, *(m for m in shown if id(m) not in kept)]
     previous = state.pinned.summary_text if state.pinned.summary is not None else None
-    text = io.summarize([*older, *shown], ask.request, ask.instructions, previous)
+    with read_once():  # the summarizer (an extractive one) and the score read the same messages
+        text = io.summarize([*older, *shown], ask.request, ask.instructions, previous)
+        score = summary.score(text, source)
     index = io.index(summary.index_entries(state, plan, archive, exports))
-    return summary.SummaryEffects(archive, exports, text, index, summary.score(text, source))
+    return summary.SummaryEffects(archive, exports, text, index, score)
 
 
 def event_of(edit: BlockEdit | SummaryEdit) -> tuple[tuple[str, ...], str, Score]:

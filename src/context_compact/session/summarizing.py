@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Callable
+from contextvars import copy_context
 from typing import Any
 
 from .. import markers
@@ -64,7 +65,8 @@ class SummaryCaller:
         self._abandon()
 
     def _ask(self, ask: SummaryRequest) -> Any:
-        future = self._worker().submit(self.summarizer.summarize, ask)
+        # In a copy of this context: what the call set up (``extract.read_once``) holds there.
+        future = self._worker().submit(copy_context().run, self.summarizer.summarize, ask)
         try:
             return future.result(timeout=self.policy.summary_timeout)
         except concurrent.futures.TimeoutError:
