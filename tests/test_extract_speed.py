@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_compact.extract import ERRORISH, error_lines, extractive_summary, facts
+from context_compact.extract import extractive_summary
+from context_compact.facts import ERRORISH, error_lines, facts
 
 PIECES = [
     "Error",

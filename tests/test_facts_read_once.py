@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.bench.workload import synthetic_session
-from context_compact.extract import facts, read_once
+from context_compact.facts import facts, read_once
 
 WORKLOAD = synthetic_session(120, seed=13)
 HISTORY: list[Any] = [{"role": "user", "content": WORKLOAD.request}]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..extract import extractive_summary, facts, summary_score
+from ..extract import extractive_summary, summary_score
+from ..facts import facts
 from ..sizing import text_tokens
 from ..summarize import summary_input
 

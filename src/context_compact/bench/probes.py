@@ -28,7 +28,7 @@ answered only in view.
 *view* when the answer is in the view's text, *recall* when one ``recall(key)`` query's
 result holds it (its pages read in order; ``Verdict.page`` says which page, of
 ``engine.PAGE`` characters), *lost* otherwise. Texts are compared with whitespace runs as one
-space (``extract.squash``, as summaries are scored). Everything here is pure: a ledger only
+space (``facts.squash``, as summaries are scored). Everything here is pure: a ledger only
 reads the messages it is given, and a probe derived from a message list is always answered
 by that list's own text (the property the tests check).
 """
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine import PAGE
-from ..extract import squash
+from ..facts import squash
 from ..markers import ours
 from ..messages import block_type, blocks, is_request, readable_text, result_text
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers
-from ..extract import read_once
+from ..facts import read_once
 from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..store.base import Store
 from ..store.disk import EncodedMessages
