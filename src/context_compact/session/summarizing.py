@@ -65,7 +65,7 @@ class SummaryCaller:
         self._abandon()
 
     def _ask(self, ask: SummaryRequest) -> Any:
-        # In a copy of this context: what the call set up (``extract.read_once``) holds there.
+        # In a copy of this context: what the call set up (``facts.read_once``) holds there.
         future = self._worker().submit(copy_context().run, self.summarizer.summarize, ask)
         try:
             return future.result(timeout=self.policy.summary_timeout)
