@@ -35,7 +35,7 @@ PARTS = [
     ("context_compact.session.summarizing", "SummaryCaller", "text"),
     ("context_compact.session.state", "SessionState", "add_message"),
     ("context_compact.session.state", "SessionState", "apply"),
-    ("context_compact.session.state", "SessionState", "_rebuild"),
+    ("context_compact.session.shown", "Shown", "reprefix"),
     ("context_compact.session.passes", None, "persist"),
     ("context_compact.session.passes", None, "clear"),
     ("context_compact.session.passes", None, "effects"),

@@ -63,10 +63,32 @@ class Shown:
         self.shared.clear()
         return self.messages
 
+    def reprefix(self, prefix: list[Message], drop: int) -> None:
+        """The view with its first ``drop`` entries replaced by ``prefix`` (counted): the rest
+        stays as it is, its counts and keys too (a summary changes only what comes before its
+        cut)."""
+        messages, keys = self.messages[drop:], self.keys[drop:]
+        tokens, texts = self.tokens[drop:], self.texts[drop:]
+        shared = [i - drop for i in self.shared if i >= drop]
+        self.clear()
+        for message in prefix:
+            self.push(message)
+        offset = len(self.messages)
+        self.messages += messages
+        self.keys += keys
+        self.tokens += tokens
+        self.texts += texts
+        self.shared = {offset + i for i in shared}
+        self.total = sum(self.tokens)
+        self._find_use_ids()
+
     def refill(self, messages: list[Message]) -> None:
         self.clear()
         for message in messages:
             self.push(message)
+        self._find_use_ids()
+
+    def _find_use_ids(self) -> None:
         self.use_ids = {
             b["id"] for m in self.messages for b in blocks(m) if block_type(b) == "tool_use"
         }

@@ -180,12 +180,6 @@ class SessionState:
         if self.anchor is not None and index < self.anchor[0]:
             self.anchor = None
 
-    def _rebuild(self) -> None:
-        self.shown.refill(
-            [*self.pinned.prefix, *(self.render(seq) for seq in range(self.first_kept, self.n))]
-        )
-        self.anchor = None
-
     def add_message(self, record: MessageRecord, key: str) -> None:
         seq, message = record.seq, record.message
         if seq != self.n:
@@ -253,6 +247,9 @@ class SessionState:
 
     def _summarized(self, edit: SummaryEdit) -> None:
         cut = edit.cut
+        # What the view shows of the log from ``cut`` on stays as it is: only the part before
+        # it (the old prefix and the summarized messages) gives way to the new prefix.
+        drop = len(self.pinned.prefix) + cut - self.first_kept
         self.pinned.apply(edit, lambda seq: seq in self.msgs, self.render, self.first_request)
         keep = set(self.pinned.pins)
         for seq in [s for s in self.msgs if s < cut and s not in keep]:
@@ -265,7 +262,8 @@ class SessionState:
         self.first_kept = cut
         if edit.closes:
             self.turn.close()
-        self._rebuild()
+        self.shown.reprefix(self.pinned.prefix, drop)
+        self.anchor = None
 
 
 __all__ = ["Pos", "Replaced", "SessionState", "answer_message", "clone"]
