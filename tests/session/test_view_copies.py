@@ -105,3 +105,19 @@ def test_a_refused_append_keeps_copies_of_the_messages_not_the_callers_objects()
     store.heal()
     live.prepare(original, "fix it")
     assert _logged(inner)[: len(original)] == original
+
+
+def test_a_call_stopped_by_ctrl_c_leaves_copies_in_the_log_not_the_callers_objects() -> None:
+    history = _history(40)
+    original = copy.deepcopy(history)
+
+    def interrupted(messages: list[Any]) -> str:
+        raise KeyboardInterrupt
+
+    store = MemoryStore()
+    live = Compactor(Policy.default(context_limit=6_000), store, interrupted, session="s")
+    with pytest.raises(KeyboardInterrupt):
+        live.prepare(history, "fix it")
+    _vandalize(history)
+    assert all(m == original[seq] for seq, m in live.engine.state.msgs.items())
+    assert _logged(store) == original

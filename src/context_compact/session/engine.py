@@ -115,8 +115,10 @@ class SessionEngine(SearchableLog):
             try:
                 yield
             except BaseException:
-                self.journal.flush(quiet=True)
-                self._own_borrowed()
+                try:
+                    self.journal.flush(quiet=True)
+                finally:
+                    self._own_borrowed()
                 raise
             try:
                 self.journal.flush()
