@@ -121,3 +121,30 @@ def test_a_call_stopped_by_ctrl_c_leaves_copies_in_the_log_not_the_callers_objec
     _vandalize(history)
     assert all(m == original[seq] for seq, m in live.engine.state.msgs.items())
     assert _logged(store) == original
+
+
+def test_a_result_persisted_in_the_call_that_logs_it_keeps_no_part_of_the_callers_block() -> None:
+    big = "line of a long tool output\n" * 2_000
+    cache = {"type": "ephemeral"}
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "read it"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {"p": "a"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": big, "cache_control": cache}
+            ],
+        },
+    ]
+    live = Compactor(Policy.default(context_limit=20_000), MemoryStore(), BenchSummarizer())
+    view = live.prepare(history, "read it")
+    assert "persist_new_results" in {e.stage for e in live.events}
+    sent = copy.deepcopy(view)
+    cache["type"] = "edited by the caller"
+    assert live.prepare(view, "read it") == sent
+    # What a later edit of that message renders from (a clearing, a resume's replay).
+    shown_block = live.engine.state.replaced.blocks[(2, 0)]
+    assert shown_block["cache_control"] == {"type": "ephemeral"}

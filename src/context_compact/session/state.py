@@ -42,6 +42,13 @@ from .turn import Turn
 Pos = tuple[int, int]
 
 
+def _other_fields(block: dict[str, Any], replaced: str) -> dict[str, Any]:
+    # Copies: in the call that logs it, the block is still the caller's own object (its
+    # ``cache_control``, say, is the caller's dict to edit later).
+    fields: dict[str, Any] = clone({k: v for k, v in block.items() if k != replaced})
+    return fields
+
+
 class Replaced:
     """Blocks shown instead of the logged ones: by position, the block in view, the file
     holding the full text, which of them a clearing (not a persist) replaced, and the
@@ -59,7 +66,7 @@ class Replaced:
         for copy_ in edit.blocks:
             pos = (copy_.seq, copy_.block)
             block = logged[copy_.seq]["content"][copy_.block]
-            self.blocks[pos] = {**block, "content": copy_.text}
+            self.blocks[pos] = {**_other_fields(block, "content"), "content": copy_.text}
             self.copies[pos] = copy_.path
             if edit.op == "clear":
                 self.cleared.add(pos)
@@ -67,7 +74,7 @@ class Replaced:
         for use in edit.inputs:
             pos = (use.seq, use.block)
             block = logged[use.seq]["content"][use.block]
-            self.blocks[pos] = {**block, "input": use.input}
+            self.blocks[pos] = {**_other_fields(block, "input"), "input": use.input}
             self.cleared_inputs.add(pos)
             touched.add(use.seq)
         return touched
