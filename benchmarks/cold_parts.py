@@ -1,0 +1,95 @@
+"""What a cold start's parts cost, one at a time: the figures behind the README's "Cold start"
+note (issue 19).
+
+    python benchmarks/cold_parts.py [--messages 19999] [--store file|sqlite]
+
+First each part alone, with ``time.perf_counter``, on the bench's history (``suite.Chunks``, the
+same as ``bench --scaling``'s cold start): validating it (``check``; the JSON check as it walks
+a clean message now and as its detailed walk, the only one before), each message's content key,
+each message's count (its content's JSON and the estimate). Then one cold start of a fresh
+``Compactor`` on that history, with the time spent inside the journal append, the archive, the
+recognizer and the logging of each message (wall time, nested: they do not add up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from context_compact import Compactor, invariants
+from context_compact.bench.fakes import BenchSummarizer
+from context_compact.bench.suite import REQUEST, Chunks, make_policy, make_store
+from context_compact.keys import Recognizer, content_key
+from context_compact.session.durable import SessionJournal
+from context_compact.session.state import SessionState
+from context_compact.sizing import TokenCounter
+
+
+def timed(label: str, run: Callable[[], object]) -> None:
+    began = time.perf_counter()
+    run()
+    print(f"  {label:<44} {time.perf_counter() - began:7.3f} s")
+
+
+def wrap(owner: Any, name: str, spent: collections.Counter[str], label: str) -> None:
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent[label] += time.perf_counter() - began
+
+    setattr(owner, name, wrapper)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--messages", type=int, default=19_999)
+    parser.add_argument("--store", default="file", choices=("file", "sqlite"))
+    args = parser.parse_args()
+    turns = (args.messages - 1) // 2
+    chunks = Chunks(tempfile.mkdtemp(prefix="cold-parts-"), 1_000)
+    chunks.ensure(turns)
+    history: list[Any] = [{"role": "user", "content": REQUEST}]
+    for turn in chunks.turns(turns):
+        history += [turn.assistant, turn.results]
+    print(f"{len(history):,} messages, each part alone:")
+    timed("validation (check)", lambda: invariants.check(history))
+    timed(
+        "  its JSON check, the walk of a clean message",
+        lambda: [invariants._clean(m, 0) for m in history],
+    )
+    timed(
+        "  its JSON check, the detailed walk",
+        lambda: [invariants._first_violation(m, i) for i, m in enumerate(history)],
+    )
+    timed("content keys (sorted JSON, hash)", lambda: [content_key(m) for m in history])
+    counter = TokenCounter()
+    timed("counts (content JSON, estimate)", lambda: [counter.sized(m) for m in history])
+
+    spent: collections.Counter[str] = collections.Counter()
+    wrap(SessionJournal, "flush", spent, "journal append (records, chain, write)")
+    wrap(Recognizer, "match", spent, "recognizing the history (keys)")
+    wrap(SessionState, "add_message", spent, "logging each message (count, view)")
+    store = make_store(args.store, Path(tempfile.mkdtemp(prefix="cold-parts-store-")))
+    wrap(store, "save_messages", spent, "archive of the summarized prefix")
+    compactor = Compactor(make_policy("default", 12_500), store, BenchSummarizer())
+    began = time.perf_counter()
+    compactor.prepare(history, REQUEST)
+    total = time.perf_counter() - began
+    print(f"one cold start on a {args.store} store: {total:.3f} s, of which")
+    for label, seconds in spent.most_common():
+        print(f"  {label:<44} {seconds:7.3f} s")
+
+
+if __name__ == "__main__":
+    main()
