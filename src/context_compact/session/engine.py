@@ -46,7 +46,7 @@ from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
 from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Record, Restart
-from .state import SessionState, clone
+from .state import SessionState
 from .summarizing import SummaryCaller
 from .syncing import Sync
 
@@ -131,16 +131,8 @@ class SessionEngine(SearchableLog):
         passed at once copies only what stays (a cold start summarizes the rest away), and
         nothing the caller edits later reaches the log."""
         borrowed, self._borrowed = self._borrowed, {}
-        if not borrowed:
-            return
-        copies = self.state.own(borrowed)
-        pending = self.journal.pending
-        for i, record in enumerate(pending):
-            if not isinstance(record, MessageRecord):
-                continue
-            if borrowed.get(record.seq) is record.message:
-                private = copies.get(record.seq) or clone(record.message)
-                pending[i] = replace(record, message=private)
+        if borrowed:
+            self.journal.own(borrowed, self.state.own(borrowed))
 
     def _emit(
         self,
