@@ -26,6 +26,7 @@ from context_compact import Compactor, invariants
 from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.suite import REQUEST, Chunks, make_policy, make_store
 from context_compact.keys import Recognizer, content_key
+from context_compact.messages import clone
 from context_compact.session.durable import SessionJournal
 from context_compact.session.state import SessionState
 from context_compact.sizing import TokenCounter
@@ -73,6 +74,7 @@ def main() -> None:
         lambda: [invariants._first_violation(m, i) for i, m in enumerate(history)],
     )
     timed("content keys (sorted JSON, hash)", lambda: [content_key(m) for m in history])
+    timed("the log's private copies (clone)", lambda: [clone(m) for m in history])
     counter = TokenCounter()
     timed("counts (content JSON, estimate)", lambda: [counter.sized(m) for m in history])
 

@@ -12,12 +12,10 @@ use; of two compactors on one session and store object, a stale one is refused
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
 from ..errors import StoreUnavailable
 from ..events import CompactionEvent
-from ..messages import clone
 from ..store import holders
 from ..store.base import STORE_ERRORS, Store
 from . import records as rec
@@ -65,14 +63,6 @@ class SessionJournal:
 
     def add(self, record: Record) -> None:
         self.pending.append(record)
-
-    def own(self, borrowed: dict[int, Any], copies: dict[int, Any]) -> None:
-        """Kept records that hold a caller's message object (``borrowed``, by seq) hold a
-        private copy instead: the one ``copies`` has for that seq, else a new one."""
-        for i, record in enumerate(self.pending):
-            if isinstance(record, rec.MessageRecord) and borrowed.get(record.seq) is record.message:
-                private = copies.get(record.seq) or clone(record.message)
-                self.pending[i] = replace(record, message=private)
 
     def flush(self, quiet: bool = False) -> None:
         """Append what the call recorded; ``quiet``: a refusal is kept, not raised."""

@@ -46,7 +46,7 @@ from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
 from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Record, Restart
-from .state import SessionState
+from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
 
@@ -68,7 +68,6 @@ class SessionEngine(SearchableLog):
         self.recognizer = self.syncer.recognizer
         self.journal = SessionJournal(self.store, self._meta)
         self._returned: tuple[int, int] | None = None
-        self._borrowed: dict[int, Message] = {}  # seq -> the caller's object, this call
         self.summaries = SummaryCaller(
             adapt(env.summarizer),
             policy,
@@ -115,24 +114,9 @@ class SessionEngine(SearchableLog):
             try:
                 yield
             except BaseException:
-                try:
-                    self.journal.flush(quiet=True)
-                finally:
-                    self._own_borrowed()
+                self.journal.flush(quiet=True)
                 raise
-            try:
-                self.journal.flush()
-            finally:
-                self._own_borrowed()
-
-    def _own_borrowed(self) -> None:
-        """The caller's message objects logged by this call are copied now that it ends,
-        where they are still held (in the log, the view or a refused append): a long history
-        passed at once copies only what stays (a cold start summarizes the rest away), and
-        nothing the caller edits later reaches the log."""
-        borrowed, self._borrowed = self._borrowed, {}
-        if borrowed:
-            self.journal.own(borrowed, self.state.own(borrowed))
+            self.journal.flush()
 
     def _emit(
         self,
@@ -155,9 +139,7 @@ class SessionEngine(SearchableLog):
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
         state = self.state
         for message, key in self.syncer.added(state, messages, self._restart):
-            # The caller's own object until the call ends (``_own_borrowed``).
-            record = MessageRecord(state.n, chain_id(state.head, key), state.head, message)
-            self._borrowed[record.seq] = message
+            record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
             state.add_message(record, key)
             self.journal.add(replace(record, content_json=state.shown.texts[-1]))
         self.syncer.accepted()

@@ -7,10 +7,10 @@ sum; ``texts[i]`` the JSON of its content the count was made on, or None
 ids in view (new messages may not reuse one). Changing one message costs one count, never a
 recount of the view.
 
-A message pushed ``shared`` is the log's own object (during the call that logs it, the
-caller's: ``SessionEngine._own_borrowed``), not yet a copy: ``owned()`` copies those still in
-view before the view goes out, so a long history passed at once copies only what stays (a
-cold start summarizes the rest away), and the caller never holds an object of the log.
+A message pushed ``shared`` is the log's own object, not yet a copy: ``owned()`` copies those
+still in view before the view goes out, so a long history passed at once copies only what
+stays (a cold start summarizes the rest away), and the caller never holds an object of the
+log.
 """
 
 from __future__ import annotations

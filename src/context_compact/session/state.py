@@ -42,13 +42,6 @@ from .turn import Turn
 Pos = tuple[int, int]
 
 
-def _other_fields(block: dict[str, Any], replaced: str) -> dict[str, Any]:
-    # Copies: in the call that logs it, the block is still the caller's own object (its
-    # ``cache_control``, say, is the caller's dict to edit later).
-    fields: dict[str, Any] = clone({k: v for k, v in block.items() if k != replaced})
-    return fields
-
-
 class Replaced:
     """Blocks shown instead of the logged ones: by position, the block in view, the file
     holding the full text, which of them a clearing (not a persist) replaced, and the
@@ -66,7 +59,7 @@ class Replaced:
         for copy_ in edit.blocks:
             pos = (copy_.seq, copy_.block)
             block = logged[copy_.seq]["content"][copy_.block]
-            self.blocks[pos] = {**_other_fields(block, "content"), "content": copy_.text}
+            self.blocks[pos] = {**block, "content": copy_.text}
             self.copies[pos] = copy_.path
             if edit.op == "clear":
                 self.cleared.add(pos)
@@ -74,7 +67,7 @@ class Replaced:
         for use in edit.inputs:
             pos = (use.seq, use.block)
             block = logged[use.seq]["content"][use.block]
-            self.blocks[pos] = {**_other_fields(block, "input"), "input": use.input}
+            self.blocks[pos] = {**block, "input": use.input}
             self.cleared_inputs.add(pos)
             touched.add(use.seq)
         return touched
@@ -210,21 +203,6 @@ class SessionState:
         self.shown.use_ids.update(ids)
         self.log_use_ids.update(ids)
         self.shown.push(message, key, shared=True)
-
-    def own(self, borrowed: dict[int, Message]) -> dict[int, Message]:
-        """Private copies in place of the ``borrowed`` objects (seq -> the caller's message)
-        the log and the view still hold; the copies by seq."""
-        copies: dict[int, Message] = {}
-        shown = self.shown.messages
-        for seq, message in borrowed.items():
-            if self.msgs.get(seq) is not message:
-                continue  # summarized away, or the session restarted
-            private = copies[seq] = clone(message)
-            self.msgs[seq] = private
-            index = self.view_index(seq)
-            if seq >= self.first_kept and index < len(shown) and shown[index] is message:
-                shown[index] = private  # still shared: ``owned`` copies it for the view
-        return copies
 
     def learn_kinds(self, length: int, real: int) -> dict[str, float] | None:
         """Teach the counter's factors per kind of text what the API counted for the messages
