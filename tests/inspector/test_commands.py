@@ -87,10 +87,14 @@ def test_ui_serves_the_stores_sessions_until_interrupted(tmp_path: Path) -> None
         line = process.stdout.readline()
         assert line.startswith(f"inspector for the sessions of {tmp_path} at http://127.0.0.1:")
         url = line.split(" at ", 1)[1].split()[0]
-        with urllib.request.urlopen(url + "api/sessions") as response:
+        own = {"X-Context-Compact": "inspector"}  # the page's header, which the API asks for
+        with urllib.request.urlopen(
+            urllib.request.Request(url + "api/sessions", headers=own)
+        ) as response:
             listed = json.load(response)
         assert [s["id"] for s in listed["sessions"]] == [second, first]
-        with urllib.request.urlopen(url + f"api/session?id={first}") as response:
+        asked = urllib.request.Request(url + f"api/session?id={first}", headers=own)
+        with urllib.request.urlopen(asked) as response:
             assert len(json.load(response)["tokens"]) == 3
     finally:
         process.send_signal(signal.SIGINT)

@@ -14,6 +14,9 @@ A session is replayed once, on its first request, and kept (a 10,000-request ses
 few lists of numbers plus its distinct messages); views are cut from it on demand, so the
 page loads with the chart alone. One lock serializes the store: SQLite connections are not
 shared between threads at once, and the page asks for little.
+
+Every request passes ``guard.refusal`` first: a loopback Host at the bound port, and for the
+API the page's own origin and its header (``X-Context-Compact: inspector``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 from ..registry import NAMES
 from ..store.base import STORE_ERRORS, Store
 from .data import Inspection, InspectorError, Replay, archive, compare, sessions
+from .guard import refusal
 
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -120,6 +124,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
+        refused = refusal(url.path, self.headers, self.server.server_address[1])
+        if refused is not None:
+            status, line = refused
+            self._send(status, "text/plain; charset=utf-8", (line + "\n").encode())
+            return
         if url.path in STATIC:
             name, kind = STATIC[url.path]
             self._send(HTTPStatus.OK, kind, asset(name).encode())
