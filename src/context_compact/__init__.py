@@ -24,7 +24,7 @@ from .errors import (
 )
 from .events import CompactionEvent
 from .invariants import check
-from .loaders import UnknownFormat
+from .loaders import Undecodable, UnknownFormat
 from .markers import summary_message
 from .policy import Policy, SeedPolicy, SessionPolicy
 from .providers.errors import is_context_overflow
@@ -75,6 +75,7 @@ __all__ = [
     "StoreUnavailable",
     "Summarizes",
     "SummaryRequest",
+    "Undecodable",
     "UnknownFormat",
     "UnknownMigration",
     "Violation",

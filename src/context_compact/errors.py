@@ -26,12 +26,14 @@
      │                                the database was migrated by a newer version of this library
      ├── ConfigError (ValueError)     a setting (config file, option) that cannot be applied
      ├── UnknownFormat (ValueError)   a file is not a trajectory any loader knows (loaders/)
+     ├── Undecodable (ValueError)     a log's bytes are not text in the encoding it is read with:
+     │                                the file, byte offset and line (loaders/)
      ├── AgentError (RuntimeError)    the agent loop cannot go on; carries the history (agent/)
      └── ScriptExhausted (RuntimeError)
                                       the fake provider was called past its script (providers/)
 
 Each also derives from the builtin it names, so ``except ValueError`` keeps working. The last
-three are defined next to their code (they carry its data) and exported with the rest from
+four are defined next to their code (they carry its data) and exported with the rest from
 ``context_compact``. Errors of the model APIs themselves are the SDKs' own; a refused prompt
 is recognized with ``is_context_overflow``.
 """

@@ -99,9 +99,21 @@ def import_target(
     show_default=True,
     help="Refuse a file larger than this.",
 )
+@click.option(
+    "--encoding",
+    default="utf-8",
+    show_default=True,
+    help="Text encoding of the logs (latin-1, cp1252, ...). Bytes that are not text in it "
+    "are refused, naming the file, byte and line; never replaced.",
+)
 @guards_store
 def import_command(
-    path: Path, workdir: Path | None, as_json: bool, max_line_bytes: int, max_file_bytes: int
+    path: Path,
+    workdir: Path | None,
+    as_json: bool,
+    max_line_bytes: int,
+    max_file_bytes: int,
+    encoding: str,
 ) -> None:
     """Import an agent's log (FILE, or every log under DIR) as sessions; a log imported
     before is the same session again (by content), not a copy.
@@ -115,13 +127,16 @@ def import_command(
     from ..store.url import cli_store
 
     try:
+        limits = Limits(max_line_bytes, max_file_bytes, encoding)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="'--encoding'") from None
+    try:
         store = cli_store(Path(workdir or Path.cwd()).resolve())
     except CorruptStore as error:
         raise click.ClickException(str(error)) from None
     try:
         try:
             with quiet_loaders():
-                limits = Limits(max_line_bytes, max_file_bytes)
                 done, failures, tried = import_target(store, path, limits)
         except LOAD_ERRORS as error:
             raise click.ClickException(f"cannot import {path}: {describe(error, path)}") from None
@@ -162,6 +177,8 @@ def _line(i: Imported, again: bool, converted: dict[str, int]) -> str:
     if converted:
         kinds = ", ".join(f"{k}={v}" for k, v in converted.items())
         skipped += f"; {sum(converted.values())} kept in another form ({kinds})"
+    if i.encoding != Limits.encoding:
+        skipped += f"; decoded as {i.encoding}"
     what = f"already imported as {i.id} (same content)" if again else f"imported {i.id}"
     return f"{what}: {i.format} {i.name}, {i.messages} messages, {i.tool_uses} tool calls{skipped}"
 

@@ -30,7 +30,10 @@ the trajectories it replays), as JSON or one event per line.
 
 Detection looks at the parsed content, not at the file name (except that ``.traj.json``
 marks mini-swe-agent and ``*chat.history.md`` aider); a file it cannot place raises
-``UnknownFormat`` naming the file. The loaders never modify the files they read.
+``UnknownFormat`` naming the file. Files are read as UTF-8, strictly, or in the encoding
+``Limits.encoding`` names: bytes that are not text in it raise ``Undecodable`` naming the
+file, the byte offset and line, never turn into U+FFFD without a word. The loaders never
+modify the files they read.
 ``load_all`` reports every file it could not load (``failures``) instead of dropping it
 without a word.
 """
@@ -39,7 +42,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +57,17 @@ from . import (
     results_list,
     swe_agent,
 )
-from ._common import FORMATS, Limits, Session, TooLarge, UnknownFormat, check_size, read_jsonl
+from ._common import (
+    FORMATS,
+    Limits,
+    Session,
+    TooLarge,
+    Undecodable,
+    UnknownFormat,
+    check_size,
+    read_jsonl,
+    read_text,
+)
 
 __all__ = [
     "FORMATS",
@@ -62,6 +75,7 @@ __all__ = [
     "Limits",
     "Session",
     "TooLarge",
+    "Undecodable",
     "UnknownFormat",
     "candidates",
     "describe",
@@ -92,11 +106,19 @@ def load_session(path: str | Path, index: int = 0) -> Session:
 
 
 def load_file(path: str | Path, limits: Limits | None = None) -> list[Session]:
-    """Every trajectory in one file, in file order (``TooLarge`` over ``limits``)."""
-    path = Path(path)
+    """Every trajectory in one file, in file order (``TooLarge`` over ``limits``;
+    ``Undecodable`` where its bytes are not text in ``limits.encoding``, UTF-8 by default)."""
+    limits = limits or Limits()
+    sessions = _load(Path(path), limits)
+    if limits.encoding == Limits.encoding:
+        return sessions
+    return [replace(session, encoding=limits.encoding) for session in sessions]
+
+
+def _load(path: Path, limits: Limits) -> list[Session]:
     if openhands_v1.is_events_dir(path):
         return openhands_v1.load_directory(path, limits)
-    fmt, data, bad = _read(path, limits or Limits())
+    fmt, data, bad = _read(path, limits)
     if fmt == aider.FORMAT:
         return aider.load_text(data, path)
     if fmt == openhands_v1.FORMAT:
@@ -149,7 +171,7 @@ def load_all(
     for path in candidates(root):
         try:
             sessions.extend(load_file(path))
-        except (UnknownFormat, OSError, UnicodeError, ValueError) as error:
+        except (UnknownFormat, Undecodable, OSError, UnicodeError, ValueError) as error:
             if strict:
                 raise
             log.warning("skipping %s", error)
@@ -199,7 +221,7 @@ def _read(path: Path, limits: Limits) -> tuple[str, Any, int]:
         raise FileNotFoundError(f"{path}: no such file")
     if path.name.endswith(".md"):
         check_size(path, limits)
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(path, limits)
         if not aider.is_aider(path, text[:4096]):
             raise UnknownFormat(path, "a Markdown file that is not an aider chat history")
         return aider.FORMAT, text, 0
@@ -207,7 +229,7 @@ def _read(path: Path, limits: Limits) -> tuple[str, Any, int]:
         records, bad = read_jsonl(path, limits)
         return _detect_records(records, path), records, bad
     check_size(path, limits)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text(path, limits)
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:

@@ -41,6 +41,7 @@ without being counted.
 
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 from collections import Counter, deque
@@ -93,6 +94,8 @@ class Session:
     source: str
     notes: Mapping[str, int] = field(default_factory=dict)
     converted: Mapping[str, int] = field(default_factory=dict)
+    encoding: str = "utf-8"
+    """How the file's bytes were decoded: UTF-8 unless the caller named another encoding."""
 
 
 class UnknownFormat(ContextCompactError, ValueError):
@@ -116,12 +119,65 @@ MAX_FILE_BYTES = 1 << 30
 
 @dataclass(frozen=True)
 class Limits:
-    """How much a loader reads before it refuses a file (``TooLarge``): one line of a JSON
-    Lines file, and one file. A longer line is never held whole in memory: reading stops at
-    ``line_bytes`` + 1."""
+    """How a loader reads a file. How much before it refuses it (``TooLarge``): one line of a
+    JSON Lines file, and one file; a longer line is never held whole in memory: reading stops
+    at ``line_bytes`` + 1. And ``encoding``, the text encoding of its bytes: UTF-8 unless the
+    caller knows better. Bytes that are not text in it are refused (``Undecodable``), never
+    replaced: a log whose accents all became U+FFFD would import as if nothing were lost.
+    The encoding must write ASCII as ASCII (latin-1, cp1252, ...: not UTF-16), since lines
+    and JSON are found by their ASCII bytes."""
 
     line_bytes: int = MAX_LINE_BYTES
     file_bytes: int = MAX_FILE_BYTES
+    encoding: str = "utf-8"
+
+    def __post_init__(self) -> None:
+        try:
+            codecs.lookup(self.encoding)
+        except LookupError:
+            raise ValueError(f"unknown text encoding {self.encoding!r}") from None
+        try:
+            ascii_as_ascii = b'\n{}[]":,'.decode(self.encoding) == '\n{}[]":,'
+        except (UnicodeDecodeError, LookupError):  # LookupError: a str-to-str codec (rot13)
+            ascii_as_ascii = False
+        if not ascii_as_ascii:
+            raise ValueError(
+                f"encoding {self.encoding!r} does not write ASCII as ASCII: the loaders read "
+                "ASCII-compatible encodings only (utf-8, latin-1, cp1252, ...)"
+            )
+
+
+class Undecodable(ContextCompactError, ValueError):
+    """A file's bytes are not text in the encoding it is read with. ``path``, ``offset``
+    (of the first bad byte in the file), ``line`` (1-based) and ``encoding`` say where and
+    how; the message says it in one line, with what to do."""
+
+    def __init__(self, path: Path, offset: int, line: int, problem: str, encoding: str) -> None:
+        self.path = str(path)
+        self.offset = offset
+        self.line = line
+        self.encoding = encoding
+        super().__init__(
+            f"{path}: not {encoding} text at byte offset {offset:,} (line {line}): {problem}; "
+            "if the file is in another encoding, name it (import --encoding latin-1, cp1252, ...)"
+        )
+
+
+def decode(raw: bytes, path: Path, encoding: str, line: int = 1, offset: int = 0) -> str:
+    """``raw`` as text, strictly; ``line`` and ``offset`` are where ``raw`` starts in the
+    file, so a refusal names the bad byte's place in the file."""
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        bad = raw[error.start : error.end]
+        problem = f"{' '.join(f'0x{b:02x}' for b in bad[:4])}: {error.reason}"
+        at = line + raw.count(b"\n", 0, error.start)
+        raise Undecodable(path, offset + error.start, at, problem, encoding) from None
+
+
+def read_text(path: Path, limits: Limits) -> str:
+    """A whole file as text in ``limits.encoding`` (``Undecodable`` otherwise)."""
+    return decode(path.read_bytes(), path, limits.encoding)
 
 
 class TooLarge(ValueError):
@@ -143,6 +199,7 @@ def read_jsonl(path: Path, limits: Limits | None = None) -> tuple[list[Any], int
     check_size(path, limits)
     records: list[Any] = []
     bad = 0
+    offset = 0
     with path.open("rb") as handle:
         for number, raw in enumerate(iter(lambda: handle.readline(limits.line_bytes + 1), b""), 1):
             if len(raw) > limits.line_bytes:
@@ -150,7 +207,8 @@ def read_jsonl(path: Path, limits: Limits | None = None) -> tuple[list[Any], int
                     f"{path}: line {number} is over the limit of {limits.line_bytes:,} bytes "
                     "per line (raise it with --max-line-bytes)"
                 )
-            line = raw.decode("utf-8", errors="replace")
+            line = decode(raw, path, limits.encoding, number, offset)
+            offset += len(raw)
             if not line.strip():
                 continue
             try:

@@ -51,6 +51,7 @@ from ._common import (
     join_system,
     make_session,
     parse_arguments,
+    read_text,
     stem,
     text_block,
     text_blocks,
@@ -146,7 +147,7 @@ def load_directory(path: Path, limits: Limits | None = None) -> list[Session]:
                 "(raise it with --max-file-bytes)"
             )
         try:
-            events.append(json.loads(file.read_text(encoding="utf-8", errors="replace")))
+            events.append(json.loads(read_text(file, limits)))
         except json.JSONDecodeError:
             bad += 1
     name = path.parent.name if path.name == "events" else path.name

@@ -59,6 +59,8 @@ class Imported:
     notes: dict[str, int] = field(default_factory=dict)
     bad_lines: list[int] = field(default_factory=list)
     """Line numbers (1-based) of the JSON Lines that did not parse, the first ``SHOWN``."""
+    encoding: str = "utf-8"
+    """How the file's bytes were decoded (``Limits.encoding``): said, never guessed."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,6 +98,7 @@ def import_session(store: Store, session: Session, extra: dict[str, Any] | None 
         "name": session.name,
         "system": session.system,
         "notes": dict(session.notes),
+        "encoding": session.encoding,
         **(extra or {}),
     }
     # Refused before the session exists: a failed import leaves no empty session behind.
@@ -123,18 +126,22 @@ def report_of(session: Session, sid: str) -> Imported:
         uses,
         session.skipped,
         dict(session.notes),
-        unparseable_lines(Path(session.source)) if session.notes.get("unparseable_line") else [],
+        unparseable_lines(Path(session.source), encoding=session.encoding)
+        if session.notes.get("unparseable_line")
+        else [],
+        session.encoding,
     )
 
 
 SHOWN = 20
 
 
-def unparseable_lines(path: Path, limit: int = SHOWN) -> list[int]:
+def unparseable_lines(path: Path, limit: int = SHOWN, encoding: str = "utf-8") -> list[int]:
     """The 1-based numbers of the non-blank lines of ``path`` that are not JSON (the first
     ``limit``), so an import can say where its skipped lines are."""
     found: list[int] = []
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    # The loader already decoded this file strictly; only line numbers are read here.
+    with path.open(encoding=encoding, errors="surrogateescape", newline="\n") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
