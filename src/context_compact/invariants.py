@@ -4,7 +4,9 @@
 be sent to the Messages API as far as compaction is concerned. The rules:
 
 * ``malformed``: a message that is not a dict, has an unknown role, content that is
-  neither a string nor a list, a block that is not a dict, or a tool block without its id.
+  neither a string nor a list, a block that is not a dict, a tool block without its id, or
+  a ``tool_result`` whose ``content`` (when it has one) is neither a string nor a list of
+  blocks (dicts).
 * ``orphan_result``: a ``tool_result`` whose ``tool_use_id`` is not a ``tool_use`` of the
   previous message (which must be an assistant message).
 * ``unanswered_use``: a ``tool_use`` not answered by a ``tool_result`` in the next message,
@@ -13,13 +15,16 @@ be sent to the Messages API as far as compaction is concerned. The rules:
 * ``duplicate_result``: two ``tool_result`` blocks for one id in one message (the API
   refuses them).
 * ``unserializable``: a value JSON cannot hold as it is (``bytes``, a ``datetime``, a
-  ``set``, any other object; a dict key that is not a string), anywhere in the message.
+  ``set``, any other object; a dict key that is not a string; an int of more digits than
+  Python writes or reads as text, ``MAX_INT_DIGITS``), anywhere in the message.
 * ``too_deep``: lists and dicts nested more than ``MAX_DEPTH`` levels (a tool input 2,000
   deep would overflow every recursive reader: the JSON encoder, copies, the journal).
 
 The last two are checked before anything is hashed or journaled: a message the journal
 cannot write back exactly is never half logged. The detail names the path inside the
-message (``content[1].input.when``).
+message (``content[1].input.when``). They do not hide the message's shape: a message whose
+shape is right but that holds such a value still answers its tool calls, so the value is
+what is reported, where it is, not the call before it as unanswered.
 
 Roles are not required to alternate: the APIs merge consecutive same-role messages, and the
 seed's own markers create them. ``InvalidHistory`` is what the stages raise on bad input;
@@ -28,7 +33,9 @@ they never repair it silently.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from .errors import InvalidHistory as InvalidHistory  # raised by check's callers
@@ -37,7 +44,28 @@ from .messages import block_type, opens_with_thinking, turn_opener, turn_start
 
 ROLES = ("user", "assistant")
 MAX_DEPTH = 100
+MAX_INT_DIGITS = 4_300
+"""Python's default limit on the digits of an int written or read as text (JSON is text):
+past it ``json.dumps`` and ``json.loads`` raise. Lower when the process set a lower one."""
 _SCALARS = (str, int, float, type(None))
+# Below this many bits an int has fewer digits than any limit Python allows (640 at least).
+_SURE_BITS = 2_000
+
+
+@cache
+def _ceiling(digits: int) -> int:
+    ceiling: int = 10**digits
+    return ceiling
+
+
+def int_digits_allowed() -> int:
+    limit = sys.get_int_max_str_digits()
+    return min(limit, MAX_INT_DIGITS) if limit else MAX_INT_DIGITS
+
+
+def _fits(number: int) -> bool:
+    """Whether JSON can carry ``number`` there and back (its digits within the limit)."""
+    return number.bit_length() < _SURE_BITS or abs(number) < _ceiling(int_digits_allowed())
 
 
 def _where(path: tuple[str | int, ...]) -> str:
@@ -50,13 +78,16 @@ def _where(path: tuple[str | int, ...]) -> str:
 
 
 # The common leaves, by exact type: a walk of a clean message compares types, nothing else.
-_LEAVES = frozenset((str, int, float, bool, type(None)))
+# Not int: an int's size is looked at (``_fits``).
+_LEAVES = frozenset((str, float, bool, type(None)))
 
 
 def _clean(item: Any, depth: int) -> bool:
     """Whether ``not_json`` finds nothing in ``item`` at ``depth`` levels down: the same
     rules without the paths, so a clean history costs a walk and no tuples. Recursion ends
     at ``MAX_DEPTH``."""
+    if type(item) is int:
+        return _fits(item)
     if isinstance(item, _SCALARS):
         return True
     if depth >= MAX_DEPTH:
@@ -87,6 +118,12 @@ def _first_violation(value: Any, index: int) -> Violation | None:
     todo: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while todo:
         item, path = todo.pop()
+        if type(item) is int and not _fits(item):
+            detail = (
+                f"{_where(path)}: an int of more than {int_digits_allowed():,} digits, "
+                "more than Python writes or reads as text: JSON cannot carry it"
+            )
+            return Violation(index, "unserializable", detail)
         if isinstance(item, _SCALARS):
             continue
         if len(path) >= MAX_DEPTH:
@@ -112,6 +149,7 @@ def _first_violation(value: Any, index: int) -> Violation | None:
 
 
 def _malformed(index: int, message: Any) -> Violation | None:
+    """The first thing wrong with the message's shape (role, content, blocks, tool ids)."""
     if not isinstance(message, dict):
         return Violation(index, "malformed", f"expected a dict, got {type(message).__name__}")
     role = message.get("role")
@@ -132,7 +170,33 @@ def _malformed(index: int, message: Any) -> Violation | None:
             return Violation(index, "malformed", f"block {bi}: tool_use without a string id")
         if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
             return Violation(index, "malformed", f"block {bi}: tool_result without tool_use_id")
-    return not_json(message, index)
+    return None
+
+
+def _contents(index: int, message: dict[str, Any]) -> Violation | None:
+    """The first tool_result whose content is not a string or a list of blocks: wrong, but
+    it does not unmake the pair (its tool_use_id still answers the call)."""
+    for bi, block in enumerate(message["content"] if isinstance(message["content"], list) else []):
+        if block_type(block) == "tool_result" and "content" in block:
+            bad = _result_content(block["content"])
+            if bad is not None:
+                return Violation(index, "malformed", f"content[{bi}].content{bad}")
+    return None
+
+
+def _result_content(content: Any) -> str | None:
+    """What is wrong with a tool_result's content (after its path), or None."""
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return (
+            ": a tool_result's content must be a str or a list of blocks, "
+            f"got {type(content).__name__}"
+        )
+    for i, part in enumerate(content):
+        if not isinstance(part, dict):
+            return f"[{i}]: expected a block (a dict), got {type(part).__name__}"
+    return None
 
 
 def check(messages: Any) -> list[Violation]:
@@ -146,6 +210,12 @@ def check(messages: Any) -> list[Violation]:
         bad = _malformed(i, message)
         if bad:
             found.append(bad)
+        else:
+            # Neither a value JSON cannot hold nor a result's bad content unmakes the pairs:
+            # the message's shape stays readable, and the pairing below uses it.
+            inner = not_json(message, i) or _contents(i, message)
+            if inner:
+                found.append(inner)
         well_formed.append(bad is None)
     for i, message in enumerate(messages):
         if not well_formed[i]:

@@ -69,15 +69,12 @@ class Edge:
             self.system = list(items[:head])
             self.system_text = "\n\n".join(text_of(plain(s).get("content")) for s in self.system)
         body = items[head:]
-        done, units = self._view.match(body)
-        memo = self._view
-        if units < len(self._view.ends):
-            # Not the whole view: the caller's own list, or the list it passed last time.
-            done_in, units_in = self._input.match(body)
-            units_in = max(0, units_in - 1)
-            done_in = self._input.ends[units_in - 1] if units_in else 0
-            if done_in > done:
-                memo, done, units = self._input, done_in, units_in
+        try:
+            memo, done, units = self._reused(body)
+        except (RecursionError, ValueError):
+            # An item the JSON encoder cannot hash (nested too deep, an int too long to
+            # write): convert the whole list, and the engine's check names the item.
+            memo, done, units = self._view, 0, 0
         tail = [as_item(v, head + done + i, "an item") for i, v in enumerate(body[done:])]
         new = self.converter.units(tail, head + done)
         messages = memo.messages[:units] + [u.message for u in new]
@@ -87,6 +84,19 @@ class Edge:
         self._input = _Memo(Known(list(body)), ends, messages)
         self._last = (head, ends)
         return messages
+
+    def _reused(self, body: list[Any]) -> tuple[_Memo, int, int]:
+        """The memo whose head ``body`` repeats, and how many items and units it repeats."""
+        done, units = self._view.match(body)
+        memo = self._view
+        if units < len(self._view.ends):
+            # Not the whole view: the caller's own list, or the list it passed last time.
+            done_in, units_in = self._input.match(body)
+            units_in = max(0, units_in - 1)
+            done_in = self._input.ends[units_in - 1] if units_in else 0
+            if done_in > done:
+                memo, done, units = self._input, done_in, units_in
+        return memo, done, units
 
     def dump(self, view: list[Message]) -> list[Any]:
         out: list[Any] = list(self.system)

@@ -41,9 +41,13 @@ class Sync:
             match = self.recognizer.match(
                 messages, state.shown.keys, state.conversation_len(), state.head
             )
-        except RecursionError:
-            # Hashing met a message nested too deep for the JSON encoder: check() names it.
-            raise InvalidHistory(check(as_dicts(messages))) from None
+        except (RecursionError, ValueError):
+            # Hashing met a value the JSON encoder cannot write (nested too deep for its stack,
+            # an int longer than Python writes as text, a cycle): check() names it.
+            violations = check(as_dicts(messages))
+            if not violations:
+                raise
+            raise InvalidHistory(violations) from None
         if match is None:
             violations = check(as_dicts(messages))
             if violations:

@@ -68,10 +68,14 @@ class LoggedStrategy(StatelessEngine):
             raise InvalidHistory(check(messages))
         try:
             start, restart = self._start(messages)
-        except RecursionError:
-            # Hashing met a message nested too deep for the JSON encoder (how deep depends on
-            # the caller's stack): check() names it, as under the session engine.
-            raise InvalidHistory(check(as_dicts(messages))) from None
+        except (RecursionError, ValueError):
+            # Hashing met a value the JSON encoder cannot write (nested too deep for the
+            # caller's stack, an int longer than Python writes as text, a cycle): check()
+            # names it, as under the session engine.
+            violations = check(as_dicts(messages))
+            if not violations:
+                raise
+            raise InvalidHistory(violations) from None
         new: list[Message] = as_dicts(messages[start:])
         prev = self.log[-1] if self.log and not restart else None
         violations = check_appended(prev, new, set() if restart else self._use_ids)
