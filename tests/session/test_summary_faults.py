@@ -3,7 +3,11 @@ summary or is contained, a breaker ends a run of failures, and nothing loops or 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,6 +75,46 @@ def test_a_summarizer_that_hangs_is_abandoned_after_the_timeout() -> None:
     view = c.compact_history(HISTORY, "fix the parser")
     assert time.perf_counter() - started < 0.4
     assert "late" not in view[1]["content"] and "Traceback: KeyError" in view[1]["content"]
+
+
+HANGS_AT_EXIT = """
+import time
+from context_compact import Compactor, MemoryStore, Policy
+
+def hangs(messages):
+    time.sleep(60)
+    return "late"
+
+history = [{"role": "user", "content": "fix the parser"}]
+for i in "ab":
+    history.append({"role": "assistant", "content": [
+        {"type": "tool_use", "id": i, "name": "bash", "input": {"command": "make"}}]})
+    history.append({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": i, "content": "r" * 600}]})
+c = Compactor(Policy.default(context_limit=4_000, summary_timeout=0.2), MemoryStore(), hangs)
+view = c.compact_history(history, "fix the parser")
+assert [e.stage for e in c.events if e.stage == "summary_fallback"], c.events
+print("fell back", flush=True)
+"""
+
+
+def test_a_summarizer_hung_past_its_timeout_does_not_hold_the_process_at_exit(
+    tmp_path: Path,
+) -> None:
+    """The abandoned call still sleeps its 60 s; the process exits once its work is done."""
+    script = tmp_path / "hangs.py"
+    script.write_text(HANGS_AT_EXIT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=20, env=env
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the process was still running 20 s after its call fell back")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "fell back\n"
+    assert time.monotonic() - started < 20
 
 
 def test_a_huge_summary_is_cut_to_its_token_budget() -> None:

@@ -5,6 +5,9 @@ budget)``. The caller's summarizer was adapted once (``summarize.adapt``) and ru
 worker thread reused from summary to summary, so a hung model call can time out
 (``summary_timeout``) without blocking the engine. A worker whose call timed out may still
 be running it: it is abandoned (its result ignored) and the next summary gets a new one.
+The worker is a daemon thread of its own, not a ``concurrent.futures`` pool: the pools'
+threads are joined when the interpreter exits, so one hung call abandoned long ago would
+hold the process open until it returned; an abandoned daemon thread never does.
 
 Whatever goes wrong (an exception, a timeout, an empty or non-text answer) counts as a
 failure: the extractive summary is used instead and an event says so, and
@@ -14,7 +17,8 @@ the budget is cut at a line end, saying so.
 
 from __future__ import annotations
 
-import concurrent.futures
+import queue
+import threading
 from collections.abc import Callable
 from contextvars import copy_context
 from typing import Any
@@ -34,6 +38,48 @@ class EmptySummary(ValueError):
     """The summarizer answered without text (an empty string, None, not a string)."""
 
 
+class _Job:
+    """One call on the worker: its answer or its exception, once ``done`` is set."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self.call = call
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+class Worker:
+    """A daemon thread that runs calls one at a time, in the order given."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        thread = threading.Thread(target=self._serve, name="context-compact-summary", daemon=True)
+        thread.start()
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                job.value = job.call()
+            except BaseException as error:  # the caller's to see, as the call raised it
+                job.error = error
+            job.done.set()
+            del job  # an abandoned job's answer is not kept alive by a waiting worker
+
+    def run(self, call: Callable[[], Any], timeout: float | None) -> Any:
+        """``call()``'s answer; ``TimeoutError`` when it takes longer than ``timeout``."""
+        job = _Job(call)
+        self._jobs.put(job)
+        if not job.done.wait(timeout):
+            raise TimeoutError(f"the summarizer did not answer within {timeout:g} s")
+        if job.error is not None:
+            raise job.error
+        return job.value
+
+    def stop(self) -> None:
+        """The thread ends once the call it runs (if any) returns; nothing waits for it."""
+        self._jobs.put(None)
+
+
 class SummaryCaller:
     def __init__(
         self,
@@ -47,29 +93,26 @@ class SummaryCaller:
         self.counter = counter
         self.emit = emit
         self.failures = 0
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-
-    def _worker(self) -> concurrent.futures.ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="context-compact-summary"
-            )
-        return self._pool
+        self._worker: Worker | None = None
 
     def _abandon(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
 
     def close(self) -> None:
         self._abandon()
 
     def _ask(self, ask: SummaryRequest) -> Any:
+        if self._worker is None:
+            self._worker = Worker()
         # In a copy of this context: what the call set up (``facts.read_once``) holds there.
-        future = self._worker().submit(copy_context().run, self.summarizer.summarize, ask)
+        context = copy_context()
         try:
-            return future.result(timeout=self.policy.summary_timeout)
-        except concurrent.futures.TimeoutError:
+            return self._worker.run(
+                lambda: context.run(self.summarizer.summarize, ask), self.policy.summary_timeout
+            )
+        except TimeoutError:
             self._abandon()
             raise
 
