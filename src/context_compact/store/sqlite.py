@@ -241,9 +241,14 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             self._checkpointer.wake()
 
     def records(self, session: str) -> Iterator[Record]:
-        missing = KeyError(f"no session {session!r} in {self.db_path}")
         if not valid_session_id(session):
-            raise missing
+            raise KeyError(f"no session {session!r} in {self.db_path}")
+        # The witness is read before the snapshot (witness.settled): it is written after
+        # each commit, so the snapshot holds at least what it counts.
+        bodies, blobs = witness.settled(self._witness(session), lambda s: self._read(session, s))
+        return iter([restore(body, blobs.__getitem__) for body in bodies])
+
+    def _read(self, session: str, seen: witness.Seen | None) -> tuple[list[Any], dict[str, bytes]]:
         with self._lock:
             # One read transaction: the journal and its blobs as of one moment.
             self._db.execute("BEGIN")
@@ -251,9 +256,9 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                 if not self._db.execute(
                     "SELECT 1 FROM sessions WHERE id = ?", (session,)
                 ).fetchone():
-                    raise missing
+                    raise KeyError(f"no session {session!r} in {self.db_path}")
                 rows = sqlite_journal.read(self._db, session)
-                links = self._verify(session, rows)
+                links = self._verify(session, rows, seen)
                 bodies = [json.loads(row[1]) for row in rows]
                 wanted = [references(b, set()) for b in bodies]
                 blobs = sqlite_blobs.fetch(self._db, set().union(*wanted))
@@ -262,19 +267,25 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                 self._heads[session] = links[-1] if links else witness.ROOT
             finally:
                 self._db.execute("COMMIT")
-        return iter([restore(body, blobs.__getitem__) for body in bodies])
+        return bodies, blobs
 
     # -- integrity (witness.py, sqlite_checks.py) -------------------------------------------------
     def _witness(self, session: str) -> Path:
         return self._witnesses / session
 
-    def _verify(self, session: str, rows: list[sqlite_journal.Entry]) -> list[str]:
-        return sqlite_checks.verify_rows(session, str(self.db_path), rows, self._witness(session))
+    def _verify(
+        self, session: str, rows: list[sqlite_journal.Entry], seen: witness.Seen | None
+    ) -> list[str]:
+        return sqlite_checks.verify_rows(session, str(self.db_path), rows, seen)
 
-    def _head(self, session: str, length: int) -> str:
-        """The last link of the session's first ``length`` rows (inside the caller's lock)."""
+    def _head(self, session: str, length: int, seen: witness.Seen | None = None) -> str:
+        """The last link of the session's first ``length`` rows (inside the caller's lock;
+        ``seen``: the witness as read before the caller's read transaction began, else read
+        now, inside a write transaction where no other append can land)."""
+        if seen is None:
+            seen = witness.read(self._witness(session))
         rows = sqlite_journal.read(self._db, session, 0, length)
-        return self._verify(session, rows)[-1] if length else witness.ROOT
+        return self._verify(session, rows, seen)[-1] if length else witness.ROOT
 
     # -- one writer per session ------------------------------------------------------------------
     def claim(self, session: str) -> None:
