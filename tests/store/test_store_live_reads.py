@@ -35,8 +35,10 @@ def test_a_reader_never_reports_corruption_for_an_append_in_progress(
     try:
         assert ready.wait(timeout=60)
         time.sleep(0.05)
+        reader = open_store(durable_kind, tmp_path)
         for read in range(READS):
-            reader = open_store(durable_kind, tmp_path) if read % 10 == 0 else reader
+            if read % 10 == 0 and read:
+                reader = open_store(durable_kind, tmp_path)
             try:
                 seen.append(whole_turns(list(reader.records("live")), SIZE))
             except CorruptJournal as error:

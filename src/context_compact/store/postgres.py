@@ -174,7 +174,8 @@ class PostgresStore(PgLease, PgFiles):
 
     # -- integrity ------------------------------------------------------------------------------
     def _witness(self, session: str) -> Path:
-        return self.root_path / ".context-compact" / "heads" / self.instance / session
+        # inside: a folder on the way that is a planted link is refused, never followed.
+        return self.inside(f".context-compact/heads/{self.instance}/{session}")
 
     def _whole(self, conn: Any, session: str, length: int, head: str | None) -> str:
         """The head of a journal this store has not checked at this length: checked now,

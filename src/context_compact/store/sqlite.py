@@ -24,6 +24,9 @@ Invariants:
   its row in ``writers`` in the same transaction, and is refused with ``SessionLocked`` while
   another live process holds it; an append to a journal that grew since this store read or
   wrote it is refused too. ``close`` releases the leases.
+* No symbolic link is followed: the database, its ``-wal``/``-journal``/``-shm``, a folder
+  between root and it, its witnesses' and its index's are checked before SQLite opens them
+  (``nofollow.py``); one there was planted and is ``LinkRefused`` naming it.
 * One connection, shared by threads under a lock; ``close`` releases it. ``search`` reads a
   side index (``sqlite_search.py``); integrity checks are ``sqlite_checks.py``.
 """
@@ -64,6 +67,7 @@ from .lease import (
     same_process,
     this_process,
 )
+from .nofollow import not_a_link, sqlite_files_plain
 from .schema import connect, connect_read_only
 from .search import SideIndex
 from .sqlite_files import FileRow, SqliteFiles
@@ -102,6 +106,8 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         self._index: SideIndex | None = None  # the search index, opened by the first search
         # Why writes are refused (None: they are not): asked for, or the file cannot be written.
         self.read_only: str | None = "opened with read_only=True" if read_only else None
+        # SQLite opens its files by name, following links: none may be there (nofollow.py).
+        sqlite_files_plain(self.db_path, self._abs_root)
         if self.read_only is None:
             try:
                 self._db = self._open_writable(durable)
@@ -271,6 +277,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
 
     # -- integrity (witness.py, sqlite_checks.py) -------------------------------------------------
     def _witness(self, session: str) -> Path:
+        not_a_link(self._witnesses)
         return self._witnesses / session
 
     def _verify(

@@ -11,9 +11,7 @@ from . import witness
 from .journal_rows import check_blobs, check_chain
 
 
-def verify_rows(
-    session: str, where: str, rows: list[Any], seen: witness.Seen | None
-) -> list[str]:
+def verify_rows(session: str, where: str, rows: list[Any], seen: witness.Seen | None) -> list[str]:
     """The chain after each ``(pos, body, link)`` row, checked against the links stored and
     the witness ``seen`` (read before the rows' read transaction began)."""
     links = check_chain(session, where, rows)

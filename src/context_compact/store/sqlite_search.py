@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..errors import LinkRefused
 from . import sqlite_blobs, sqlite_checks, sqlite_journal, witness
 from .base import Record
 from .blobrefs import references, restore
@@ -93,6 +94,8 @@ class SqliteSearch:
                     lambda pos, _: self._catch(session, pos),
                     lambda found: self._fetch(session, found),
                 )
+            except LinkRefused:
+                raise  # a planted link is said, not worked around
             except (Incomplete, sqlite3.Error, OSError):
                 hits = None
             if hits is not None:
