@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import CorruptJournal
+from .nofollow import open_file
 
 T = TypeVar("T")
 ROOT = ""
@@ -62,10 +63,10 @@ def write(path: Path, count: int, head: str, durable: bool = False, mode: int = 
 def _write(path: Path, count: int, head: str, durable: bool, mode: int) -> None:
     data = f"{count:020d} {head:>32}\n".encode("ascii")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
+        fd = open_file(path, os.O_WRONLY | os.O_CREAT, mode)
     except FileNotFoundError:
         path.parent.mkdir(mode=0o700 if mode == 0o600 else 0o777, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
+        fd = open_file(path, os.O_WRONLY | os.O_CREAT, mode)
     try:
         os.pwrite(fd, data, 0)
         if durable:
@@ -76,7 +77,7 @@ def _write(path: Path, count: int, head: str, durable: bool, mode: int) -> None:
 
 def read(path: Path) -> Seen | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_file(path, os.O_RDONLY)  # a planted link: LinkRefused
     except (FileNotFoundError, NotADirectoryError):
         return None
     try:
