@@ -161,7 +161,7 @@ def file_store_with_a_session(tmp_path: Path) -> tuple[str, str]:
 def test_a_file_store_url_keeps_sessions_in_its_folder_not_the_work_directory(
     tmp_path: Path,
 ) -> None:
-    url, sid = file_store_with_a_session(tmp_path)
+    _url, sid = file_store_with_a_session(tmp_path)
     assert (tmp_path / "files" / ".transcripts/sessions" / f"{sid}.meta.json").is_file()
     assert not (tmp_path / "cwd" / ".transcripts").exists()
 
