@@ -135,3 +135,92 @@ def test_a_damaged_store_named_by_its_url_is_the_file_the_advice_moves_aside(
     line = one_line_naming(result, elsewhere)
     assert f"mv {elsewhere} {elsewhere}.broken" in line
     assert str(work / DB) not in line
+
+
+# -- a FileStore (--store file:///DIR), a store URL of no known form, flipped journal bytes --
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The current directory is a new one (a store that ignored its URL would write there)."""
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+
+
+def file_store_with_a_session(tmp_path: Path) -> tuple[str, str]:
+    """``--store file:///<tmp>/files`` with one imported session: (url, session id)."""
+    url = f"file://{tmp_path}/files"
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+    result = cli("--store", url, "import", str(log), "--json")
+    assert result.exit_code == 0, result.output
+    return url, str(json.loads(result.stdout)["sessions"][0]["id"])
+
+
+@pytest.mark.usefixtures("in_tmp")
+def test_a_file_store_url_keeps_sessions_in_its_folder_not_the_work_directory(
+    tmp_path: Path,
+) -> None:
+    _url, sid = file_store_with_a_session(tmp_path)
+    assert (tmp_path / "files" / ".transcripts/sessions" / f"{sid}.meta.json").is_file()
+    assert not (tmp_path / "cwd" / ".transcripts").exists()
+
+
+@pytest.mark.usefixtures("in_tmp")
+@pytest.mark.parametrize("command", ["doctor", "export", "sessions"])
+def test_a_cut_short_filestore_meta_is_one_line_naming_it(tmp_path: Path, command: str) -> None:
+    url, sid = file_store_with_a_session(tmp_path)
+    meta = tmp_path / "files" / ".transcripts/sessions" / f"{sid}.meta.json"
+    meta.write_bytes(meta.read_bytes()[:20])
+    args = {"doctor": ["doctor"], "export": ["export", sid], "sessions": ["sessions"]}[command]
+    result = cli("--store", url, *args, "--workdir", str(tmp_path))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    (line,) = result.stderr.splitlines()
+    assert str(meta) in line and "not whole JSON" in line and "sessions.db" not in line, line
+
+
+@pytest.mark.usefixtures("in_tmp")
+def test_sessions_rm_removes_a_file_store_session(tmp_path: Path) -> None:
+    url, sid = file_store_with_a_session(tmp_path)
+    result = cli("--store", url, "sessions", "rm", sid)
+    assert result.exit_code == 0 and f"removed session {sid}" in result.output, result.output
+    assert "[]" in cli("--store", url, "sessions", "--json").stdout
+    assert not list((tmp_path / "files" / ".transcripts/sessions").glob(f"{sid}.*"))
+
+
+@pytest.mark.parametrize(
+    "args", [["--store", "bogus://x", "doctor"], ["doctor", "--store", "bogus://x"]]
+)
+def test_a_store_url_of_no_known_form_is_a_usage_error_naming_it(
+    tmp_path: Path, args: list[str]
+) -> None:
+    result = cli(*args, "--workdir", str(tmp_path))
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    (line,) = [text for text in result.stderr.splitlines() if text.startswith("Error")]
+    assert "--store" in line and "'bogus://x'" in line and "sqlite:///PATH" in line
+
+
+def flipped_links(db: Path) -> None:
+    """A flipped byte in a journal row's chain links: invalid UTF-8 in a text column."""
+    with sqlite3.connect(db) as connection:
+        (links,) = connection.execute("SELECT links FROM journal").fetchone()
+    connection.close()
+    data = checkpointed(db)
+    data[data.index(links[:32].encode()) + 3] ^= 0xFF
+    db.write_bytes(data)
+
+
+@pytest.mark.parametrize("command", ["doctor", "export", "inspect"])
+def test_flipped_bytes_in_a_journal_row_name_the_session_and_the_database_file(
+    tmp_path: Path, command: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    sid = imported(work)
+    flipped_links(work / DB)
+    args = {"doctor": ["doctor"], "export": ["export", sid], "inspect": ["inspect", sid]}[command]
+    result = cli(*args, "--workdir", str(work))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "decode" not in result.output
+    line = result.output if command == "doctor" else result.stderr
+    assert str(work / DB) in line and f"'{sid}'" in line and "record 0 was altered" in line

@@ -106,6 +106,23 @@ class ReadOnlyStore(ContextCompactError, PermissionError):
     """A write to a store that was opened for reading only; the message says why."""
 
 
+class LinkRefused(ContextCompactError, PermissionError):
+    """A symbolic link where a store keeps its own files (a journal, a meta file, a database
+    or its ``-wal``, a folder on the way): the store made none, so it was planted and would
+    lead the store to another project's data. ``filename`` is the path; ``str()`` is one
+    line naming it."""
+
+    def __init__(self, path: object, what: str = "a symbolic link") -> None:
+        import errno
+
+        super().__init__(
+            errno.ELOOP, f"refused: {what} the store did not create (never followed)", str(path)
+        )
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
 class CorruptStore(ContextCompactError, OSError):
     """The database file is not a SQLite database, or SQLite finds it damaged: one line naming
     the file and what ``integrity_check`` answers."""
@@ -155,6 +172,7 @@ __all__ = [
     "CorruptJournal",
     "CorruptStore",
     "InvalidHistory",
+    "LinkRefused",
     "ReadOnlyStore",
     "SessionExists",
     "SessionLocked",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing.synchronize
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,10 @@ def append_turns(
     start: multiprocessing.synchronize.Barrier | None = None,
     size: int = 5000,
     ready: multiprocessing.synchronize.Event | None = None,
+    pause: float = 0.0,
 ) -> None:
-    """Child process: append ``count`` turns (forever when negative) to ``session``."""
+    """Child process: append ``count`` turns (forever when negative) to ``session``,
+    ``pause`` seconds apart."""
     store = open_store(kind, Path(where))
     try:
         if ready is not None:
@@ -89,6 +92,8 @@ def append_turns(
         while n != count:
             store.append(session, turn(n, size))
             n += 1
+            if pause:
+                time.sleep(pause)
     finally:
         store.close()
 

@@ -42,7 +42,6 @@ from ..bench.strategies import register_peers
 from ..registry import ENGINES, NAMES
 from ..session.records import logged_messages
 from ..store import WORKDIR_DB
-from ..store.url import select as select_store
 from .agent import (
     QUIT_WORDS,
     RECOVERABLE,
@@ -55,7 +54,7 @@ from .agent import (
 )
 from .inspector import ui_command
 from .sessions import recall_command, sessions
-from .store_errors import guards_store
+from .store_errors import guards_store, select_store
 
 # --policy offers every engine of the registry, the bench's peers included.
 register_peers()

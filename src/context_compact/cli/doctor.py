@@ -5,7 +5,9 @@ checked, ``store/witness.py``) and replayed; the database gets SQLite's ``integr
 or for a PostgreSQL store (``--store postgresql://...``) its own check of the texts and files
 it keeps (``PostgresStore.check_database``: every blob hashes to its name).
 A damaged session is named with where the damage starts and how much before it is whole
-(what a repair can keep); the others are listed as ok. Exit status 1 when anything is wrong.
+(what a repair can keep); the others are listed as ok, and one that another live process is
+writing says so (it is read as of one moment: an append in progress is not damage). Exit
+status 1 when anything is wrong.
 
 ``readable(session)`` is what the reading commands (``sessions``, ``inspect``, ``export``)
 share: a session whose journal cannot be read is one error line naming it, never a
@@ -25,7 +27,7 @@ from ..errors import CorruptStore
 from ..store.witness import CorruptJournal
 from .damage import BROKEN, problem, readable
 from .sessions import json_option, open_store, workdir_option
-from .store_errors import advice
+from .store_errors import corrupt_line, guards_store, select_store
 
 
 def check_session(store: Any, session: str) -> dict[str, Any]:
@@ -37,11 +39,27 @@ def check_session(store: Any, session: str) -> dict[str, Any]:
         records = list(store.records(session))
         Compactor(Policy.default(), store, session=session).view()
     except BROKEN as error:
-        row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error)}
+        row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error, store)}
         if isinstance(error, CorruptJournal):
             row.update(unit=error.unit, at=error.at, whole=error.whole)
         return row
-    return {"id": session, "ok": True, "records": len(records)}
+    row = {"id": session, "ok": True, "records": len(records)}
+    owner = live(store, session)
+    if owner is not None:
+        row["live"] = owner
+    return row
+
+
+def live(store: Any, session: str) -> str | None:
+    """Who is writing ``session`` now ("process P on HOST"), if another live process is: its
+    journal is read as of one moment, and what that writer appends after is not checked."""
+    from ..store.lease import same_process
+
+    writer = getattr(store, "writer", None)
+    owner = writer(session) if writer is not None else None
+    if owner is None or same_process(owner):
+        return None
+    return f"process {owner.pid} on {owner.host}"
 
 
 def integrity(store: Any) -> str | None:
@@ -73,20 +91,19 @@ def integrity(store: Any) -> str | None:
     help="The store to check (as the global --store: sqlite:///PATH, file:///DIR, "
     "postgresql://HOST/DB[?schema=NAME]); default: the work directory's.",
 )
+@guards_store
 def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None:
     """Check every session of a work directory: hash chains, lost tails, replays, and the
     database's integrity; say which session is damaged where and what is recoverable."""
     if url is not None:
-        from ..store.url import select
-
-        select(url)
+        select_store(url)
     store = open_store(workdir)
     label = "check" if hasattr(store, "check_database") else "integrity_check"
     try:
         answer = integrity(store)
         rows = [check_session(store, meta["id"]) for meta in store.list_sessions()]
     except CorruptStore as error:  # the store itself, not one session: one line for all
-        raise click.ClickException(f"{error}. {advice(None)}") from None
+        raise click.ClickException(corrupt_line(error, None)) from None
     finally:
         store.close()
     bad = [row for row in rows if not row["ok"]]
@@ -97,7 +114,8 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
             click.echo(f"database: {label}: {answer}")
         for row in rows:
             if row["ok"]:
-                click.echo(f"{row['id']}: ok ({row['records']:,} records)")
+                being = f"; live: being written by {row['live']}" if "live" in row else ""
+                click.echo(f"{row['id']}: ok ({row['records']:,} records{being})")
                 continue
             whole = ""
             if "whole" in row:

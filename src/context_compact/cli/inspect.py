@@ -55,7 +55,7 @@ def inspect_command(
     store = open_store(workdir)
     try:
         need_session(store, session)
-        with readable(session):
+        with readable(session, store):
             line = timeline(store, session)
     finally:
         store.close()

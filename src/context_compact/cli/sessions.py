@@ -162,7 +162,7 @@ def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool
             try:
                 rows.append(summary(store, meta))
             except BROKEN as error:  # one damaged session: named, the others still listed
-                damaged.append({"id": meta["id"], "problem": problem(error)})
+                damaged.append({"id": meta["id"], "problem": problem(error, store)})
     finally:
         store.close()
     for bad in damaged:

@@ -78,6 +78,11 @@ def advice(db: Path | None) -> str:
     from ..store.url import selected
 
     url = selected()
+    if url is not None and url.lower().startswith("file:"):
+        return (
+            "Restore it from a backup, or move the damaged session's files aside; "
+            "`context-compact doctor` says which sessions are whole"
+        )
     if db is None or (url is not None and not url.lower().startswith("sqlite:")):
         return (
             "Restore the database from a backup; `context-compact doctor` says which sessions "
@@ -86,9 +91,15 @@ def advice(db: Path | None) -> str:
     return f"Restore it from a backup, or move it aside (mv {db} {db}.broken) to start a new one."
 
 
+def corrupt_line(error: BaseException, db: Path | None) -> str:
+    """A store's own one line about its damage, with what to do unless it says so itself."""
+    said = str(error).rstrip(".")
+    return said if "aside" in said else f"{said}. {advice(db)}"
+
+
 @contextlib.contextmanager
 def store_errors(db: Path) -> Iterator[None]:
-    from ..errors import CorruptStore
+    from ..errors import CorruptStore, LinkRefused
     from ..store.pg_base import ServerUnavailable
     from ..store.url import selected, sqlite_file
 
@@ -101,11 +112,13 @@ def store_errors(db: Path) -> Iterator[None]:
     except click.ClickException as error:
         # The store's own one line (``CorruptStore``: the file and integrity_check's answer),
         # with what to do about it.
-        if isinstance(error.__context__, CorruptStore) and "move it aside" not in error.message:
+        if isinstance(error.__context__, CorruptStore) and "aside" not in error.message:
             raise click.ClickException(f"{error.message.rstrip('.')}. {advice(db)}") from None
         raise
     except CorruptStore as error:
-        raise click.ClickException(f"{error}. {advice(db)}") from None
+        raise click.ClickException(corrupt_line(error, db)) from None
+    except LinkRefused as error:  # a planted link: named, never followed
+        raise click.ClickException(str(error)) from None
     except ServerUnavailable as error:  # a store on a server that did not answer
         raise click.ClickException(str(error)) from None
     except Exception as error:
@@ -113,6 +126,19 @@ def store_errors(db: Path) -> Iterator[None]:
         if damage is None:
             raise
         raise click.ClickException(damage_line(db, damage)) from None
+
+
+def select_store(url: str | None, option: str = "--store") -> None:
+    """The store URL the command was given (None: the work directory's SQLite), checked
+    before anything is opened: a URL of no known form is a usage error naming it."""
+    from ..store.url import check, select
+
+    if url:
+        try:
+            check(url)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint=option) from None
+    select(url)
 
 
 def guards_store(command: Callable[P, R]) -> Callable[P, R]:
@@ -129,4 +155,13 @@ def guards_store(command: Callable[P, R]) -> Callable[P, R]:
     return guarded
 
 
-__all__ = ["advice", "damage_line", "guards_store", "integrity", "store_damage", "store_errors"]
+__all__ = [
+    "advice",
+    "corrupt_line",
+    "damage_line",
+    "guards_store",
+    "integrity",
+    "select_store",
+    "store_damage",
+    "store_errors",
+]

@@ -233,7 +233,7 @@ def export_command(
     store = open_store(workdir)
     try:
         need_session(store, session)
-        with readable(session):
+        with readable(session, store):
             if not view:  # the journal must replay: a damaged one is refused, not exported
                 from ..compactor import Compactor
                 from ..policy import Policy

@@ -31,7 +31,6 @@ copy of every text, so a deleted file can be re-exported: ``_recover``).
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import re
@@ -40,9 +39,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import LinkRefused
 from ..media import extension
 from ..messages import plain_role
 from ..sizing import to_json
+from .nofollow import open_file, read_file
 
 RESULTS = ".task_outputs/tool-results"
 MEDIA = ".task_outputs/media"
@@ -52,6 +53,11 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _NAME = re.compile(r"[A-Za-z0-9._/-]+")
 # Every relative path a store issues matches this; anything else is not ours without a lookup.
 _ISSUABLE = re.compile(r"\.(task_outputs|transcripts)/[A-Za-z0-9._/-]+")
+
+
+def issuable(rel: str) -> bool:
+    """Whether ``rel`` (relative to root, POSIX form) has the form of a path a store issues."""
+    return _ISSUABLE.fullmatch(rel) is not None
 
 
 def safe_id(tool_use_id: Any) -> str:
@@ -223,37 +229,33 @@ def atomic_write(path: Path, data: bytes, durable: bool = False, mode: int = PRI
 
 
 def _open(path: Path, flags: int, mode: int = PRIVATE_FILE) -> int:
-    """``os.open`` (never through a symbolic link), making the folder first if it is
-    missing."""
-    flags |= os.O_NOFOLLOW
+    """``os.open`` (never through a symbolic link: ``LinkRefused``), making the folder first
+    if it is missing."""
     try:
-        try:
-            return os.open(path, flags, mode)
-        except FileNotFoundError:
-            make_dirs(path.parent, folder_mode(mode))
-            return os.open(path, flags, mode)
-    except OSError as error:
-        raise _link_refused(error, path) from None
-
-
-def _link_refused(error: OSError, path: Path) -> OSError:
-    if error.errno != errno.ELOOP:
-        return error
-    return PermissionError(
-        errno.ELOOP, "refused: a symbolic link the store did not create", str(path)
-    )
+        return open_file(path, flags, mode)
+    except FileNotFoundError:
+        make_dirs(path.parent, folder_mode(mode))
+        return open_file(path, flags, mode)
 
 
 def append_bytes(
-    path: Path, data: bytes | Sequence[bytes], durable: bool = False, mode: int = PRIVATE_FILE
+    path: Path,
+    data: bytes | Sequence[bytes],
+    durable: bool = False,
+    mode: int = PRIVATE_FILE,
+    lines: bool = False,
 ) -> None:
     """Add ``data`` at the end of ``path`` with one ``write`` or ``writev`` (O_APPEND: also
-    across processes);
-    a symbolic link at ``path`` is refused (``OSError`` ELOOP), never followed."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-    created = durable and not path.exists()
+    across processes); a symbolic link at ``path`` is refused (``LinkRefused``), never
+    followed. ``lines``: ``data`` starts a line, so after a last line cut short (a write
+    that failed half-way, a full disk) a newline goes first: never glued to the torn one."""
+    flags = (os.O_RDWR if lines else os.O_WRONLY) | os.O_APPEND | os.O_CREAT
+    created = durable and not os.path.lexists(path)
     fd = _open(path, flags, mode)
     try:
+        end = os.fstat(fd).st_size if lines else 0
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            data = b"\n" + data if isinstance(data, bytes) else [b"\n", *data]
         write_all(fd, data)
         if durable:
             os.fsync(fd)
@@ -261,16 +263,6 @@ def append_bytes(
         os.close(fd)
     if created:
         fsync_dir(path.parent)  # the new file's directory entry, or the file is not durable
-
-
-def read_file(path: Path) -> bytes:
-    """The bytes of ``path``; a symbolic link there is refused (``OSError`` ELOOP)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as error:
-        raise _link_refused(error, path) from None
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
 
 
 def _same_bytes(path: Path, data: bytes) -> bool:
@@ -309,11 +301,7 @@ class DiskFiles:
         path = self.root_path / rel
         expected = os.path.normpath(os.path.join(self._real_root, os.path.dirname(rel)))
         if os.path.realpath(path.parent) != expected:
-            raise PermissionError(
-                errno.ELOOP,
-                "refused: a folder on the way is a symbolic link the store did not create",
-                str(path),
-            )
+            raise LinkRefused(path, "a folder on the way that is a symbolic link")
         return path
 
     # -- what a concrete store provides --------------------------------------------------------
@@ -363,7 +351,9 @@ class DiskFiles:
     def append_file(self, name: str, text: str) -> str:
         rel = append_rel(name)
         self._remember(rel, "append", None)
-        append_bytes(self.inside(rel), encode(text), self.durable, self.file_mode)
+        data = encode(text)
+        lines = data.endswith(b"\n")
+        append_bytes(self.inside(rel), data, self.durable, self.file_mode, lines)
         return str(self.root_path / rel)
 
     def issued(self, path: str) -> bool:
@@ -400,7 +390,7 @@ class DiskFiles:
         if not full.startswith(prefix):
             return None
         rel = Path(full[len(prefix) :]).as_posix()
-        return rel if _ISSUABLE.fullmatch(rel) else None
+        return rel if issuable(rel) else None
 
     def _save_addressed(self, rel: str, kind: str, data: bytes) -> str:
         path = self.inside(rel)

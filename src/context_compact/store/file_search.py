@@ -19,7 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..errors import LinkRefused
 from .base import Record
+from .nofollow import open_file
 from .search import Found, Incomplete, SideIndex
 from .text import scan
 
@@ -32,6 +34,10 @@ class FileSearch:
 
     root_path: Path
     file_mode: int
+
+    def inside(self, rel: str) -> Path:
+        raise NotImplementedError
+
     _index: SideIndex | None
 
     def records(self, session: str) -> Iterator[Record]:
@@ -56,7 +62,7 @@ class FileSearch:
         this store wrote or checked the journal as it is now: a search never answers from a
         journal that is not what was written."""
         try:
-            size = path.stat().st_size
+            size = path.lstat().st_size
         except FileNotFoundError:
             size = 0
         if self._sizes.get(session) != size:
@@ -68,7 +74,7 @@ class FileSearch:
         if meta is None:
             raise KeyError(f"no session {session!r} in {self.root_path}")
         if self._index is None:
-            self._index = SideIndex(self.root_path / INDEX, self.file_mode)
+            self._index = SideIndex(self.inside(INDEX), self.file_mode)
         path = self._journal_path(session)
         self._checked(session, path)
         try:
@@ -79,6 +85,8 @@ class FileSearch:
                 lambda pos, offset: self._catch(path, pos, offset),
                 lambda found: self._fetch(path, found),
             )
+        except LinkRefused:
+            raise  # a planted link is said, not worked around
         except (Incomplete, sqlite3.Error, OSError):
             hits = None
         return iter(hits) if hits is not None else scan(self.records(session), query)
@@ -87,7 +95,7 @@ class FileSearch:
         self, path: Path, pos: int, offset: int
     ) -> Iterator[tuple[int, int, int, Record | None]]:
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below, read in steps
+            handle = os.fdopen(open_file(path, os.O_RDONLY), "rb")  # closed below
         except FileNotFoundError:
             if offset:
                 raise Incomplete(f"{path} is gone") from None
@@ -116,7 +124,7 @@ class FileSearch:
                 rest = rest[start:]
 
     def _fetch(self, path: Path, found: list[Found]) -> Iterator[Record]:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_file(path, os.O_RDONLY), "rb") as handle:
             line_at, batch = -1, None
             for _, offset, part in found:
                 if offset != line_at:

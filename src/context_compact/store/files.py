@@ -2,14 +2,19 @@
 
 Files the model opens follow the shared layout (``disk.py``). Besides them:
 
-    <root>/.task_outputs/issued.txt                  ledger: one issued relative path a line
+    <root>/.task_outputs/issued.txt                  ledger: issued relative paths, framed
     <root>/.transcripts/sessions/<id>.meta.json      a session's meta, written once
     <root>/.transcripts/sessions/<id>.jsonl          its journal: one line per append
     <root>/.transcripts/sessions/<id>.lock           its writer's lease (pid, host), flocked
     <root>/.transcripts/sessions/<id>.head           its witness: lines written, last link
 
 The ledger makes ``issued`` exact across restarts: a file that merely exists under root (left
-by another program, or named in a tool's output) is not ours.
+by another program, or named in a tool's output) is not ours. Its entries are framed
+(``file_ledger.py``): one cut short by a full disk is skipped, never glued to the next.
+
+No symbolic link is followed under root (``nofollow.py``): the store makes none, so a meta
+file, journal, witness, lock or ledger that is one (or sits in a folder that is one) was
+planted, and is ``LinkRefused`` naming it, never read as this store's session.
 
 Journal invariants. One ``append`` is one line, ``{"batch": [records...],"link": H}\\n``,
 given to the OS in a single ``write`` on a file opened with O_APPEND, so a killed process
@@ -19,8 +24,10 @@ batch's JSON), and after each append ``<id>.head`` records how many lines were w
 the last link (``witness.py``). ``records`` checks every link and the witness: a line that is
 not what was written, or a journal shorter than the witness says (cut, rolled back), is
 ``CorruptJournal`` naming the line, never a silent resume from an earlier turn. A torn last
-line the witness does not count (an append that never completed) is ignored, and the first
-``append`` of a store to a session truncates it away first. Without ``durable=True`` nothing
+line the witness does not count (an append that never completed, or one in progress) is
+ignored, and the first ``append`` of a store to a session truncates it away first. A reader
+reads the witness before the journal (``witness.settled``), so an append landing meanwhile
+is never taken for a cut tail. Without ``durable=True`` nothing
 is fsynced: the OS has every accepted write and a killed process loses nothing; with it,
 every write (and the directory entry of a new file) is fsynced before the call returns.
 
@@ -41,20 +48,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import witness
+from ..errors import CorruptStore
+from . import file_journal, witness
 from .base import Record
 from .disk import (
     DiskFiles,
     append_bytes,
     folder_mode,
     fsync_dir,
+    issuable,
     make_dirs,
     safe_id,
     write_all,
 )
+from .file_journal import Checked
+from .file_ledger import frame, parse
 from .file_search import FileSearch
 from .journal import (
-    CorruptJournal,
     SessionExists,
     check_records,
     dumps,
@@ -70,6 +80,7 @@ from .lease import (
     same_process,
     this_process,
 )
+from .nofollow import open_file, read_file
 from .search import SideIndex
 
 __all__ = ["FileStore", "safe_id"]
@@ -99,8 +110,7 @@ class FileStore(DiskFiles, FileSearch):
     # -- issued paths ----------------------------------------------------------------------------
     def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
         if rel not in self._issued:
-            ledger = self.inside(LEDGER)
-            append_bytes(ledger, f"{rel}\n".encode("ascii"), self.durable, self.file_mode)
+            append_bytes(self.inside(LEDGER), frame(rel), self.durable, self.file_mode)
             self._issued.add(rel)
 
     def _known(self, rel: str) -> bool:
@@ -111,38 +121,43 @@ class FileStore(DiskFiles, FileSearch):
     def _read_ledger(self) -> None:
         # Another store on this root (another process, an earlier run) may have issued it.
         try:
-            with open(self._ledger, "rb") as ledger:
-                ledger.seek(self._ledger_read)
-                text = ledger.read()
+            fd = open_file(self.inside(LEDGER), os.O_RDONLY)
         except FileNotFoundError:
             return
-        whole = text[: text.rfind(b"\n") + 1]  # a torn last line names no path
-        self._issued.update(whole.decode("ascii", "replace").splitlines())
-        self._ledger_read += len(whole)
+        with os.fdopen(fd, "rb") as ledger:
+            ledger.seek(self._ledger_read)
+            entries, used = parse(ledger.read(), issuable)
+        self._issued.update(entries)
+        self._ledger_read += used
 
-    # -- the session journal ---------------------------------------------------------------------
+    # -- the session files -----------------------------------------------------------------------
+    def _session_file(self, session: str, suffix: str) -> Path:
+        """``<root>/.transcripts/sessions/<session><suffix>``, refused (``LinkRefused``) when
+        a folder on the way is a symbolic link."""
+        return self.inside(f"{SESSIONS}/{session}{suffix}")
+
     def _meta_path(self, session: str) -> Path:
-        return self.sessions_dir / f"{session}.meta.json"
+        return self._session_file(session, ".meta.json")
 
     def _journal_path(self, session: str) -> Path:
-        return self.sessions_dir / f"{session}.jsonl"
+        return self._session_file(session, ".jsonl")
 
     def _lock_path(self, session: str) -> Path:
-        return self.sessions_dir / f"{session}.lock"
+        return self._session_file(session, ".lock")
 
     def _head_path(self, session: str) -> Path:
-        return self.sessions_dir / f"{session}.head"
+        return self._session_file(session, ".head")
 
     def _exists(self, session: str) -> bool:
-        return valid_session_id(session) and self._meta_path(session).exists()
+        return valid_session_id(session) and os.path.lexists(self._meta_path(session))
 
     def create_session(self, meta: dict[str, Any]) -> str:
         full = new_meta(meta)
         session: str = full["id"]
         make_dirs(self.sessions_dir, folder_mode(self.file_mode))
-        self.inside(f"{SESSIONS}/{session}.meta.json")
+        final = self._meta_path(session)
         tmp = self.sessions_dir / f".{session}.{uuid.uuid4().hex}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, self.file_mode)
+        fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self.file_mode)
         try:
             try:
                 write_all(fd, dumps(full).encode("ascii"))
@@ -151,7 +166,7 @@ class FileStore(DiskFiles, FileSearch):
             finally:
                 os.close(fd)
             # A hard link claims the name atomically: it fails if the session exists.
-            os.link(tmp, self._meta_path(session))
+            os.link(tmp, final)
         except FileExistsError:
             raise SessionExists(f"session {session!r} already exists in {self.root}") from None
         finally:
@@ -165,19 +180,50 @@ class FileStore(DiskFiles, FileSearch):
         if not valid_session_id(session):
             return None
         try:
-            meta: dict[str, Any] = json.loads(self._meta_path(session).read_bytes())
+            return self._read_meta(self._meta_path(session))
         except FileNotFoundError:
             return None
+
+    def _read_meta(self, path: Path) -> dict[str, Any]:
+        data = read_file(path)
+        try:
+            meta = json.loads(data)
+        except (ValueError, RecursionError) as error:
+            meta = error
+        if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
+            what = f"not whole JSON ({meta})" if isinstance(meta, Exception) else "not a meta"
+            raise CorruptStore(
+                f"{path}: a session's meta file is {what}, {len(data):,} bytes; restore it "
+                "from a backup, or move the session's files aside "
+                f"({path.name.removesuffix('.meta.json')}.*) to use the others"
+            )
         return meta
 
     def list_sessions(self) -> list[dict[str, Any]]:
+        self.inside(f"{SESSIONS}/x")  # the sessions folder is no link
         metas = []
         for path in self.sessions_dir.glob("*.meta.json"):
             try:
-                metas.append(json.loads(path.read_bytes()))
+                metas.append(self._read_meta(path))
             except FileNotFoundError:
                 continue
         return sorted(metas, key=lambda m: (str(m.get("created", "")), m["id"]), reverse=True)
+
+    def delete_session(self, session: str) -> None:
+        """Remove the session's meta, journal and witness (``SessionLocked`` if another
+        live process writes it). The files its views named stay: they may be shared."""
+        self.claim(session)
+        for suffix in (".meta.json", ".jsonl", ".head"):
+            self._session_file(session, suffix).unlink(missing_ok=True)
+        fd = self._locks.pop(session, None)
+        self._session_file(session, ".lock").unlink(missing_ok=True)
+        if fd is not None:
+            os.close(fd)
+        if self.durable:
+            fsync_dir(self.sessions_dir)
+        for known in (self._sizes, self._heads):
+            known.pop(session, None)
+        self._repaired.discard(session)
 
     def append(self, session: str, records: list[Record]) -> None:
         check_records(records)
@@ -190,17 +236,17 @@ class FileStore(DiskFiles, FileSearch):
             if known is not None and known != self._sizes[session]:
                 found, self._sizes[session] = self._sizes[session], known
                 raise SessionLocked(changed_message(session, self.root, known, found))
-            _cut_to(self._journal_path(session), self._sizes[session])
+            file_journal.cut_to(self._journal_path(session), self._sizes[session])
             self._repaired.add(session)
         if not records:
             return
-        count, head = self._heads.get(session) or self._load(session)[1]
+        count, head = self._heads.get(session) or self._load(session).head
         batch = dumps_records(records).encode("ascii")
         link = witness.link(head, batch)
         line = (b'{"batch":', batch, b',"link":"' + link.encode("ascii") + b'"}\n')
         length = sum(map(len, line))
-        path = self.inside(f"{SESSIONS}/{session}.jsonl")
-        size = _size(path)
+        path = self._journal_path(session)
+        size = file_journal.size(path)
         known = self._sizes.get(session)
         if known is not None and known != size:
             raise SessionLocked(changed_message(session, self.root, known, size))
@@ -225,10 +271,7 @@ class FileStore(DiskFiles, FileSearch):
             import fcntl
         except ImportError:  # no flock here: the length check alone guards the journal
             return
-        self.inside(f"{SESSIONS}/{session}.lock")
-        fd = os.open(
-            self._lock_path(session), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, self.file_mode
-        )
+        fd = open_file(self._lock_path(session), os.O_RDWR | os.O_CREAT, self.file_mode)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -255,7 +298,7 @@ class FileStore(DiskFiles, FileSearch):
         except ImportError:
             return None
         try:
-            fd = os.open(self._lock_path(session), os.O_RDWR)
+            fd = open_file(self._lock_path(session), os.O_RDWR)
         except FileNotFoundError:
             return None
         try:
@@ -275,49 +318,24 @@ class FileStore(DiskFiles, FileSearch):
             return None
 
     def records(self, session: str) -> Iterator[Record]:
-        return iter(self._load(session)[0])
+        return iter(self._load(session).records)
 
-    def _load(self, session: str) -> tuple[list[Record], tuple[int, str]]:
-        """The session's records and (lines, last link), every line and the witness checked."""
+    def _load(self, session: str) -> Checked:
+        """The session's records and chain, every line and the witness checked; the witness
+        is read before the journal (``witness.settled``)."""
         if not self._exists(session):
             raise KeyError(f"no session {session!r} in {self.root}")
         path = self._journal_path(session)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            data = b""
-        lines = data.split(b"\n")[:-1]  # the piece after the last newline is torn or empty
-        out: list[Record] = []
-        links: list[str] = []
-        head = witness.ROOT
-        whole = 0
-        for number, line in enumerate(lines, 1):
-            batch, stored, raw = _batch(line)
-            altered = False
-            if batch is not None:
-                head = witness.link(head, raw)
-                altered = stored is not None and stored != head
-            if batch is None or altered:
-                if number == len(lines) and not altered:
-                    break  # a torn last line: that append never completed (or see the witness)
-                raise CorruptJournal(
-                    f"{path}: line {number} is not what was written (not a whole batch, or "
-                    f"its hash chain differs); the {number - 1} lines before it are whole",
-                    session,
-                    number - 1,
-                    number - 1,
-                    "line",
-                )
-            out.extend(batch)
-            links.append(head)
-            whole += len(line) + 1
-        witness.verify(session, str(path), links, witness.read(self._head_path(session)), "line")
-        self._sizes[session] = whole
-        self._heads[session] = (len(links), head)
-        return out, (len(links), head)
+        checked = witness.settled(
+            self._head_path(session),
+            lambda seen: file_journal.check(session, path, file_journal.read(path), seen),
+        )
+        self._sizes[session] = checked.size
+        self._heads[session] = checked.head
+        return checked
 
     def _parse(self, line: bytes) -> list[Record] | None:
-        return _batch(line)[0]
+        return file_journal.batch_of(line)[0]
 
     def close(self) -> None:
         if self._index is not None:
@@ -326,46 +344,3 @@ class FileStore(DiskFiles, FileSearch):
         for fd in self._locks.values():
             os.close(fd)  # releases the flock
         self._locks.clear()
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
-_LINK_TAIL = len(b',"link":""}') + 32
-
-
-def _batch(line: bytes) -> tuple[list[Record] | None, str | None, bytes]:
-    """A line's batch (None unless whole), its stored link (None in a line written before
-    links) and the batch's JSON bytes (what the link hashes)."""
-    stored = None
-    raw = line[len(b'{"batch":') : -1]
-    if line.endswith(b'"}') and line[-_LINK_TAIL:].startswith(b',"link":"'):
-        stored = line[-_LINK_TAIL + len(b',"link":"') : -2].decode("ascii", "replace")
-        raw = line[len(b'{"batch":') : -_LINK_TAIL]
-    try:
-        parsed = json.loads(line)
-        batch = parsed["batch"]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return None, None, raw
-    if not isinstance(batch, list) or not line.startswith(b'{"batch":'):
-        return None, None, raw
-    if stored is not None and parsed.get("link") != stored:
-        return None, None, raw
-    return batch, stored, raw
-
-
-def _cut_to(path: Path, whole: int) -> None:
-    """Truncate what follows the ``whole`` bytes of verified lines (a torn last line)."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
-    except FileNotFoundError:
-        return
-    try:
-        if os.fstat(fd).st_size > whole:
-            os.ftruncate(fd, whole)
-    finally:
-        os.close(fd)

@@ -139,9 +139,14 @@ class PostgresStore(PgLease, PgFiles):
         return scan(self.records(session), query)
 
     def records(self, session: str) -> Iterator[Record]:
-        missing = KeyError(f"no session {session!r} in {self.where}")
         if not valid_session_id(session):
-            raise missing
+            raise KeyError(f"no session {session!r} in {self.where}")
+        # The witness is read before the snapshot (witness.settled): written after each
+        # commit, it counts no more than the snapshot holds.
+        bodies, blobs = witness.settled(self._witness(session), lambda s: self._read(session, s))
+        return iter([restore(body, blobs.__getitem__) for body in bodies])
+
+    def _read(self, session: str, seen: witness.Seen | None) -> tuple[list[Any], dict[str, bytes]]:
         with self._connection() as conn, conn.transaction():
             # One snapshot: the journal and its blobs as of one moment; no lock taken.
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -149,9 +154,9 @@ class PostgresStore(PgLease, PgFiles):
                 "SELECT length, head FROM sessions WHERE id = %s", (session,)
             ).fetchone()
             if found is None:
-                raise missing
+                raise KeyError(f"no session {session!r} in {self.where}")
             rows = conn.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
-            links = self._verify(session, rows, int(found[0]), found[1])
+            links = self._verify(session, rows, int(found[0]), found[1], seen)
             bodies = [json.loads(row[1]) for row in rows]
             wanted = [references(body, set()) for body in bodies]
             hashes = sorted(set().union(*wanted))
@@ -165,23 +170,33 @@ class PostgresStore(PgLease, PgFiles):
         with self._lock:
             self._lengths[session] = len(bodies)
             self._heads[session] = (len(bodies), links[-1] if links else witness.ROOT)
-        return iter([restore(body, blobs.__getitem__) for body in bodies])
+        return bodies, blobs
 
     # -- integrity ------------------------------------------------------------------------------
     def _witness(self, session: str) -> Path:
-        return self.root_path / ".context-compact" / "heads" / self.instance / session
+        # inside: a folder on the way that is a planted link is refused, never followed.
+        return self.inside(f".context-compact/heads/{self.instance}/{session}")
 
     def _whole(self, conn: Any, session: str, length: int, head: str | None) -> str:
         """The head of a journal this store has not checked at this length: checked now,
         inside the append's transaction (``CorruptJournal`` and nothing written if not
         whole)."""
         rows = conn.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
-        links = self._verify(session, rows, length, head)
+        # The session's row is locked: no append lands between these reads.
+        links = self._verify(session, rows, length, head, witness.read(self._witness(session)))
         return links[-1] if links else witness.ROOT
 
-    def _verify(self, session: str, rows: list[Any], length: int, head: str | None) -> list[str]:
+    def _verify(
+        self,
+        session: str,
+        rows: list[Any],
+        length: int,
+        head: str | None,
+        seen: witness.Seen | None,
+    ) -> list[str]:
         """The chain after each row, checked row by row, against the session's row (its
-        length and head) and against this worker's witness."""
+        length and head) and against this worker's witness ``seen`` (read before the rows'
+        snapshot was taken)."""
         links = check_chain(session, self.where, rows)
         if len(links) > length:
             raise CorruptJournal(
@@ -199,7 +214,7 @@ class PostgresStore(PgLease, PgFiles):
         if head is None and len(links) == length:
             said = witness.Seen(0, "")
         witness.verify(session, self.where, links, said, "record")
-        witness.verify(session, self.where, links, witness.read(self._witness(session)), "record")
+        witness.verify(session, self.where, links, seen, "record")
         return links
 
     def check_database(self) -> str:

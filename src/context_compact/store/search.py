@@ -22,7 +22,8 @@ and parses the whole journal; this index narrows it to the records that can matc
 * The file is derived data. It lives beside the store's own files (``SqliteStore``:
   ``<db>-search``; ``FileStore``: ``.task_outputs/search-index.db``), in WAL mode with
   ``synchronous = NORMAL`` (a kill or power loss loses at most the last catch-up, which the
-  next search redoes); one that cannot be opened or is of another version is rebuilt.
+  next search redoes); one that cannot be opened or is of another version is rebuilt. A
+  symbolic link in its place (or its ``-wal``'s) is refused, never followed (``nofollow.py``).
 
 Why a side file and not a table in the SqliteStore's database: catching up holds a write
 lock for as long as FTS5 takes, and in the store's own database that lock would stall every
@@ -44,6 +45,7 @@ from pathlib import Path
 
 from .base import Record
 from .disk import folder_mode, make_dirs
+from .nofollow import sqlite_files_plain
 from .text import matches, searchable
 
 VERSION = 1
@@ -104,6 +106,7 @@ class SideIndex:
         if self._db is not None:
             return self._db
         for attempt in range(2):
+            sqlite_files_plain(self.path)  # SQLite follows links: none may be there
             if not self.path.exists():
                 make_dirs(self.path.parent, folder_mode(self._mode))
                 with contextlib.suppress(FileExistsError):

@@ -24,6 +24,9 @@ Invariants:
   its row in ``writers`` in the same transaction, and is refused with ``SessionLocked`` while
   another live process holds it; an append to a journal that grew since this store read or
   wrote it is refused too. ``close`` releases the leases.
+* No symbolic link is followed: the database, its ``-wal``/``-journal``/``-shm``, a folder
+  between root and it, its witnesses' and its index's are checked before SQLite opens them
+  (``nofollow.py``); one there was planted and is ``LinkRefused`` naming it.
 * One connection, shared by threads under a lock; ``close`` releases it. ``search`` reads a
   side index (``sqlite_search.py``); integrity checks are ``sqlite_checks.py``.
 """
@@ -64,6 +67,7 @@ from .lease import (
     same_process,
     this_process,
 )
+from .nofollow import not_a_link, sqlite_files_plain
 from .schema import connect, connect_read_only
 from .search import SideIndex
 from .sqlite_files import FileRow, SqliteFiles
@@ -102,6 +106,8 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         self._index: SideIndex | None = None  # the search index, opened by the first search
         # Why writes are refused (None: they are not): asked for, or the file cannot be written.
         self.read_only: str | None = "opened with read_only=True" if read_only else None
+        # SQLite opens its files by name, following links: none may be there (nofollow.py).
+        sqlite_files_plain(self.db_path, self._abs_root)
         if self.read_only is None:
             try:
                 self._db = self._open_writable(durable)
@@ -241,9 +247,14 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             self._checkpointer.wake()
 
     def records(self, session: str) -> Iterator[Record]:
-        missing = KeyError(f"no session {session!r} in {self.db_path}")
         if not valid_session_id(session):
-            raise missing
+            raise KeyError(f"no session {session!r} in {self.db_path}")
+        # The witness is read before the snapshot (witness.settled): it is written after
+        # each commit, so the snapshot holds at least what it counts.
+        bodies, blobs = witness.settled(self._witness(session), lambda s: self._read(session, s))
+        return iter([restore(body, blobs.__getitem__) for body in bodies])
+
+    def _read(self, session: str, seen: witness.Seen | None) -> tuple[list[Any], dict[str, bytes]]:
         with self._lock:
             # One read transaction: the journal and its blobs as of one moment.
             self._db.execute("BEGIN")
@@ -251,9 +262,9 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                 if not self._db.execute(
                     "SELECT 1 FROM sessions WHERE id = ?", (session,)
                 ).fetchone():
-                    raise missing
+                    raise KeyError(f"no session {session!r} in {self.db_path}")
                 rows = sqlite_journal.read(self._db, session)
-                links = self._verify(session, rows)
+                links = self._verify(session, rows, seen)
                 bodies = [json.loads(row[1]) for row in rows]
                 wanted = [references(b, set()) for b in bodies]
                 blobs = sqlite_blobs.fetch(self._db, set().union(*wanted))
@@ -262,19 +273,26 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                 self._heads[session] = links[-1] if links else witness.ROOT
             finally:
                 self._db.execute("COMMIT")
-        return iter([restore(body, blobs.__getitem__) for body in bodies])
+        return bodies, blobs
 
     # -- integrity (witness.py, sqlite_checks.py) -------------------------------------------------
     def _witness(self, session: str) -> Path:
+        not_a_link(self._witnesses)
         return self._witnesses / session
 
-    def _verify(self, session: str, rows: list[sqlite_journal.Entry]) -> list[str]:
-        return sqlite_checks.verify_rows(session, str(self.db_path), rows, self._witness(session))
+    def _verify(
+        self, session: str, rows: list[sqlite_journal.Entry], seen: witness.Seen | None
+    ) -> list[str]:
+        return sqlite_checks.verify_rows(session, str(self.db_path), rows, seen)
 
-    def _head(self, session: str, length: int) -> str:
-        """The last link of the session's first ``length`` rows (inside the caller's lock)."""
+    def _head(self, session: str, length: int, seen: witness.Seen | None = None) -> str:
+        """The last link of the session's first ``length`` rows (inside the caller's lock;
+        ``seen``: the witness as read before the caller's read transaction began, else read
+        now, inside a write transaction where no other append can land)."""
+        if seen is None:
+            seen = witness.read(self._witness(session))
         rows = sqlite_journal.read(self._db, session, 0, length)
-        return self._verify(session, rows)[-1] if length else witness.ROOT
+        return self._verify(session, rows, seen)[-1] if length else witness.ROOT
 
     # -- one writer per session ------------------------------------------------------------------
     def claim(self, session: str) -> None:

@@ -5,18 +5,17 @@ the ones every database store shares (``journal_rows.py``); the witness file is 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from . import witness
 from .journal_rows import check_blobs, check_chain
 
 
-def verify_rows(session: str, where: str, rows: list[Any], witnessed: Path) -> list[str]:
+def verify_rows(session: str, where: str, rows: list[Any], seen: witness.Seen | None) -> list[str]:
     """The chain after each ``(pos, body, link)`` row, checked against the links stored and
-    the witness file ``witnessed``."""
+    the witness ``seen`` (read before the rows' read transaction began)."""
     links = check_chain(session, where, rows)
-    witness.verify(session, where, links, witness.read(witnessed), "record")
+    witness.verify(session, where, links, seen, "record")
     return links
 
 

@@ -17,8 +17,9 @@ before 0007 were copied over one record a row, as they were, so their chain stil
 
 Invariants: ``expand`` gives back exactly ``count`` ``(pos, body, link)`` triples per row, at
 consecutive positions from the row's ``pos``, as ``journal_rows.check_chain`` reads them; a
-row whose body cannot be decoded or splits into another number of records gives bodies that
-cannot match their links, so the chain check names its first record as altered. A body never
+row whose body cannot be decoded (flipped bytes included: bodies and links are read as
+bytes) or splits into another number of records gives bodies that cannot match their links,
+so the chain check names its first record as altered. A body never
 contains ``SEPARATOR``: ``journal.dumps`` writes JSON on one line, escaping newlines.
 """
 
@@ -40,8 +41,11 @@ its whole row, so an append of a whole history (a cold start) must not be one ro
 megabytes that a search's catch-up decodes again for every page of positions."""
 DAMAGED = "\x00damaged row"  # a body no record serializes to: its link cannot match
 INSERT = "INSERT INTO journal (session, pos, count, body, links, codec) VALUES (?, ?, ?, ?, ?, ?)"
+# Text read as bytes: a flipped byte that makes a body or its links invalid UTF-8 is a record
+# whose chain does not match (named by the chain check), not an error out of the driver.
+_COLUMNS = "pos, count, CAST(body AS BLOB), CAST(links AS BLOB), codec"
 _COVERING = (
-    "SELECT pos, count, body, links, codec FROM journal WHERE session = :s AND pos >= "
+    f"SELECT {_COLUMNS} FROM journal WHERE session = :s AND pos >= "
     "coalesce((SELECT max(pos) FROM journal WHERE session = :s AND pos <= :a), 0) "
     "AND pos < :b ORDER BY pos"
 )
@@ -87,7 +91,7 @@ def expand(pos: int, count: int, body: Any, links: Any, codec: Any) -> list[Entr
         bodies = []
     if len(bodies) != count:
         bodies = [DAMAGED] * max(count, 1)
-    chain = str(links or "")
+    chain = links.decode("ascii", "replace") if isinstance(links, bytes) else str(links or "")
     stored: list[str | None] = [None] * len(bodies)
     if len(chain) == LINK_CHARS * len(bodies):
         stored = [chain[i * LINK_CHARS : (i + 1) * LINK_CHARS] for i in range(len(bodies))]
@@ -117,7 +121,7 @@ def at(db: sqlite3.Connection, session: str, positions: Sequence[int]) -> list[E
             continue
         # The row holding ``pos`` holds its neighbours too: they are kept for the next ones.
         found = db.execute(
-            "SELECT pos, count, body, links, codec FROM journal WHERE session = ? AND pos <= ? "
+            f"SELECT {_COLUMNS} FROM journal WHERE session = ? AND pos <= ? "
             "ORDER BY pos DESC LIMIT 1",
             (session, pos),
         ).fetchone()

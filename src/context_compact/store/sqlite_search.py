@@ -18,7 +18,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import sqlite_blobs, sqlite_checks, sqlite_journal
+from ..errors import LinkRefused
+from . import sqlite_blobs, sqlite_checks, sqlite_journal, witness
 from .base import Record
 from .blobrefs import references, restore
 from .search import Found, Incomplete, SideIndex
@@ -48,13 +49,20 @@ class SqliteSearch:
     def records(self, session: str) -> Iterator[Record]:
         raise NotImplementedError
 
-    def _head(self, session: str, length: int) -> str:
+    def _head(self, session: str, length: int, seen: witness.Seen | None = None) -> str:
+        raise NotImplementedError
+
+    def _witness(self, session: str) -> Path:
         raise NotImplementedError
 
     def _checked(self, session: str) -> None:
         """The session's rows checked against their chain and witness (``CorruptJournal``)
         unless this store wrote or checked all of them already: a search never answers from
-        a journal that is not what was written. Rows only, no JSON: cheaper than ``records``."""
+        a journal that is not what was written. Rows only, no JSON: cheaper than ``records``.
+        The witness is read before the snapshot, as ``records`` reads it."""
+        witness.settled(self._witness(session), lambda seen: self._check(session, seen))
+
+    def _check(self, session: str, seen: witness.Seen | None) -> None:
         with self._lock:
             self._db.execute("BEGIN")
             try:
@@ -62,7 +70,7 @@ class SqliteSearch:
                     "SELECT length FROM sessions WHERE id = ?", (session,)
                 ).fetchone()[0]
                 if session not in self._heads or self._lengths.get(session) != length:
-                    self._heads[session] = self._head(session, length)
+                    self._heads[session] = self._head(session, length, seen)
                     self._lengths[session] = length
             finally:
                 self._db.execute("COMMIT")
@@ -86,6 +94,8 @@ class SqliteSearch:
                     lambda pos, _: self._catch(session, pos),
                     lambda found: self._fetch(session, found),
                 )
+            except LinkRefused:
+                raise  # a planted link is said, not worked around
             except (Incomplete, sqlite3.Error, OSError):
                 hits = None
             if hits is not None:

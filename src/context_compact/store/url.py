@@ -9,6 +9,8 @@ Forms (the first two as SQLAlchemy writes them):
 
 ``root`` is where the files the view names go (the work directory for the CLI); for
 ``sqlite`` it defaults to the database's folder, for ``postgresql`` to the current directory.
+A ``file`` store keeps everything under its one folder, the URL's: ``root`` does not move it
+(the CLI gives the agent's tools that folder to read).
 ``schema`` is ours, taken off the URL before psycopg sees it (default ``context_compact``).
 Anything else is a ``ValueError`` listing these forms.
 """
@@ -45,7 +47,7 @@ def store_from_url(url: str, root: str | os.PathLike[str] | None = None, **optio
     if scheme == "file" and rest:
         path = urlsplit(url).path if rest.startswith("//") else rest
         if path:
-            return FileStore(root if root is not None else path, **options)
+            return FileStore(path, **options)
     if scheme in ("postgresql", "postgres") and rest.startswith("//"):
         from .postgres import PostgresStore
 
@@ -57,6 +59,21 @@ def store_from_url(url: str, root: str | os.PathLike[str] | None = None, **optio
         kept = urlencode([(key, value) for key, value in query if key != "schema"])
         return PostgresStore(parts._replace(query=kept).geturl(), root=root, **options)
     raise ValueError(f"not a store URL: {url!r} (one of: {FORMS})")
+
+
+def check(url: str) -> None:
+    """``ValueError`` (as ``store_from_url`` says it) unless ``url`` has one of the forms;
+    nothing is opened."""
+    scheme, _, rest = url.partition(":")
+    scheme = scheme.lower()
+    ok = (
+        (scheme == "memory" and rest in ("", "//"))
+        or (scheme == "sqlite" and rest.startswith("///") and len(rest) > 3)
+        or (scheme == "file" and bool(urlsplit(url).path if rest.startswith("//") else rest))
+        or (scheme in ("postgresql", "postgres") and rest.startswith("//"))
+    )
+    if not ok:
+        raise ValueError(f"not a store URL: {url!r} (one of: {FORMS})")
 
 
 def sqlite_file(url: str | None) -> Path | None:
@@ -91,4 +108,4 @@ def cli_store(workdir: str | os.PathLike[str]) -> Store:
     return workdir_store(workdir)
 
 
-__all__ = ["ENV", "cli_store", "select", "selected", "sqlite_file", "store_from_url"]
+__all__ = ["ENV", "check", "cli_store", "select", "selected", "sqlite_file", "store_from_url"]

@@ -16,7 +16,9 @@ altered. Either is ``CorruptJournal`` naming the session, the first unit that di
 many units before it are whole (recoverable): never a silent resume from an earlier point.
 A witness behind the journal (a crash between the two writes) is normal: it is a lower bound.
 A missing witness (a journal written before this version, or the file deleted) checks nothing
-but the chain's own shape.
+but the chain's own shape. A reader in another process reads the witness before it reads
+the journal (``settled``), never after: a witness read after may count an append the
+reader's snapshot does not hold, a write in progress that is not damage.
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import CorruptJournal
+from .nofollow import open_file
 
+T = TypeVar("T")
 ROOT = ""
 _WIDTH = 20 + 1 + 32 + 1  # "<count, 20 digits> <link, 32 hex>\n": one fixed-width write
 
@@ -57,10 +63,10 @@ def write(path: Path, count: int, head: str, durable: bool = False, mode: int = 
 def _write(path: Path, count: int, head: str, durable: bool, mode: int) -> None:
     data = f"{count:020d} {head:>32}\n".encode("ascii")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
+        fd = open_file(path, os.O_WRONLY | os.O_CREAT, mode)
     except FileNotFoundError:
         path.parent.mkdir(mode=0o700 if mode == 0o600 else 0o777, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, mode)
+        fd = open_file(path, os.O_WRONLY | os.O_CREAT, mode)
     try:
         os.pwrite(fd, data, 0)
         if durable:
@@ -71,7 +77,7 @@ def _write(path: Path, count: int, head: str, durable: bool, mode: int) -> None:
 
 def read(path: Path) -> Seen | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_file(path, os.O_RDONLY)  # a planted link: LinkRefused
     except (FileNotFoundError, NotADirectoryError):
         return None
     try:
@@ -113,4 +119,20 @@ def verify(session: str, where: str, links: list[str], seen: Seen | None, unit: 
         )
 
 
-__all__ = ["ROOT", "CorruptJournal", "Seen", "link", "read", "verify", "write"]
+def settled(path: Path, load: Callable[[Seen | None], T], tries: int = 3) -> T:
+    """``load(seen)`` with the witness at ``path`` read just before it: a reader in another
+    process than the writer reads the witness *before* its snapshot of the journal, so the
+    snapshot holds at least what the witness counts. A ``CorruptJournal`` while the witness
+    changed meanwhile (a write landed during the read; a witness read while being rewritten)
+    is read again, up to ``tries`` times; one that stays is reported."""
+    for attempt in range(tries):
+        seen = read(path)
+        try:
+            return load(seen)
+        except CorruptJournal:
+            if attempt == tries - 1 or read(path) == seen:
+                raise
+    raise AssertionError("unreachable")
+
+
+__all__ = ["ROOT", "CorruptJournal", "Seen", "link", "read", "settled", "verify", "write"]
