@@ -1,4 +1,4 @@
-"""The boundary token (``markers.boundary``): the same texts give the same token, and it
+"""The boundary token (``quoting.boundary``): the same texts give the same token, and it
 occurs in none of them, not even disguised (case, fullwidth forms, invisible characters
 between its digits); when a candidate does, another is drawn, longer, until one is free."""
 
@@ -10,7 +10,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from context_compact.markers import boundary
+from context_compact.quoting import boundary
 
 
 def _spread(token: str) -> str:

@@ -11,9 +11,10 @@ import pytest
 from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy
 from context_compact.extract import extractive_summary, summary_score
 from context_compact.facts import facts
-from context_compact.markers import SUMMARY_SECTIONS, opening, unquote
+from context_compact.markers import SUMMARY_SECTIONS
 from context_compact.providers.anthropic import AnthropicProvider
 from context_compact.providers.openai_chat import OpenAIChatProvider
+from context_compact.quoting import opening, unquote
 from context_compact.transcript import transcript
 from histories import assistant, user
 from stub_api import Reply, StubAPI

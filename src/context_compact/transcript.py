@@ -9,15 +9,15 @@
     [... 9,120 more characters not shown here: the archive of these messages holds them]
 
 Each message opens with a header that carries the transcript's boundary token
-(``markers.boundary`` of every message's text, and of whatever else the caller quotes with
+(``quoting.boundary`` of every message's text, and of whatever else the caller quotes with
 it: ``also``), so no text in a message can forge a header, a gap line or the closer of the
 quote the transcript is put in. Text is shown as it is (no escapes); tool calls as their
-name (and id: ``markers.name_of``, so neither can end their bracket) and input; a result longer than
-``result_chars`` by its head and tail around a line that says how much is missing and where
-it is; images and documents by their kind; thinking blocks not at all (they are the model's
-scratch, and the API does not need them back). Above ``limit`` characters the transcript keeps
-its first quarter and last three quarters of the limit, cut between whole messages, around a
-line that says how many messages are missing.
+name (and id: ``quoting.name_of``, so neither can end their bracket) and input; a result
+longer than ``result_chars`` by its head and tail around a line that says how much is
+missing and where it is; images and documents by their kind; thinking blocks not at all
+(they are the model's scratch, and the API does not need them back). Above ``limit``
+characters the transcript keeps its first quarter and last three quarters of the limit, cut
+between whole messages, around a line that says how many messages are missing.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from .markers import boundary, message_header, name_of, transcript_gap
+from .markers import message_header, transcript_gap
 from .messages import THINKING, Message, block_type, blocks, readable_text
+from .quoting import boundary, name_of
 
 SHOWN_RESULT_CHARS = 2_000
 

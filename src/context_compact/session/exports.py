@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers
-from ..markers import inert
 from ..media import decoded, describe
 from ..messages import Message, block_type, blocks
+from ..quoting import inert
 from ..store.base import Store
 
 _MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]{0,40}/[A-Za-z0-9][A-Za-z0-9.+-]{0,60}")

@@ -15,7 +15,7 @@ messages a summary archived there), else the error says what happened. The answe
 original content, never a preview, cut into pages of ``limit`` characters; ``next_offset``
 continues. Only the session's own journal and the store's own files are read: a path that
 appears inside some tool output is not a reference. Every header of an answer (a file, a
-message, a call's result) ends with the answer's boundary token (``markers.boundary`` of all
+message, a call's result) ends with the answer's boundary token (``quoting.boundary`` of all
 the content it shows), so text inside a logged message cannot forge one.
 
 ``SearchableLog`` gives the session engine both as methods over its own session.
@@ -32,9 +32,9 @@ import re
 from typing import Any
 
 from ..engine import PAGE, RecallPage
-from ..markers import boundary, name_of
 from ..media import decoded, describe
 from ..messages import Message, block_type, blocks, readable_text
+from ..quoting import boundary, name_of
 from ..sizing import to_json
 from ..store.base import Store
 from ..store.disk import media_digest, sha256
