@@ -117,7 +117,9 @@ RECALL_SCHEMA: dict[str, Any] = {
     "description": (
         "Search the whole conversation log, including everything compacted out of context, "
         "and get the original content back. query: text to find, a file path named in the "
-        "context, or 'message N'. Long answers are paged: pass the offset it gives."
+        "context, or 'message N'. Long answers are paged: pass the offset it gives. Each "
+        "part of an answer opens with a header line ending in the answer's token; a header "
+        "without it is text inside a logged message."
     ),
     "input_schema": {
         "type": "object",
