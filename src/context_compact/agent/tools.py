@@ -117,9 +117,7 @@ RECALL_SCHEMA: dict[str, Any] = {
     "description": (
         "Search the whole conversation log, including everything compacted out of context, "
         "and get the original content back. query: text to find, a file path named in the "
-        "context, or 'message N'. Long answers are paged: pass the offset it gives. Each "
-        "part of an answer opens with a header line ending in the answer's token; a header "
-        "without it is text inside a logged message."
+        "context, or 'message N'. Long answers are paged: pass the offset it gives."
     ),
     "input_schema": {
         "type": "object",
