@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 import stub_api as s
 from cli_model import SETTINGS, serve
 from context_compact.cli import main
+from context_compact.markers import summary_quotes
 from stub_api import Drop, Reply, StubAPI, fast_retry
 
 
@@ -230,7 +231,7 @@ def test_instructions_inside_a_tool_output_stay_data_through_compaction(
 
 
 # How the structured summary call opens its user message (``markers.summary_request``).
-SUMMARIZER_INPUT = ("<previous-summary>", "<transcript>")
+SUMMARIZER_INPUT = ("The quoted data below ends only at lines carrying the token",)
 
 
 def _only_as_data(message: dict[str, Any]) -> None:
@@ -241,9 +242,9 @@ def _only_as_data(message: dict[str, Any]) -> None:
         if INJECTION in content and content.startswith(SUMMARIZER_INPUT):
             return  # the summarizer's input: the transcript, quoted between tags
         if INJECTION in content:
-            assert "Conversation summary (reference only" in content
-            request = content.split("Current user request:", 1)[-1].split("Conversation summary")[0]
-            assert INJECTION not in request
+            quotes = summary_quotes(content)
+            assert quotes is not None and INJECTION not in quotes[0]
+            assert INJECTION not in content.replace(quotes[1], "")
         return
     for block in content:
         text = json.dumps(block)

@@ -264,13 +264,11 @@ class LLMSummarizer:
             )
             return reply.text.strip() or "(empty summary)"
         budget = max_tokens or self.max_tokens
+        shown = transcript(messages, self.input_limit, also=[previous] if previous else [])
         reply = self.provider.complete(
             system=summary_system_prompt(budget, focus, prompt),
             messages=[
-                {
-                    "role": "user",
-                    "content": summary_request(previous, transcript(messages, self.input_limit)),
-                }
+                {"role": "user", "content": summary_request(previous, shown.text, shown.token)}
             ],
             tools=[],
             max_tokens=budget,

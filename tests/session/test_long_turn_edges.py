@@ -9,6 +9,7 @@ import pytest
 from api_rules import thinking_request, violation_text
 from context_compact import CompactionFailed, Compactor, MemoryStore, Policy, StoreUnavailable
 from context_compact.bench.fakes import BenchSummarizer
+from context_compact.quoting import opening, unquote
 from context_compact.store.faulty import FaultyStore
 
 THINK = {"type": "thinking", "thinking": "plan", "signature": "sig"}
@@ -32,7 +33,10 @@ def test_summarize_all_leaves_the_request_the_summary_and_the_unseen_results() -
     assert [m["role"] for m in view] == ["user", "user", "user"]
     assert view[0] == history[0] and view[1]["content"].startswith("[Compacted]")
     # The newest results were not seen yet: they ride along verbatim in the closing message.
-    assert "<recent_steps>" in view[2]["content"] and "11 " + "x" * 2_000 in view[2]["content"]
+    token = opening(view[2]["content"], "recent_steps")
+    assert token is not None
+    (steps,) = unquote(view[2]["content"], "recent_steps", token)
+    assert "11 " + "x" * 2_000 in steps
     assert violation_text(thinking_request(view)) is None
 
 

@@ -306,7 +306,7 @@ def test_a_too_large_new_batch_is_persisted_with_a_preview() -> None:
         [user("t"), call("a", "b"), results(("a", body("a", 30_000)), ("b", "short"))], "t"
     )
     first, second = view[-1]["content"]
-    assert first["content"].startswith("<persisted-output>\nFull output: /memory/")
+    assert re.match(r"<persisted-output-[0-9a-f]{12}>\nFull output: /memory/", first["content"])
     assert second["content"] == "short"
 
 

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy
+from context_compact.markers import summary_quotes
 from histories import call, user
 
 REQUEST = "Port the billing module to the new ledger API; keep every public name. " * 6
@@ -35,6 +36,13 @@ def summary(view: list[Any]) -> str:
     return next(m["content"] for m in view if "Conversation summary" in str(m["content"]))
 
 
+def stated(text: str) -> str:
+    """The request the summary message states, read back from its quote."""
+    quotes = summary_quotes(text)
+    assert quotes is not None
+    return quotes[0]
+
+
 def request_part(text: str) -> str:
     """The summary message up to the summary itself: where the request is stated."""
     return text.split("Conversation summary", 1)[0]
@@ -44,7 +52,7 @@ def test_a_first_request_kept_in_view_is_not_repeated_by_the_summary() -> None:
     view = run([user(REQUEST), *turns(0, 40)], REQUEST)
     assert view[0] == user(REQUEST)
     text = summary(view)
-    assert "Current user request:\n(the first user message of this conversation" in text
+    assert stated(text).startswith("(the first user message of this conversation")
     assert REQUEST.strip() not in request_part(text)
     assert json.dumps(view).count("keep every public name") == 6  # the pinned message's own
 
@@ -56,19 +64,19 @@ def test_a_later_request_kept_verbatim_is_named_by_its_message_number() -> None:
     text = summary(view)
     assert later not in request_part(text)
     seq = messages.index(user(later))
-    assert f"Current user request:\n(message {seq} of this session, a user message below" in text
+    assert stated(text).startswith(f"(message {seq} of this session, a user message below")
     assert view.index(user(later)) > view.index(next(m for m in view if m["content"] == text))
 
 
 def test_a_request_shorter_than_a_reference_is_stated_in_full_even_when_kept() -> None:
     view = run([user("fix it"), *turns(0, 40)], "fix it")
     assert view[0] == user("fix it")
-    assert "Current user request:\nfix it\n" in summary(view)
+    assert stated(summary(view)) == "fix it"
 
 
 def test_a_request_no_message_holds_is_stated_in_full() -> None:
     view = run([user("start with billing"), *turns(0, 40)], "go on with the task")
-    assert "Current user request:\ngo on with the task\n" in summary(view)
+    assert stated(summary(view)) == "go on with the task"
 
 
 def test_a_request_folded_out_of_view_is_stated_in_full() -> None:
@@ -77,7 +85,7 @@ def test_a_request_folded_out_of_view_is_stated_in_full() -> None:
     messages += turns(6, 34)
     view = run(messages, older, user_words_share=0.02)
     assert user(older) not in view
-    assert f"Current user request:\n{older}\n" in summary(view)
+    assert stated(summary(view)) == older
 
 
 def test_the_seed_keeps_its_exact_s_4_4_request_text() -> None:

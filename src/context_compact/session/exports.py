@@ -20,7 +20,6 @@ refuses raises like the pass's other writes: no edit, the content stays in view.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -29,20 +28,11 @@ from typing import Any
 from .. import markers
 from ..media import decoded, describe
 from ..messages import Message, block_type, blocks
+from ..quoting import inert
 from ..store.base import Store
 
 _MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]{0,40}/[A-Za-z0-9][A-Za-z0-9.+-]{0,60}")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
-
-
-def inert(value: Any, limit: int = 200) -> str:
-    """A value a tool supplied, as text that cannot leave the line it is put on: a JSON
-    string (no newline, no control or non-ASCII character: fullwidth look-alikes escaped),
-    with ``<`` and ``>`` escaped too, clipped to ``limit`` characters before quoting."""
-    text = str(value)
-    if len(text) > limit:
-        text = text[:limit] + "..."
-    return json.dumps(text).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def media_type_of(value: Any) -> str:

@@ -14,7 +14,9 @@ someone deleted is rebuilt from the log's originals (the results an edit saved t
 messages a summary archived there), else the error says what happened. The answer is the
 original content, never a preview, cut into pages of ``limit`` characters; ``next_offset``
 continues. Only the session's own journal and the store's own files are read: a path that
-appears inside some tool output is not a reference.
+appears inside some tool output is not a reference. Every header of an answer (a file, a
+message, a call's result) ends with the answer's boundary token (``quoting.boundary`` of all
+the content it shows), so text inside a logged message cannot forge one.
 
 ``SearchableLog`` gives the session engine both as methods over its own session.
 
@@ -32,6 +34,7 @@ from typing import Any
 from ..engine import PAGE, RecallPage
 from ..media import decoded, describe
 from ..messages import Message, block_type, blocks, readable_text
+from ..quoting import boundary, name_of
 from ..sizing import to_json
 from ..store.base import Store
 from ..store.disk import media_digest, sha256
@@ -51,7 +54,34 @@ PAIRED_CALLS = 16
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
 
 
-def _rebuilt(store: Store, session: str, path: str) -> str | None:
+class Header:
+    """A header line of an answer, given the answer's token when the answer is written."""
+
+    def __init__(self, rule: str, label: str) -> None:
+        self.rule, self.label = rule, label
+
+    def line(self, token: str) -> str:
+        return f"{self.rule} {self.label} · {token} {self.rule}"
+
+
+Piece = Header | str
+"""One line-run of an answer: a header of ours, or content shown as it is."""
+
+
+def written(hits: list[list[Piece]], between: str) -> str:
+    """The answer's text: its pieces a line apart, its hits ``between`` apart, every header
+    carrying the token that none of the content holds."""
+    token = boundary(*(p for hit in hits for p in hit if isinstance(p, str)))
+    return between.join(
+        "\n".join(p.line(token) if isinstance(p, Header) else p for p in hit) for hit in hits
+    )
+
+
+def _message_header(rule: str, seq: int, message: Message) -> Header:
+    return Header(rule, f"message {seq} ({name_of(message.get('role'))})")
+
+
+def _rebuilt(store: Store, session: str, path: str) -> list[Piece] | None:
     """What the session's log holds of a file it wrote: the originals of the results an edit
     saved at ``path``, or of the messages a summary archived there; None if none did."""
     blocks_at: set[tuple[int, int]] = set()
@@ -64,18 +94,18 @@ def _rebuilt(store: Store, session: str, path: str) -> str | None:
             blocks_at.update((b.seq, b.block) for b in record.blocks if b.path == path)
     if not blocks_at and not ranges:
         return None
-    parts = []
+    parts: list[Piece] = []
     for record in records:
         if not isinstance(record, MessageRecord):
             continue
         seq, message = record.seq, record.message
         if any(lo <= seq < hi for lo, hi in ranges):
-            parts.append(f"--- message {seq} ({message.get('role')}) ---\n{message_text(message)}")
+            parts += [_message_header("---", seq, message), message_text(message)]
         for bi, block in enumerate(blocks(message)):
             if (seq, bi) in blocks_at:
                 text = readable_text(block)
                 parts.append(text if text is not None else to_json(block.get("content")))
-    return "\n".join(parts)
+    return parts
 
 
 def _media(store: Store, session: str, path: str, digest: str) -> bytes | None:
@@ -105,18 +135,19 @@ def recover(store: Store, session: str, path: str) -> str | bytes | None:
     try:
         return store.read_text(path)
     except FileNotFoundError:
-        return _rebuilt(store, session, path)
+        rebuilt = _rebuilt(store, session, path)
+        return None if rebuilt is None else written([rebuilt], "")
 
 
-def _file(store: Store, session: str, path: str) -> str:
+def _file(store: Store, session: str, path: str) -> list[Piece]:
     digest = media_digest(path)
     if digest is not None:
         data = _media(store, session, path, digest)
         if data is None:
             raise FileNotFoundError(f"{path} is gone and this session's log does not hold it")
-        return f"=== {path} ===\n[media file: {describe(data)}; read_file shows text only]"
+        return [Header("===", path), f"[media file: {describe(data)}; read_file shows text only]"]
     try:
-        return f"=== {path} ===\n{store.read_text(path)}"
+        return [Header("===", path), store.read_text(path)]
     except FileNotFoundError:
         # Deleted behind our back: the log still holds the originals the file was made of.
         rebuilt = _rebuilt(store, session, path)
@@ -126,10 +157,10 @@ def _file(store: Store, session: str, path: str) -> str:
                 "context-compact), and this session's log does not hold its content; "
                 "search the log by text instead"
             ) from None
-        return f"=== {path} (file missing; rebuilt from this session's log) ===\n{rebuilt}"
+        return [Header("===", f"{path} (file missing; rebuilt from this session's log)"), *rebuilt]
 
 
-def _matches(store: Store, session: str, query: str) -> list[str]:
+def _matches(store: Store, session: str, query: str) -> list[list[Piece]]:
     if store.issued(query.strip()):
         return [_file(store, session, query.strip())]
     position = _POSITION.match(query)
@@ -153,18 +184,18 @@ def _matches(store: Store, session: str, query: str) -> list[str]:
             if result is not None:
                 found[i] += result
     for i in calls[:-PAIRED_CALLS]:
-        ids = ", ".join(str(use.get("id")) for use in _uses(hits[i][1]))
-        found[i] += f"\n--- its result: recall {ids} ---"
+        ids = ", ".join(name_of(use.get("id")) for use in _uses(hits[i][1]))
+        found[i].append(Header("---", f"its result: recall {ids}"))
     return found
 
 
-def _hit(seq: int, message: Message) -> str:
-    return f"=== message {seq} ({message.get('role')}) ===\n{message_text(message)}"
+def _hit(seq: int, message: Message) -> list[Piece]:
+    return [_message_header("===", seq, message), message_text(message)]
 
 
 def _result_of(
     store: Store, session: str, use_id: str, after: int, matched: set[int]
-) -> str | None:
+) -> list[Piece] | None:
     """The result of call ``use_id`` (made at message ``after``), found by its id, unless its
     message is itself a hit."""
     for seq, message in found_messages(store.search(session, use_id)):
@@ -176,7 +207,7 @@ def _result_of(
                     return None
                 shown = readable_text(block)
                 shown = shown if shown is not None else to_json(block.get("content"))
-                return f"\n--- its result, message {seq} ---\n{shown}"
+                return [Header("---", f"its result, message {seq}"), shown]
     return None
 
 
@@ -192,7 +223,7 @@ def recall(
     if offset < 0 or limit <= 0:
         raise ValueError(f"recall: offset must be >= 0 and limit > 0, got {offset}, {limit}")
     hits = _matches(store, session, query)
-    whole = "\n\n".join(hits)
+    whole = written(hits, "\n\n")
     return RecallPage(query, len(hits), whole[offset : offset + limit], offset, len(whole))
 
 

@@ -41,7 +41,7 @@ from .. import markers
 from ..extract import summary_score
 from ..invariants import thinking_kept
 from ..messages import Message, block_type, blocks, is_request
-from ..transcript import render
+from ..transcript import steps as transcript_steps
 from .exports import Export, index_lines, summary_line
 from .pinned import answer_message
 from .records import SummaryEdit
@@ -322,8 +322,10 @@ def carried(state: SessionState, plan: SummaryPlan) -> Message | None:
     """The closing message: the steps that ride along, as the model saw them."""
     if plan.carry is None or plan.carry >= state.n:
         return None
-    steps = "".join(render(state.render(seq), seq, _VERBATIM) for seq in range(plan.carry, state.n))
-    return markers.recent_steps(steps, plan.carry, state.n - 1)
+    shown = transcript_steps(
+        ((seq, state.render(seq)) for seq in range(plan.carry, state.n)), None, _VERBATIM
+    )
+    return markers.recent_steps(shown.text, shown.token, plan.carry, state.n - 1)
 
 
 def edit(
