@@ -213,8 +213,12 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
         return user_words(state, start, cut, ask.pin_budget, ask.answered_chars)
 
     # Closing needs the log to end with user messages: an assistant message at its end (a
-    # tool call whose results are still to come) must stay a message of its own.
-    closable = state.msgs[state.n - 1].get("role") == "user"
+    # tool call whose results are still to come) must stay a message of its own. A final
+    # answer at the end (no tool call) has no such reason: a summary of all takes it too.
+    last = state.msgs[state.n - 1]
+    closable = last.get("role") == "user" or (
+        not ask.keep_turns and not any(block_type(b) == "tool_use" for b in blocks(last))
+    )
     turns, requests = _cuts(state, start)
     keep = ask.keep_turns or (0 if closable else 1)
     found = _choose(state, turns[-keep:] if keep else [], words, budget, roof)
