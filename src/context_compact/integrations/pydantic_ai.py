@@ -18,7 +18,10 @@ view: a result that left it reads as its marker (``Tool result cleared ... full 
 PATH``), and the compactor's store keeps everything else: every message the processor was
 given is in the session log (``compactor.recall``), every cleared result and summarized turn
 in a file the view names. Passing ``result.all_messages()`` to the next run continues the same
-session (the compactor recognizes its view plus what was appended).
+session (the compactor recognizes its view plus what was appended). Each conversation
+(pydantic-ai's ``conversation_id``: a new one for a run without ``message_history``, the
+history's own for a run continuing it) is a session of its own: the first is the given
+compactor's, each other one a compactor of the same settings (``conversations.compactor_for``).
 
 Conversion (one ``ModelMessage`` is one canonical message): a ``ModelRequest`` is a user
 message whose ``ToolReturnPart`` s (and legacy ``RetryPromptPart`` s bound to a tool call)
