@@ -8,9 +8,9 @@ import re
 from typing import Any
 
 import pytest
+from test_media_exports import image, png
 
 from context_compact import CompactionFailed, Compactor, MemoryStore, Policy
-from test_media_exports import image, png
 
 PICTURE = png(1500, 1500)
 ASK = "what is in this picture? Describe it."
@@ -36,10 +36,12 @@ def test_a_first_request_whose_image_alone_keeps_a_small_window_over_is_saved_as
     view = run(c, first)
     text, marker = view[0]["content"]
     assert text == {"type": "text", "text": ASK}  # its words stay verbatim
-    found = re.search(r"message 0, image: .*to fit the context limit, saved at (\S+)\]", marker["text"])
+    saved = r"message 0, image: .*to fit the context limit, saved at (\S+)\]"
+    found = re.search(saved, marker["text"])
     assert found is not None and c.recover_file(found.group(1)) == PICTURE
     assert found.group(1) in c.store.read_text(view[1]["content"].split()[-1])  # the index
-    assert "image" not in str([b.get("type") for m in view for b in m["content"] if isinstance(b, dict)])
+    kinds = [b.get("type") for m in view for b in m["content"] if isinstance(b, dict)]
+    assert "image" not in kinds
     assert c.recall("message 0").hits >= 1  # the log keeps the request whole
     resumed = Compactor(Policy.default(context_limit=1_800), c.store, session=c.session_id)
     assert resumed.view() == c.view()

@@ -4,11 +4,12 @@
              (each after the assistant text it answered) + [closing message of recent steps]
 
 Pinned user messages (``pins``, oldest first, the newest always among them) are the user's
-own words, verbatim (the first request's images and documents saved as files once they alone
-kept it from fitting: ``first``, its text verbatim); ``answered`` holds the short assistant text each answered, kept as data
-since that message leaves memory; ``pin_archive`` the archive holding each; ``folded`` the
-user messages folded into the summary (message number, archive), the newest
-``FOLDED_NAMED`` by name and ``folded_more`` counted. Only a summary edit changes them.
+own words, verbatim (but the first request's images and documents, saved as files once they
+alone kept it from fitting: ``first``); ``answered`` holds the short assistant text each
+answered, kept as data since that message leaves memory; ``pin_archive`` the archive
+holding each; ``folded`` the user messages folded into the summary (message number,
+archive), the newest ``FOLDED_NAMED`` by name and ``folded_more`` counted. Only a summary
+edit changes them.
 """
 
 from __future__ import annotations

@@ -293,7 +293,8 @@ def _media_in_the_way(state: SessionState, ask: SummaryAsk, first_tokens: int) -
     roof = ask.limit / state.ratio
     if must + first_tokens <= roof:
         return None
-    without = [_MEDIA_MARKER if block_type(b) in ("image", "document") else b for b in blocks(message)]
+    media = ("image", "document")
+    without = [_MEDIA_MARKER if block_type(b) in media else b for b in blocks(message)]
     shown = state.counter.count({**message, "content": without})
     return shown if must + shown <= roof else None
 
