@@ -88,6 +88,7 @@ class Compactor:
         if format != "auto" and format not in FORMATS:
             raise ValueError(f"format={format!r}: expected 'auto' or one of {', '.join(FORMATS)}")
         self.format = format
+        self._made_with = (format, token_counter, should_compact)
         self._edges: dict[str, Edge] = {}
         self._edge: Edge | None = None
         self._overheads = {"request": 0, "system": 0}
@@ -126,6 +127,36 @@ class Compactor:
                 f"session={session!r}: the {self.engine.name!r} engine keeps no session log to "
                 "continue; use Policy.default()"
             )
+
+    def sibling(self, session: str | None = None) -> Compactor:
+        """A compactor with this one's settings (policy, store, summarizer, format, token
+        counter, ``should_compact`` hook; the same subscribers) on another session: ``session``
+        (created on first use, resumed when the store has it) or a new one. What one
+        conversation needs when this one already serves another (``integrations``)."""
+        fmt, counter, hook = self._made_with
+        other = Compactor(
+            self.policy,
+            self.store,
+            self.summarizer,
+            session=session,
+            format=fmt,
+            token_counter=counter,
+            should_compact=hook,
+        )
+        other._subscribers = self._subscribers  # one list: a later subscribe reaches both
+        return other
+
+    def __reduce__(self) -> Any:
+        # A compactor is a live handle on one session (its view, its journal's pending
+        # records, the store's connection and lease): a copy in another process would be a
+        # second writer of the same log. Say how to share the session instead.
+        raise TypeError(
+            "a Compactor cannot be pickled: it is a live handle on one session. To continue "
+            "it in another process, open it there by id, "
+            "Compactor(policy, store, session=compactor.session_id), on a store both "
+            "processes reach (SqliteStore on one machine, PostgresStore across machines); "
+            "one process writes a session at a time"
+        )
 
     @property
     def name(self) -> str:
@@ -283,7 +314,8 @@ class Compactor:
     ) -> list[Any]:
         """Compact now. ``keep_recent_turns`` (default engine only): the turns kept verbatim,
         1 by default; 0 summarizes everything but the first request, the pinned user words
-        and the results the model has not seen yet."""
+        and the results the model has not seen yet (a final answer goes into the summary;
+        only a trailing call whose results are still to come stays)."""
         if keep_recent_turns is None:
             run = lambda m: self.engine.compact(m, active_request, instructions)  # noqa: E731
         elif not self.keeps_log:

@@ -235,6 +235,13 @@ def media_line(exports: list[tuple[str, str]]) -> str:
     return f"Images and documents from these messages, saved as files: {earlier}{named}\n"
 
 
+def media_saved(about: str, ref: str | None, seq: int) -> str:
+    """An image or document of the pinned first request, in its place once it is saved as a
+    file: the request with it could not fit the context limit (its text stays verbatim)."""
+    where = f"saved at {ref}" if ref else f"kept in the session log only (recall 'message {seq}')"
+    return f"[{about}: taken out of the view to fit the context limit, {where}]"
+
+
 def session_summary(
     label: str,
     request: str,
@@ -347,6 +354,7 @@ __all__ = [
     "folded_line",
     "index_line",
     "media_line",
+    "media_saved",
     "message_header",
     "ours",
     "persisted_form",

@@ -40,6 +40,32 @@ def test_summarize_all_leaves_the_request_the_summary_and_the_unseen_results() -
     assert violation_text(thinking_request(view)) is None
 
 
+def test_summarize_all_takes_the_final_answer_into_the_summary_and_its_archive() -> None:
+    c = Compactor(Policy.default(context_limit=20_000), MemoryStore(), BenchSummarizer())
+    answer = "".join(f"The final answer, line {k}, names part-{k:04d}.\n" for k in range(1_400))
+    history = [*loop(2), {"role": "assistant", "content": [{"type": "text", "text": answer}]}]
+    view = c.compact_history(history, "go", keep_recent_turns=0)
+    assert [m["role"] for m in view] == ["user", "user"]
+    assert view[0] == history[0] and view[1]["content"].startswith("[Compacted]")
+    assert len(str(view)) < 8_000  # the 57,000-character answer is not in view
+    page = c.recall("part-1399", limit=100_000)
+    assert page.hits >= 1 and answer.splitlines()[-1] in page.text
+    # The next request goes on from the summary.
+    more = c.prepare([*history, {"role": "user", "content": "and now?"}], "and now?")
+    assert more[-1] == {"role": "user", "content": "and now?"} and answer not in str(more)
+
+
+def test_summarize_all_keeps_a_trailing_call_whose_results_are_still_to_come() -> None:
+    c = Compactor(Policy.default(context_limit=50_000), MemoryStore(), BenchSummarizer())
+    use = {"type": "tool_use", "id": "t_last", "name": "bash", "input": {"command": "ls"}}
+    plain = [{**m, "content": [b for b in m["content"] if b != THINK]} for m in loop(6)[1:]]
+    last = {"role": "assistant", "content": [{"type": "text", "text": "one more"}, use]}
+    history = [loop(0)[0], *plain, last]
+    view = c.compact_history(history, "go", keep_recent_turns=0)
+    assert view[-1] == last and "[Compacted]" in str(view[1]["content"])
+    assert len(view) == 3
+
+
 def test_summarize_all_needs_the_default_engine() -> None:
     c = Compactor(Policy.seed(echo=False), MemoryStore(), lambda m: "s")
     with pytest.raises(ValueError, match="keep_recent_turns needs the default engine"):

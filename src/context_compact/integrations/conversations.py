@@ -17,12 +17,25 @@ Invariants:
 * At most ``max_open`` compactors are kept in memory (least recently used beyond that are
   dropped: everything they hold is in the store, and the next ``get`` resumes it).
 * ``get`` is thread-safe; one compactor still runs one call at a time.
+
+An adapter given one ``Compactor`` instead (``CompactionMiddleware(compactor)``,
+``CompactingSession(inner, compactor)``, ``CompactionCapability(compactor)``) asks
+``compactor_for(compactor, key)`` for each conversation: the first key it sees is the
+compactor's own session, and every other key gets a compactor of the same settings
+(``Compactor.sibling``) on a session of its own, named ``<first session id>-<key>`` (as
+``Conversations`` names its own), so two conversations never share one log. Routing rather
+than refusing: the settings are cloned whole (the policy is data; store, summarizer, token
+counter and hooks are shared objects, as ``Conversations`` shares them), so a second
+conversation behaves as the first. Only the first key is the given compactor's, in this
+process: a process that resumes it (``session=ID``) must send the same conversation first;
+``Conversations`` names every session by its key and has no such order.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -88,4 +101,53 @@ class Conversations:
         return len(self._open)
 
 
-__all__ = ["Conversations"]
+class _Siblings(Conversations):
+    """The conversations a compactor serves besides its first one, each a sibling of it."""
+
+    def __init__(self, home: Compactor) -> None:
+        session = home.session_id
+        prefix = session if session is not None and len(session) <= 60 else "conv"
+        if session is not None and prefix != session:
+            prefix = f"{prefix}-{hashlib.sha256(session.encode()).hexdigest()[:32]}"
+        super().__init__(home.policy, home.store, home.summarizer, prefix=prefix)
+        self._home = weakref.ref(home)
+
+    def _compactor(self, session: str) -> Compactor:
+        home = self._home()
+        if home is None:  # pragma: no cover - the caller holds the home compactor
+            raise RuntimeError("the compactor this conversation was routed from is gone")
+        return home.sibling(session if home.keeps_log else None)
+
+
+class _Routes:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.first: tuple[object] | None = None
+        self.others: _Siblings | None = None
+
+
+_routes: weakref.WeakKeyDictionary[Compactor, _Routes] = weakref.WeakKeyDictionary()
+_routes_lock = threading.Lock()
+
+
+def compactor_for(compactor: Compactor, key: object) -> Compactor:
+    """The compactor of conversation ``key`` when an adapter was given one ``compactor``:
+    itself for the first key it is asked about, a sibling on a session of its own for every
+    other key (the same one each time; see the module docstring). ``None`` is a key too:
+    a run the framework names no conversation for."""
+    with _routes_lock:
+        routes = _routes.get(compactor)
+        if routes is None:
+            routes = _routes[compactor] = _Routes()
+    with routes.lock:
+        if routes.first is None:
+            routes.first = (key,)
+        if routes.first == (key,):
+            return compactor
+        if routes.others is None:
+            routes.others = _Siblings(compactor)
+        others = routes.others
+    return others.get(key)
+
+
+__all__ = ["Conversations", "compactor_for"]

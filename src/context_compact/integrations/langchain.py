@@ -53,7 +53,7 @@ from ..invariants import InvalidHistory, Violation
 from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow
 from ._bridge import Converted, Origins, Units, origins_of, results_in, text_of
-from .conversations import Conversations
+from .conversations import Conversations, compactor_for
 from .options import given_or_built, model_summarizer
 
 TOOL_CALL_BLOCKS = ("tool_use", "tool_call")
@@ -225,8 +225,12 @@ class CompactionMiddleware(AgentMiddleware):
     ``token_counter=``, ``summary_model=`` (a chat model or its name: the summarizer), and
     any policy field (``exclude_tools=``, ``keep_recent_tool_uses=``...), ``store=``.
 
-    Given ``Conversations`` instead of one compactor, each ``thread_id`` is its own session
-    (``conversations.get(thread_id)``; a run without one is the conversation ``default``).
+    Each ``thread_id`` is its own session. Given ``Conversations``, ``conversations.get(
+    thread_id)`` (a run without one is the conversation ``default``); given one compactor,
+    the first thread it serves is its session and each other thread gets a compactor of the
+    same settings on a session of its own (``conversations.compactor_for``; a run without a
+    thread_id is one conversation too). ``compactor_for(thread_id)`` is a thread's compactor
+    (its ``recall``, its ``session_id``).
     """
 
     compactor: Compactor
@@ -245,16 +249,23 @@ class CompactionMiddleware(AgentMiddleware):
                 "CompactionMiddleware(Conversations(...)) takes no settings: give them to "
                 "the Conversations' factory"
             )
-        self._threads: dict[str, CompactionMiddleware] = {}
+        self._threads: dict[str | None, CompactionMiddleware] = {}
         self._units = Units()
         self._fixed: tuple[str, str] | None = None
 
+    def compactor_for(self, thread: str | None) -> Compactor:
+        """The compactor of the conversation ``thread`` (a ``thread_id``, or None for runs
+        without one): its session, its ``recall``."""
+        if self.conversations is not None:
+            return self.conversations.get(thread or "default")
+        return compactor_for(self.compactor, thread)
+
     def _thread(self) -> CompactionMiddleware | None:
-        """The middleware of this run's conversation (None: this one holds one compactor)."""
-        if self.conversations is None:
+        """The middleware of this run's conversation (None: this one's own compactor)."""
+        key = thread_id()
+        compactor = self.compactor_for(key)
+        if self.conversations is None and compactor is self.compactor:
             return None
-        key = thread_id() or "default"
-        compactor = self.conversations.get(key)
         found = self._threads.get(key)
         if found is None or found.compactor is not compactor:
             found = self._threads[key] = CompactionMiddleware(compactor)

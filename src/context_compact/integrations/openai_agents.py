@@ -35,7 +35,7 @@ from typing import Any
 from ..compactor import Compactor
 from ..formats import openai_responses
 from ..messages import Message, block_type, blocks
-from .conversations import Conversations
+from .conversations import Conversations, compactor_for
 from .openai_agents_run import RunCompaction
 
 
@@ -79,14 +79,19 @@ def latest_request(messages: list[Message]) -> str:
 class CompactingSession:
     """A ``Session`` over ``inner``: everything stored there, a compacted view returned.
 
-    Given ``Conversations`` instead of one compactor, the session's own id names the
-    compactor's session (``conversations.get(inner.session_id)``): one per conversation."""
+    One compactor session per conversation (per ``inner.session_id``): given
+    ``Conversations``, ``conversations.get(inner.session_id)``; given one compactor, the
+    first session id it serves is its session and another id gets a compactor of the same
+    settings on a session of its own (``conversations.compactor_for``). ``self.compactor`` is
+    this conversation's."""
 
     def __init__(self, inner: Any, compactor: Compactor | Conversations) -> None:
         self.inner = inner
         self.session_id: str = inner.session_id
         if isinstance(compactor, Conversations):
             compactor = compactor.get(self.session_id)
+        else:
+            compactor = compactor_for(compactor, self.session_id)
         self.compactor = compactor
         self.session_settings = getattr(inner, "session_settings", None)
         self._run: RunCompaction | None = None

@@ -18,7 +18,10 @@ view: a result that left it reads as its marker (``Tool result cleared ... full 
 PATH``), and the compactor's store keeps everything else: every message the processor was
 given is in the session log (``compactor.recall``), every cleared result and summarized turn
 in a file the view names. Passing ``result.all_messages()`` to the next run continues the same
-session (the compactor recognizes its view plus what was appended).
+session (the compactor recognizes its view plus what was appended). Each conversation
+(pydantic-ai's ``conversation_id``: a new one for a run without ``message_history``, the
+history's own for a run continuing it) is a session of its own: the first is the given
+compactor's, each other one a compactor of the same settings (``conversations.compactor_for``).
 
 Conversion (one ``ModelMessage`` is one canonical message): a ``ModelRequest`` is a user
 message whose ``ToolReturnPart`` s (and legacy ``RetryPromptPart`` s bound to a tool call)
@@ -38,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -67,6 +71,7 @@ from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow
 from ..telemetry import integrations_log
 from ._bridge import Converted, Units, origins_of, results_in
+from .conversations import compactor_for
 from .options import given_or_built
 from .options import model_summarizer as summarizer_over
 
@@ -243,14 +248,46 @@ class _Processor:
         return converted, [c.message for c in converted], latest_request(messages)
 
 
+def conversation_id(messages: Sequence[Any]) -> str | None:
+    """The run's conversation as pydantic-ai stamps it on its messages (the newest one
+    that names one); None before pydantic-ai 2 or for a history that names none."""
+    for message in reversed(messages):
+        found = getattr(message, "conversation_id", None)
+        if found is not None:
+            return str(found)
+    return None
+
+
+class _PerConversation:
+    """One ``_Processor`` per conversation of one compactor (``compactor_for``): each
+    pydantic-ai conversation is its own session. Only the newest few keep their conversion
+    caches; the compactors themselves are kept by the routing."""
+
+    def __init__(self, compactor: Compactor) -> None:
+        self.compactor = compactor
+        self._states: OrderedDict[str | None, _Processor] = OrderedDict()
+
+    def get(self, key: str | None) -> _Processor:
+        compactor = compactor_for(self.compactor, key)
+        state = self._states.get(key)
+        if state is None or state.compactor is not compactor:
+            state = self._states[key] = _Processor(compactor)
+        self._states.move_to_end(key)
+        while len(self._states) > 64:
+            self._states.popitem(last=False)
+        return state
+
+
 def history_processor(compactor: Compactor) -> AsyncProcessor:
     """An async history processor: compaction and store I/O run off the event loop
-    (``Compactor.aprepare``). Works under ``agent.run`` and ``agent.run_sync`` alike."""
-    state = _Processor(compactor)
+    (``Compactor.aprepare``). Works under ``agent.run`` and ``agent.run_sync`` alike. Each
+    conversation (``conversation_id``) is its own session (``_PerConversation``)."""
+    states = _PerConversation(compactor)
 
     async def compact_history(messages: list[ModelMessage]) -> list[ModelMessage]:
+        state = states.get(conversation_id(messages))
         converted, dicts, active = state.before(messages)
-        return restore(await compactor.aprepare(dicts, active), converted)
+        return restore(await state.compactor.aprepare(dicts, active), converted)
 
     return compact_history
 
@@ -258,11 +295,12 @@ def history_processor(compactor: Compactor) -> AsyncProcessor:
 def sync_history_processor(compactor: Compactor) -> Processor:
     """The same processor as a plain function (pydantic-ai runs it on a worker thread), for
     code that processes a history outside an event loop."""
-    state = _Processor(compactor)
+    states = _PerConversation(compactor)
 
     def compact_history(messages: list[ModelMessage]) -> list[ModelMessage]:
+        state = states.get(conversation_id(messages))
         converted, dicts, active = state.before(messages)
-        return restore(compactor.prepare(dicts, active), converted)
+        return restore(state.compactor.prepare(dicts, active), converted)
 
     return compact_history
 
@@ -327,17 +365,25 @@ if _Capability is not None:
 
         def __init__(self, compactor: Compactor | None = None, **options: Any) -> None:
             self.compactor = given_or_built(compactor, model_summarizer, options)
-            self._state = _Processor(self.compactor)
-            self._last: tuple[list[Converted], list[Message], str] | None = None
+            self._states = _PerConversation(self.compactor)
+            self._last: tuple[Compactor, list[Converted], list[Message], str] | None = None
             self._retry: list[ModelMessage] | None = None
             self._retried = False
 
+        def compactor_for(self, conversation: str | None) -> Compactor:
+            """The compactor of a run's ``conversation_id``: the first conversation is
+            ``self.compactor``'s session, each other one a session of its own."""
+            return compactor_for(self.compactor, conversation)
+
         async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
             tools = _tool_schemas(request_context.model_request_parameters)
-            converted, dicts, active = self._state.before(list(request_context.messages), tools)
-            self._last = (converted, dicts, active)
+            history = list(request_context.messages)
+            key = getattr(ctx, "conversation_id", None) or conversation_id(history)
+            state = self._states.get(key)
+            converted, dicts, active = state.before(history, tools)
+            self._last = (state.compactor, converted, dicts, active)
             self._retry, self._retried = None, False
-            messages = restore(await self.compactor.aprepare(dicts, active), converted)
+            messages = restore(await state.compactor.aprepare(dicts, active), converted)
             request_context.messages = messages.copy()
             ctx.messages[:] = messages
             return request_context
@@ -354,8 +400,8 @@ if _Capability is not None:
                 raise error
             self._retried = True
             integrations_log.debug("pydantic-ai refused for length, compacting once: %s", error)
-            converted, dicts, active = self._last
-            view = await self.compactor.areactive_compact(dicts, active)
+            compactor, converted, dicts, active = self._last
+            view = await compactor.areactive_compact(dicts, active)
             self._retry = restore(view, converted)
             ctx.messages[:] = self._retry
             raise RetryModelRequest()
@@ -367,6 +413,7 @@ if _Capability is not None:
 
 __all__ = [
     "CompactionCapability",
+    "conversation_id",
     "history_processor",
     "latest_request",
     "model_summarizer",

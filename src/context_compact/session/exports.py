@@ -107,6 +107,19 @@ def export_media(store: Store, leaving: Iterable[tuple[int, Message]]) -> list[E
     ]
 
 
+def without_media(message: Message, seq: int, exports: list[Export]) -> Message:
+    """``message`` with each of its own image or document blocks (``exports`` of it, in
+    order) replaced by a text block naming the file that holds it; the rest as it is."""
+    saved = iter(exports)
+    content: list[Any] = []
+    for block in blocks(message):
+        if block_type(block) in ("image", "document"):
+            export = next(saved)
+            block = {"type": "text", "text": markers.media_saved(export.about(), export.ref, seq)}
+        content.append(block)
+    return {**message, "content": content}
+
+
 def index_lines(exports: list[Export], archive: str) -> list[str]:
     """One index line each; one left in the archive only is listed under the archive."""
     return [markers.index_line(e.kind, e.ref or archive, e.about()) for e in exports]
@@ -116,4 +129,12 @@ def summary_line(exports: list[Export], archive: str) -> str:
     return markers.media_line([(e.about(), e.ref or archive) for e in exports])
 
 
-__all__ = ["Export", "export_media", "index_lines", "inert", "media_blocks", "summary_line"]
+__all__ = [
+    "Export",
+    "export_media",
+    "index_lines",
+    "inert",
+    "media_blocks",
+    "summary_line",
+    "without_media",
+]

@@ -2,7 +2,8 @@
 
 Two cases: the system prompt and tools alone take the whole limit (no request can be sent,
 said at the first call), or after ``max_over_limit`` compactions in a row the view is still
-over the limit (the first request, the newest step and the fixed part are what is left).
+over the limit (the fixed part, the first request, the summary with the user messages
+pinned with it and the newest step are what is left: each is named with its size).
 Sizes are in the engine's calibrated tokens.
 """
 
@@ -31,9 +32,17 @@ def too_big(state: SessionState, size: int, limit: int, times: int) -> str:
     step = list(range(max(last, state.first_kept), state.n))
     step_tokens = round(sum(state.shown.tokens[state.view_index(seq)] for seq in step) * ratio)
     parts = [f"the system prompt and tools take {round(state.overhead * ratio):,}"]
+    prefix = state.shown.tokens[: len(state.prefix)]
+    pinned_first = bool(prefix) and first is not None and first in state.pinned.pins
     if first is not None:
-        first_tokens = round(state.counter.count(state.msgs[first]) * ratio)
-        parts.append(f"the first request (message {first}) {first_tokens:,}")
+        shown = prefix[0] if pinned_first else state.counter.count(state.msgs[first])
+        parts.append(f"the first request (message {first}) {round(shown * ratio):,}")
+    if prefix:
+        # The summary (and the user messages pinned with it) must fit as well.
+        rest = round((sum(prefix) - (prefix[0] if pinned_first else 0)) * ratio)
+        pins = len([seq for seq in state.pinned.pins if seq != first])
+        pinned = f" and {pins} pinned user message{'s' * (pins != 1)}" if pins else ""
+        parts.append(f"the summary{pinned} {rest:,}")
     if step:
         parts.append(f"the newest step (messages {step[0]}-{step[-1]}) {step_tokens:,}")
     return (

@@ -39,7 +39,7 @@ from ..messages import Message, block_type, blocks, readable_text, result_text
 from ..store.base import Store
 from ..store.disk import EncodedMessages
 from . import knobs, summary
-from .exports import export_media
+from .exports import export_media, without_media
 from .policy import SessionPolicy
 from .records import BlockCopy, BlockEdit, SummaryEdit
 from .state import Pos, SessionState
@@ -268,13 +268,20 @@ def effects(
             *((start + i, m) for i, m in enumerate(dropped) if id(m) not in kept),
         ],
     )
+    first = None
+    if plan.first_media and state.first_request is not None:
+        # Its images alone keep the request over the limit: saved as files, named in place.
+        seq = state.first_request
+        saved = export_media(io.store, [(seq, state.msgs[seq])])
+        first = without_media(state.render(seq), seq, saved)
+        exports = [*saved, *exports]
     source = [*older, *(m for m in shown if id(m) not in kept)]
     previous = state.pinned.summary_text if state.pinned.summary is not None else None
     with read_once():  # the summarizer (an extractive one) and the score read the same messages
         text = io.summarize([*older, *shown], ask.request, ask.instructions, previous)
         score = summary.score(text, source)
     index = io.index(summary.index_entries(state, plan, archive, exports))
-    return summary.SummaryEffects(archive, exports, text, index, score)
+    return summary.SummaryEffects(archive, exports, text, index, score, first)
 
 
 def event_of(edit: BlockEdit | SummaryEdit) -> tuple[tuple[str, ...], str, Score]:

@@ -4,10 +4,12 @@
              (each after the assistant text it answered) + [closing message of recent steps]
 
 Pinned user messages (``pins``, oldest first, the newest always among them) are the user's
-own words, verbatim; ``answered`` holds the short assistant text each answered, kept as data
-since that message leaves memory; ``pin_archive`` the archive holding each; ``folded`` the
-user messages folded into the summary (message number, archive), the newest
-``FOLDED_NAMED`` by name and ``folded_more`` counted. Only a summary edit changes them.
+own words, verbatim (but the first request's images and documents, saved as files once they
+alone kept it from fitting: ``first``); ``answered`` holds the short assistant text each
+answered, kept as data since that message leaves memory; ``pin_archive`` the archive
+holding each; ``folded`` the user messages folded into the summary (message number,
+archive), the newest ``FOLDED_NAMED`` by name and ``folded_more`` counted. Only a summary
+edit changes them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Pinned:
         self.folded: list[tuple[int, str]] = []
         self.folded_more = 0
         self.prefix: list[Message] = []
+        self.first: Message | None = None
 
     def apply(
         self,
@@ -59,7 +62,9 @@ class Pinned:
         }
         self.folded = list(edit.folded)
         self.folded_more = edit.folded_more
-        head = [render(seq) for seq in pins if seq == first_request]
+        if edit.first is not None:
+            self.first = edit.first
+        head = [self.first or render(seq) for seq in pins if seq == first_request]
         tail: list[Message] = []
         for seq in pins:
             if seq == first_request:

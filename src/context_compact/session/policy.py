@@ -33,7 +33,13 @@ class SessionPolicy:
     """A clearing or summary that would free fewer tokens is skipped: it would only churn the
     prompt cache (unless the request is over the limit)."""
     keep_recent_turns: int = 3
-    """Assistant turns at the end of the view whose results are never cleared or summarized."""
+    """The newest assistant turns kept as they are, as far as they fit. Clearing leaves their
+    results in view (under the limit's pressure, a refusal or a last resort, they are cleared
+    too: the request must fit). A summary keeps at most this many turns verbatim: the most of
+    them whose kept part fits under the low-water mark, else only as many as fit the limit
+    (the newest alone, say); when not even the newest fits, the summary closes the turn and
+    its newest steps ride along as text (``session/summary.py``). ``compact_history(...,
+    keep_recent_turns=N)`` sets it for one call; 0 summarizes all."""
     batch_budget: float = 0.25
     """Share of the limit the newest, unseen results may take before the largest are persisted
     with a preview."""

@@ -103,6 +103,8 @@ class SummaryEdit:
     score: dict[str, float | None] | None
     closes: bool = False
     carry: Message | None = None
+    first: Message | None = None
+    """The first request as shown from now on, when its images were saved as files."""
     op: Literal["summarize"] = field(default="summarize", init=False)
     kind: Literal["edit"] = field(default="edit", init=False)
 
@@ -207,6 +209,7 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
                 score=raw.get("score"),
                 closes=bool(raw.get("closes", False)),
                 carry=raw.get("carry"),
+                first=raw.get("first"),
             )
         raise BadRecord(f"{where}: unknown edit {op!r} in the session journal")
     if kind == "calibrate":
@@ -287,6 +290,8 @@ def as_json(record: Read) -> dict[str, Any]:
             out["closes"] = True
         if record.carry is not None:
             out["carry"] = record.carry
+        if record.first is not None:
+            out["first"] = record.first
         return out
     if isinstance(record, Calibrate):
         anchor = list(record.anchor) if record.anchor is not None else None

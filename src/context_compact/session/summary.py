@@ -35,7 +35,7 @@ the edit exists; ``carry`` is ``None`` unless ``cut`` is the end of the log.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import markers
 from ..extract import summary_score
@@ -78,7 +78,8 @@ class SummaryAsk:
     """Tokens it must free to be worth the cache it breaks."""
     request: str
     keep_turns: int
-    """Recent turns kept (or carried) verbatim; 0 summarizes all but what is unseen."""
+    """At most this many recent turns kept (or carried) verbatim, fewer when they do not fit
+    (``plan``); 0 summarizes all but what is unseen."""
     limit: int
     """The context limit: a kept part over it is never chosen."""
     pin_budget: float
@@ -95,6 +96,8 @@ class SummaryPlan:
     words: UserWords
     carry: int | None
     """First log message carried verbatim in the closing message (closing plans only)."""
+    first_media: bool = False
+    """The first request's images and documents are saved as files (``_media_in_the_way``)."""
 
     @property
     def closes(self) -> bool:
@@ -109,6 +112,8 @@ class SummaryEffects:
     index: str
     score: dict[str, float | None]
     """``summary_score`` of ``text`` against what the summarizer was given."""
+    first: Message | None = None
+    """The first request with its images and documents saved as files (``first_media``)."""
 
 
 def answered_text(state: SessionState, seq: int, longest: int) -> str | None:
@@ -204,8 +209,9 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     start = max(state.first_kept, state.base + (1 if first is not None else 0))
     if start >= state.n:
         return None
-    first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
-    fixed = state.overhead + ask.allowance + first_tokens
+    first_tokens = _first_tokens(state)
+    shown_first = _media_in_the_way(state, ask, first_tokens)
+    fixed = state.overhead + ask.allowance + (shown_first or first_tokens)
     budget = ask.target / state.ratio - fixed
     roof = ask.limit / state.ratio - fixed
 
@@ -213,8 +219,12 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
         return user_words(state, start, cut, ask.pin_budget, ask.answered_chars)
 
     # Closing needs the log to end with user messages: an assistant message at its end (a
-    # tool call whose results are still to come) must stay a message of its own.
-    closable = state.msgs[state.n - 1].get("role") == "user"
+    # tool call whose results are still to come) must stay a message of its own. A final
+    # answer at the end (no tool call) has no such reason: a summary of all takes it too.
+    last = state.msgs[state.n - 1]
+    closable = last.get("role") == "user" or (
+        not ask.keep_turns and not any(block_type(b) == "tool_use" for b in blocks(last))
+    )
     turns, requests = _cuts(state, start)
     keep = ask.keep_turns or (0 if closable else 1)
     found = _choose(state, turns[-keep:] if keep else [], words, budget, roof)
@@ -247,10 +257,46 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     if result is None:
         return None
     saving = _saving(state, result, ask, first_tokens)
+    if shown_first is not None:
+        saving += first_tokens - shown_first
+        result = replace(result, first_media=True)
     if saving < ask.least or (result.closes and saving <= 0):
         # Summarizing so little would not shrink the view: it would only churn the cache.
         return None
     return result
+
+
+# What a saved image's marker is counted as, before the store names its file.
+_MEDIA_MARKER = {"type": "text", "text": "[message 0, image: " + "x" * 160 + "]"}
+
+
+def _first_tokens(state: SessionState) -> int:
+    """Tokens of the first request as it is (or will be) shown in front of a summary."""
+    first = state.first_request
+    if first is None:
+        return 0
+    return state.counter.count(state.pinned.first or state.msgs[first])
+
+
+def _media_in_the_way(state: SessionState, ask: SummaryAsk, first_tokens: int) -> int | None:
+    """The tokens of the first request with its images and documents saved as files, when
+    those alone keep what must stay in view (the system prompt and tools, the first request,
+    the summary, the newest step) over the limit; None when they do not."""
+    first = state.first_request
+    if first is None or state.pinned.first is not None:
+        return None
+    message = state.msgs[first]
+    if not any(block_type(b) in ("image", "document") for b in blocks(message)):
+        return None
+    newest = max(state.last_assistant(), state.first_kept)
+    must = state.overhead + ask.allowance + _tokens(state, newest, state.n)
+    roof = ask.limit / state.ratio
+    if must + first_tokens <= roof:
+        return None
+    media = ("image", "document")
+    without = [_MEDIA_MARKER if block_type(b) in media else b for b in blocks(message)]
+    shown = state.counter.count({**message, "content": without})
+    return shown if must + shown <= roof else None
 
 
 Found = tuple["SummaryPlan | None", "SummaryPlan | None", "SummaryPlan | None"]
@@ -366,6 +412,7 @@ def edit(
         score=effects.score,
         closes=plan.closes,
         carry=carried(state, plan) if plan.closes else None,
+        first=effects.first,
     )
 
 
