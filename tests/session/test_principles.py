@@ -189,16 +189,35 @@ def test_a_caller_passing_its_full_history_each_time_is_recognized() -> None:
 # -- 2. cache-stable ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("budget", "most"), [(12_500, 45), (25_000, 25)])
-def test_earlier_history_is_rewritten_in_rare_batches(budget: int, most: int) -> None:
-    # DESIGN.md's target is under 10% of turns. Counted honestly (the estimate by character
-    # class is within a few percent of o200k here), this session rewrites 44 of 300 turns at
-    # 12,500 tokens and 22 at 25,000. Clearing before summarizing (a clearing that gets
-    # half-way down to the low-water mark is enough) halves the summaries (23 -> 12 at
-    # 12,500) for about ten more rewrites; the 10% holds from about 25,000 tokens up.
-    workload = synthetic_session(300, seed=0)
-    out = replay(compactor(context_limit=budget), workload, overhead_tokens=0)
-    assert out.rewrite_turns <= most
+# Summaries per seed (0-3) of the rule before this bound (clear to 40% from 85%, a summary
+# when the clearing stayed over the mid-point): a rewrite bound must not be bought with them.
+SUMMARIES_BEFORE = {12_500: (12, 13, 13, 12), 25_000: (4, 4, 4, 4)}
+
+
+@pytest.mark.parametrize("budget", [12_500, 25_000])
+def test_earlier_history_is_rewritten_on_at_most_a_tenth_of_turns_on_every_seed(
+    budget: int,
+) -> None:
+    # DESIGN.md's target: under 10% of turns rewrite earlier history. A compaction buys the
+    # room it leaves under the high-water mark, at ~6% of a 12,500-token limit a turn here:
+    # 85% -> 40% bought 7 turns (42-44 rewrites of 300), 97% -> 20% buys ~10 (28-30).
+    summaries = []
+    for seed in range(4):
+        store, summarizer = MemoryStore(), BenchSummarizer()
+        c = compactor(store, summarizer, context_limit=budget)
+        workload = synthetic_session(300, seed=seed)
+        out = replay(
+            c, workload, store=store, root=store.root, overhead_tokens=0, summarizer=summarizer
+        )
+        assert out.rewrite_turns <= 30, (seed, out.rewrite_turns)
+        assert out.lost == 0 and out.violations == 0
+        summaries.append(out.summary_calls)
+    # Fewer rewrites are not bought with more lossy summaries: at 12,500 no more in all than
+    # before (13, 12, 13, 11 against 12, 13, 13, 12); at 25,000 one more on three seeds
+    # (4, 5, 5, 5), the price of a rewrite every ~19 turns instead of ~13.
+    before = SUMMARIES_BEFORE[budget]
+    assert sum(summaries) <= sum(before) + (3 if budget == 25_000 else 0), summaries
+    assert all(n <= b + 1 for n, b in zip(summaries, before, strict=True)), summaries
 
 
 def test_the_same_session_gives_byte_identical_views() -> None:

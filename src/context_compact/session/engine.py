@@ -52,6 +52,9 @@ from .syncing import Sync
 
 NEVER = -(10**12)
 SUMMARY_SHARE = 0.15
+# A clearing that leaves less than this share of the room under the high-water mark that a
+# summary would leave brings the summary along (``SessionEngine._summary_due``).
+SUMMARY_PAYOFF = 0.5
 
 
 class SessionEngine(SearchableLog):
@@ -237,19 +240,48 @@ class SessionEngine(SearchableLog):
         stage: str = "summarize",
     ) -> None:
         state = self.state
-        ask = summary.SummaryAsk(
+        ask = self._summary_ask(target, request, keep_turns, least, instructions)
+        io, shown = self._io(), self.policy.summary_input_limit // 4
+        self._take(stage, lambda: passes.summarize(state, io, ask, shown))
+
+    def _summary_ask(
+        self,
+        target: int,
+        request: str,
+        keep_turns: int,
+        least: int,
+        instructions: str | None = None,
+    ) -> summary.SummaryAsk:
+        return summary.SummaryAsk(
             target=target,
             least=least,
             request=request,
             keep_turns=keep_turns,
             limit=self.limit,
-            pin_budget=self.policy.user_words_share * self.limit / state.ratio,
+            pin_budget=self.policy.user_words_share * self.limit / self.state.ratio,
             answered_chars=self.policy.answered_chars,
             allowance=min(summary.SUMMARY_ALLOWANCE, self.summary_budget),
             instructions=instructions,
         )
-        io, shown = self._io(), self.policy.summary_input_limit // 4
-        self._take(stage, lambda: passes.summarize(state, io, ask, shown))
+
+    def _summary_due(self, target: int, high: float, request: str) -> bool:
+        """After the clearing of a call that compacts: whether its summary should come now.
+        A summary is lossy and costs a call, a clearing is neither, but every compaction
+        rewrites history: each should buy as many turns as it can. So the summary comes with
+        this clearing (whose rewrite is paid anyway) when the clearing alone would leave less
+        than ``SUMMARY_PAYOFF`` of the room under the high-water mark the summary would: the
+        next compaction would come that much sooner, and would be the summary. Turns buy room
+        at the session's own pace, so the rooms compare as turns."""
+        state = self.state
+        if not target or state.measure() > high:
+            return True  # a trigger by count asks for a summary; still over: no choice left
+        ask = self._summary_ask(
+            target, request, self.policy.keep_recent_turns, self.policy.clear_floor
+        )
+        after = summary.projected(state, ask)
+        if after is None:
+            return False
+        return high - state.measure() < SUMMARY_PAYOFF * (high - after)
 
     def _summarize(
         self,
@@ -301,11 +333,9 @@ class SessionEngine(SearchableLog):
                 self._guarded(
                     lambda: self._clear(target, force=urgent, futile_below=int(high)), "clear"
                 )
-                # Clearing is lossless and cheaper than a summary: when it brought the request
-                # well under the high-water mark (half-way down to the low-water one), that is
-                # enough; a long turn's recent results may keep it above the low-water mark.
-                # (A trigger by message count has no token target: it always summarizes.)
-                if not target or state.measure() > (high + target) / 2:
+                # The summary comes with this clearing, whose rewrite is paid anyway, when the
+                # clearing alone would buy too few turns (``_summary_due``).
+                if self._summary_due(target, high, request):
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(

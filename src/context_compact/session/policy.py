@@ -25,10 +25,17 @@ class SessionPolicy:
     """The model whose window sets ``context_limit`` (``sizing.context_window``)."""
     reserve_tokens: int = 8_000
     """Tokens kept free for the reply when the limit comes from the model's window."""
-    high_water: float = 0.85
-    """Compaction starts when the request passes this share of the limit..."""
-    low_water: float = 0.40
-    """...and clears or summarizes down to this share, so history changes in rare batches."""
+    high_water: float = 0.97
+    """Compaction starts when the request passes this share of the limit... It runs before
+    the request is sent, so no room is kept for the turn to come (the limit already leaves
+    ``reserve_tokens`` for the reply): the margin only covers the estimate's error, a few
+    percent once calibrated (``observe``); a refusal still compacts (``reactive``)."""
+    low_water: float = 0.20
+    """...and clears or summarizes down to this share, so history changes in rare batches:
+    every compaction rewrites history, and the turns it buys are the room it leaves under
+    ``high_water`` over what a turn adds. At 0.40 a coding session adding ~6% of a 12,500-token
+    limit a turn compacted every 7 turns (14% of turns); a clearing that goes deeper costs
+    nothing more in cache (it rewrites from its oldest result on either way)."""
     clear_at_least: int = 2_000
     """A clearing or summary that would free fewer tokens is skipped: it would only churn the
     prompt cache (unless the request is over the limit)."""

@@ -349,6 +349,18 @@ def _closing(
     return SummaryPlan(start, state.n, kept, carry)
 
 
+def projected(state: SessionState, ask: SummaryAsk) -> int | None:
+    """The request's size (measured, as ``SessionState.measure``) after the summary ``plan``
+    would make now, or ``None`` when it would make none: what the engine weighs a summary by
+    before asking for one. Pure, like ``plan``."""
+    chosen = plan(state, ask)
+    if chosen is None:
+        return None
+    first = state.first_request
+    first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
+    return state.measure() - round(_saving(state, chosen, ask, first_tokens) * state.ratio)
+
+
 def _saving(state: SessionState, plan: SummaryPlan, ask: SummaryAsk, first_tokens: int) -> int:
     first = state.first_request
     prefix_rest = sum(state.shown.tokens[: len(state.prefix)]) - (
@@ -445,5 +457,6 @@ __all__ = [
     "edit",
     "index_entries",
     "plan",
+    "projected",
     "user_words",
 ]
