@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ from .invariants import InvalidHistory, ensure_valid
 from .messages import as_dicts
 from .policy import Policy
 from .registry import build_engine
+from .session.engine import SessionEngine
 from .sizing import TokenCounter, to_json
 from .store.base import Store
 from .store.files import FileStore
@@ -109,7 +111,14 @@ class Compactor:
             counter=token_counter,
         )
         env = Env(
-            self.store, self.summarizer, self.tokens, self._emit, session, self._say, should_compact
+            self.store,
+            self.summarizer,
+            self.tokens,
+            self._emit,
+            session,
+            self._say,
+            should_compact,
+            lambda kept: self.events.forget(kept),
         )
         self.engine: Engine = build_engine(self.policy, env)
         # An engine that journals its events keeps them in the store: only the newest stay
@@ -186,8 +195,10 @@ class Compactor:
         with self._lock:
             if not self.keeps_log:
                 return []
-            view = self.durable.view()
-            return self._edge.dump(view) if self._edge is not None else view
+            if self._edge is None:
+                return self.durable.view()
+            with self._lent():
+                return self._edge.dump(self.durable.view())
 
     def recall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
         """Search this session's whole log (text, a path the store issued, or ``message N``)
@@ -282,10 +293,17 @@ class Compactor:
         text = edge.system_text
         self._set_overhead("system", text, lambda: self.tokens.text(text))
         try:
-            view = call(canonical)
+            with self._lent():
+                view = call(canonical)
         except InvalidHistory as error:
             raise edge.translate(error) from None
         return [] if view is None else edge.dump(view)
+
+    def _lent(self) -> AbstractContextManager[Any]:
+        # The edge converts the engine's messages into copies of its own: the engine need
+        # not copy them first (``SessionEngine.lent``).
+        engine = self.engine
+        return engine.lent() if isinstance(engine, SessionEngine) else nullcontext()
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
         """The request to send now, in the caller's format (see the module docstring)."""

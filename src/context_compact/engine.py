@@ -63,6 +63,9 @@ class Env:
     them; without a Compactor they are only logged."""
     should_compact: Callable[..., bool | None] | None = None
     """The caller's "compact now?" hook (``session/knobs.py``: ``CompactionCheck``)."""
+    forget: Callable[[int], None] = field(default=lambda kept: None)
+    """``forget(kept)``: a failed call's events did not reach the journal; only the first
+    ``kept`` events emitted stand (``Compactor.events`` drops the rest)."""
 
 
 class PolicyLike(Protocol):

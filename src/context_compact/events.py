@@ -77,6 +77,12 @@ class EventLog(Sequence[CompactionEvent]):
             del self._recent[:drop]
             self._first += drop
 
+    def forget(self, kept: int) -> None:
+        """Only the first ``kept`` events stand (those after were a failed call's, which the
+        journal never took)."""
+        if kept < len(self):
+            del self._recent[max(0, kept - self._first) :]
+
     @property
     def in_memory(self) -> int:
         """How many events are held in memory (the rest are read from the store)."""

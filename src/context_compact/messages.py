@@ -12,6 +12,7 @@ message and a new list (``replace_block``); untouched messages are shared, never
 from __future__ import annotations
 
 import copy
+import marshal
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,6 +39,17 @@ def clone(value: Any) -> Any:
     if isinstance(value, _ATOMS):
         return value
     return copy.deepcopy(value)
+
+
+def copy_json(messages: list[Any]) -> list[Any]:
+    """Private deep copies of JSON-shaped messages, fast (``marshal`` copies plain dicts,
+    lists and scalars in C, several times faster than ``clone``); anything else goes through
+    ``clone``."""
+    try:
+        out = marshal.loads(marshal.dumps(messages))
+    except ValueError:  # an SDK object or another type marshal does not know
+        return [clone(m) for m in messages]
+    return out if isinstance(out, list) else [clone(m) for m in messages]
 
 
 def model_visible(content: Any) -> Any:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..invariants import InvalidHistory, check
 from ..keys import Known
-from ..messages import Message, plain
+from ..messages import Message, copy_json, plain
 from .base import Converter, as_item, text_of
 
 
@@ -112,8 +112,11 @@ class Edge:
             objects.extend(items)
             ends.append(len(objects))
         self._dumped = cache
-        self._view = _Memo(Known(objects), ends, list(view))
-        out.extend(objects)
+        # The caller's items are copies: the memo's converted items (and the engine's
+        # messages they came from) stay out of the caller's reach.
+        copies = copy_json(objects)
+        self._view = _Memo(Known(copies), ends, list(view))
+        out.extend(copies)
         return out
 
     def translate(self, error: InvalidHistory) -> InvalidHistory:

@@ -1,12 +1,20 @@
-"""The session's journal as the engine writes it: records held for the call, appended at its end.
+"""The session's journal as the engine writes it, and the one point where a call commits.
 
-A call's records (messages, edits, events) are appended to the store in one ``append`` when
-the call ends, also when it fails. An append the store refuses keeps its records, in order,
-for the next call's append: the journal is always a whole prefix of what happened, never
-torn, and the view already holds what it says. The session is created in the store on first
-use; of two compactors on one session and store object, a stale one is refused
-(``store/holders.py``). Every event the engine emits is journaled here, in order, so
-``read_events`` can give back the older part of ``Compactor.events``.
+A call's records (messages, edits, events) are held while it runs and appended to the
+store in one ``append`` when it ends, also when it fails with an error of its own
+(``commit``). The engine's state never runs ahead of the journal: when that append does
+not return (a store error, ``SessionLocked``, a fenced writer, ``KeyboardInterrupt``, a
+bug), the engine drops the state the call built and reads the session back from the store
+before its next call (``reload``): the store's journal, not memory, says what happened.
+A retry of the failed call therefore journals what the failed one did not, and a batch that
+landed after all (an interrupt after the store committed) is found there, not written twice.
+
+Records added between calls (a calibration from ``observe``, the overhead of the request)
+are kept pending for the next call; a reload keeps them when the failed append did not
+land. The session is created in the store on first use; of two compactors on one session
+and store object, a stale one is refused (``store/holders.py``). Every event the engine
+emits is journaled here, in order, so ``read_events`` can give back the older part of
+``Compactor.events``.
 """
 
 from __future__ import annotations
@@ -27,62 +35,95 @@ def describe(error: BaseException) -> str:
 
 
 class SessionJournal:
-    def __init__(self, store: Store, meta: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, store: Store, meta: Callable[[], dict[str, Any]], owner: Any) -> None:
         self.store = store
         self._meta = meta
+        self._owner = owner  # the engine: the session's holder in this process
         self.session_id: str | None = None
-        self.pending: list[Record] = []
+        self.pending: list[Record] = []  # the call's records, in order
+        self.carried: list[Record] = []  # added between calls, appended with the next call's
+        self.calling = False
+        self.length = 0  # records in the store's journal, as this object last read or wrote
         self._generation = 0  # appends to the session through this store object
         # Event records the journal held before this object's first (a resumed session's),
         # and those of this object appended since (``read_events`` counts from there).
         self.events_before = 0
         self.events_written = 0
 
-    def open(self, session: str) -> Iterator[Read]:
-        """Continue ``session``: its records to replay (none if the store has no such
-        session yet: it is created under that id)."""
-        meta = self.store.session_meta(session)
-        self.session_id = session
-        self._generation = holders.seen(self.store, session)
-        if meta is None:
-            self.store.create_session({**self._meta(), "id": session})
-            return iter(())
-        return self._counted(rec.journal(self.store.records(session), f"session {session}"))
+    def open(self, session: str, apply: Callable[[Read], None]) -> None:
+        """Continue ``session``: ``apply`` each of its records, in order (none if the store
+        has no such session yet: it is created under that id)."""
+        with holders.reading(self.store, session):
+            meta = self.store.session_meta(session)
+            self.session_id = session
+            self._generation = holders.opened(self.store, session, self._owner)
+            if meta is None:
+                self.store.create_session({**self._meta(), "id": session})
+                return
+            self.length, events = self._replay(session, apply)
+        self.events_before = events
 
-    def _counted(self, records: Iterator[Read]) -> Iterator[Read]:
-        for record in records:
-            if isinstance(record, rec.EventRecord):
-                self.events_before += 1
-            yield record
+    def _replay(self, session: str, apply: Callable[[Read], None]) -> tuple[int, int]:
+        """Records and event records read, applying each (streamed: memory stays O(view))."""
+        length = events = 0
+        for raw in self.store.records(session):
+            record = rec.read(raw, f"session {session}, record {length}")
+            length += 1
+            events += isinstance(record, rec.EventRecord)
+            apply(record)
+        return length, events
+
+    def reload(self, apply: Callable[[Read], None]) -> bool:
+        """After a call whose append did not return: ``apply`` the session's records as the
+        store holds them now; whether that append is among them (it landed after all).
+        Records pending from between calls are kept when it did not land, dropped when it
+        did (they are in the journal then)."""
+        session, tried = self.session_id, len(self.carried) + len(self.pending)
+        kept, self.carried, self.pending = self.carried, [], []
+        if session is None:
+            self.carried = kept
+            return False
+        with holders.reading(self.store, session):
+            self._generation = holders.opened(self.store, session, self._owner)
+            length, events = self._replay(session, apply)
+        landed = tried > 0 and length == self.length + tried
+        if length == self.length:
+            self.carried = kept
+        # Else it landed, or another writer went on: our calibrations no longer apply.
+        self.length = length
+        self.events_written = max(0, events - self.events_before)
+        return landed
 
     def sid(self) -> str:
         if self.session_id is None:
             self.session_id = self.store.create_session(self._meta())
-            self._generation = holders.seen(self.store, self.session_id)
+            self._generation = holders.opened(self.store, self.session_id, self._owner)
         return self.session_id
 
     def add(self, record: Record) -> None:
-        self.pending.append(record)
+        (self.pending if self.calling else self.carried).append(record)
 
-    def flush(self, quiet: bool = False) -> None:
-        """Append what the call recorded; ``quiet``: a refusal is kept, not raised."""
-        if not self.pending:
+    def commit(self) -> None:
+        """Append what the call recorded, all or nothing; it raises what the append raised
+        (a store error as ``StoreUnavailable``) and the engine then reloads."""
+        records = self.carried + self.pending
+        if not records:
             return
-        pending, self.pending = self.pending, []
+        batch = [rec.as_json(r) for r in records]
+        sid = self.sid()
         try:
-            sid = self.sid()
-            self._generation = holders.write(self.store, sid, self._generation)
-            self.store.append(sid, [rec.as_json(r) for r in pending])
-            self.events_written += sum(isinstance(r, rec.EventRecord) for r in pending)
+            with holders.writing(self.store, sid, self._owner, self._generation) as after:
+                self.store.append(sid, batch)
         except STORE_ERRORS as error:
-            self.pending = pending + self.pending
-            if quiet:
-                return
             raise StoreUnavailable(
-                f"the session journal could not be written ({describe(error)}); "
-                f"{len(pending)} records are kept in memory and written by the next call "
-                "that succeeds. Free space or fix the store's permissions."
+                f"the session journal could not be written ({describe(error)}); the call "
+                "changed nothing and can be retried as it was. Free space or fix the "
+                "store's permissions."
             ) from error
+        self._generation = after
+        self.length += len(batch)
+        self.events_written += sum(isinstance(r, rec.EventRecord) for r in records)
+        self.carried, self.pending = [], []
 
     def read_events(self, start: int, stop: int) -> list[CompactionEvent]:
         """The events numbered ``start`` to ``stop`` (exclusive) of those appended through

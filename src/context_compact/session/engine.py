@@ -8,12 +8,15 @@ Each call, in this order:
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
 3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then, if
    still over, **summarize** the oldest turns (``passes.clear``, ``passes.summarize``).
-4. **journal** every record of the call (messages, edits, events) in one store append, then
-   return the view.
+4. **commit**: journal every record of the call (messages, edits, events) in one store
+   append, then return the view (a copy: nothing in it is the engine's).
 
-Store faults: a write the store refuses skips the call's other passes and keeps everything
-in view (``faults.py``); a journal append it refuses keeps its records, in order, for the
-next call (``durable.py``): the journal is always a whole prefix of the session.
+The commit point (``_journaled``): the state never runs ahead of the journal. A call whose
+append does not return, whatever stopped it (a store error, ``SessionLocked``, a fenced
+writer, ``KeyboardInterrupt``, a bug), leaves no trace in the engine: its state is dropped
+and read back from the store before the next call (``durable.py``), so the same call retried
+journals what the failed one did not. A write a pass asks for and the store refuses skips
+the call's other passes and keeps everything in view (``faults.py``).
 
 Sizes are tokens of the request as sent: the API's last count of the view's head plus an
 estimate of what came after (``observe``), the system prompt and tools included
@@ -35,9 +38,11 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ..engine import Env, Message
-from ..errors import CompactionFailed
+from ..errors import CompactionFailed, SessionLocked
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
+from ..messages import copy_json
+from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
 from . import knobs, limits, passes, summary
@@ -69,7 +74,12 @@ class SessionEngine(SearchableLog):
         self.state = SessionState(env.counter)
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
-        self.journal = SessionJournal(self.store, self._meta)
+        self.journal = SessionJournal(self.store, self._meta, self)
+        self._stale = False  # a call's append did not return: reload before going on
+        self._lent = False  # the format edge copies the view it converts (``lent``)
+        # The journal was continued by another writer since this engine's last call: a list
+        # that extends neither view nor log is then that writer's session, not a new one.
+        self._moved = False
         self._returned: tuple[int, int] | None = None
         self.summaries = SummaryCaller(
             adapt(env.summarizer),
@@ -78,6 +88,7 @@ class SessionEngine(SearchableLog):
             lambda stage, before, after, note: self._emit(stage, before, after, (), note),
         )
         self.over_limit = 0
+        self._tried = 0  # records the last commit tried to append
         self.faults = Faults()
         if env.session is not None:
             self._open(env.session)
@@ -88,11 +99,34 @@ class SessionEngine(SearchableLog):
         return self.journal.session_id
 
     def _open(self, session: str) -> None:
-        for record in self.journal.open(session):
-            if isinstance(record, MessageRecord):
-                self.state.add_message(record, content_key(record.message))
-            else:
-                self.state.apply(record)
+        self.journal.open(session, self._apply)
+
+    def _apply(self, record: Record) -> None:
+        if isinstance(record, MessageRecord):
+            self.state.add_message(record, content_key(record.message))
+        else:
+            self.state.apply(record)
+
+    def _reload(self) -> None:
+        """Drop the state a failed call built and read the session back from the store; the
+        records recorded between calls are applied again when the failed append did not
+        land (``SessionJournal.reload``)."""
+        self.state = SessionState(self.env.counter)
+        self.syncer = Sync()
+        self.recognizer = self.syncer.recognizer
+        self._returned = None
+        length = self.journal.length
+        self.journal.reload(self._apply)
+        for record in self.journal.carried:
+            self.state.apply(record)
+        self.env.forget(self.journal.events_written)
+        if self.journal.length != length:
+            self._moved = self.journal.length != length + self._tried
+        self._stale = False
+
+    def _current(self) -> None:
+        if self._stale:
+            self._reload()
 
     def _meta(self) -> dict[str, Any]:
         return {"engine": self.name, "policy": asdict(self.policy)}
@@ -110,16 +144,39 @@ class SessionEngine(SearchableLog):
 
     @contextmanager
     def _journaled(self) -> Iterator[None]:
-        """Journal the call's records at its end, also when it fails; a journal that cannot be
-        written then does not hide the call's own error."""
+        """The commit point: the call's records are appended at its end, also when it fails
+        with an error of its own (which the append then does not hide); when the append does
+        not return, the state is read back from the store before the next call."""
+        self._current()
         self.faults = Faults()
-        with turn(self.store):  # the call's file rows commit with its append (store/base.py)
-            try:
-                yield
-            except BaseException:
-                self.journal.flush(quiet=True)
-                raise
-            self.journal.flush()
+        journal = self.journal
+        failures = self.summaries.failures
+        self._tried = len(journal.carried)
+        committed = False
+        try:
+            with holders.busy(self.store, journal.session_id, self), turn(self.store):
+                journal.calling = True
+                try:
+                    yield
+                except BaseException:
+                    journal.calling = False
+                    self._tried = len(journal.carried) + len(journal.pending)
+                    try:
+                        journal.commit()
+                        committed = True
+                    except BaseException:
+                        pass  # the call's own error is the one to report; the state reloads
+                    raise
+                journal.calling = False
+                self._tried = len(journal.carried) + len(journal.pending)
+                journal.commit()
+                committed = True
+        finally:
+            journal.calling = False
+            if not committed:
+                self._stale = True
+                self.summaries.failures = failures
+        self._moved = False
 
     def _emit(
         self,
@@ -149,9 +206,17 @@ class SessionEngine(SearchableLog):
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The
-        old one stays in the journal (nothing is lost); the view starts again."""
+        old one stays in the journal (nothing is lost); the view starts again. Not after
+        another writer continued the session behind a failed call of ours: the caller's
+        list is then a stale copy of that session, not a new conversation."""
         if self.state.conversation_len() == 0:
             return
+        if self._moved:
+            raise SessionLocked(
+                f"session {self.session_id!r} was continued by another writer while this "
+                "one's call failed, and the list given does not extend what it wrote; "
+                "resume the session (Compactor(..., session=ID)) and continue from its view"
+            )
         before = self.state.measure()
         self._record(Restart())
         self._emit(
@@ -159,8 +224,12 @@ class SessionEngine(SearchableLog):
         )
 
     def view(self) -> list[Message]:
-        """The request as it stands (after a resume: what the stopped process would send)."""
-        out = list(self.state.shown.owned())
+        """The request as it stands (after a resume: what the stopped process would send).
+        It is the caller's: no object in it is the engine's, so editing it in place (moving
+        a ``cache_control`` marker) changes neither the state nor the next view."""
+        self._current()
+        shown = self.state.shown.owned()
+        out = list(shown) if self._lent else copy_json(shown)
         self.recognizer.prime(out, self.state.shown.keys)
         self._returned = (len(out), self.state.estimate())
         return out
@@ -173,8 +242,20 @@ class SessionEngine(SearchableLog):
     def limit(self) -> int:
         return self.policy.context_limit
 
+    @contextmanager
+    def lent(self) -> Iterator[None]:
+        """Calls whose views the format edge converts (and copies) before the caller sees
+        them: the engine lends its own messages, so the edge's memo of what it converted
+        holds across calls."""
+        self._lent = True
+        try:
+            yield
+        finally:
+            self._lent = False
+
     def observe(self, prompt_tokens: int) -> None:
         """Real prompt tokens of the view returned last (system and tools included)."""
+        self._current()
         if prompt_tokens <= 0 or self._returned is None or self._returned[1] <= 0:
             return
         length, estimate = self._returned
@@ -185,6 +266,7 @@ class SessionEngine(SearchableLog):
         self._record(Calibrate(ratio, (length, prompt_tokens), kinds))
 
     def overhead(self, tokens: int) -> None:
+        self._current()
         if tokens != self.state.overhead:
             self._record(Overhead(tokens))
 

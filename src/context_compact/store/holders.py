@@ -2,67 +2,128 @@
 
 The lease (``lease.py``) is the process's: two ``Compactor`` objects of one process sharing
 one store object could both append to one session, and the journal would interleave two
-histories that no replay can rebuild. So every engine that writes a journal counts its
-appends here, per store object and session (the session's *generation*):
+histories that no replay can rebuild. So every engine that writes a journal goes through
+this table, per store object and session (its *generation*: appends so far):
 
-* ``seen(store, session)`` when it reads (resumes) or creates the session;
-* ``write(store, session, generation)`` before each append: ``SessionLocked`` when the
-  session was appended to since ``generation`` by anyone else through this store object
-  (that writer's view is stale: resume again); else the generation after the append.
+* ``opened(store, session, engine)`` when an engine reads (resumes) or creates the session:
+  the generation it read; ``SessionLocked`` while another live engine is inside a call on
+  it (that call's records are not in the journal yet: a read now would miss them).
+* ``writing(store, session, engine, generation)`` around each append: ``SessionLocked``
+  when the session was appended to since ``generation`` by anyone else (that writer's view
+  is stale) or another engine is inside a call on it; the check and the append hold the
+  session's lock, so no other engine reads or writes between them, and the generation
+  advances only when the append returned.
+* ``busy(store, session, engine)`` around a call.
 
 So of two live compactors on one session, the one that writes after the other has is
 refused, with the error naming the session, and the journal holds one history. A compactor
 that resumes after the other wrote takes over (optimistic, like the store's own length check
 across store objects): resuming in the same process while the old object still exists is
-common, and is not an error until the old one writes again.
+common, and is not an error until the old one writes again. Engines are held weakly: one
+that is gone is busy with nothing.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .lease import SessionLocked
 
 _lock = threading.Lock()
-# id(store) -> (a weak reference to the store, {session: generation})
-_stores: dict[int, tuple[weakref.ref[Any], dict[str, int]]] = {}
 
 
-def _sessions(store: Any) -> dict[str, int]:
-    key = id(store)
-    entry = _stores.get(key)
-    if entry is None or entry[0]() is not store:
+class _Session:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.generation = 0
+        self.busy: weakref.ref[Any] | None = None  # the engine inside a call on it
 
-        def forget(_: object, key: int = key) -> None:
-            _stores.pop(key, None)
-
-        ref = weakref.ref(store, forget)
-        entry = (ref, {})
-        _stores[key] = entry
-    return entry[1]
+    def busy_with_other(self, engine: Any) -> bool:
+        current = self.busy() if self.busy is not None else None
+        return current is not None and current is not engine
 
 
-def seen(store: Any, session: str) -> int:
-    """The session's generation now (0 before any append through this store object)."""
+# id(store) -> (a weak reference to the store, {session: its entry})
+_stores: dict[int, tuple[weakref.ref[Any], dict[str, _Session]]] = {}
+
+
+def _entry(store: Any, session: str) -> _Session:
     with _lock:
-        return _sessions(store).get(session, 0)
+        key = id(store)
+        found = _stores.get(key)
+        if found is None or found[0]() is not store:
+
+            def forget(_: object, key: int = key) -> None:
+                _stores.pop(key, None)
+
+            found = (weakref.ref(store, forget), {})
+            _stores[key] = found
+        return found[1].setdefault(session, _Session())
 
 
-def write(store: Any, session: str, generation: int) -> int:
-    """Count one append by a writer that last saw ``generation``; the generation after it."""
-    with _lock:
-        sessions = _sessions(store)
-        if sessions.get(session, 0) != generation:
-            where = getattr(store, "root", None) or type(store).__name__
-            raise SessionLocked(
-                f"session {session!r} in {where} was written by another Compactor of this "
-                "process since this one read it (two live compactors on one session and store "
-                "object); use one Compactor per session, or resume it again to continue"
+def _where(store: Any) -> str:
+    return str(getattr(store, "root", None) or type(store).__name__)
+
+
+def _refuse(store: Any, session: str, why: str) -> SessionLocked:
+    return SessionLocked(
+        f"session {session!r} in {_where(store)} {why} (two live compactors on one session "
+        "and store object); use one Compactor per session, or resume it again to continue"
+    )
+
+
+def opened(store: Any, session: str, engine: Any) -> int:
+    """The generation ``engine`` reads ``session`` at."""
+    entry = _entry(store, session)
+    with entry.lock:
+        if entry.busy_with_other(engine):
+            raise _refuse(store, session, "is being written by another Compactor of this process")
+        return entry.generation
+
+
+@contextmanager
+def reading(store: Any, session: str) -> Iterator[None]:
+    """Hold the session's lock while its journal is read (no append lands half-way)."""
+    with _entry(store, session).lock:
+        yield
+
+
+@contextmanager
+def writing(store: Any, session: str, engine: Any, generation: int) -> Iterator[int]:
+    """Around one append by ``engine``, which last saw ``generation``: the generation after
+    it (valid only once the block returned)."""
+    entry = _entry(store, session)
+    with entry.lock:
+        if entry.busy_with_other(engine) or entry.generation != generation:
+            raise _refuse(
+                store,
+                session,
+                "was written by another Compactor of this process since this one read it",
             )
-        sessions[session] = generation + 1
-        return generation + 1
+        yield generation + 1
+        entry.generation = generation + 1
 
 
-__all__ = ["seen", "write"]
+@contextmanager
+def busy(store: Any, session: str | None, engine: Any) -> Iterator[None]:
+    """``engine`` is inside a call on ``session`` (None: not created yet, nothing to mark)."""
+    if session is None:
+        yield
+        return
+    entry = _entry(store, session)
+    with entry.lock:
+        if entry.busy_with_other(engine):
+            raise _refuse(store, session, "is being written by another Compactor of this process")
+        entry.busy = weakref.ref(engine)
+    try:
+        yield
+    finally:
+        with entry.lock:
+            entry.busy = None
+
+
+__all__ = ["busy", "opened", "reading", "writing"]

@@ -1,0 +1,58 @@
+"""Faults at every point of a journal commit: a tracer that raises at the k-th line the
+commit runs (its own and the store's, down to each write and each commit), in the calling
+thread only. Used by ``test_commit_point.py``; kept free of pytest."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+
+import context_compact.session.durable as durable
+import context_compact.store as store_package
+
+STORE_DIR = str(Path(store_package.__file__).parent)
+COMMIT: CodeType = durable.SessionJournal.commit.__code__
+
+
+class Points:
+    """Counts the lines run inside a commit; with ``at``, raises ``error()`` at that one."""
+
+    def __init__(self, at: int | None = None, error: Callable[[], BaseException] | None = None):
+        self.at, self.error = at, error
+        self.count = 0
+        self.fired = False
+        self.first: dict[tuple[str, int], int] = {}  # each line run: when it first ran
+        self._depth = 0  # frames of the commit on the stack
+
+    def _local(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.count += 1
+            self.first.setdefault((frame.f_code.co_filename, frame.f_lineno), self.count)
+            if self.at is not None and self.count == self.at and self.error is not None:
+                self.fired = True
+                raise self.error()
+        elif event == "return" and frame.f_code is COMMIT:
+            self._depth -= 1
+        return self._local
+
+    def _global(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event != "call":
+            return None
+        code = frame.f_code
+        if code is COMMIT:
+            self._depth += 1
+            return self._local
+        if self._depth and code.co_filename.startswith(STORE_DIR):
+            return self._local
+        return None
+
+    def arm(self) -> None:
+        """Trace this thread from now on (until ``disarm``, or the fault fires)."""
+        sys.settrace(self._global)
+
+    @staticmethod
+    def disarm() -> None:
+        sys.settrace(None)
