@@ -10,14 +10,15 @@ and a resumed session sends the view the live one sends.
 from __future__ import annotations
 
 import errno
-import json
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fault_points import Points
-from store_helpers import DURABLE_KINDS, open_store
+from store_helpers import DURABLE_KINDS, POSTGRES_URL, open_store, schema_of
 
 from context_compact import Compactor, Policy
 from context_compact.errors import ContextCompactError, SessionLocked
@@ -31,6 +32,7 @@ ERRORS: dict[str, Callable[[], BaseException]] = {
     "ctrl_c": lambda: KeyboardInterrupt(),
     "bug": lambda: RuntimeError("a bug in the store"),
 }
+EVERY = os.environ.get("CC_FAULTS") == "all"
 FAULTED_CALLS = (0, 1)  # the cold start (it creates the session and summarizes), a turn
 
 
@@ -49,17 +51,35 @@ def history(turns: int) -> list[list[dict[str, Any]]]:
 CALLS = history(10)[8:]
 
 
-RUNS = 0
+SESSION = "s0000000001"
 
 
-def run(store: Store, index: int = -1, points: Points | None = None) -> tuple[str, list[Any]]:
+def fresh(kind: str, tmp_path: Path) -> Store:
+    """A store of ``kind`` at ``tmp_path/store`` without the session ``SESSION``: every run
+    uses the same root and id, so the runs' views (which name files) compare as they are."""
+    where = tmp_path / "store"
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir()
+    if kind != "postgres":
+        return open_store(kind, where)
+    import psycopg
+
+    from context_compact.store.postgres import PostgresStore
+
+    schema = schema_of(tmp_path)
+    store = PostgresStore(POSTGRES_URL, root=where, schema=schema)
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        for table in ("writers", "records", "messages", "edits", "events", "sessions"):
+            column = "id" if table == "sessions" else "session"
+            conn.execute(f"DELETE FROM {schema}.{table} WHERE {column} = %s", (SESSION,))
+    return store
+
+
+def run(store: Store, index: int = -1, points: Points | None = None) -> list[Any]:
     """The scenario's calls, each passing the caller's full list; call ``index`` runs under
-    ``points`` and, when it fails, is retried once as it was (what our errors tell callers)."""
-    global RUNS
-    RUNS += 1
-    # Ids of one shape: the index file's path (in the summary) is sized the same in every run.
-    session = f"s{RUNS:011d}"
-    compactor = Compactor(Policy.default(context_limit=LIMIT), store, session=session)
+    ``points`` and, when it fails, is retried once as it was (what our errors tell callers).
+    The view it ends with, after checking that a resumed session sends the same."""
+    compactor = Compactor(Policy.default(context_limit=LIMIT), store, session=SESSION)
     view: list[Any] = []
     for i, messages in enumerate(CALLS):
         if i == index and points is not None:
@@ -72,50 +92,48 @@ def run(store: Store, index: int = -1, points: Points | None = None) -> tuple[st
             finally:
                 points.disarm()
         view = compactor.prepare(messages, "fix the test")
-    assert compactor.session_id is not None
-    return compactor.session_id, view
-
-
-def named(value: Any, session: str) -> Any:
-    """``value`` with the session's id (in the index file's path) as ``SID``."""
-    return json.loads(json.dumps(value).replace(session, "SID"))
-
-
-def comparable(store: Store, session: str) -> list[dict[str, Any]]:
-    return list(named(list(store.records(session)), session))
+    resumed = Compactor(Policy.default(context_limit=LIMIT), store, session=SESSION)
+    assert resumed.view() == view
+    return view
 
 
 @pytest.mark.parametrize("kind", DURABLE_KINDS)
 def test_a_fault_anywhere_in_the_append_then_a_retry_journals_what_an_unfaulted_run_does(
     tmp_path: Path, kind: str
 ) -> None:
-    store = open_store(kind, tmp_path)
-    try:
-        sid, expected_view = run(store)
-        expected_view = named(expected_view, sid)
-        expected = comparable(store, sid)
-        assert {"message", "edit", "event"} <= {r["kind"] for r in expected}  # it compacts
-        assert any(r.get("op") == "summarize" for r in expected)
-        tried = divergent = 0
-        for index in FAULTED_CALLS:
-            counted = Points()
-            run(store, index, counted)
-            assert counted.count > 5, "the tracer saw the append"
-            # Each line the append runs, where it first runs (a loop's later rounds add
-            # nothing a fault could tell apart from its first), and its very last line.
-            lines = sorted({*counted.first.values(), counted.count})
-            for name, error in ERRORS.items():
-                for at in lines:
-                    points = Points(at, error)
-                    sid, view = run(store, index, points)
+    def store() -> Store:
+        return fresh(kind, tmp_path)
+
+    first = store()
+    expected_view = run(first)
+    expected = list(first.records(SESSION))
+    first.close()
+    assert {"message", "edit", "event"} <= {r["kind"] for r in expected}  # it compacts
+    assert any(r.get("op") == "summarize" for r in expected)
+    tried = divergent = 0
+    for index in FAULTED_CALLS:
+        counted = Points()
+        counting = store()
+        run(counting, index, counted)
+        counting.close()
+        assert counted.count > 5, "the tracer saw the append"
+        # Each line the append runs, where it first runs (a loop's later rounds add nothing
+        # a fault could tell apart from its first), and its very last line.
+        lines = sorted({*counted.first.values(), counted.count})
+        for k, (name, error) in enumerate(ERRORS.items()):
+            # By default each line gets one of the errors in turn (every line and every
+            # error tried); CC_FAULTS=all tries every error at every line (minutes).
+            for at in lines if EVERY else lines[k :: len(ERRORS)]:
+                points = Points(at, error)
+                faulted = store()
+                where = f"{name} at line {at} of {counted.count} in call {index}"
+                try:
+                    view = run(faulted, index, points)
                     tried += 1
-                    assert points.fired, f"{name} at line {at} of {counted.count} never fired"
-                    divergent += comparable(store, sid) != expected
-                    where = f"{name} at line {at} of {counted.count} in call {index}"
-                    assert named(view, sid) == expected_view, where
-                    resumed = Compactor(Policy.default(context_limit=LIMIT), store, session=sid)
-                    assert resumed.view() == view, where
-        print(f"{kind}: {tried} faulted runs, {divergent} divergent journals")
-        assert divergent == 0
-    finally:
-        store.close()
+                    assert points.fired, f"{where}: never fired"
+                    divergent += list(faulted.records(SESSION)) != expected
+                    assert view == expected_view, where
+                finally:
+                    faulted.close()
+    print(f"{kind}: {tried} faulted runs ({len(ERRORS)} errors), {divergent} divergent journals")
+    assert divergent == 0

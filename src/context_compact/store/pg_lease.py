@@ -17,6 +17,7 @@ kept on a server every worker shares:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .lease import (
@@ -57,7 +58,8 @@ class PgLease(PgConnection):
         """Take the session's lease now (``SessionLocked`` if another live writer holds it)."""
         with self._connection() as conn, conn.transaction():
             start, _, writer = self.lock_session(conn, session)
-            self._hold(conn, session, start, writer, check_length=False)
+            committed = self._hold(conn, session, start, writer, check_length=False)
+        committed()
 
     def writer(self, session: str) -> Owner | None:
         """The live writer holding the session's lease, if any."""
@@ -105,9 +107,12 @@ class PgLease(PgConnection):
         length: int,
         row: Writer | None,
         check_length: bool = True,
-    ) -> None:
+    ) -> Callable[[], None]:
         """Inside the transaction holding the session's row: make sure this store still holds
-        the lease (its token is the newest) and the journal is the one it knows."""
+        the lease (its token is the newest) and the journal is the one it knows. What to
+        remember once the transaction commits: remembered before, a rolled-back transaction
+        would leave this store holding a token the database never recorded (and refusing
+        its own retry as "lost its lease")."""
         mine = self._tokens.get(session)
         token = 0 if row is None else int(row[0])
         owner = None if row is None else Owner(row[1], row[2], row[3], row[4])
@@ -129,17 +134,20 @@ class PgLease(PgConnection):
             if stale or (owner is not None and owner.heartbeat <= 0):
                 # (0: released by another store object of this process meanwhile)
                 conn.execute(_BEAT, (session,))
-                with self._lock:
-                    self._beats[session] = now
-            return
+                return lambda: self._took_lease(session, None, now)
+            return lambda: None
         if owner is None or not same_process(owner) or owner.heartbeat <= 0:
             token += 1  # a new writer: a new fencing token
         # else another store object of this process holds it: the lease is the process's
         me = this_process()
         conn.execute(_TAKE, (session, token, me.pid, me.host, me.started))
+        return lambda: self._took_lease(session, token, now)
+
+    def _took_lease(self, session: str, token: int | None, beat: float) -> None:
         with self._lock:
-            self._tokens[session] = token
-            self._beats[session] = now
+            if token is not None:
+                self._tokens[session] = token
+            self._beats[session] = beat
 
 
 def _lost_message(

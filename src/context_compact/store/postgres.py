@@ -104,7 +104,7 @@ class PostgresStore(PgLease, PgFiles):
         bodies = [dumps(externalize(record, blobs)) for record in records]
         with self._connection() as conn, conn.transaction():
             start, head, writer = self.lock_session(conn, session)
-            self._hold(conn, session, start, writer)
+            committed = self._hold(conn, session, start, writer)
             if self._heads.get(session) != (start, head or witness.ROOT):
                 head = self._whole(conn, session, start, head)
             links = chain(head or witness.ROOT, bodies)
@@ -127,6 +127,7 @@ class PostgresStore(PgLease, PgFiles):
                     "UPDATE sessions SET length = %s, head = %s WHERE id = %s",
                     (start + len(records), last, session),
                 )
+        committed()
         length = start + len(records)
         with self._lock:
             self._lengths[session] = length

@@ -46,6 +46,7 @@ from pathlib import Path
 from .base import Record
 from .disk import folder_mode, make_dirs
 from .nofollow import sqlite_files_plain
+from .sqlite_tx import begin
 from .text import matches, searchable
 
 VERSION = 1
@@ -168,7 +169,7 @@ class SideIndex:
             first = next(items, None)
             if first is None:
                 return
-            db.execute("BEGIN IMMEDIATE")
+            begin(db, "IMMEDIATE")
             try:
                 if self._progress(db, session, stamp) != start:
                     db.execute("ROLLBACK")  # another process caught up meanwhile: look again

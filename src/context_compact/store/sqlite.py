@@ -46,7 +46,7 @@ from typing import Any
 
 from ..errors import CorruptStore as CorruptStore
 from ..errors import ReadOnlyStore as ReadOnlyStore
-from . import sqlite_blobs, sqlite_checks, sqlite_journal, witness
+from . import sqlite_blobs, sqlite_checks, sqlite_journal, sqlite_tx, witness
 from .base import Record
 from .blobrefs import externalize, references, restore
 from .disk import folder_mode, make_dirs
@@ -217,11 +217,16 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             start = found.fetchone()
             if start is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
-            self._hold(session, start[0])
+            taken = self._hold(session, start[0])
             # The turn's files first: no record committed names a path the database lacks.
             self._apply_pending()
             done = len(self._pending)
-            transaction.after = lambda: self._pending.__delitem__(slice(0, done))
+
+            def committed() -> None:
+                del self._pending[:done]
+                self._took(session, taken)
+
+            transaction.after = committed
             head = self._heads.get(session)
             if head is None or self._lengths.get(session) != start[0]:
                 head = self._head(session, start[0])
@@ -257,7 +262,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
     def _read(self, session: str, seen: witness.Seen | None) -> tuple[list[Any], dict[str, bytes]]:
         with self._lock:
             # One read transaction: the journal and its blobs as of one moment.
-            self._db.execute("BEGIN")
+            sqlite_tx.begin(self._db)
             try:
                 if not self._db.execute(
                     "SELECT 1 FROM sessions WHERE id = ?", (session,)
@@ -298,12 +303,13 @@ class SqliteStore(SqliteFiles, SqliteSearch):
     def claim(self, session: str) -> None:
         """Take the session's lease now (``SessionLocked`` if another live process holds it),
         before any append: a command that resumes a session says so before it starts."""
-        with self._lock, self._transaction():
+        with self._lock, self._transaction() as transaction:
             found = self._db.execute("SELECT length FROM sessions WHERE id = ?", (session,))
             start = found.fetchone()
             if start is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
-            self._hold(session, start[0], check_length=False)
+            taken = self._hold(session, start[0], check_length=False)
+            transaction.after = lambda: self._took(session, taken)
 
     def delete_session(self, session: str) -> None:
         """Remove the session and its journal (``SessionLocked`` if another live process writes
@@ -328,9 +334,11 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         owner = None if row is None else Owner(*row)
         return owner if owner is not None and alive(owner) else None
 
-    def _hold(self, session: str, length: int, check_length: bool = True) -> None:
+    def _hold(self, session: str, length: int, check_length: bool = True) -> float | None:
         """Inside a write transaction: make sure this process holds the lease (and the journal
-        is the one it knows)."""
+        is the one it knows). The lease time to remember once the transaction commits
+        (``_took``): remembered before, a rolled-back transaction would leave this store
+        believing it holds a lease the database does not record."""
         now = time.time()
         held = self._leases.get(session)
         if held is None:
@@ -351,10 +359,15 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                 "VALUES (?, ?, ?, ?, ?)",
                 (session, me.pid, me.host, me.started, now),
             )
-            self._leases[session] = now
-        elif now - held >= HEARTBEAT_SECONDS:
+            return now
+        if now - held >= HEARTBEAT_SECONDS:
             self._db.execute("UPDATE writers SET heartbeat = ? WHERE session = ?", (now, session))
-            self._leases[session] = now
+            return now
+        return None
+
+    def _took(self, session: str, when: float | None) -> None:
+        if when is not None:
+            self._leases[session] = when
 
     def _transaction(self) -> Transaction:
         self._refuse_writes()

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import LinkRefused
-from . import sqlite_blobs, sqlite_checks, sqlite_journal, witness
+from . import sqlite_blobs, sqlite_checks, sqlite_journal, sqlite_tx, witness
 from .base import Record
 from .blobrefs import references, restore
 from .search import Found, Incomplete, SideIndex
@@ -64,7 +64,7 @@ class SqliteSearch:
 
     def _check(self, session: str, seen: witness.Seen | None) -> None:
         with self._lock:
-            self._db.execute("BEGIN")
+            sqlite_tx.begin(self._db)
             try:
                 length = self._db.execute(
                     "SELECT length FROM sessions WHERE id = ?", (session,)

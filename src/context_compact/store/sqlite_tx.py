@@ -24,6 +24,17 @@ from pathlib import Path
 CHECKPOINT_EVERY = 256  # appends between two background WAL checkpoints (bench --store-io)
 
 
+def begin(db: sqlite3.Connection, how: str = "") -> None:
+    """``BEGIN`` (``how``: ``IMMEDIATE``), after rolling back a transaction that a call
+    interrupted between its ``BEGIN`` and its ``COMMIT`` (a signal, a bug) left open: every
+    use of the connection holds the store's lock, so an open transaction here can only be
+    such a leftover, and without this every later read would fail ("cannot start a
+    transaction within a transaction")."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+    db.execute(f"BEGIN {how}" if how else "BEGIN")
+
+
 class Transaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception; ``after`` (set
     inside the block) runs once the commit succeeded, still under the caller's lock."""
@@ -33,7 +44,7 @@ class Transaction:
         self.after: Callable[[], None] | None = None
 
     def __enter__(self) -> Transaction:
-        self._db.execute("BEGIN IMMEDIATE")
+        begin(self._db, "IMMEDIATE")
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
