@@ -48,3 +48,12 @@ def drop_schema(schema: str) -> None:
 
     with psycopg.connect(URL, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def query_schema(schema: str, sql: str) -> None:
+    """Run ``sql`` with ``schema`` first on the search path (a test playing another worker)."""
+    import psycopg
+
+    with psycopg.connect(URL, autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {schema}")
+        conn.execute(sql)

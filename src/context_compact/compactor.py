@@ -40,8 +40,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 

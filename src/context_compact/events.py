@@ -78,10 +78,14 @@ class EventLog(Sequence[CompactionEvent]):
             self._first += drop
 
     def forget(self, kept: int) -> None:
-        """Only the first ``kept`` events stand (those after were a failed call's, which the
-        journal never took)."""
+        """The first ``kept`` events are those that stand: the journal holds them. Events
+        after them were a failed call's (dropped); events up to them that memory lacks were
+        a failed call's whose append landed after all (read back)."""
         if kept < len(self):
             del self._recent[max(0, kept - self._first) :]
+        elif kept > len(self) and self._reader is not None:
+            # A failed call's append landed after all: its events are the journal's.
+            self._recent.extend(self._reader(len(self), kept))
 
     @property
     def in_memory(self) -> int:

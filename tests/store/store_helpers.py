@@ -113,3 +113,20 @@ def hold_session(
         release.wait(timeout=60)
     finally:
         store.close()
+
+
+def claim_session(
+    kind: str,
+    where: str,
+    session: str,
+    ready: multiprocessing.synchronize.Event,
+    release: multiprocessing.synchronize.Event,
+) -> None:
+    """Child process: be ``session``'s writer (without writing) until ``release``."""
+    store = open_store(kind, Path(where))
+    try:
+        store.claim(session)
+        ready.set()
+        release.wait(timeout=60)
+    finally:
+        store.close()

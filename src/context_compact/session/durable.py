@@ -19,7 +19,9 @@ emits is journaled here, in order, so ``read_events`` can give back the older pa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import StoreUnavailable
@@ -43,6 +45,7 @@ class SessionJournal:
         self.pending: list[Record] = []  # the call's records, in order
         self.carried: list[Record] = []  # added between calls, appended with the next call's
         self.calling = False
+        self._batch: list[dict[str, Any]] | None = None  # the append in flight, as JSON
         self.length = 0  # records in the store's journal, as this object last read or wrote
         self._generation = 0  # appends to the session through this store object
         # Event records the journal held before this object's first (a resumed session's),
@@ -63,36 +66,45 @@ class SessionJournal:
             self.length, events = self._replay(session, apply)
         self.events_before = events
 
-    def _replay(self, session: str, apply: Callable[[Read], None]) -> tuple[int, int]:
-        """Records and event records read, applying each (streamed: memory stays O(view))."""
+    def _replay(
+        self, session: str, apply: Callable[[Read], None], tail: deque[Any] | None = None
+    ) -> tuple[int, int]:
+        """Records and event records read, applying each (streamed: memory stays O(view));
+        ``tail`` keeps the newest raw records it has room for."""
         length = events = 0
         for raw in self.store.records(session):
             record = rec.read(raw, f"session {session}, record {length}")
             length += 1
             events += isinstance(record, rec.EventRecord)
             apply(record)
+            if tail is not None:
+                tail.append(raw)
         return length, events
 
-    def reload(self, apply: Callable[[Read], None]) -> bool:
+    def reload(self, apply: Callable[[Read], None]) -> tuple[bool, bool]:
         """After a call whose append did not return: ``apply`` the session's records as the
-        store holds them now; whether that append is among them (it landed after all).
-        Records pending from between calls are kept when it did not land, dropped when it
-        did (they are in the journal then)."""
-        session, tried = self.session_id, len(self.carried) + len(self.pending)
-        kept, self.carried, self.pending = self.carried, [], []
+        store holds them now. Whether that append is among them (it landed after all: the
+        journal's newest records are the batch), and whether another writer appended since
+        this object last read or wrote. Records pending from between calls are kept when
+        nothing was appended, dropped otherwise (in the journal, or no longer apt)."""
+        session, batch = self.session_id, self._batch
+        kept, self.carried, self.pending, self._batch = self.carried, [], [], None
         if session is None:
             self.carried = kept
-            return False
+            return False, False
+        tail: deque[Any] = deque(maxlen=len(batch) if batch else 0)
         with holders.reading(self.store, session):
             self._generation = holders.opened(self.store, session, self._owner)
-            length, events = self._replay(session, apply)
-        landed = tried > 0 and length == self.length + tried
+            length, events = self._replay(session, apply, tail)
+        landed = bool(batch) and length == self.length + len(batch or ())
+        if landed and list(tail) != json.loads(json.dumps(batch)):
+            landed = False
+        moved = length != self.length and not landed
         if length == self.length:
             self.carried = kept
-        # Else it landed, or another writer went on: our calibrations no longer apply.
         self.length = length
         self.events_written = max(0, events - self.events_before)
-        return landed
+        return landed, moved
 
     def sid(self) -> str:
         if self.session_id is None:
@@ -109,7 +121,7 @@ class SessionJournal:
         records = self.carried + self.pending
         if not records:
             return
-        batch = [rec.as_json(r) for r in records]
+        batch = self._batch = [rec.as_json(r) for r in records]
         sid = self.sid()
         try:
             with holders.writing(self.store, sid, self._owner, self._generation) as after:
@@ -123,7 +135,7 @@ class SessionJournal:
         self._generation = after
         self.length += len(batch)
         self.events_written += sum(isinstance(r, rec.EventRecord) for r in records)
-        self.carried, self.pending = [], []
+        self.carried, self.pending, self._batch = [], [], None
 
     def read_events(self, start: int, stop: int) -> list[CompactionEvent]:
         """The events numbered ``start`` to ``stop`` (exclusive) of those appended through

@@ -88,7 +88,6 @@ class SessionEngine(SearchableLog):
             lambda stage, before, after, note: self._emit(stage, before, after, (), note),
         )
         self.over_limit = 0
-        self._tried = 0  # records the last commit tried to append
         self.faults = Faults()
         if env.session is not None:
             self._open(env.session)
@@ -115,13 +114,11 @@ class SessionEngine(SearchableLog):
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
         self._returned = None
-        length = self.journal.length
-        self.journal.reload(self._apply)
+        _, moved = self.journal.reload(self._apply)
         for record in self.journal.carried:
             self.state.apply(record)
         self.env.forget(self.journal.events_written)
-        if self.journal.length != length:
-            self._moved = self.journal.length != length + self._tried
+        self._moved = self._moved or moved
         self._stale = False
 
     def _current(self) -> None:
@@ -151,7 +148,6 @@ class SessionEngine(SearchableLog):
         self.faults = Faults()
         journal = self.journal
         failures = self.summaries.failures
-        self._tried = len(journal.carried)
         committed = False
         try:
             with holders.busy(self.store, journal.session_id, self), turn(self.store):
@@ -160,7 +156,6 @@ class SessionEngine(SearchableLog):
                     yield
                 except BaseException:
                     journal.calling = False
-                    self._tried = len(journal.carried) + len(journal.pending)
                     try:
                         journal.commit()
                         committed = True
@@ -168,7 +163,6 @@ class SessionEngine(SearchableLog):
                         pass  # the call's own error is the one to report; the state reloads
                     raise
                 journal.calling = False
-                self._tried = len(journal.carried) + len(journal.pending)
                 journal.commit()
                 committed = True
         finally:
@@ -176,6 +170,7 @@ class SessionEngine(SearchableLog):
             if not committed:
                 self._stale = True
                 self.summaries.failures = failures
+                self.env.forget(journal.events_written)
         self._moved = False
 
     def _emit(
