@@ -400,7 +400,7 @@ class SessionEngine(SearchableLog):
             self.sync(messages)
             self._guarded(self._persist, "persist")
             policy, state = self.policy, self.state
-            high = policy.high_water * self.limit
+            high = knobs.high_water(state, policy) * self.limit
             fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
             if fire:
                 urgent = state.measure() > self.limit

@@ -130,6 +130,21 @@ def cleared_inputs(
     return tuple(rows), index
 
 
+UNCALIBRATED_HIGH_WATER = 0.85
+"""The high-water mark before the API has counted a request of the session (no ``observe``
+yet): the estimate alone can be 10-20% under a tokenizer it does not know, and a request
+sent at ``high_water`` = 0.97 of the limit would then be refused. Once the API's count
+anchors the view's head, only what came after it is estimated and the policy's own mark
+holds."""
+
+
+def high_water(state: SessionState, policy: SessionPolicy) -> float:
+    """The high-water mark in force: the policy's, capped until the API's counts arrive."""
+    if state.anchor is None and state.ratio == 1.0:
+        return min(policy.high_water, UNCALIBRATED_HIGH_WATER)
+    return policy.high_water
+
+
 def trigger(
     state: SessionState, policy: SessionPolicy, limit: int, hook: ShouldCompact | None
 ) -> tuple[bool, int]:
@@ -138,9 +153,10 @@ def trigger(
     None leaves the decision to the policy."""
     tokens = state.measure()
     by_messages = policy.trigger_messages is not None and len(state.view) > policy.trigger_messages
-    fire = tokens > policy.high_water * limit or by_messages
+    high = high_water(state, policy) * limit
+    fire = tokens > high or by_messages
     target = int(policy.low_water * limit)
-    if by_messages and tokens <= policy.high_water * limit:
+    if by_messages and tokens <= high:
         target = 0  # a count has no token target: all but the newest turns are summarized
     if hook is not None:
         answer = hook(CompactionCheck(tokens, limit, len(state.view), fire))
@@ -154,6 +170,7 @@ __all__ = [
     "ShouldCompact",
     "cleared_inputs",
     "cleared_text",
+    "high_water",
     "protected",
     "tool_name",
     "tool_use_of",
