@@ -42,6 +42,9 @@ from .summarize import (
     summary_input,
     summary_score,
 )
+from .version import package_version
+
+__version__ = package_version()
 
 __all__ = [
     "POLICIES",

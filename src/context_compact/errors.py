@@ -25,6 +25,8 @@
      ├── UnknownMigration (RuntimeError)
      │                                the database was migrated by a newer version of this library
      ├── ConfigError (ValueError)     a setting (config file, option) that cannot be applied
+     ├── MissingExtra (ImportError)   an optional dependency (an SDK, psycopg, a framework) is
+     │                                not installed: what needs it and the pip line that adds it
      ├── UnknownFormat (ValueError)   a file is not a trajectory any loader knows (loaders/)
      ├── Undecodable (ValueError)     a log's bytes are not text in the encoding it is read with:
      │                                the file, byte offset and line (loaders/)
@@ -164,6 +166,19 @@ class ConfigError(ContextCompactError, ValueError):
     """A setting that cannot be applied; the message names it and its source."""
 
 
+class MissingExtra(ContextCompactError, ImportError):
+    """An optional dependency is not installed: one line naming what needs it and how to add
+    it, both as our extra (``pip install 'context-compact[EXTRA]'``) and as the package itself
+    (true whether this library came from an index, a wheel or a checkout)."""
+
+    def __init__(self, what: str, needs: str, extra: str, packages: str) -> None:
+        self.what, self.needs, self.extra, self.packages = what, needs, extra, packages
+        super().__init__(
+            f"{what} needs {needs}: pip install 'context-compact[{extra}]' "
+            f"(or: pip install {packages})"
+        )
+
+
 __all__ = [
     "CompactionFailed",
     "ConfigError",
@@ -173,6 +188,7 @@ __all__ = [
     "CorruptStore",
     "InvalidHistory",
     "LinkRefused",
+    "MissingExtra",
     "ReadOnlyStore",
     "SessionExists",
     "SessionLocked",

@@ -42,6 +42,7 @@ from ..bench.strategies import register_peers
 from ..registry import ENGINES, NAMES
 from ..session.records import logged_messages
 from ..store import WORKDIR_DB
+from ..version import package_version
 from .agent import (
     QUIT_WORDS,
     RECOVERABLE,
@@ -53,6 +54,7 @@ from .agent import (
     resume_hint,
 )
 from .inspector import ui_command
+from .oneline import OneLineGroup
 from .sessions import recall_command, sessions
 from .store_errors import guards_store, select_store
 
@@ -136,8 +138,8 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-@click.group()
-@click.version_option(package_name="context-compact", prog_name="context-compact")
+@click.group(cls=OneLineGroup)
+@click.version_option(version=package_version(), prog_name="context-compact")
 @click.option(
     "--store",
     metavar="URL",

@@ -91,6 +91,26 @@ def advice(db: Path | None) -> str:
     return f"Restore it from a backup, or move it aside (mv {db} {db}.broken) to start a new one."
 
 
+def unusable_line(db: Path, error: OSError) -> str | None:
+    """A store that cannot be opened or written for a reason of the file system (a folder
+    that is a file, no permission, a read-only file system) in one line naming the path and
+    what to do; None when ``error`` did not come out of the store."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not any(frame.filename.startswith(STORE_PACKAGE) for frame in frames):
+        return None
+    from ..store.url import selected
+
+    said = error.strerror or str(error)
+    where = f"{said}: {error.filename}" if error.filename else said
+    url = selected()
+    if url is not None:
+        return f"cannot use the session store {url}: {where}. Give --store a path you can write."
+    return (
+        f"cannot use the session store {db}: {where}. Give a work directory you can write "
+        "(--workdir), or another --store."
+    )
+
+
 def corrupt_line(error: BaseException, db: Path | None) -> str:
     """A store's own one line about its damage, with what to do unless it says so itself."""
     said = str(error).rstrip(".")
@@ -123,6 +143,10 @@ def store_errors(db: Path) -> Iterator[None]:
         raise click.ClickException(str(error)) from None
     except Exception as error:
         damage = store_damage(error)
+        if damage is None and isinstance(error, OSError):
+            line = unusable_line(db, error)
+            if line is not None:
+                raise click.ClickException(line) from None
         if damage is None:
             raise
         raise click.ClickException(damage_line(db, damage)) from None
@@ -164,4 +188,5 @@ __all__ = [
     "select_store",
     "store_damage",
     "store_errors",
+    "unusable_line",
 ]

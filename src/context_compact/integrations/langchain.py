@@ -33,6 +33,8 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ..errors import MissingExtra
+
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
     from langchain_core.messages import (
@@ -43,9 +45,8 @@ try:
         ToolMessage,
     )
 except ImportError as error:  # pragma: no cover - the message is the point
-    raise ImportError(
-        "context_compact.integrations.langchain needs LangChain v1: "
-        "pip install 'context-compact[langchain]'"
+    raise MissingExtra(
+        "context_compact.integrations.langchain", "LangChain v1", "langchain", "langchain"
     ) from error
 
 from ..compactor import Compactor

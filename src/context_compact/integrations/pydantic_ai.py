@@ -45,6 +45,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from ..errors import MissingExtra
+
 try:
     from pydantic_ai.messages import (
         ModelMessage,
@@ -60,9 +62,8 @@ try:
     )
     from pydantic_core import to_jsonable_python
 except ImportError as error:  # pragma: no cover - the message is the point
-    raise ImportError(
-        "context_compact.integrations.pydantic_ai needs pydantic-ai: "
-        "pip install 'context-compact[pydantic-ai]'"
+    raise MissingExtra(
+        "context_compact.integrations.pydantic_ai", "pydantic-ai", "pydantic-ai", "pydantic-ai-slim"
     ) from error
 
 from ..compactor import Compactor

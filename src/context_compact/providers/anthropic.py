@@ -27,6 +27,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from context_compact.errors import MissingExtra
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
 
@@ -182,9 +183,8 @@ class AnthropicProvider:
             try:
                 import anthropic
             except ImportError as error:
-                raise ImportError(
-                    "AnthropicProvider needs the anthropic SDK: "
-                    "pip install 'context-compact[anthropic]'"
+                raise MissingExtra(
+                    "AnthropicProvider", "the anthropic SDK", "anthropic", "anthropic"
                 ) from error
 
             client = anthropic.Anthropic(

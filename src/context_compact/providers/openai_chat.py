@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from context_compact.errors import MissingExtra
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
 
@@ -464,8 +465,8 @@ class OpenAIChatProvider:
             try:
                 import openai
             except ImportError as error:
-                raise ImportError(
-                    "OpenAIChatProvider needs the openai SDK: pip install 'context-compact[openai]'"
+                raise MissingExtra(
+                    "OpenAIChatProvider", "the openai SDK", "openai", "openai"
                 ) from error
 
             base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None

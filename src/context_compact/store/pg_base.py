@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ContextCompactError, CorruptStore
+from ..errors import ContextCompactError, CorruptStore, MissingExtra
 from .disk import DiskFiles
 from .pg_schema import check_schema, migrate
 
@@ -42,8 +42,8 @@ def _psycopg() -> tuple[Any, Any]:
         import psycopg
         import psycopg_pool
     except ImportError:
-        raise ImportError(
-            "PostgresStore needs psycopg 3 and its pool: pip install 'context-compact[postgres]'"
+        raise MissingExtra(
+            "PostgresStore", "psycopg 3 and its pool", "postgres", "'psycopg[binary]' psycopg-pool"
         ) from None
     return psycopg, psycopg_pool
 
