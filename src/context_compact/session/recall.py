@@ -5,14 +5,18 @@
     page = recall(store, session_id, "message 412")          # one logged message by position
     page = recall(store, session_id, "TypeError", offset=page.next_offset)
 
-The query is, in this order: a path the store issued (its text), ``message N`` or ``#N``
-(the original message at position N of the session), or text, found in every logged message
-(text blocks, tool inputs as written, tool results, whatever their size or whether they are
-still in view); a matched tool call comes back with its result (the newest ``PAIRED_CALLS``;
-an older one names its id, which recalls the result). A file the store issued but
-someone deleted is rebuilt from the log's originals (the results an edit saved there, the
-messages a summary archived there), else the error says what happened. The answer is the
-original content, never a preview, cut into pages of ``limit`` characters; ``next_offset``
+The query is, in this order: a path the store issued (its text), ``message N`` or ``#N`` (the
+original message at position N of the session), or text, found in every logged message (text
+blocks, tool inputs as written, tool results, whatever their size or whether they are still in
+view); a matched tool call comes back with its result (the newest ``PAIRED_CALLS``; an older
+one names its id, which recalls the result). A text hit in a message longer than a window shows
+the match, not the message's start: ``WINDOW`` characters either side of each match
+(overlapping windows merged, the first ``WINDOWS`` of a message), each under a header naming
+the message, the characters it shows and how to read the whole message from there
+(``recall("message N", offset=K)``, K the window's first character in that answer). A file the
+store issued but someone deleted is rebuilt from the log's originals (the results an edit saved
+there, the messages a summary archived there), else the error says what happened. The answer is
+the original content, never a preview, cut into pages of ``limit`` characters; ``next_offset``
 continues. Only the session's own journal and the store's own files are read: a path that
 appears inside some tool output is not a reference. Every header of an answer (a file, a
 message, a call's result) ends with the answer's boundary token (``quoting.boundary`` of all
@@ -51,6 +55,10 @@ from .records import (
 
 PAIRED_CALLS = 16
 """Matched tool calls, the newest, that a text recall returns with their results."""
+WINDOW = 400
+"""Characters a text hit shows on each side of its match."""
+WINDOWS = 3
+"""Windows a text hit shows of one message; more matches are counted, one recall away."""
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
 
 
@@ -171,7 +179,7 @@ def _matches(store: Store, session: str, query: str) -> list[list[Piece]]:
         return []
     # Text: the store's search (an index where it has one; the same answer as a scan).
     hits = list(found_messages(store.search(session, query)))
-    found = [_hit(seq, message) for seq, message in hits]
+    found = [_text_hit(seq, message, query) for seq, message in hits]
     matched = {seq for seq, _ in hits}
     calls = [i for i, (_, message) in enumerate(hits) if _uses(message)]
     # A matched call's result comes back with it: asked what a command gave, the answer is
@@ -191,6 +199,44 @@ def _matches(store: Store, session: str, query: str) -> list[list[Piece]]:
 
 def _hit(seq: int, message: Message) -> list[Piece]:
     return [_message_header("===", seq, message), message_text(message)]
+
+
+def _windows(text: str, query: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` a hit shows: ``WINDOW`` characters round each match of
+    ``query`` (case-insensitive), overlapping ones merged; none when the match is only in a
+    call's arguments as written (``message_text`` shows them escaped)."""
+    spans: list[tuple[int, int]] = []
+    for match in re.finditer(re.escape(query), text, re.IGNORECASE):
+        lo, hi = max(0, match.start() - WINDOW), min(len(text), match.end() + WINDOW)
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], hi)
+        else:
+            spans.append((lo, hi))
+    return spans
+
+
+def _text_hit(seq: int, message: Message, query: str) -> list[Piece]:
+    """A text hit: the whole message when it is short, else the windows round its matches."""
+    text = message_text(message)
+    if len(text) <= 2 * WINDOW + len(query):
+        return _hit(seq, message)
+    spans = _windows(text, query) or [(0, 2 * WINDOW)]
+    # Where character 0 of the message is in the answer to "message N": after its header.
+    whole = _message_header("===", seq, message).line(boundary(text))
+    role = name_of(message.get("role"))
+    pieces: list[Piece] = []
+    for lo, hi in spans[:WINDOWS]:
+        label = (
+            f"message {seq} ({role}), characters {lo}-{hi} of {len(text)}; whole message: "
+            f'recall("message {seq}", offset={len(whole) + 1 + lo})'
+        )
+        pieces += [Header("===", label), text[lo:hi]]
+    if len(spans) > WINDOWS:
+        more = len(spans) - WINDOWS
+        pieces.append(
+            Header("---", f'{more} more match(es) in message {seq}: recall("message {seq}")')
+        )
+    return pieces
 
 
 def _result_of(
