@@ -132,11 +132,23 @@ def _load(path: Path, limits: Limits) -> list[Session]:
     if fmt == openhands.FORMAT:
         return openhands.load_records(_instances(data), path, bad)
     if fmt == anthropic.FORMAT:
-        return anthropic.load_document(data, path)
+        return _unparseable(anthropic.load_document(data, path), bad)
     if fmt == swe_agent.FORMAT:
         # A .traj is one document; the same object written as a one-line .jsonl also loads.
-        return swe_agent.load_document(data[0] if isinstance(data, list) else data, path)
-    return openai_chat.load_document(data, path, fmt)
+        document = data[0] if isinstance(data, list) else data
+        return _unparseable(swe_agent.load_document(document, path), bad)
+    return _unparseable(openai_chat.load_document(data, path, fmt), bad)
+
+
+def _unparseable(sessions: list[Session], bad: int) -> list[Session]:
+    """A document format read from JSON Lines: its lines that were not JSON, counted as the
+    line formats count them (``unparseable_line``), on the file's first session."""
+    if not bad or not sessions:
+        return sessions
+    first = sessions[0]
+    notes = dict(sorted({**first.notes, "unparseable_line": bad}.items()))
+    log.warning("%s (%s): skipped %d lines that are not JSON", first.name, first.source, bad)
+    return [replace(first, skipped=first.skipped + bad, notes=notes), *sessions[1:]]
 
 
 def detect_format(path: str | Path) -> str:
