@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ from ..providers.base import ModelReply, Provider
 from ..providers.errors import is_context_overflow
 from ..providers.openai_chat import is_local_url
 from ..registry import entry, policy_at
+from ..session.policy import unknown_window_note
+from ..sizing import known_window
 from ..store import WORKDIR_DB, CorruptStore, SessionLocked, Store
 from ..store.journal import shown_id
 from ..store.url import cli_store
@@ -130,14 +133,25 @@ def make_policy(name: str, model: str | None, context_limit: int | None) -> Poli
         raise click.UsageError(str(error)) from error
 
 
-def configured_policy(options: dict[str, Any], model: str | None, workdir: Path) -> Any:
+def configured_policy(
+    options: dict[str, Any],
+    model: str | None,
+    workdir: Path,
+    note: Callable[[str], None] | None = None,
+) -> Any:
     """The ``--policy`` in force with ``.context-compact/config.toml``'s ``[policy]`` settings,
-    then the threshold options, applied over its defaults."""
+    then the threshold options, applied over its defaults. ``note`` is told, in one line, when
+    the limit rests on a window assumed for a model we do not know."""
     policy = make_policy(options["policy"], model, options["context_limit"])
     try:
         settings, source = read_config(workdir)
         if options["context_limit"] is not None:
             settings.pop("context_limit", None)
+        assumed = "context_limit" not in settings and options["context_limit"] is None
+        unknown = model and known_window(model) is None and entry(options["policy"]).unit
+        if note and model and assumed and unknown == "tokens":
+            how = "--context-limit N, or context_limit in .context-compact/config.toml"
+            note(unknown_window_note(model, how))
         policy = apply_settings(policy, settings, source)
         flags = {
             key: options[key] for key in ("high_water", "low_water") if options[key] is not None
@@ -249,6 +263,13 @@ class Session:
     redact: Redactor = field(default_factory=Redactor)
 
 
+def _noting(console: Console) -> Callable[[str], None]:
+    def note(text: str) -> None:
+        console.print(f"[yellow]note:[/] {text}", highlight=False)
+
+    return note
+
+
 def open_session(options: dict[str, Any], console: Console) -> Session:
     workdir = Path(options["workdir"] or Path.cwd()).resolve()
     env = environment(workdir)
@@ -259,7 +280,7 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
             "directory)"
         )
     provider = make_provider(options["provider"], model, env, options["max_retries"])
-    policy = configured_policy(options, model, workdir)
+    policy = configured_policy(options, model, workdir, note=_noting(console))
     from ..store.pg_base import ServerUnavailable
 
     try:

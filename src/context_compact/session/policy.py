@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..overrides import positive, with_overrides
-from ..sizing import context_window
+from ..sizing import DEFAULT_WINDOW, context_window, known_window
+from ..telemetry import policy_log
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,18 @@ def session_policy(**overrides: Any) -> SessionPolicy:
     model = overrides.get("model")
     reserve = overrides.get("reserve_tokens", SessionPolicy.reserve_tokens)
     base = SessionPolicy(context_limit=max(1, context_window(model) - reserve))
+    if model and "context_limit" not in overrides and known_window(model) is None:
+        policy_log.warning("%s", unknown_window_note(model, "pass context_limit=N"))
     return with_overrides(base, overrides)
 
 
-__all__ = ["SessionPolicy", "session_policy"]
+def unknown_window_note(model: str, how: str) -> str:
+    """What is assumed of a model whose window we do not know, and how to set it: one line."""
+    return (
+        f"model {model!r} is not one whose context window we know: assuming "
+        f"{DEFAULT_WINDOW:,} tokens; if its window is smaller, requests will be refused "
+        f"until you set it ({how})"
+    )
+
+
+__all__ = ["SessionPolicy", "session_policy", "unknown_window_note"]

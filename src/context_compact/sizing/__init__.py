@@ -83,6 +83,16 @@ def context_window(model: str | None, table: dict[str, int] | None = None) -> in
     return table[best] if best else DEFAULT_WINDOW
 
 
+def known_window(model: str | None, table: dict[str, int] | None = None) -> int | None:
+    """The window of ``model`` when the table knows it (a prefix matches), else None: the
+    caller then says which window it assumes."""
+    if not model:
+        return None
+    table = MODEL_WINDOWS if table is None else table
+    name = model.lower().rsplit("/", 1)[-1]
+    return table[max(p, key=len)] if (p := [k for k in table if name.startswith(k)]) else None
+
+
 def estimate_chars(messages: list[Any]) -> int:
     """The seed's size of a history (S-0.2)."""
     return len(to_json(messages))
@@ -102,6 +112,7 @@ __all__ = [
     "encoding_for_model",
     "estimate_chars",
     "exact_counter",
+    "known_window",
     "profile",
     "text_tokens",
     "tiktoken_cache_file",
