@@ -130,7 +130,10 @@ class Compactor:
             def written() -> int:
                 return int(getattr(journal, "events_written", 0))
 
-            self.events = EventLog(reader, written, window=event_module.EVENT_WINDOW)
+            # A resumed session's events are its own: those its journal holds come first.
+            self.events = EventLog(
+                reader, written, window=event_module.EVENT_WINDOW, before=written()
+            )
         if session is not None and not self.keeps_log:
             raise ValueError(
                 f"session={session!r}: the {self.engine.name!r} engine keeps no session log to "

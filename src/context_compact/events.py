@@ -42,7 +42,9 @@ EVENT_WINDOW = 1_000
 
 
 class EventLog(Sequence[CompactionEvent]):
-    """``Compactor.events``: every event of this compactor, oldest first, as a read-only list.
+    """``Compactor.events``: every event of this compactor's session, oldest first, as a
+    read-only list; a resumed session's earlier events come first (``before`` of them, read
+    from its journal when asked for).
 
     Without a reader (an engine that keeps no log) every event stays in memory. With one
     (the default engine, whose journal holds every event it emits) only the newest
@@ -60,9 +62,12 @@ class EventLog(Sequence[CompactionEvent]):
         reader: EventReader | None = None,
         durable: Callable[[], int] | None = None,
         window: int = EVENT_WINDOW,
+        before: int = 0,
     ) -> None:
         self._recent: list[CompactionEvent] = []
-        self._first = 0  # the number of the oldest event in memory
+        # The number of the oldest event in memory: a resumed session's earlier events (the
+        # ``before`` its journal holds) are read from the store, none is in memory.
+        self._first = before if reader is not None else 0
         self._reader = reader
         self._durable = durable
         self._window = max(1, window)

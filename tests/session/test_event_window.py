@@ -1,6 +1,6 @@
 """``Compactor.events`` under the default engine keeps a bounded window in memory and reads
 older events back from the session journal: every event is still there, in order, equal to
-the one emitted (also after a resume, where it lists only this compactor's events)."""
+the one emitted (also after a resume, where the session's earlier events come first)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_a_long_session_keeps_few_events_in_memory_and_yields_them_all(
     assert any(e.score for e in events[: len(events) - events.in_memory])  # summaries' scores
 
 
-def test_a_resumed_session_lists_only_its_own_events(
+def test_a_resumed_session_lists_the_sessions_events_its_earlier_ones_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(event_module, "EVENT_WINDOW", WINDOW)
@@ -64,10 +64,14 @@ def test_a_resumed_session_lists_only_its_own_events(
     assert sid is not None and len(before) > 2 * WINDOW
     del first
     second = Compactor(policy, FileStore(tmp_path), BenchSummarizer(), session=sid)
+    # Right after the resume: the session's events, read from its journal, none in memory.
+    assert list(second.events) == before and second.events.in_memory == 0
+    assert second.events[-1] == before[-1]
     after = drive(second, 30, start=30)
     assert len(after) > 2 * WINDOW
-    assert list(second.events) == after
-    assert second.events[0] == after[0]
+    assert list(second.events) == before + after
+    assert second.events[len(before)] == after[0]
+    assert second.events.in_memory <= 2 * WINDOW
 
 
 def test_an_engine_without_a_journal_keeps_every_event(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -48,9 +48,8 @@ class SessionJournal:
         self._batch: list[dict[str, Any]] | None = None  # the append in flight, as JSON
         self.length = 0  # records in the store's journal, as this object last read or wrote
         self._generation = 0  # appends to the session through this store object
-        # Event records the journal held before this object's first (a resumed session's),
-        # and those of this object appended since (``read_events`` counts from there).
-        self.events_before = 0
+        # Event records the session's journal holds, a resumed session's earlier ones
+        # included: ``Compactor.events`` is the session's, not only this object's.
         self.events_written = 0
 
     def open(self, session: str, apply: Callable[[Read], None]) -> None:
@@ -63,8 +62,7 @@ class SessionJournal:
             if meta is None:
                 self.store.create_session({**self._meta(), "id": session})
                 return
-            self.length, events = self._replay(session, apply)
-        self.events_before = events
+            self.length, self.events_written = self._replay(session, apply)
 
     def _replay(
         self, session: str, apply: Callable[[Read], None], tail: deque[Any] | None = None
@@ -103,7 +101,7 @@ class SessionJournal:
         if length == self.length:
             self.carried = kept
         self.length = length
-        self.events_written = max(0, events - self.events_before)
+        self.events_written = events
         return landed, moved
 
     def sid(self) -> str:
@@ -138,13 +136,13 @@ class SessionJournal:
         self.carried, self.pending, self._batch = [], [], None
 
     def read_events(self, start: int, stop: int) -> list[CompactionEvent]:
-        """The events numbered ``start`` to ``stop`` (exclusive) of those appended through
-        this object, read back from the store (``Compactor.events`` keeps only the newest
+        """The events numbered ``start`` to ``stop`` (exclusive) of the session's journal,
+        read back from the store (``Compactor.events`` keeps only the newest
         in memory: ``events.EventLog``). One pass over the journal, reading only its event
         records: for the rare look far back, not for every turn."""
         if self.session_id is None or start >= stop:
             return []
-        first, last = self.events_before + start, self.events_before + stop
+        first, last = start, stop
         out: list[CompactionEvent] = []
         number = 0
         for raw in self.store.records(self.session_id):
