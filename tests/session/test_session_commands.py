@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,12 @@ def test_recall_prints_a_compacted_result_in_full(tmp_path: Path) -> None:
         ["recall", sid, needle[:50], "--workdir", str(tmp_path), "--limit", "10000000", "--json"],
     )
     assert out.exit_code == 0, out.output
-    assert needle in json.loads(out.output)["text"]
+    # A text hit shows the match; its header says how to read the whole message.
+    found = re.search(r'recall\("(message \d+)", offset=\d+\)', json.loads(out.output)["text"])
+    assert found is not None
+    args = ["recall", sid, found.group(1), "--workdir", str(tmp_path), "--limit", "10000000"]
+    whole = CliRunner().invoke(main, [*args, "--json"])
+    assert needle in json.loads(whole.output)["text"]
 
 
 def test_session_commands_say_what_is_missing(tmp_path: Path) -> None:

@@ -263,13 +263,6 @@ class Session:
     redact: Redactor = field(default_factory=Redactor)
 
 
-def _noting(console: Console) -> Callable[[str], None]:
-    def note(text: str) -> None:
-        console.print(f"[yellow]note:[/] {text}", highlight=False)
-
-    return note
-
-
 def open_session(options: dict[str, Any], console: Console) -> Session:
     workdir = Path(options["workdir"] or Path.cwd()).resolve()
     env = environment(workdir)
@@ -280,7 +273,8 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
             "directory)"
         )
     provider = make_provider(options["provider"], model, env, options["max_retries"])
-    policy = configured_policy(options, model, workdir, note=_noting(console))
+    notes: list[str] = []  # said once the session is open: a failure stays one line
+    policy = configured_policy(options, model, workdir, note=notes.append)
     from ..store.pg_base import ServerUnavailable
 
     try:
@@ -289,10 +283,15 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         raise click.ClickException(str(error)) from None
     resume = options.get("resume")
     if resume is not None and store.session_meta(resume) is None:
-        known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
-        raise click.UsageError(
-            f"no session {shown_id(resume)} in {workdir / WORKDIR_DB} (newest: {known})"
-        )
+        from .sessions import by_prefix
+
+        meta = by_prefix(store, resume)
+        if meta is None:
+            known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
+            raise click.UsageError(
+                f"no session {shown_id(resume)} in {workdir / WORKDIR_DB} (newest: {known})"
+            )
+        resume = str(meta["id"])  # the one session whose id starts with it
     if resume is not None:
         try:
             store.claim(resume)  # one writer per session: say so before any model call
@@ -312,6 +311,8 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         compactor = Compactor(policy, store, summarizer, session=resume)
     except ValueError as error:
         raise click.UsageError(f"--resume: {error}") from error
+    for text in notes:
+        console.print(f"[yellow]note:[/] {text}", highlight=False)
     printer = Printer(console, workdir, show_turns=options["debug"])
     agent = Agent(
         agent_side,

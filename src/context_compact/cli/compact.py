@@ -158,6 +158,7 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
         store = cli_store(workdir)
         try:
             meta = need_session(store, target)
+            target = str(meta["id"])
             messages = history(store, target)
         finally:
             store.close()

@@ -54,7 +54,7 @@ def inspect_command(
         return
     store = open_store(workdir)
     try:
-        need_session(store, session)
+        session = str(need_session(store, session)["id"])
         with readable(session, store):
             line = timeline(store, session)
     finally:

@@ -46,12 +46,28 @@ def open_store(workdir: Path | None) -> Any:
 
 
 def need_session(store: Any, session: str) -> dict[str, Any]:
-    """The meta of ``session``, or a usage error naming the newest sessions."""
-    meta = store.session_meta(session)
+    """The meta of session ``session`` (its ``id`` the full id): an id, or the start of one
+    that no other session's id starts with; else a usage error naming the candidates or the
+    newest sessions."""
+    meta = store.session_meta(session) or by_prefix(store, session)
     if meta is None:
-        known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none"
+        known = ", ".join(str(m["id"]) for m in store.list_sessions()[:5]) or "none"
         raise click.UsageError(f"no session {session!r} (newest: {known})")
     return dict(meta)
+
+
+def by_prefix(store: Any, prefix: str) -> dict[str, Any] | None:
+    """The meta of the one session whose id starts with ``prefix`` (None when none does); a
+    usage error naming them when several do."""
+    matching = [m for m in store.list_sessions() if prefix and str(m["id"]).startswith(prefix)]
+    if len(matching) > 1:
+        ids = ", ".join(str(m["id"]) for m in matching[:5])
+        more = f" and {len(matching) - 5} more" if len(matching) > 5 else ""
+        raise click.UsageError(
+            f"session {prefix!r} is ambiguous: {len(matching)} sessions start with it "
+            f"({ids}{more}); give more of the id"
+        )
+    return dict(matching[0]) if matching else None
 
 
 def source_of(meta: dict[str, Any]) -> str:
@@ -194,9 +210,9 @@ def remove_command(ctx: click.Context, ids: tuple[str, ...], workdir: Path | Non
     """Remove sessions ID... and their logs (all or none: an unknown ID removes nothing)."""
     store = open_store(_workdir(ctx, workdir))
     try:
-        for sid in ids:
-            need_session(store, sid)
-        for sid in ids:
+        # Prefixes resolved first: an unknown or ambiguous one removes nothing.
+        full = [str(need_session(store, sid)["id"]) for sid in ids]
+        for sid in full:
             _remove(store, sid)
     finally:
         store.close()
@@ -269,7 +285,7 @@ def recall_command(
 
     store = open_store(workdir)
     try:
-        need_session(store, session)
+        session = str(need_session(store, session)["id"])
         try:
             page = recall(store, session, query, offset=offset, limit=limit)
         except ValueError as error:
@@ -292,6 +308,7 @@ def recall_command(
 
 __all__ = [
     "COMPACTIONS_MEANS",
+    "by_prefix",
     "json_option",
     "middle",
     "need_session",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -225,14 +226,17 @@ def exported(store: Store, session: str, fmt: str, view: bool) -> tuple[str, int
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write."
 )
 @workdir_option
+@json_option
 @guards_store
 def export_command(
-    session: str, fmt: str, view: bool, output: Path | None, workdir: Path | None
+    session: str, fmt: str, view: bool, output: Path | None, workdir: Path | None, as_json: bool
 ) -> None:
-    """Write session SESSION's history (its latest conversation) in FORMAT."""
+    """Write session SESSION's history (its latest conversation) in FORMAT. A new -o file is
+    readable by its owner only (0600). With --json: what was exported as JSON (session,
+    format, file or the text itself, notes)."""
     store = open_store(workdir)
     try:
-        need_session(store, session)
+        session = str(need_session(store, session)["id"])
         with readable(session, store):
             if not view:  # the journal must replay: a damaged one is refused, not exported
                 from ..compactor import Compactor
@@ -243,30 +247,54 @@ def export_command(
         earlier = conversations(store, session) - 1
     finally:
         store.close()
+    notes = []
     if earlier:
-        click.echo(f"note: {earlier} earlier conversation(s) not exported", err=True)
+        notes.append(f"{earlier} earlier conversation(s) not exported")
     if answered:
-        click.echo(
-            f"note: {answered} tool call(s) at the end never got a result; they get the error "
-            "result a resume gives them, so the request is valid",
-            err=True,
+        notes.append(
+            f"{answered} tool call(s) at the end never got a result; they get the error "
+            "result a resume gives them, so the request is valid"
         )
+    if output is not None:
+        write_private(output, text)
+    if as_json:
+        data: dict[str, Any] = {
+            "session": session,
+            "format": fmt,
+            "view": view,
+            "output": None if output is None else str(output),
+            "bytes": len(text.encode("ascii")),
+            "notes": notes,
+        }
+        if output is None:
+            data["text"] = text
+        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+        return
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     if output is None:
         click.echo(text, nl=False)
     else:
-        try:
-            output.write_text(text, encoding="ascii")
-        except OSError as error:
-            where = output.parent if isinstance(error, FileNotFoundError) else output
-            advice = (
-                f"create {where} first, or choose another -o path"
-                if isinstance(error, FileNotFoundError)
-                else "choose another -o path"
-            )
-            raise click.ClickException(
-                f"cannot write {output}: {error.strerror or error}; {advice}"
-            ) from None
         click.echo(f"wrote {output}", err=True)
+
+
+def write_private(output: Path, text: str) -> None:
+    """``text`` into ``output``, created readable by its owner only (an existing file keeps
+    its mode); a path that cannot be written is one line saying what to do."""
+    try:
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(text)
+    except OSError as error:
+        where = output.parent if isinstance(error, FileNotFoundError) else output
+        advice = (
+            f"create {where} first, or choose another -o path"
+            if isinstance(error, FileNotFoundError)
+            else "choose another -o path"
+        )
+        raise click.ClickException(
+            f"cannot write {output}: {error.strerror or error}; {advice}"
+        ) from None
 
 
 __all__ = ["digest", "export_command", "import_command", "import_target"]

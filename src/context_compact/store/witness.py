@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..errors import CorruptJournal
+from .disk import folder_mode, make_dirs
 from .nofollow import open_file
 
 T = TypeVar("T")
@@ -65,7 +66,9 @@ def _write(path: Path, count: int, head: str, durable: bool, mode: int) -> None:
     try:
         fd = open_file(path, os.O_WRONLY | os.O_CREAT, mode)
     except FileNotFoundError:
-        path.parent.mkdir(mode=0o700 if mode == 0o600 else 0o777, parents=True, exist_ok=True)
+        # Every missing folder with the mode (``mkdir(parents=True)`` would give the parents,
+        # ``.context-compact`` and ``heads``, the umask's).
+        make_dirs(path.parent, folder_mode(mode))
         fd = open_file(path, os.O_WRONLY | os.O_CREAT, mode)
     try:
         os.pwrite(fd, data, 0)
