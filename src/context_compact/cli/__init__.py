@@ -229,7 +229,7 @@ def chat(**options: Any) -> None:
         r"[dim]context-compact chat: q to quit, /compact \[focus] to summarize now, "
         "/help for the rest[/]"
     )
-    if session.compactor.keeps_log:
+    if options["resume"] is not None and session.compactor.keeps_log:
         console.print(f"[dim]{resume_hint(session)}[/]", markup=True, highlight=False)
     for line in _lines():
         query = line.strip()
@@ -257,22 +257,26 @@ def chat(**options: Any) -> None:
         print_answer(result.text)
         if result.stopped_reason == "max_turns":
             console.print(f"[yellow]stopped after {result.turns} turns (--max-turns)[/]")
-    if options["resume"] is None:
-        _drop_if_empty(session)
+    # A new session is said saved only once it is, when something was asked (a failure's
+    # line said it already).
+    kept = options["resume"] is None and not _drop_if_empty(session)
+    if kept and not failed and session.compactor.keeps_log:
+        console.print(f"[dim]{resume_hint(session)}[/]", markup=True, highlight=False)
     sys.exit(1 if failed else 0)
 
 
-def _drop_if_empty(session: Session) -> None:
-    """A chat quit before its first request leaves no session behind."""
+def _drop_if_empty(session: Session) -> bool:
+    """A chat quit before its first request leaves no session behind; whether it was one."""
     compactor, store = session.compactor, session.store
     remove = getattr(store, "delete_session", None)
     if not compactor.keeps_log or remove is None:
-        return
+        return False
     sid = compactor.session_id
     if sid is None or any(True for _ in logged_messages(store.records(sid))):
-        return
+        return False
     remove(sid)
-    session.printer.console.print(f"[dim]nothing asked: session {sid} not kept[/]")
+    session.printer.console.print("[dim]nothing asked: no session kept[/]")
+    return True
 
 
 # A line whose first word is one of these is chat's own, never sent to the model; "//..." sends
@@ -314,7 +318,8 @@ def _lines() -> Iterator[str]:
     interrupted = False
     while True:
         try:
-            line = input("> ")
+            # The prompt only for a person: piped input gets none on stdout (the answers').
+            line = input("> " if sys.stdin.isatty() else "")
         except EOFError:
             return
         except KeyboardInterrupt:
