@@ -31,7 +31,7 @@ def test_chat_with_no_input_says_no_session_was_kept_and_never_that_one_is_saved
 ) -> None:
     result = chat(stub_api, tmp_path, "")
     assert result.exit_code == 0, result.output
-    assert "nothing asked: no session kept" in result.stderr
+    assert "nothing asked: the session was not kept" in result.stderr
     assert "is saved" not in result.stderr
     assert result.stdout == ""
     listed = CliRunner().invoke(main, ["sessions", "--json", "--workdir", str(tmp_path)])

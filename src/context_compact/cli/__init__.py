@@ -275,7 +275,7 @@ def _drop_if_empty(session: Session) -> bool:
     if sid is None or any(True for _ in logged_messages(store.records(sid))):
         return False
     remove(sid)
-    session.printer.console.print("[dim]nothing asked: no session kept[/]")
+    session.printer.console.print("[dim]nothing asked: the session was not kept[/]")
     return True
 
 

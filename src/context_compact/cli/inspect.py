@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import click
@@ -21,9 +22,9 @@ from .store_errors import guards_store
 @click.option(
     "--width",
     type=click.IntRange(min=40),
-    default=80,
-    show_default=True,
-    help="Columns of the output: the chart of view tokens per turn and every line.",
+    default=None,
+    help="Columns of the output: the chart of view tokens per turn and every line "
+    "(default: the terminal's width, or COLUMNS; 80 when neither says; at least 40).",
 )
 @click.option("--serve", is_flag=True, help="Show it as a page on 127.0.0.1 instead.")
 @click.option(
@@ -39,7 +40,7 @@ def inspect_command(
     session: str,
     workdir: Path | None,
     as_json: bool,
-    width: int,
+    width: int | None,
     serve: bool,
     port: int,
     html: Path | None,
@@ -47,6 +48,8 @@ def inspect_command(
     """What compaction did to SESSION: a timeline of its compactions (turn, view tokens,
     event, tokens saved, where the copy went) and a chart of view tokens per turn; with
     --serve a page in the browser, with --html FILE the same page as one file."""
+    # The terminal's width (COLUMNS first), as the other tables: at least 40 columns.
+    width = width or max(40, shutil.get_terminal_size().columns)
     if serve or html is not None:
         from .inspector import inspect_page
 

@@ -71,10 +71,13 @@ def by_prefix(store: Any, prefix: str) -> dict[str, Any] | None:
 
 
 def source_of(meta: dict[str, Any]) -> str:
-    """Where a session came from, in a few words: the agent, an import, a compaction."""
+    """Where a session came from, in a few words: the agent, an import (its format and the
+    session's name: the file's, with ``/sidechain-N`` for a sub-agent's thread), a
+    compaction."""
     source = meta.get("source")
     if source == "import":
-        return f"import {meta.get('format')}: {Path(str(meta.get('file'))).name}"
+        name = meta.get("name") or Path(str(meta.get("file"))).name
+        return f"import {meta.get('format')}: {name}"
     if source == "compact":
         return f"compact {meta.get('policy_name')} of {meta.get('of')}"
     return str(source or "agent")
@@ -111,6 +114,17 @@ workdir_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
+def tail(text: str, width: int) -> str:
+    """``text`` in ``width`` characters keeping what tells sources apart: its first word (the
+    kind: import, compact) and its end (the file's last characters, the sidechain)."""
+    if len(text) <= width:
+        return text
+    word = text.split(" ", 1)[0] + " "
+    if width < len(word) + 6:
+        return "…" + text[len(text) - width + 1 :] if width > 1 else "…"[:width]
+    return word + "…" + text[len(text) - (width - len(word) - 1) :]
+
+
 def middle(text: str, width: int) -> str:
     """``text`` in ``width`` characters: its start and its end, an ellipsis between."""
     if len(text) <= width:
@@ -122,11 +136,14 @@ def middle(text: str, width: int) -> str:
 
 
 COLUMNS = ("id", "started", "source", "turns", "in view", "compactions")
+SOURCE_AT_LEAST = 16
+"""Columns the source needs to tell sessions apart; narrower, the start time goes."""
 
 
 def table_lines(rows: list[dict[str, Any]], width: int, wide: bool) -> list[str]:
-    """The table of ``rows`` in ``width`` columns (the source cut in the middle to fit),
-    or with every source whole when ``wide``."""
+    """The table of ``rows`` in ``width`` columns (the source cut to its kind and its end to
+    fit; below about 70 columns the start time goes first), or with every source whole when
+    ``wide``."""
     cells = [
         [
             row["id"],
@@ -138,20 +155,27 @@ def table_lines(rows: list[dict[str, Any]], width: int, wide: bool) -> list[str]
         ]
         for row in rows
     ]
-    widths = [max([len(name), *(len(c[i]) for c in cells)]) for i, name in enumerate(COLUMNS)]
-    others = sum(widths) - widths[2] + 2 * (len(COLUMNS) - 1)
+    names = list(COLUMNS)
+    widths = [max([len(name), *(len(c[i]) for c in cells)]) for i, name in enumerate(names)]
+    others = sum(widths) - widths[2] + 2 * (len(names) - 1)
+    if not wide and width - others < SOURCE_AT_LEAST:
+        # Too narrow for every column: the start time tells sessions apart least.
+        for values in [names, widths, *cells]:
+            del values[1]
+        others = sum(widths) - widths[1] + 2 * (len(names) - 1)
+    at = names.index("source")
     if not wide:
-        widths[2] = max(len("source"), min(widths[2], width - others))
-    right = {3, 4, 5}
+        widths[at] = max(len("source"), min(widths[at], width - others))
+    right = {names.index(n) for n in ("turns", "in view", "compactions")}
 
     def line(values: list[str]) -> str:
         parts = [
-            (v.rjust(w) if i in right else middle(v, w).ljust(w))
+            (v.rjust(w) if i in right else (tail(v, w) if i == at else v).ljust(w))
             for i, (v, w) in enumerate(zip(values, widths, strict=True))
         ]
         return "  ".join(parts).rstrip()
 
-    header = line(list(COLUMNS))
+    header = line(names)
     return [header, "─" * len(header), *(line(c) for c in cells)]
 
 

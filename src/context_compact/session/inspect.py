@@ -197,7 +197,11 @@ def pass_lines(
     """One compaction as text in ``width`` columns: the numbers on one line, what it did and
     where the full copy went on the next ones (a path is never shortened: it is what the
     model reads back)."""
-    lines = [f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} (-{before - after:,})"]
+    saved = f"(-{before - after:,})"
+    numbers = f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} {saved}"
+    if len(numbers) > width:  # narrow: the columns give way, then the line wraps
+        numbers = f"  turn {turn}  {stage} {before:,} -> {after:,} {saved}"
+    lines = fill(numbers, width, "      ", "").splitlines()
     if note:
         lines += fill(note, width, "      ").splitlines()
     if paths:
