@@ -14,8 +14,8 @@ A block is marked in the README as::
 and ``NAME`` is one of ``RECIPES`` below: the commands a reader would type (shown after
 ``$``), run here for real in a fixed work directory (below), through the installed CLI
 (in-process, ``context_compact.cli.main``), with ``COLUMNS=80`` and no model settings in the
-environment. The Codex example reads the shared trajectory pack's rollout
-(``shared/data/trajectories`` beside the repository, or ``--pack DIR``).
+environment. The Codex example reads the trajectory pack's rollout
+(``tests/data/trajectories`` in the repository, or ``--pack DIR``).
 
 Runs are made reproducible, not edited: the token counts are estimated by character class
 (``sizing.py``: a digit weighs more than a letter), so a random session id or temporary path
@@ -55,7 +55,7 @@ from context_compact.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-PACK = ROOT.parent / "shared/data/trajectories"
+PACK = ROOT / "tests" / "data" / "trajectories"
 ROLLOUT = (
     "codex/AcidicSoil-codex-session-view/"
     "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"

@@ -2,8 +2,8 @@
 
 Two kinds of tests:
 
-* the trajectory pack (``shared/data/trajectories`` next to the repository, or the directory
-  named by ``CONTEXT_COMPACT_TRAJECTORIES``): every file loads, every session passes the
+* the trajectory pack (``tests/data/trajectories``, copied into the repository, or the
+  directory named by ``CONTEXT_COMPACT_TRAJECTORIES``): every file loads, every session passes the
   history rules (checked here by ``violations``, written from the rules, not imported), and
   the tool calls / tool results agree with what the pack's ``SOURCES.md`` documents;
 * small hand-written logs in each format, checking the exact conversion and every repair.
@@ -39,7 +39,7 @@ def trajectories_dir() -> Path:
     configured = os.environ.get(ENV_VAR)
     if configured:
         return Path(configured)
-    return Path(__file__).resolve().parents[2] / "shared/data/trajectories"
+    return Path(__file__).resolve().parent / "data" / "trajectories"
 
 
 TRAJECTORIES = trajectories_dir()
@@ -292,7 +292,7 @@ def test_trajectories_dir_honours_the_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv(ENV_VAR, "/somewhere/else")
     assert trajectories_dir() == Path("/somewhere/else")
     monkeypatch.delenv(ENV_VAR)
-    assert trajectories_dir().parts[-3:] == ("shared", "data", "trajectories")
+    assert trajectories_dir().parts[-3:] == ("tests", "data", "trajectories")
 
 
 # ----------------------------------------------------------------------------- fixtures

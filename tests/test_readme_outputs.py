@@ -3,7 +3,7 @@
 ``scripts/readme_outputs.py`` reruns the commands of every ``<!-- output: NAME -->`` block;
 here its rewrite of the README must leave the README as it is, and a figure changed by hand
 in a block must be put back (so a stale block fails this test). The Codex blocks read the
-shared trajectory pack; without it the test skips, saying so.
+trajectory pack in ``tests/data/trajectories``.
 """
 
 from __future__ import annotations

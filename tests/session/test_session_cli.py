@@ -13,8 +13,9 @@ from click.testing import CliRunner, Result
 from context_compact.cli import main
 from context_compact.registry import NAMES
 
-PACK = Path(__file__).resolve().parents[2].parent / "shared/data/trajectories"
-needs_pack = pytest.mark.skipif(not PACK.is_dir(), reason="shared trajectory pack absent")
+# The trajectory pack, copied into the repository (tests/data/SOURCES.md says from where).
+PACK = Path(__file__).resolve().parents[1] / "data" / "trajectories"
+needs_pack = pytest.mark.skipif(not PACK.is_dir(), reason=f"trajectory pack absent at {PACK}")
 CODEX = "codex/AcidicSoil-codex-session-view"
 ONE_OF_EACH = [
     "claude-code/marot-spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl",
