@@ -276,6 +276,18 @@ def sessions(store: Store) -> list[dict[str, Any]]:
     ]
 
 
+def worth_showing(store: Store, listed: list[dict[str, Any]]) -> str | None:
+    """The session a page opens on: the newest one in which the model answered at least once
+    (a one-message import has nothing to show per request), else the newest. Journals are
+    read newest first and only until an answer shows up."""
+    for item in listed:
+        for record in store.records(str(item["id"])):
+            message = record.get("message") if record.get("kind") == "message" else None
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                return str(item["id"])
+    return str(listed[0]["id"]) if listed else None
+
+
 def compare(
     store: Store, session: str, a: str, b: str, limit: int, replay: Replay
 ) -> dict[str, Any]:
@@ -348,4 +360,5 @@ __all__ = [
     "compare",
     "policy_named",
     "sessions",
+    "worth_showing",
 ]

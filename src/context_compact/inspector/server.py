@@ -2,7 +2,7 @@
 files from the package (``static/``), and a small JSON API over ``data.py``.
 
     GET /                          the page (index.html, app.js, app.css: nothing from outside)
-    GET /api/sessions              {"sessions": [...], "selected": id or null}
+    GET /api/sessions              {"sessions": [...], "selected": the session to open on}
     GET /api/session?id=           what the page draws at once (``Inspection.summary``)
     GET /api/events?id=&offset=    the events table, a page of rows at a time
     GET /api/view?id=&request=N    request N's messages exactly as sent, and their links
@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..registry import NAMES
 from ..store.base import STORE_ERRORS, Store
-from .data import Inspection, InspectorError, Replay, archive, compare, sessions
+from .data import Inspection, InspectorError, Replay, archive, compare, sessions, worth_showing
 from .guard import refusal
 
 STATIC = {
@@ -83,9 +83,10 @@ class Inspector:
         if path == "/api/sessions":
             with self.lock:
                 listed = sessions(self.store)
-            if self.only is not None:
-                listed = [s for s in listed if s["id"] == self.only]
-            return {"sessions": listed, "selected": self.only, "policies": list(NAMES)}
+                if self.only is not None:
+                    listed = [s for s in listed if s["id"] == self.only]
+                selected = self.only or worth_showing(self.store, listed)
+            return {"sessions": listed, "selected": selected, "policies": list(NAMES)}
         if path not in API:
             raise LookupError(path)
         found = self.inspection(sid)
