@@ -37,6 +37,31 @@ function firstSent(answers, seq) {
   return lo < answers.length ? lo + 1 : null;
 }
 
+// A text hit in a long message shows its matches, as recall does (session/recall.py): a
+// window of WINDOW characters round each (the first WINDOWS), under a header saying where.
+const WINDOW = 400, WINDOWS = 3;
+const messageHead = (h) => "=== message " + h.message + " (" + h.role + ") ===";
+function windowsOf(h, q) {
+  const text = h.text, lower = text.toLowerCase(), needle = q.toLowerCase();
+  if (text.length <= 2 * WINDOW + q.length) return messageHead(h) + "\n" + text;
+  const spans = [];
+  for (let i = lower.indexOf(needle); i >= 0 && needle; i = lower.indexOf(needle, i + needle.length)) {
+    const lo = Math.max(0, i - WINDOW), hi = Math.min(text.length, i + needle.length + WINDOW);
+    if (spans.length && lo <= spans[spans.length - 1][1]) spans[spans.length - 1][1] = hi;
+    else spans.push([lo, hi]);
+  }
+  if (!spans.length) spans.push([0, 2 * WINDOW]);
+  const skip = messageHead(h).length + 1;
+  const shown = spans.slice(0, WINDOWS).map(([lo, hi]) =>
+    `=== message ${h.message} (${h.role}), characters ${lo}-${hi} of ${text.length}; whole ` +
+    `message: recall("message ${h.message}", offset=${skip + lo}) ===\n` + text.slice(lo, hi));
+  if (spans.length > WINDOWS) {
+    shown.push(`--- ${spans.length - WINDOWS} more match(es) in message ${h.message}: ` +
+      `recall("message ${h.message}") ---`);
+  }
+  return shown.join("\n");
+}
+
 const offline = {
   sessions: () => ({ sessions: DATA.sessions, selected: DATA.selected,
     policies: DATA.compare.policies.length ? DATA.compare.policies.map((p) => p.policy)
@@ -64,7 +89,8 @@ const offline = {
     if (needle in DATA.archives) hits = [{ head: "=== " + needle + " ===", text: DATA.archives[needle] }];
     else if (position) hits = DATA.texts.filter((t) => t.message === Number(position[1]));
     else hits = DATA.texts.filter((t) => t.text.toLowerCase().includes(q.toLowerCase()));
-    const parts = hits.map((h) => (h.head || "=== message " + h.message + " (" + h.role + ") ===") + "\n" + h.text);
+    const parts = hits.map((h) => (h.head ? h.head + "\n" + h.text
+      : position ? messageHead(h) + "\n" + h.text : windowsOf(h, q)));
     const whole = parts.join("\n\n");
     const start = Number(offset) || 0, text = whole.slice(start, start + 20000);
     const answers = DATA.requests.map((r) => r.answer);
@@ -271,9 +297,37 @@ async function search(offset) {
     }
     $("search-hits").replaceChildren(...hits);
     $("search-text").replaceChildren(linked(page.text, page.links));
+    const first = highlight($("search-text"), q);
+    if (first) first.scrollIntoView({ block: "center" });
   } catch (error) {
     $("search-facts").textContent = String(error.message);
   }
+}
+
+// The matches of a text query, marked where they are shown (a path or "message N" is not
+// searched as text: nothing to mark); the first mark, to scroll to.
+function highlight(root, q) {
+  const needle = q.trim().toLowerCase();
+  if (!needle || /^\s*(?:message\s+|#)\d+\s*$/i.test(q)) return null;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode);
+  let first = null;
+  for (const node of nodes) {
+    const text = node.textContent, lower = text.toLowerCase();
+    let at = 0, i = lower.indexOf(needle);
+    if (i < 0 || lower.length !== text.length) continue;
+    const parts = [];
+    for (; i >= 0; i = lower.indexOf(needle, at)) {
+      const mark = el("mark", {}, text.slice(i, i + needle.length));
+      parts.push(text.slice(at, i), mark);
+      first = first || mark;
+      at = i + needle.length;
+    }
+    parts.push(text.slice(at));
+    node.replaceWith(...parts);
+  }
+  return first;
 }
 
 function copies(e) {
