@@ -75,13 +75,24 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         "first_kept": state.first_kept,
         "first_request": state.first_request,
         "latest_request": state.latest_request,
-        "turn": [state.turn.first, state.turn.thinks, state.turn._run_ends_turn,
-                 state.turn._run_open],
+        "turn": [
+            state.turn.first,
+            state.turn.thinks,
+            state.turn._run_ends_turn,
+            state.turn._run_open,
+        ],
         "replaced": [
-            [[p[0], p[1], b, state.replaced.copies.get(p)] for p, b in state.replaced.blocks.items()],
+            [
+                [p[0], p[1], b, state.replaced.copies.get(p)]
+                for p, b in state.replaced.blocks.items()
+            ],
             sorted(state.replaced.cleared),
             sorted(state.replaced.cleared_inputs),
-            [[p[0], p[1], c] for p, c in state.replaced.copies.items() if p not in state.replaced.blocks],
+            [
+                [p[0], p[1], c]
+                for p, c in state.replaced.copies.items()
+                if p not in state.replaced.blocks
+            ],
         ],
         "pinned": {
             "summary": pinned.summary,
@@ -198,7 +209,9 @@ def _shown(body: dict[str, Any], state: SessionState, counter: TokenCounter) -> 
     shown.messages = messages
     shown.keys = keys
     shown.tokens = tokens
-    shown.texts = [to_json(m.get("content")) if o else None for m, o in zip(messages, own)]
+    shown.texts = [
+        to_json(m.get("content")) if o else None for m, o in zip(messages, own, strict=True)
+    ]
     shown.shared = set(body["shared"])
     shown.total = sum(tokens)
     shown.use_ids = set(body["use_ids"])

@@ -50,7 +50,7 @@ from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
-from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Record, Restart
+from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Read, Record, Restart
 from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
@@ -120,7 +120,7 @@ class SessionEngine(SearchableLog):
             size = self.state.measure()
             self._emit("checkpoint_skipped", size, size, (), self.journal.fallback)
 
-    def _apply(self, record: Record) -> None:
+    def _apply(self, record: Read) -> None:
         if isinstance(record, MessageRecord):
             self.state.add_message(record, content_key(record.message))
         else:
