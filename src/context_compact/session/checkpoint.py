@@ -38,7 +38,7 @@ from .turn import Turn
 
 KIND = "checkpoint"
 VERSION = 1
-EVERY = 256
+EVERY = 128
 """Records between two checkpoints: a resume applies at most this many after the newest."""
 
 
