@@ -51,6 +51,7 @@ from typing import Any
 
 import api_rules
 import stub_sse
+from stub_compaction import Compactions
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
@@ -559,10 +560,14 @@ class _Server(ThreadingHTTPServer):
 class StubAPI:
     """The scripted server; use as a context manager or call ``start()``/``stop()``."""
 
-    def __init__(self, *script: ScriptItem, enforce: bool = True) -> None:
-        # ``enforce``: Messages requests that break the API's rules (``api_rules``) are
-        # refused with the API's own 400, as the service refuses them.
+    def __init__(
+        self, *script: ScriptItem, enforce: bool = True, compactions: Compactions | None = None
+    ) -> None:
+        # ``enforce``: Messages requests that break the API's rules (``api_rules``, and the
+        # compaction rules of ``stub_compaction``) are refused with the API's own 400, as the
+        # service refuses them. ``compactions``: how the server's own compaction counts.
         self.enforce = enforce
+        self.compactions = compactions or Compactions()
         self.refusals: list[str] = []
         self._script: deque[ScriptItem] = deque(script)
         self._lock = threading.Lock()
@@ -643,13 +648,21 @@ class StubAPI:
         """``answer`` plus how much of the body to send: None all, 0 nothing (``Drop``)."""
         with self._lock:
             self.requests.append(request)
+            if request.path == ANTHROPIC_PATH:
+                self.compactions.requests += 1
             if request.path not in (ANTHROPIC_PATH, OPENAI_PATH, RESPONSES_PATH):
                 return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}, None
-            refused = api_rules.violation_text(request.body)
+            refused = api_rules.violation_text(request.body) or self.compactions.violation(
+                request.body
+            )
             if request.path == ANTHROPIC_PATH and self.enforce and refused is not None:
                 self.refusals.append(refused)
                 error = anthropic_invalid_request(refused)
                 return error.status, error.body, dict(error.headers), None
+            if request.path == ANTHROPIC_PATH and self.compactions.on_demand(request.body):
+                # A compaction request: the server answers it; the script is not consulted.
+                answer = self.compactions.summarize(request.body, next(self._numbers))
+                return 200, answer, {"request-id": f"req_stub{next(_request_ids):06d}"}, None
             if not self._script:
                 return 500, {"error": {"message": "stub_api: script exhausted"}}, {}, None
             item = self._script.popleft()
@@ -676,7 +689,9 @@ class StubAPI:
         headers: dict[str, str] = {}
         if request.path == ANTHROPIC_PATH:
             headers = {"request-id": f"req_stub{next(_request_ids):06d}"}
-            body = _anthropic_message(item, request.body, number)
+            body = self.compactions.threshold(
+                request.body, _anthropic_message(item, request.body, number)
+            )
         elif request.path == RESPONSES_PATH:
             body = _openai_response(item, request.body, number)
         else:
