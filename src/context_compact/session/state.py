@@ -123,6 +123,8 @@ class SessionState:
         self.native_seen: Pos | None = None
         self.native: NativeEdit | None = None
         self.native_note_at: int | None = None
+        # The API has counted a request of this session (a usage, or a refusal's figures).
+        self.calibrated = False
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -252,6 +254,7 @@ class SessionState:
         elif isinstance(record, NativeEdit):
             self._native(record)
         elif isinstance(record, Calibrate):
+            self.calibrated = True
             self.ratio = record.ratio
             self.anchor = record.anchor
             if record.kinds is not None:
