@@ -21,7 +21,9 @@ A Messages request the real API would refuse (an unanswered ``tool_use``, an orp
 ``tool_result``, with ``thinking`` enabled a final assistant turn that does not open with a
 thinking block, a thinking block altered under the signature the stub gave it: ``api_rules``)
 is answered with the API's own 400 before the script is consulted, and listed in
-``refusals``; ``StubAPI(enforce=False)`` turns that off.
+``refusals``; ``StubAPI(enforce=False)`` turns that off. The server's own compaction
+(``stub_compaction``: a ``compact_20260112`` edit, an on-demand ``compaction`` request) is
+answered and its rules enforced the same way.
 
 A request whose body has ``"stream": true`` gets its ``Reply`` as server-sent events in the
 API's real event shapes (``stub_sse``), flushed one event at a time; errors before the

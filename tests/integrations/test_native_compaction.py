@@ -8,6 +8,7 @@ minimum is scaled down with it (the API's own is 50,000).
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -183,3 +184,36 @@ def test_our_own_summaries_after_a_native_block_keep_it_first_and_unchanged() ->
     assert {"native_compaction", "summarize"} <= stages
     found = reach(as_dicts(compactor.view()), store, store.root, sent, max_reads=2)
     assert found.lost == 0, found.lost_items[:3]
+
+
+def test_an_openai_responses_compaction_item_starts_the_view_and_what_it_replaced_is_recalled() -> (
+    None
+):
+    store = MemoryStore()
+    compactor = Compactor(
+        Policy.default(context_limit=50_000), store, BenchSummarizer(), format="openai-responses"
+    )
+    item = {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA-opaque"}
+    items: list[Any] = [{"role": "user", "content": TASK}]
+    for step in range(4):
+        call = {
+            "type": "function_call",
+            "call_id": f"c{step}",
+            "name": "bash",
+            "arguments": json.dumps({"command": f"migrate module_{step}"}),
+        }
+        if step == 2:
+            items.append(item)
+        items.append(call)
+        items.append(
+            {"type": "function_call_output", "call_id": f"c{step}", "output": result(step, 800)}
+        )
+    view = compactor.prepare(items, TASK)
+    assert view[0] == item
+    assert [v.get("call_id") for v in view[1:] if v.get("type") == "function_call"] == ["c2", "c3"]
+    assert "step 0: src/module_0.py" in compactor.recall("module_0.py").text
+    session = compactor.session_id
+    assert session is not None
+    (edit,) = native_edits(store, session)
+    assert edit.archive is not None and edit.archive in str(view)
+    assert "module_" in edit.text
