@@ -21,7 +21,9 @@ A Messages request the real API would refuse (an unanswered ``tool_use``, an orp
 ``tool_result``, with ``thinking`` enabled a final assistant turn that does not open with a
 thinking block, a thinking block altered under the signature the stub gave it: ``api_rules``)
 is answered with the API's own 400 before the script is consulted, and listed in
-``refusals``; ``StubAPI(enforce=False)`` turns that off.
+``refusals``; ``StubAPI(enforce=False)`` turns that off. The server's own compaction
+(``stub_compaction``: a ``compact_20260112`` edit, an on-demand ``compaction`` request) is
+answered and its rules enforced the same way.
 
 A request whose body has ``"stream": true`` gets its ``Reply`` as server-sent events in the
 API's real event shapes (``stub_sse``), flushed one event at a time; errors before the
@@ -51,6 +53,7 @@ from typing import Any
 
 import api_rules
 import stub_sse
+from stub_compaction import Compactions
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
@@ -559,10 +562,14 @@ class _Server(ThreadingHTTPServer):
 class StubAPI:
     """The scripted server; use as a context manager or call ``start()``/``stop()``."""
 
-    def __init__(self, *script: ScriptItem, enforce: bool = True) -> None:
-        # ``enforce``: Messages requests that break the API's rules (``api_rules``) are
-        # refused with the API's own 400, as the service refuses them.
+    def __init__(
+        self, *script: ScriptItem, enforce: bool = True, compactions: Compactions | None = None
+    ) -> None:
+        # ``enforce``: Messages requests that break the API's rules (``api_rules``, and the
+        # compaction rules of ``stub_compaction``) are refused with the API's own 400, as the
+        # service refuses them. ``compactions``: how the server's own compaction counts.
         self.enforce = enforce
+        self.compactions = compactions or Compactions()
         self.refusals: list[str] = []
         self._script: deque[ScriptItem] = deque(script)
         self._lock = threading.Lock()
@@ -643,13 +650,21 @@ class StubAPI:
         """``answer`` plus how much of the body to send: None all, 0 nothing (``Drop``)."""
         with self._lock:
             self.requests.append(request)
+            if request.path == ANTHROPIC_PATH:
+                self.compactions.requests += 1
             if request.path not in (ANTHROPIC_PATH, OPENAI_PATH, RESPONSES_PATH):
                 return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}, None
-            refused = api_rules.violation_text(request.body)
+            refused = api_rules.violation_text(request.body) or self.compactions.violation(
+                request.body
+            )
             if request.path == ANTHROPIC_PATH and self.enforce and refused is not None:
                 self.refusals.append(refused)
                 error = anthropic_invalid_request(refused)
                 return error.status, error.body, dict(error.headers), None
+            if request.path == ANTHROPIC_PATH and self.compactions.on_demand(request.body):
+                # A compaction request: the server answers it; the script is not consulted.
+                answer = self.compactions.summarize(request.body, next(self._numbers))
+                return 200, answer, {"request-id": f"req_stub{next(_request_ids):06d}"}, None
             if not self._script:
                 return 500, {"error": {"message": "stub_api: script exhausted"}}, {}, None
             item = self._script.popleft()
@@ -676,7 +691,9 @@ class StubAPI:
         headers: dict[str, str] = {}
         if request.path == ANTHROPIC_PATH:
             headers = {"request-id": f"req_stub{next(_request_ids):06d}"}
-            body = _anthropic_message(item, request.body, number)
+            body = self.compactions.threshold(
+                request.body, _anthropic_message(item, request.body, number)
+            )
         elif request.path == RESPONSES_PATH:
             body = _openai_response(item, request.body, number)
         else:

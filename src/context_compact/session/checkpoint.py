@@ -31,7 +31,7 @@ from ..sizing import TokenCounter
 from ..sizing.counter import to_json
 from ..store.journal import dumps
 from .pinned import Pinned
-from .records import BadRecord
+from .records import BadRecord, NativeEdit, as_json, read
 from .shown import Shown
 from .state import Replaced, SessionState
 from .turn import Turn
@@ -116,6 +116,10 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         "shared": sorted(shown.shared),
         "use_ids": sorted(shown.use_ids),
         "log_use_ids": sorted(state.log_use_ids),
+        "calibrated": state.calibrated,
+        "native_seen": list(state.native_seen) if state.native_seen is not None else None,
+        "native": as_json(state.native) if state.native is not None else None,
+        "native_note_at": state.native_note_at,
         "events": events,
     }
     return {"kind": KIND, "version": VERSION, "at": at, "digest": _digest(body), "state": body}
@@ -174,6 +178,14 @@ def _restore(body: dict[str, Any], counter: TokenCounter) -> SessionState:
     state._results = [(s, b) for s, b in body["results"]]
     state.shown = _shown(body, state, counter)
     state.log_use_ids = set(body["log_use_ids"])
+    state.calibrated = bool(body["calibrated"])
+    seen = body["native_seen"]
+    state.native_seen = (int(seen[0]), int(seen[1])) if seen is not None else None
+    native = read(body["native"], "checkpoint's native edit") if body["native"] else None
+    if native is not None and not isinstance(native, NativeEdit):
+        raise ValueError(f"not a native edit: {body['native']!r:.100}")
+    state.native = native
+    state.native_note_at = body["native_note_at"]
     return state
 
 

@@ -45,12 +45,22 @@ from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import checkpoint, knobs, limits, passes, summary
+from . import checkpoint, knobs, limits, native, passes, summary
 from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
-from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Read, Record, Restart
+from .records import (
+    Calibrate,
+    Edit,
+    EventRecord,
+    MessageRecord,
+    NativeEdit,
+    Overhead,
+    Read,
+    Record,
+    Restart,
+)
 from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
@@ -217,8 +227,23 @@ class SessionEngine(SearchableLog):
         for message, key in self.syncer.added(state, messages, self._restart):
             record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
             state.add_message(record, key)
-            self.journal.add(replace(record, content_json=state.shown.texts[-1]))
+            # The content's JSON as counted, when the view shows the logged message itself
+            # (not one rendered with a note: ``SessionState.add_message``).
+            same = state.shown.messages[-1] is record.message
+            text = state.shown.texts[-1] if same else None
+            self.journal.add(replace(record, content_json=text))
         self.syncer.accepted()
+
+    def _adopt_native(self, request: str | None) -> None:
+        """A provider's compaction block the caller's request asked for (``native.py``):
+        the view starts at it, what it replaced saved first."""
+        if native.pending(self.state) is None:
+            return
+        io = self._io()
+        self._guarded(
+            lambda: self._take("native_compaction", lambda: native.adopt(self.state, io, request)),
+            "native_compaction",
+        )
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The
@@ -303,7 +328,7 @@ class SessionEngine(SearchableLog):
     def _fault_check(self, doing: str, always: bool) -> None:
         self.faults.check(doing, always, self.state.measure(), self.limit)
 
-    def _take(self, stage: str, make: Callable[[], Edit | None]) -> None:
+    def _take(self, stage: str, make: Callable[[], Edit | NativeEdit | None]) -> None:
         """Record the edit ``make`` decides (if any) and say what it did."""
         before = self.state.measure()
         edit = make()
@@ -411,14 +436,17 @@ class SessionEngine(SearchableLog):
 
     # -- entry points ----------------------------------------------------------------------
     def record(self, messages: Any) -> None:
-        """Log what the caller appended (the model's last answer) without compacting."""
+        """Log what the caller appended (the model's last answer) without compacting (a
+        provider's own compaction block in it is adopted: ``native.py``)."""
         with self._journaled():
             self.sync(messages)
+            self._adopt_native(None)
 
     def prepare(self, messages: Any, request: str) -> list[Message]:
         self._fixed_part()
         with self._journaled():
             self.sync(messages)
+            self._adopt_native(request)
             self._guarded(self._persist, "persist")
             policy, state = self.policy, self.state
             high = knobs.high_water(state, policy) * self.limit
@@ -476,6 +504,7 @@ class SessionEngine(SearchableLog):
             raise ValueError(f"keep_recent_turns must be >= 0, got {keep_recent_turns}")
         with self._journaled():
             self.sync(messages)
+            self._adopt_native(request)
             self._guarded(self._persist, "persist")
             self._guarded(
                 lambda: self._summarize_old(
@@ -501,6 +530,7 @@ class SessionEngine(SearchableLog):
         """
         with self._journaled():
             self.sync(messages)
+            self._adopt_native(request)
             self._guarded(self._persist, "persist")
             state = self.state
             estimate = max(1, state.estimate())

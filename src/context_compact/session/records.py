@@ -12,6 +12,11 @@ A session's journal is an append-only list of records, in the order things happe
 * ``SummaryEdit``: messages ``start .. cut-1`` replaced by a summary message, with the
   pinned user messages, the folded ones and, when the summary closed the turn, the closing
   message of recent steps;
+* ``NativeEdit`` (op ``native``): the provider's own compaction block (Anthropic's
+  ``compaction`` block, an OpenAI Responses ``compaction`` item) in message ``cut`` at
+  ``block`` now stands for everything before it: the view starts at the block; what it
+  replaced is archived (``archive``, messages ``start .. cut-1``), with a readable summary of
+  ours (``text``) and the note the view carries naming both (``note``);
 * ``Calibrate`` (real/estimated ratio and the API's count of the view's head), ``Overhead``
   (system prompt and tools), ``Restart`` (a new conversation on the same log);
 * ``EventRecord``: what a compaction did, as the caller's ``CompactionEvent`` said it.
@@ -110,6 +115,22 @@ class SummaryEdit:
 
 
 @dataclass(frozen=True)
+class NativeEdit:
+    cut: int
+    block: int
+    start: int
+    archive: str | None
+    """The archive of what the view showed before the block (None: nothing was before it)."""
+    index: str
+    text: str
+    """A readable summary of ours (extractive) of what the block replaced."""
+    note: str
+    """What the view says after the block: where the replaced messages are."""
+    op: Literal["native"] = field(default="native", init=False)
+    kind: Literal["edit"] = field(default="edit", init=False)
+
+
+@dataclass(frozen=True)
 class Calibrate:
     ratio: float
     anchor: tuple[int, int] | None
@@ -154,7 +175,16 @@ class Unknown:
 
 
 Edit = BlockEdit | SummaryEdit
-Record = MessageRecord | BlockEdit | SummaryEdit | Calibrate | Overhead | Restart | EventRecord
+Record = (
+    MessageRecord
+    | BlockEdit
+    | SummaryEdit
+    | NativeEdit
+    | Calibrate
+    | Overhead
+    | Restart
+    | EventRecord
+)
 Read = Record | Unknown
 
 _EVENT_FIELDS = ("stage", "before", "after", "unit", "paths", "note", "score")
@@ -210,6 +240,17 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
                 closes=bool(raw.get("closes", False)),
                 carry=raw.get("carry"),
                 first=raw.get("first"),
+            )
+        if op == "native":
+            archive = raw.get("archive")
+            return NativeEdit(
+                cut=_int(raw, "cut", where),
+                block=_int(raw, "block", where),
+                start=_int(raw, "start", where),
+                archive=None if archive is None else str(archive),
+                index=str(raw["index"]),
+                text=str(raw["text"]),
+                note=str(raw["note"]),
             )
         raise BadRecord(f"{where}: unknown edit {op!r} in the session journal")
     if kind == "calibrate":
@@ -293,6 +334,18 @@ def as_json(record: Read) -> dict[str, Any]:
         if record.first is not None:
             out["first"] = record.first
         return out
+    if isinstance(record, NativeEdit):
+        return {
+            "kind": "edit",
+            "op": "native",
+            "cut": record.cut,
+            "block": record.block,
+            "start": record.start,
+            "archive": record.archive,
+            "index": record.index,
+            "text": record.text,
+            "note": record.note,
+        }
     if isinstance(record, Calibrate):
         anchor = list(record.anchor) if record.anchor is not None else None
         written: dict[str, Any] = {"kind": "calibrate", "ratio": record.ratio, "anchor": anchor}
@@ -354,6 +407,7 @@ __all__ = [
     "EventRecord",
     "InputCopy",
     "MessageRecord",
+    "NativeEdit",
     "Overhead",
     "Read",
     "Record",
