@@ -38,7 +38,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ..engine import Env, Message
-from ..errors import CompactionFailed, SessionLocked
+from ..errors import CompactionFailed, InvalidHistory, SessionLocked
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
 from ..messages import copy_json
@@ -173,35 +173,40 @@ class SessionEngine(SearchableLog):
     @contextmanager
     def _journaled(self) -> Iterator[None]:
         """The commit point: the call's records are appended at its end, also when it fails
-        with an error of its own (which the append then does not hide); when the append does
-        not return, the state is read back from the store before the next call."""
+        with an error of its own (which the append then does not hide). A call that fails
+        leaves the state to be read back from the store before the next call: an error or a
+        signal between a change of the state and its record (``KeyboardInterrupt`` lands
+        anywhere) would leave memory ahead of what was journaled. The one exception is a
+        history refused before the call recorded anything (validation comes first)."""
         self._current()
         self.faults = Faults()
         journal = self.journal
         failures = self.summaries.failures
-        committed = False
+        committed = appended = False
         try:
             with holders.busy(self.store, journal.session_id, self), turn(self.store):
                 journal.calling = True
                 try:
                     yield
-                except BaseException:
+                except BaseException as error:
                     journal.calling = False
+                    untouched = isinstance(error, InvalidHistory) and not journal.pending
                     try:
                         journal.commit()
-                        committed = True
+                        committed, appended = untouched, True
                     except BaseException:
                         pass  # the call's own error is the one to report; the state reloads
                     raise
                 journal.calling = False
                 journal.commit(self._snapshot)
-                committed = True
+                committed = appended = True
         finally:
             journal.calling = False
             if not committed:
                 self._stale = True
-                self.summaries.failures = failures
                 self.env.forget(journal.events_written)
+            if not appended:
+                self.summaries.failures = failures
         self._moved = False
 
     def _emit(
