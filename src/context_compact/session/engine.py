@@ -45,12 +45,12 @@ from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import knobs, limits, passes, summary
+from . import checkpoint, knobs, limits, passes, summary
 from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
-from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Record, Restart
+from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Read, Record, Restart
 from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
@@ -98,9 +98,29 @@ class SessionEngine(SearchableLog):
         return self.journal.session_id
 
     def _open(self, session: str) -> None:
-        self.journal.open(session, self._apply)
+        self.journal.open(session, self._apply, self._start)
+        self._fell_back()
 
-    def _apply(self, record: Record) -> None:
+    def _start(self, raw: dict[str, Any] | None, at: int) -> int:
+        """The state afresh, or as the checkpoint ``raw`` read at ``at`` holds it (before the
+        records after it are applied); the event records before it."""
+        if raw is None:
+            self.state = SessionState(self.env.counter)
+            return 0
+        self.state, events = checkpoint.restore(raw, self.env.counter, at)
+        return events
+
+    def _snapshot(self, at: int, events: int) -> dict[str, Any]:
+        return checkpoint.capture(self.state, at, events)
+
+    def _fell_back(self) -> None:
+        """A resume that could not start from the newest checkpoint says why (journaled
+        with the next call): it cost a longer replay, and a checkpoint was damaged."""
+        if self.journal.fallback is not None:
+            size = self.state.measure()
+            self._emit("checkpoint_skipped", size, size, (), self.journal.fallback)
+
+    def _apply(self, record: Read) -> None:
         if isinstance(record, MessageRecord):
             self.state.add_message(record, content_key(record.message))
         else:
@@ -114,9 +134,10 @@ class SessionEngine(SearchableLog):
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
         self._returned = None
-        _, moved = self.journal.reload(self._apply)
+        _, moved = self.journal.reload(self._apply, self._start)
         for record in self.journal.carried:
             self.state.apply(record)
+        self._fell_back()
         self.env.forget(self.journal.events_written)
         self._moved = self._moved or moved
         self._stale = False
@@ -163,7 +184,7 @@ class SessionEngine(SearchableLog):
                         pass  # the call's own error is the one to report; the state reloads
                     raise
                 journal.calling = False
-                journal.commit()
+                journal.commit(self._snapshot)
                 committed = True
         finally:
             journal.calling = False
