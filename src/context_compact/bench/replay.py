@@ -8,8 +8,8 @@ Per call we record the tokens sent (system prompt and tool schemas included), ho
 the request is a prefix of the previous one (what a prompt cache can reuse) and whether
 earlier history was rewritten, and how long ``prepare`` took. After each request the API would
 accept, the strategy is told its size (``observe``, when it has one), as an agent loop tells
-its compactor the usage the API reported: the bench's count stands for the API's. Cost follows Anthropic's
-prompt-caching multipliers (cache reads 0.1x base input, cache writes 1.25x: Anthropic
+its compactor the usage the API reported: the bench's count stands for the API's. Cost follows
+Anthropic's prompt-caching multipliers (cache reads 0.1x base input, cache writes 1.25x: Anthropic
 "Prompt caching" docs, 2025): the shared prefix is read, the rest is written (a cache
 breakpoint at the end of every request, as agent loops set it). Summary calls are priced as
 plain input plus output; the assistant's own replies are output tokens.
