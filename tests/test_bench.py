@@ -139,7 +139,6 @@ def test_rewrites_overflow_and_losses_are_counted_for_a_strategy_that_drops_hist
     assert result.over_budget_calls == 4
 
 
-
 @dataclass
 class Listening(KeepLast):
     """KeepLast that records the usage its loop reports after each request."""
@@ -166,6 +165,7 @@ def test_the_default_runs_calibrated_in_the_bench_as_under_a_real_loop() -> None
     replay(strategy, synthetic_session(3), store=store, root=ROOT, overhead_tokens=2_000)
     engine = strategy.engine
     assert isinstance(engine, SessionEngine) and engine.state.calibrated
+
 
 def test_reach_follows_issued_references_and_compares_non_ascii_text_as_written() -> None:
     store = MemoryStore(ROOT)
