@@ -170,6 +170,7 @@ def event_of(record: rec.EventRecord) -> CompactionEvent:
         tuple(record.paths),
         record.note,
         record.score,
+        record.extra.get("timing"),
     )
 
 

@@ -7,8 +7,11 @@ Each call, in this order:
    parent's).
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
 3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then, if
-   still over, **summarize** the oldest turns (``passes.clear``, ``passes.summarize``).
-4. **commit**: journal every record of the call (messages, edits, events) in one store
+   still over, **summarize** the oldest turns (``passes.clear``, ``passes.summarize``). A
+   range fixed ahead (``ahead.py``) is summarized first, its summary made ahead of need.
+4. **look ahead**: past the soft mark, fix the next summary's range and ask for its summary on
+   the summarizer's worker (``ahead.py``; with a model summarizer only).
+5. **commit**: journal every record of the call (messages, edits, events) in one store
    append, then return the view (a copy: nothing in it is the engine's).
 
 The commit point (``_journaled``): the state never runs ahead of the journal. A call whose
@@ -45,12 +48,21 @@ from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import knobs, limits, passes, summary
+from . import ahead, knobs, limits, passes, summary
 from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
-from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Record, Restart
+from .records import (
+    Calibrate,
+    Edit,
+    EventRecord,
+    MessageRecord,
+    Overhead,
+    Record,
+    Restart,
+    SummaryEdit,
+)
 from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
@@ -87,6 +99,7 @@ class SessionEngine(SearchableLog):
             env.counter,
             lambda stage, before, after, note: self._emit(stage, before, after, (), note),
         )
+        self.ahead = ahead.enabled(policy, env.summarizer)
         self.over_limit = 0
         self.faults = Faults()
         if env.session is not None:
@@ -181,9 +194,11 @@ class SessionEngine(SearchableLog):
         paths: tuple[str, ...],
         note: str,
         score: dict[str, float | None] | None = None,
+        timing: dict[str, Any] | None = None,
     ) -> None:
-        event = CompactionEvent(stage, before, after, "tokens", paths, note, score)
-        self.journal.add(EventRecord(stage, before, after, "tokens", paths, note, score))
+        event = CompactionEvent(stage, before, after, "tokens", paths, note, score, timing)
+        extra = {"timing": timing} if timing is not None else {}
+        self.journal.add(EventRecord(stage, before, after, "tokens", paths, note, score, extra))
         self.env.emit(event)
 
     def _io(self) -> passes.PassIO:
@@ -289,7 +304,8 @@ class SessionEngine(SearchableLog):
         if edit is not None:
             self._record(edit)
             paths, note, score = passes.event_of(edit)
-            self._emit(stage, before, self.state.measure(), paths, note, score)
+            timing = self.summaries.take_timing() if isinstance(edit, SummaryEdit) else None
+            self._emit(stage, before, self.state.measure(), paths, note, score, timing)
 
     def _persist(self) -> None:
         io = self._io()
@@ -404,15 +420,23 @@ class SessionEngine(SearchableLog):
             fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
             if fire:
                 urgent = state.measure() > self.limit
+                # A range fixed ahead is summarized first: its summary was asked for when the
+                # view passed the soft mark (``ahead.py``), and a clearing in it would change
+                # what it summarized.
+                fixed = state.ahead is not None and self._summarize_fixed(target, request)
                 # A clearing that cannot even get under the high-water mark is skipped: the
                 # summary that must follow would archive what it cleared (a cold start on a
                 # long history); clearing runs after the summary if still needed.
+                # After it, what arrived since the mark is cleared down to the low-water mark
+                # as at any trigger (seen results only, each with its copy), so the next
+                # trigger is as far off as after an inline summary.
+                futile = None if fixed else int(high)
                 self._guarded(
-                    lambda: self._clear(target, force=urgent, futile_below=int(high)), "clear"
+                    lambda: self._clear(target, force=urgent, futile_below=futile), "clear"
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
-                if self._summary_due(target, high, request):
+                if not fixed and self._summary_due(target, high, request):
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(
@@ -438,7 +462,57 @@ class SessionEngine(SearchableLog):
                 self._fault_check("bring the context under its limit", always=False)
                 self._check_limit()
             self._fault_check("save new results", always=False)
+            if self.ahead and self.faults.error is None:
+                self._look_ahead(request)
             return self.view()
+
+    def _summarize_fixed(self, target: int, request: str) -> bool:
+        """The summary of the range fixed ahead, if it still holds (``summary.fixed``);
+        whether it was made."""
+        state, policy = self.state, self.policy
+        mark = state.ahead
+        least = 1 if state.measure() > self.limit else policy.clear_floor
+        ask = self._summary_ask(target, request, policy.keep_recent_turns, least)
+        chosen = summary.fixed(state, ask, *mark) if mark is not None else None
+        if chosen is None:
+            return False
+        io, shown = self._io(), policy.summary_input_limit // 4
+        made = state.pinned.summaries
+        self._guarded(
+            lambda: self._take(
+                "summarize",
+                lambda: summary.edit(
+                    state, chosen, ask, passes.effects(state, io, chosen, ask, shown)
+                ),
+            ),
+            "summarize",
+        )
+        return state.pinned.summaries > made
+
+    def _look_ahead(self, request: str) -> None:
+        """Past the soft mark, fix the next summary's range (journaled) and ask for its
+        summary on the summarizer's worker, once per content of that range (``ahead.py``)."""
+        state, policy = self.state, self.policy
+        keep = policy.keep_recent_turns
+        if state.ahead is None:
+            if state.measure() <= ahead.soft_mark(state, policy, self.limit):
+                return
+            goal = ahead.target(state, policy, self.limit)
+            mark = ahead.mark(state, self._summary_ask(goal, request, keep, policy.clear_floor))
+            if mark is None:
+                return
+            self._record(mark)
+        start, cut = state.ahead or (0, 0)
+        ask = self._summary_ask(0, request, keep, NEVER)
+        chosen = summary.fixed(state, ask, start, cut)
+        if chosen is None:
+            return
+        messages = ahead.summarizer_input(state, chosen, policy.summary_input_limit // 4)
+        if messages is None:
+            return
+        previous = state.pinned.summary_text if state.pinned.summary is not None else None
+        summaries = self.summaries
+        summaries.ahead(summaries.request(copy_json(messages), None, previous, self.summary_budget))
 
     def compact(
         self,

@@ -113,6 +113,14 @@ class SessionPolicy:
     fraction of the limit (``trigger=("fraction", f)``; Anthropic's ``trigger`` in
     ``input_tokens`` is ``high_water * context_limit``) and ``low_water`` the keep target
     (``keep=("fraction", f)``)."""
+    summarize_ahead: bool = True
+    """With a model summarizer (any but the extractive one), the summary is made ahead of
+    need: once the request passes the soft mark (halfway from ``low_water`` to the
+    high-water mark in force) the range the next summary replaces is fixed (a journal
+    record) and its summary asked for on the summarizer's worker while the agent goes on;
+    at the trigger it lands at once, what arrived since staying verbatim
+    (``session/ahead.py``). False: every summary is made at the trigger, as the agent
+    waits. The extractive summary is always made at the trigger (it is fast)."""
     summary_prompt: str | None = None
     """Replaces the structured summary prompt a model summarizer is given (LangChain's
     ``summary_prompt``; ``instructions=`` and ``/compact focus`` only add a focus to ours).

@@ -28,6 +28,7 @@ from ..messages import Message, block_type, blocks, clone, is_request
 from ..sizing import TokenCounter
 from .pinned import Pinned, answer_message
 from .records import (
+    AheadMark,
     BlockEdit,
     Calibrate,
     MessageRecord,
@@ -35,6 +36,7 @@ from .records import (
     Read,
     Restart,
     SummaryEdit,
+    Undo,
 )
 from .shown import Shown
 from .turn import Turn
@@ -111,6 +113,8 @@ class SessionState:
         self.log_use_ids: set[str] = set()
         # (messages of the view the API measured, its real count); None once that prefix changed.
         self.anchor: tuple[int, int] | None = None
+        # The range the next summary replaces, fixed at the soft mark (``ahead.py``).
+        self.ahead: tuple[int, int] | None = None
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -229,6 +233,13 @@ class SessionState:
             self.overhead = record.tokens
         elif isinstance(record, Restart):
             self.reset()
+        elif isinstance(record, AheadMark):
+            self.ahead = (record.start, record.cut)
+        elif isinstance(record, Undo):
+            # The view was rebuilt without the undone edit (``undo.py``): the API's count of
+            # its head and a range fixed on the view it replaced no longer hold.
+            self.anchor = None
+            self.ahead = None
 
     def _summarized(self, edit: SummaryEdit) -> None:
         cut = edit.cut
@@ -249,6 +260,7 @@ class SessionState:
             self.turn.close()
         self.shown.reprefix(self.pinned.prefix, drop)
         self.anchor = None
+        self.ahead = None
 
 
 __all__ = ["Pos", "Replaced", "SessionState", "answer_message", "clone"]
