@@ -112,7 +112,10 @@ def test_one_request_and_a_long_tool_loop_never_fails_and_loses_nothing(
     per, chars = SHAPES[window]
     store = MemoryStore()
     summarizer = Counting()
-    compactor = Compactor(Policy.default(context_limit=window), store, summarizer)
+    # Summaries made at the trigger: the bound on calls is the inline engine's (made ahead,
+    # every compacting turn summarizes).
+    policy = Policy.default(context_limit=window, summarize_ahead=False)
+    compactor = Compactor(policy, store, summarizer)
     results = run_loop(compactor, mode, STEPS, per, chars, window)
     view = compactor.view()
     found = reach(view, store, store.root, results, max_reads=2)

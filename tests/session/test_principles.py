@@ -204,7 +204,10 @@ def test_earlier_history_is_rewritten_on_at_most_a_tenth_of_turns_on_every_seed(
     summaries = []
     for seed in range(4):
         store, summarizer = MemoryStore(), BenchSummarizer()
-        c = compactor(store, summarizer, context_limit=budget)
+        # Summaries made at the trigger: made ahead, every compacting turn summarizes (the
+        # range is fixed before the trigger, a clearing in it would void it): see
+        # test_summaries_made_ahead_rewrite_history_about_as_often.
+        c = compactor(store, summarizer, context_limit=budget, summarize_ahead=False)
         workload = synthetic_session(300, seed=seed)
         out = replay(
             c, workload, store=store, root=store.root, overhead_tokens=0, summarizer=summarizer
@@ -514,8 +517,9 @@ def test_invalid_input_is_refused_with_the_callers_index() -> None:
 
 
 def test_a_large_pinned_request_does_not_make_summaries_thrash() -> None:
-    # Seen in the bench on swe_agent:pydicom: pinned parts near 60% of the budget.
-    c = compactor(context_limit=12_500)
+    # Seen in the bench on swe_agent:pydicom: pinned parts near 60% of the budget. Summaries
+    # made at the trigger (made ahead, every compacting turn summarizes).
+    c = compactor(context_limit=12_500, summarize_ahead=False)
     c.set_request("s" * 4_800, [])
     workload = synthetic_session(60, seed=7)
     messages: list[dict[str, Any]] = [user("please " * 2_850)]  # ~5,000 tokens

@@ -28,7 +28,8 @@ from context_compact.session.records import (
 
 def a_long_session(mode: str = "start") -> tuple[MemoryStore, str]:
     store = MemoryStore()
-    compactor = Compactor(Policy.default(context_limit=8_000), store, BenchSummarizer())
+    policy = Policy.default(context_limit=8_000, summarize_ahead=False)  # clearings too
+    compactor = Compactor(policy, store, BenchSummarizer())
     run_loop(compactor, mode, 80, 2, 1_500, 8_000)
     assert compactor.session_id is not None
     return store, compactor.session_id
@@ -49,7 +50,8 @@ def test_every_record_a_session_writes_reads_back_to_the_same_bytes(mode: str) -
 
 def test_a_resumed_session_sends_the_view_the_typed_journal_describes() -> None:
     store, sid = a_long_session()
-    resumed = Compactor(Policy.default(context_limit=8_000), store, BenchSummarizer(), session=sid)
+    policy = Policy.default(context_limit=8_000, summarize_ahead=False)
+    resumed = Compactor(policy, store, BenchSummarizer(), session=sid)
     summaries = [r for r in journal(store.records(sid)) if isinstance(r, SummaryEdit)]
     view = resumed.view()
     assert summaries and view[1] == summaries[-1].message

@@ -419,7 +419,6 @@ class SessionEngine(SearchableLog):
             high = knobs.high_water(state, policy) * self.limit
             fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
             if fire:
-                urgent = state.measure() > self.limit
                 # A range fixed ahead is summarized first: its summary was asked for when the
                 # view passed the soft mark (``ahead.py``), and a clearing in it would change
                 # what it summarized.
@@ -432,7 +431,10 @@ class SessionEngine(SearchableLog):
                 # trigger is as far off as after an inline summary.
                 futile = None if fixed else int(high)
                 self._guarded(
-                    lambda: self._clear(target, force=urgent, futile_below=futile), "clear"
+                    lambda: self._clear(
+                        target, force=state.measure() > self.limit, futile_below=futile
+                    ),
+                    "clear",
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
