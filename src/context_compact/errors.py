@@ -77,6 +77,11 @@ class StoreUnavailable(CompactionFailed):
     """The store refused a write that compaction or the session journal needed."""
 
 
+class UndoRefused(ContextCompactError, ValueError):
+    """``undo`` cannot take the compaction back (none left, or the view would be over the
+    limit); the message says why, and nothing was changed."""
+
+
 class SessionLocked(ContextCompactError, RuntimeError):
     """Another live process writes this session, or wrote it since this one read it."""
 
@@ -166,6 +171,7 @@ class ConfigError(ContextCompactError, ValueError):
 
 __all__ = [
     "CompactionFailed",
+    "UndoRefused",
     "ConfigError",
     "ContextCompactError",
     "ContextOverflow",

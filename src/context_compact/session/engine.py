@@ -41,14 +41,14 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ..engine import Env, Message
-from ..errors import CompactionFailed, SessionLocked
+from ..errors import CompactionFailed, SessionLocked, UndoRefused
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
 from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import ahead, knobs, limits, passes, summary
+from . import ahead, knobs, limits, passes, summary, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
@@ -62,6 +62,8 @@ from .records import (
     Record,
     Restart,
     SummaryEdit,
+    Undo,
+    journal,
 )
 from .state import SessionState, clone
 from .summarizing import SummaryCaller
@@ -111,23 +113,28 @@ class SessionEngine(SearchableLog):
         return self.journal.session_id
 
     def _open(self, session: str) -> None:
-        self.journal.open(session, self._apply)
+        replay = undo.Replay(self.env.counter)
+        self.journal.open(session, replay.apply)
+        self.state = self._replayed(replay)
 
-    def _apply(self, record: Record) -> None:
-        if isinstance(record, MessageRecord):
-            self.state.add_message(record, content_key(record.message))
-        else:
-            self.state.apply(record)
+    def _replayed(self, replay: undo.Replay) -> SessionState:
+        """The state a replay built; with undos in the journal, built again without the
+        edits they undid (``undo.py``)."""
+        if not replay.rewind or self.session_id is None:
+            return replay.state
+        records = journal(self.store.records(self.session_id), f"session {self.session_id}")
+        return undo.rebuild(self.env.counter, records, replay.undone)
 
     def _reload(self) -> None:
         """Drop the state a failed call built and read the session back from the store; the
         records recorded between calls are applied again when the failed append did not
         land (``SessionJournal.reload``)."""
-        self.state = SessionState(self.env.counter)
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
         self._returned = None
-        _, moved = self.journal.reload(self._apply)
+        replay = undo.Replay(self.env.counter)
+        _, moved = self.journal.reload(replay.apply)
+        self.state = self._replayed(replay)
         for record in self.journal.carried:
             self.state.apply(record)
         self.env.forget(self.journal.events_written)
@@ -515,6 +522,39 @@ class SessionEngine(SearchableLog):
         previous = state.pinned.summary_text if state.pinned.summary is not None else None
         summaries = self.summaries
         summaries.ahead(summaries.request(copy_json(messages), None, previous, self.summary_budget))
+
+    def undo(self) -> list[Message]:
+        """Take back the newest compaction not undone yet (a summary or a clearing): a new
+        record in the journal, the view rebuilt as if it had not happened, with what came
+        since (``undo.py``). ``UndoRefused`` (nothing changed) when there is none, or when
+        that view would be over the limit. The caller continues from the view returned."""
+        with self._journaled():
+            sid = self.sid()
+            where = f"session {sid}"
+            at, what = undo.target(journal(self.store.records(sid), where), sid)
+            skip = {at}
+            for record in journal(self.store.records(sid), where):
+                if isinstance(record, Undo):
+                    skip.add(record.record)
+            state = undo.rebuild(self.env.counter, journal(self.store.records(sid), where), skip)
+            for record in self.journal.carried:
+                state.apply(record)
+            state.apply(Undo(at))
+            size = state.measure()
+            if size > self.limit:
+                # The counter's factors may have been set by the rebuild: set them back.
+                self._stale = True
+                raise UndoRefused(
+                    f"undoing the {what} (journal record {at}) would make the request "
+                    f"{size:,} tokens, over the limit of {self.limit:,}; nothing was changed"
+                )
+            before = self.state.measure()
+            self.state = state
+            self.syncer = Sync()
+            self.recognizer = self.syncer.recognizer
+            self.journal.add(Undo(at))
+            self._emit("undo_compaction", before, size, (), f"{what} undone (record {at})")
+            return self.view()
 
     def compact(
         self,
