@@ -171,7 +171,6 @@ class ConfigError(ContextCompactError, ValueError):
 
 __all__ = [
     "CompactionFailed",
-    "UndoRefused",
     "ConfigError",
     "ContextCompactError",
     "ContextOverflow",
@@ -183,6 +182,7 @@ __all__ = [
     "SessionExists",
     "SessionLocked",
     "StoreUnavailable",
+    "UndoRefused",
     "UnknownMigration",
     "Violation",
 ]

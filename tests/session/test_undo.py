@@ -35,9 +35,9 @@ def until(kind: type, op: str | None = None) -> tuple[list[list[Any]], list[Any]
             for r in records
             if isinstance(r, SummaryEdit) or (isinstance(r, BlockEdit) and r.op == "clear")
         ]
-        if compactions and isinstance(compactions[-1], kind):
-            if op is None or getattr(compactions[-1], "op", None) == op:
-                return [view], [*view, turn.assistant, turn.results], (c, store, workload, i)
+        newest = compactions[-1] if compactions else None
+        if isinstance(newest, kind) and (op is None or getattr(newest, "op", None) == op):
+            return [view], [*view, turn.assistant, turn.results], (c, store, workload, i)
         messages = [*view, turn.assistant, turn.results]
     raise AssertionError("the workload never made that compaction")
 
@@ -91,7 +91,7 @@ def test_after_an_undo_the_session_goes_on_and_resumes_byte_for_byte() -> None:
 
 
 def test_an_undo_that_would_overflow_the_window_is_refused_and_changes_nothing() -> None:
-    _, _, (c, store, _, _) = until(SummaryEdit)
+    _, _, (_c, store, _, _) = until(SummaryEdit)
     small = Compactor(
         Policy.default(context_limit=3_000, summarize_ahead=False, low_water=0.2),
         store,

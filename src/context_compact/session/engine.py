@@ -43,7 +43,7 @@ from typing import Any
 from ..engine import Env, Message
 from ..errors import CompactionFailed, SessionLocked, UndoRefused
 from ..events import CompactionEvent
-from ..keys import chain_id, content_key
+from ..keys import chain_id
 from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
