@@ -1,9 +1,12 @@
 """``context-compact doctor``: check every session of a work directory, and say what is whole.
 
 Each session's journal is loaded the way a resume loads it (every hash link and the witness
-checked, ``store/witness.py``) and replayed; the database gets SQLite's ``integrity_check``,
-or for a PostgreSQL store (``--store postgresql://...``) its own check of the texts and files
-it keeps (``PostgresStore.check_database``: every blob hashes to its name).
+checked, ``store/witness.py``) and replayed, from its newest checkpoint and from its first
+record: a checkpoint that could not be used is named (the resume fell back to a longer
+replay), and one that restores another view than the full replay is damage; the database
+gets SQLite's ``integrity_check``, or for a PostgreSQL store (``--store postgresql://...``)
+its own check of the texts and files it keeps (``PostgresStore.check_database``: every
+blob hashes to its name).
 A damaged session is named with where the damage starts and how much before it is whole
 (what a repair can keep); the others are listed as ok, and one that another live process is
 writing says so (it is read as of one moment: an append in progress is not damage). Exit
@@ -37,17 +40,37 @@ def check_session(store: Any, session: str) -> dict[str, Any]:
 
     try:
         records = list(store.records(session))
-        Compactor(Policy.default(), store, session=session).view()
+        resumed = Compactor(Policy.default(), store, session=session)
+        view = resumed.view()
+        fallback = getattr(getattr(resumed.engine, "journal", None), "fallback", None)
+        replayed = Compactor(Policy.default(), _FullReplay(store), session=session).view()
     except BROKEN as error:
         row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error, store)}
         if isinstance(error, CorruptJournal):
             row.update(unit=error.unit, at=error.at, whole=error.whole)
         return row
     row = {"id": session, "ok": True, "records": len(records)}
+    if fallback is not None:
+        row["checkpoint"] = fallback
+    if json.dumps(view) != json.dumps(replayed):
+        row.update(ok=False, problem="its newest checkpoint restores another view than a replay")
     owner = live(store, session)
     if owner is not None:
         row["live"] = owner
     return row
+
+
+class _FullReplay:
+    """The store with its checkpoints hidden: a resume replays every record (what a
+    checkpoint must restore to, byte for byte)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("checkpoints", "records_from"):
+            raise AttributeError(name)
+        return getattr(self._store, name)
 
 
 def live(store: Any, session: str) -> str | None:
@@ -115,6 +138,8 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
         for row in rows:
             if row["ok"]:
                 being = f"; live: being written by {row['live']}" if "live" in row else ""
+                if "checkpoint" in row:
+                    being += f"; a full replay was needed: {row['checkpoint']}"
                 click.echo(f"{row['id']}: ok ({row['records']:,} records{being})")
                 continue
             whole = ""

@@ -43,12 +43,12 @@ from typing import Any
 from ..engine import Env, Message
 from ..errors import CompactionFailed, SessionLocked, UndoRefused
 from ..events import CompactionEvent
-from ..keys import chain_id
+from ..keys import chain_id, content_key
 from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import ahead, knobs, limits, passes, summary, undo
+from . import ahead, checkpoint, knobs, limits, passes, summary, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
@@ -59,6 +59,7 @@ from .records import (
     EventRecord,
     MessageRecord,
     Overhead,
+    Read,
     Record,
     Restart,
     SummaryEdit,
@@ -113,17 +114,53 @@ class SessionEngine(SearchableLog):
         return self.journal.session_id
 
     def _open(self, session: str) -> None:
-        replay = undo.Replay(self.env.counter)
-        self.journal.open(session, replay.apply)
-        self.state = self._replayed(replay)
+        self._undone: set[int] = set()
+        self.journal.open(session, self._apply, self._start)
+        self._rebuild_if_undone()
+        self._fell_back()
 
-    def _replayed(self, replay: undo.Replay) -> SessionState:
-        """The state a replay built; with undos in the journal, built again without the
-        edits they undid (``undo.py``)."""
-        if not replay.rewind or self.session_id is None:
-            return replay.state
-        records = journal(self.store.records(self.session_id), f"session {self.session_id}")
-        return undo.rebuild(self.env.counter, records, replay.undone)
+    def _start(self, raw: dict[str, Any] | None, at: int) -> int:
+        """The state afresh, or as the checkpoint ``raw`` read at ``at`` holds it (before the
+        records after it are applied); the event records before it."""
+        self._undone = set()
+        if raw is None:
+            self.state = SessionState(self.env.counter)
+            return 0
+        self.state, events = checkpoint.restore(raw, self.env.counter, at)
+        return events
+
+    def _snapshot(self, at: int, events: int) -> dict[str, Any]:
+        return checkpoint.capture(self.state, at, events)
+
+    def _fell_back(self) -> None:
+        """A resume that could not start from the newest checkpoint says why (journaled
+        with the next call): it cost a longer replay, and a checkpoint was damaged."""
+        if self.journal.fallback is not None:
+            size = self.state.measure()
+            self._emit("checkpoint_skipped", size, size, (), self.journal.fallback)
+
+    def _apply(self, record: Read) -> None:
+        if isinstance(record, Undo):
+            # The records after it are applied in ``_rebuild_if_undone``, to a state built
+            # without the undone edits.
+            self._undone.add(record.record)
+        elif self._undone:
+            return
+        elif isinstance(record, MessageRecord):
+            self.state.add_message(record, content_key(record.message))
+        else:
+            self.state.apply(record)
+
+    def _rebuild_if_undone(self) -> None:
+        """With an undo among the records replayed, the state built again from the start of
+        the journal without every edit undone in it (``undo.py``)."""
+        if not self._undone or self.session_id is None:
+            return
+        sid = self.session_id
+        skip = undo.undone(journal(self.store.records(sid), f"session {sid}"))
+        records = journal(self.store.records(sid), f"session {sid}")
+        self.state = undo.rebuild(self.env.counter, records, skip)
+        self._undone = set()
 
     def _reload(self) -> None:
         """Drop the state a failed call built and read the session back from the store; the
@@ -132,11 +169,11 @@ class SessionEngine(SearchableLog):
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
         self._returned = None
-        replay = undo.Replay(self.env.counter)
-        _, moved = self.journal.reload(replay.apply)
-        self.state = self._replayed(replay)
+        _, moved = self.journal.reload(self._apply, self._start)
+        self._rebuild_if_undone()
         for record in self.journal.carried:
             self.state.apply(record)
+        self._fell_back()
         self.env.forget(self.journal.events_written)
         self._moved = self._moved or moved
         self._stale = False
@@ -183,7 +220,7 @@ class SessionEngine(SearchableLog):
                         pass  # the call's own error is the one to report; the state reloads
                     raise
                 journal.calling = False
-                journal.commit()
+                journal.commit(self._snapshot)
                 committed = True
         finally:
             journal.calling = False
@@ -532,10 +569,7 @@ class SessionEngine(SearchableLog):
             sid = self.sid()
             where = f"session {sid}"
             at, what = undo.target(journal(self.store.records(sid), where), sid)
-            skip = {at}
-            for record in journal(self.store.records(sid), where):
-                if isinstance(record, Undo):
-                    skip.add(record.record)
+            skip = {at} | undo.undone(journal(self.store.records(sid), where))
             state = undo.rebuild(self.env.counter, journal(self.store.records(sid), where), skip)
             for record in self.journal.carried:
                 state.apply(record)

@@ -25,7 +25,7 @@ class SessionPolicy:
     """The model whose window sets ``context_limit`` (``sizing.context_window``)."""
     reserve_tokens: int = 8_000
     """Tokens kept free for the reply when the limit comes from the model's window."""
-    high_water: float = 0.97
+    high_water: float = 0.92
     """Compaction starts when the request passes this share of the limit... It runs before
     the request is sent, so no room is kept for the turn to come (the limit already leaves
     ``reserve_tokens`` for the reply): the margin only covers the estimate's error, a few

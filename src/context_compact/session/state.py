@@ -113,6 +113,8 @@ class SessionState:
         self.log_use_ids: set[str] = set()
         # (messages of the view the API measured, its real count); None once that prefix changed.
         self.anchor: tuple[int, int] | None = None
+        # The API has counted a request of this session (a usage, or a refusal's figures).
+        self.calibrated = False
         # The range the next summary replaces, fixed at the soft mark (``ahead.py``).
         self.ahead: tuple[int, int] | None = None
 
@@ -225,6 +227,7 @@ class SessionState:
         elif isinstance(record, SummaryEdit):
             self._summarized(record)
         elif isinstance(record, Calibrate):
+            self.calibrated = True
             self.ratio = record.ratio
             self.anchor = record.anchor
             if record.kinds is not None:

@@ -5,7 +5,7 @@ the journal. The state that follows is the one the journal's records build when 
 edits are left out (``rebuild``): the messages that came since, the persists of their new
 results, the calibrations, stay; the undo itself then drops what measured the view it
 replaced (``SessionState.apply``: the API's count of its head, a range fixed ahead). A
-resumed session replays the journal the same way (``Replay``), so it sends the same view.
+resumed session that meets an undo builds its state the same way, so it sends the same view.
 
 Invariants: nothing is deleted (the undone edit, its event and its files stay in the journal
 and the store, and ``inspect`` shows them); only the newest compaction not undone yet of the
@@ -52,26 +52,9 @@ def target(records: Iterable[Read], session: str) -> tuple[int, str]:
     raise UndoRefused(f"session {session!r} has no compaction left to undo in its conversation")
 
 
-class Replay:
-    """Applies a journal's records, in order, to a fresh state; an ``Undo`` among them makes
-    it stop applying (``rewind``): the state must then be built again without the undone
-    edits (``rebuild``)."""
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self.state = SessionState(counter)
-        self.undone: set[int] = set()
-        self.at = 0
-
-    @property
-    def rewind(self) -> bool:
-        return bool(self.undone)
-
-    def apply(self, record: Read) -> None:
-        if isinstance(record, Undo):
-            self.undone.add(record.record)
-        elif not self.undone:
-            apply(self.state, record)
-        self.at += 1
+def undone(records: Iterable[Read]) -> set[int]:
+    """The positions of the edits the journal's undos undid."""
+    return {r.record for r in records if isinstance(r, Undo)}
 
 
 def apply(state: SessionState, record: Read) -> None:
@@ -90,4 +73,4 @@ def rebuild(counter: TokenCounter, records: Iterable[Read], skip: set[int]) -> S
     return state
 
 
-__all__ = ["Replay", "apply", "compaction", "rebuild", "target"]
+__all__ = ["apply", "compaction", "rebuild", "target", "undone"]

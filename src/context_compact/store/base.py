@@ -38,7 +38,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 Record = dict[str, Any]
 
@@ -144,3 +144,24 @@ def turn(store: Any) -> AbstractContextManager[Any]:
     nothing. The engine enters it once per call, around its passes and its append."""
     batch = getattr(store, "turn", None)
     return batch() if callable(batch) else contextlib.nullcontext()
+
+
+CHECKPOINT_KIND = "checkpoint"
+"""The kind of the records a ``Checkpointed`` store finds without reading the journal."""
+
+
+@runtime_checkable
+class Checkpointed(Protocol):
+    """A store that reads a journal from a position on, without reading what is before it.
+
+    ``checkpoints(session)``: the positions of the session's records of kind
+    ``CHECKPOINT_KIND``, oldest first, as the store noted them at ``append`` (a hint: what
+    is read there is checked by its reader). ``records_from(session, start)``: the records
+    at positions ``start`` on, their hash chain checked from the link stored before
+    ``start`` up to the witness; ``CorruptJournal`` when that cannot be verified (then a
+    full ``records`` read decides what is whole). A store that reads this way also knows
+    the journal's length and head afterwards, as after ``records``."""
+
+    def checkpoints(self, session: str) -> list[int]: ...
+
+    def records_from(self, session: str, start: int) -> Iterator[Record]: ...
