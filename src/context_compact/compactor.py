@@ -353,6 +353,19 @@ class Compactor:
         with self._lock, compaction_span(self, "reactive_compact"):
             return self._through_edge(messages, lambda m: self.engine.reactive(m, active_request))
 
+    def undo(self) -> list[Any]:
+        """Take back the newest compaction (a summary or a clearing) as a new record in the
+        session's log: the view returned is what it would have been without it, plus what
+        came since; continue from it. Undone compactions stay in the log and in ``inspect``.
+        ``UndoRefused`` (nothing changed) when there is none left, or when that view would
+        be over the limit. Default engine only."""
+        engine = self.engine
+        if not isinstance(engine, SessionEngine):
+            raise ValueError(f"undo needs the default engine; {engine.name!r} keeps no log")
+        with self._lock, compaction_span(self, "undo"):
+            engine.undo()
+        return self.view()
+
     # Async twins for async-first loops and frameworks: the same call on a worker thread, so
     # store I/O and summarizing never block the event loop; calls on one compactor still run
     # one at a time, in the order they take the lock.

@@ -77,6 +77,11 @@ class StoreUnavailable(CompactionFailed):
     """The store refused a write that compaction or the session journal needed."""
 
 
+class UndoRefused(ContextCompactError, ValueError):
+    """``undo`` cannot take the compaction back (none left, or the view would be over the
+    limit); the message says why, and nothing was changed."""
+
+
 class SessionLocked(ContextCompactError, RuntimeError):
     """Another live process writes this session, or wrote it since this one read it."""
 
@@ -177,6 +182,7 @@ __all__ = [
     "SessionExists",
     "SessionLocked",
     "StoreUnavailable",
+    "UndoRefused",
     "UnknownMigration",
     "Violation",
 ]

@@ -70,6 +70,7 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         "overhead": state.overhead,
         "ratio": state.ratio,
         "anchor": list(state.anchor) if state.anchor is not None else None,
+        "ahead": list(state.ahead) if state.ahead is not None else None,
         "factors": dict(state.counter.calibration.factors) if state.counter.calibrates else None,
         "msgs": [[seq, m] for seq, m in state.msgs.items()],
         "first_kept": state.first_kept,
@@ -154,6 +155,8 @@ def _restore(body: dict[str, Any], counter: TokenCounter) -> SessionState:
     state.ratio = body["ratio"]
     anchor = body["anchor"]
     state.anchor = (int(anchor[0]), int(anchor[1])) if anchor is not None else None
+    ahead = body.get("ahead")
+    state.ahead = (int(ahead[0]), int(ahead[1])) if ahead is not None else None
     state.msgs = {int(seq): m for seq, m in body["msgs"]}
     state.first_kept = body["first_kept"]
     state.first_request = body["first_request"]

@@ -239,6 +239,7 @@ def event_of(record: rec.EventRecord) -> CompactionEvent:
         tuple(record.paths),
         record.note,
         record.score,
+        record.extra.get("timing"),
     )
 
 

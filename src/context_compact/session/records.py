@@ -19,6 +19,12 @@ A session's journal is an append-only list of records, in the order things happe
   ours (``text``) and the note the view carries naming both (``note``);
 * ``Calibrate`` (real/estimated ratio and the API's count of the view's head), ``Overhead``
   (system prompt and tools), ``Restart`` (a new conversation on the same log);
+* ``AheadMark``: the range the next summary replaces, fixed when the request passed the
+  soft mark (``ahead.py``: its summary is made ahead of need, and applied at the trigger
+  while the range stays valid);
+* ``Undo``: the compaction journaled at record ``record`` (a summary or a clearing) is
+  undone: the view is rebuilt as if it had not happened (``undo.py``); the undone edit
+  stays in the journal;
 * ``EventRecord``: what a compaction did, as the caller's ``CompactionEvent`` said it.
 
 Invariants: ``as_json(read(raw)) == raw`` for every record this module writes, key order
@@ -151,6 +157,23 @@ class Restart:
 
 
 @dataclass(frozen=True)
+class AheadMark:
+    """Messages ``start .. cut-1``: the range the next summary replaces (``ahead.py``)."""
+
+    start: int
+    cut: int
+    kind: Literal["ahead"] = field(default="ahead", init=False)
+
+
+@dataclass(frozen=True)
+class Undo:
+    """The compaction edit at journal record ``record`` (0-based) is undone."""
+
+    record: int
+    kind: Literal["undo"] = field(default="undo", init=False)
+
+
+@dataclass(frozen=True)
 class EventRecord:
     stage: str
     before: int
@@ -183,6 +206,8 @@ Record = (
     | Calibrate
     | Overhead
     | Restart
+    | AheadMark
+    | Undo
     | EventRecord
 )
 Read = Record | Unknown
@@ -263,6 +288,16 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
         return Overhead(_int(raw, "tokens", where))
     if kind == "restart":
         return Restart()
+    if kind == "ahead":
+        start, cut = _int(raw, "start", where), _int(raw, "cut", where)
+        if not 0 <= start < cut:
+            raise BadRecord(f"{where}: an ahead mark needs 0 <= start < cut, got {start}, {cut}")
+        return AheadMark(start, cut)
+    if kind == "undo":
+        target = _int(raw, "record", where)
+        if target < 0:
+            raise BadRecord(f"{where}: an undo names record {target}, not a journal record")
+        return Undo(target)
     if kind == "event":
         extra = {k: v for k, v in raw.items() if k != "kind" and k not in _EVENT_FIELDS}
         return EventRecord(
@@ -356,6 +391,10 @@ def as_json(record: Read) -> dict[str, Any]:
         return {"kind": "overhead", "tokens": record.tokens}
     if isinstance(record, Restart):
         return {"kind": "restart"}
+    if isinstance(record, AheadMark):
+        return {"kind": "ahead", "start": record.start, "cut": record.cut}
+    if isinstance(record, Undo):
+        return {"kind": "undo", "record": record.record}
     if isinstance(record, EventRecord):
         return {
             "kind": "event",
@@ -399,6 +438,7 @@ def logged_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[MessageRecord]
 
 
 __all__ = [
+    "AheadMark",
     "BadRecord",
     "BlockCopy",
     "BlockEdit",
@@ -413,6 +453,7 @@ __all__ = [
     "Record",
     "Restart",
     "SummaryEdit",
+    "Undo",
     "Unknown",
     "as_json",
     "found_messages",

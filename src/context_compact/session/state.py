@@ -34,6 +34,7 @@ from ..messages import Message, block_type, blocks, clone, compaction_at, is_req
 from ..sizing import TokenCounter
 from .pinned import Pinned, answer_message
 from .records import (
+    AheadMark,
     BlockEdit,
     Calibrate,
     MessageRecord,
@@ -42,6 +43,7 @@ from .records import (
     Read,
     Restart,
     SummaryEdit,
+    Undo,
 )
 from .shown import Shown
 from .turn import Turn
@@ -125,6 +127,8 @@ class SessionState:
         self.native_note_at: int | None = None
         # The API has counted a request of this session (a usage, or a refusal's figures).
         self.calibrated = False
+        # The range the next summary replaces, fixed at the soft mark (``ahead.py``).
+        self.ahead: tuple[int, int] | None = None
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -263,6 +267,13 @@ class SessionState:
             self.overhead = record.tokens
         elif isinstance(record, Restart):
             self.reset()
+        elif isinstance(record, AheadMark):
+            self.ahead = (record.start, record.cut)
+        elif isinstance(record, Undo):
+            # The view was rebuilt without the undone edit (``undo.py``): the API's count of
+            # its head and a range fixed on the view it replaced no longer hold.
+            self.anchor = None
+            self.ahead = None
 
     def _summarized(self, edit: SummaryEdit) -> None:
         cut = edit.cut
@@ -283,6 +294,7 @@ class SessionState:
             self.turn.close()
         self.shown.reprefix(self.pinned.prefix, drop)
         self.anchor = None
+        self.ahead = None
 
     def _native(self, edit: NativeEdit) -> None:
         """The view starts at the provider's compaction block: everything before it leaves

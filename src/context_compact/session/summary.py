@@ -389,6 +389,31 @@ def _saving(state: SessionState, plan: SummaryPlan, ask: SummaryAsk, first_token
     )
 
 
+def fixed(state: SessionState, ask: SummaryAsk, start: int, cut: int) -> SummaryPlan | None:
+    """The plan of a summary of messages ``start .. cut-1`` fixed earlier (``ahead.py``), if
+    that range still holds: it starts where a summary would start now, its cut is still a
+    place a kept part may start (``_cuts``) that keeps the thinking rule, and it frees at
+    least ``ask.least``. ``None`` otherwise. Pure, like ``plan``."""
+    first = state.first_request
+    if start != max(state.first_kept, state.base + (1 if first is not None else 0)):
+        return None
+    if not start < cut < state.n or cut <= state.first_kept:
+        return None
+    message = state.msgs[cut]
+    if message.get("role") == "assistant":
+        if not state.legal_cut(cut):
+            return None
+    elif not is_request(message):
+        return None
+    if not _keeps_thinking(state, cut):
+        return None
+    words = user_words(state, start, cut, ask.pin_budget, ask.answered_chars)
+    chosen = SummaryPlan(start, cut, words, None)
+    if _saving(state, chosen, ask, _first_tokens(state)) < ask.least:
+        return None
+    return chosen
+
+
 def carried(state: SessionState, plan: SummaryPlan) -> Message | None:
     """The closing message: the steps that ride along, as the model saw them."""
     if plan.carry is None or plan.carry >= state.n:
@@ -468,6 +493,7 @@ __all__ = [
     "answered_text",
     "carried",
     "edit",
+    "fixed",
     "index_entries",
     "plan",
     "projected",
