@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from context_compact.providers import local
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
 
@@ -478,6 +479,34 @@ class OpenAIChatProvider:
                 options["base_url"] = base_url
             client = openai.OpenAI(api_key=api_key, **options)
         self.client = client
+        self._window: local.ServerWindow | bool | None = False  # False: not asked yet
+
+    @property
+    def base_url(self) -> str:
+        return str(getattr(self.client, "base_url", "") or "")
+
+    def context_window(self) -> local.ServerWindow | None:
+        """The window the server runs the model at, asked once (``providers.local``: llama.cpp
+        ``/props``, vLLM, LM Studio, Ollama, llama-cpp-python's refusal); None for OpenAI's
+        own API and a server that does not say. Never raises."""
+        if self._window is False:
+            url = self.base_url
+            key = getattr(self.client, "api_key", None)
+            found = None
+            if local.asks_server(url):
+                found = local.discover_window(url, self.model, key=key, ask_refusal=True)
+            self._window = found
+        return self._window if isinstance(self._window, local.ServerWindow) else None
+
+    def token_counter(self, fallback: Any) -> local.ServerTokenizer | None:
+        """``text -> tokens`` counted by the server's tokenize endpoint (llama.cpp, vLLM,
+        llama-cpp-python), ``fallback`` (the estimate) while it does not answer; None when
+        the server has no such endpoint."""
+        url, key = self.base_url, getattr(self.client, "api_key", None)
+        endpoint = (
+            local.find_tokenizer(url, self.model, key=key) if local.asks_server(url) else None
+        )
+        return None if endpoint is None else local.ServerTokenizer(endpoint, fallback, key=key)
 
     def complete(
         self,

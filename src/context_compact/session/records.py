@@ -14,6 +14,8 @@ A session's journal is an append-only list of records, in the order things happe
   message of recent steps;
 * ``Calibrate`` (real/estimated ratio and the API's count of the view's head), ``Overhead``
   (system prompt and tools), ``Restart`` (a new conversation on the same log);
+* ``Window``: the model's context window as the server stated it (its own report or a
+  refusal's "maximum context length is N"), which caps the limit from then on;
 * ``EventRecord``: what a compaction did, as the caller's ``CompactionEvent`` said it.
 
 Invariants: ``as_json(read(raw)) == raw`` for every record this module writes, key order
@@ -125,6 +127,13 @@ class Overhead:
 
 
 @dataclass(frozen=True)
+class Window:
+    tokens: int
+    source: str
+    kind: Literal["window"] = field(default="window", init=False)
+
+
+@dataclass(frozen=True)
 class Restart:
     kind: Literal["restart"] = field(default="restart", init=False)
 
@@ -154,7 +163,9 @@ class Unknown:
 
 
 Edit = BlockEdit | SummaryEdit
-Record = MessageRecord | BlockEdit | SummaryEdit | Calibrate | Overhead | Restart | EventRecord
+Record = (
+    MessageRecord | BlockEdit | SummaryEdit | Calibrate | Overhead | Window | Restart | EventRecord
+)
 Read = Record | Unknown
 
 _EVENT_FIELDS = ("stage", "before", "after", "unit", "paths", "note", "score")
@@ -220,6 +231,8 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
         return Calibrate(float(raw["ratio"]), pair, factors)
     if kind == "overhead":
         return Overhead(_int(raw, "tokens", where))
+    if kind == "window":
+        return Window(_int(raw, "tokens", where), str(raw["source"]))
     if kind == "restart":
         return Restart()
     if kind == "event":
@@ -301,6 +314,8 @@ def as_json(record: Read) -> dict[str, Any]:
         return written
     if isinstance(record, Overhead):
         return {"kind": "overhead", "tokens": record.tokens}
+    if isinstance(record, Window):
+        return {"kind": "window", "tokens": record.tokens, "source": record.source}
     if isinstance(record, Restart):
         return {"kind": "restart"}
     if isinstance(record, EventRecord):
@@ -360,6 +375,7 @@ __all__ = [
     "Restart",
     "SummaryEdit",
     "Unknown",
+    "Window",
     "as_json",
     "found_messages",
     "journal",

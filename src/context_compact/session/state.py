@@ -35,6 +35,7 @@ from .records import (
     Read,
     Restart,
     SummaryEdit,
+    Window,
 )
 from .shown import Shown
 from .turn import Turn
@@ -85,6 +86,8 @@ class SessionState:
         self.n = 0
         self.overhead = 0
         self.ratio = 1.0
+        # The window the server stated (``Window``): it outlives a restart, as the server does.
+        self.window: Window | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -227,6 +230,8 @@ class SessionState:
                 self.counter.set_factors(record.kinds)
         elif isinstance(record, Overhead):
             self.overhead = record.tokens
+        elif isinstance(record, Window):
+            self.window = record
         elif isinstance(record, Restart):
             self.reset()
 
