@@ -20,8 +20,9 @@ from context_compact import Compactor, Policy
 from context_compact.agent.loop import Agent, Compaction, LoopEvent, Refusal
 from context_compact.agent.tools import Workspace
 from context_compact.providers.errors import is_context_overflow, overflow_figures
-from context_compact.providers.local import ServerWindow, discover_window
+from context_compact.providers.local import ServerWindow, discover_window, find_tokenizer
 from context_compact.providers.openai_chat import OpenAIChatProvider
+from context_compact.sizing import text_tokens
 from context_compact.store.files import FileStore
 from stub_api import Reply, StubAPI
 
@@ -190,3 +191,65 @@ def test_a_resumed_session_keeps_the_window_and_sends_the_same_view(root: Path) 
     assert resumed.window == compactor.window == (4096, "the server's refusal")
     assert resumed.limit == compactor.limit == 3072
     assert json.dumps(resumed.view()) == json.dumps(compactor.view())
+
+
+# -- exact counts where the server can count ------------------------------------------------
+
+
+def server_count(text: str) -> int:
+    """The stub server's tokenizer: a token per 3 characters, unlike our estimate."""
+    return len(text) // 3 + 1
+
+
+@pytest.mark.parametrize(
+    "routes", [s.llamacpp_tokenize(server_count), s.llama_cpp_python_tokenize(server_count)]
+)
+def test_a_server_that_tokenizes_sizes_the_history_with_its_own_counts_each_text_asked_once(
+    routes: dict[str, Any], tmp_path: Path
+) -> None:
+    with StubAPI(routes=routes) as api:
+        provider = OpenAIChatProvider(MODEL, api_key="sk-test", base_url=api.openai_url)
+        counter = provider.token_counter(text_tokens)
+        assert counter is not None
+        compactor = Compactor(
+            Policy.default(model=MODEL), FileStore(tmp_path), token_counter=counter
+        )
+        assert compactor.tokens.backend == "custom"
+        texts = ["a line of prose, then some more words", '{"json": [1, 2, 3]}', "x = 1\n" * 50]
+        assert counter.count_many(texts) == [server_count(t) for t in texts]
+        asked = len(api.probes)
+        assert counter.count_many([*texts, texts[0]]) == [
+            server_count(t) for t in [*texts, texts[0]]
+        ]
+        assert len(api.probes) == asked  # every count came from the cache
+        provider.close()
+
+
+def test_a_tokenizer_whose_server_went_away_answers_with_the_estimate_and_waits_to_retry() -> None:
+    with StubAPI(routes=s.llamacpp_tokenize(server_count)) as api:
+        provider = OpenAIChatProvider(MODEL, api_key="sk-test", base_url=api.openai_url)
+        counter = provider.token_counter(text_tokens)
+        provider.close()
+    assert counter is not None
+    started = time.monotonic()
+    texts = [f"text number {i} " * 10 for i in range(20)]
+    assert counter.count_many(texts) == [text_tokens(t) for t in texts]
+    assert counter(texts[0]) == text_tokens(texts[0])
+    assert counter.fallbacks == 21
+    assert counter.requests == 20  # the second call did not ask the server again
+    assert time.monotonic() - started < 3
+
+
+def test_a_server_without_a_tokenize_endpoint_gives_no_counter() -> None:
+    with StubAPI() as api:
+        provider = OpenAIChatProvider(MODEL, api_key="sk-test", base_url=api.openai_url)
+        assert provider.token_counter(text_tokens) is None
+        provider.close()
+
+
+def test_vllms_tokenize_takes_the_model_and_its_prompt() -> None:
+    routes = {"POST /tokenize": lambda body: {"count": server_count(body["prompt"]), "tokens": []}}
+    with StubAPI(routes=routes) as api:
+        endpoint = find_tokenizer(api.openai_url, MODEL)
+        assert endpoint is not None and endpoint.style == "vllm"
+        assert api.probes[-1][2]["model"] == MODEL
