@@ -253,3 +253,62 @@ def test_vllms_tokenize_takes_the_model_and_its_prompt() -> None:
         endpoint = find_tokenizer(api.openai_url, MODEL)
         assert endpoint is not None and endpoint.style == "vllm"
         assert api.probes[-1][2]["model"] == MODEL
+
+
+def test_a_server_that_refuses_assistant_text_parts_gets_strings_from_then_on() -> None:
+    schema_refusal = s.ErrorReply(
+        500,
+        {
+            "error": {
+                "message": "1 validation error: {'loc': ('body', 'messages', 1, "
+                "'ChatCompletionRequestAssistantMessage', 'content'), 'msg': 'Input should "
+                "be a valid string'}"
+            }
+        },
+    )
+    with StubAPI(schema_refusal, Reply(text="ok"), Reply(text="ok again")) as api:
+        provider = OpenAIChatProvider(MODEL, api_key="sk-test", base_url=api.openai_url)
+        history = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+            {"role": "user", "content": "again"},
+        ]
+        for _ in range(2):
+            reply = provider.complete(system="", messages=history, tools=[], max_tokens=8)
+        provider.close()
+    assert reply.text == "ok again"
+    sent = [b["messages"][1]["content"] for b in api.bodies]
+    assert sent == [[{"type": "text", "text": "hello"}], "hello", "hello"]
+
+
+def test_check_model_names_an_unreachable_server_in_one_line() -> None:
+    from click.testing import CliRunner
+
+    from context_compact.cli import main
+
+    url = s.closed_port_url() + "/v1"
+    result = CliRunner().invoke(main, ["check-model", "--base-url", url, "--model", MODEL])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: cannot reach the server at {url}")
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_check_model_reports_the_window_the_refusal_and_the_estimates_error() -> None:
+    from click.testing import CliRunner
+
+    from context_compact.cli import main
+
+    routes = {**s.llamacpp_props(2048), **s.llamacpp_tokenize(server_count)}
+    with StubAPI(s.llama_cpp_python_refusal(2048, 4096, 1), routes=routes) as api:
+        args = ["check-model", "--base-url", api.openai_url, "--model", MODEL, "--turns", "0"]
+        result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["window"] == {
+        "tokens": 2048,
+        "source": "llama.cpp /props default_generation_settings.n_ctx",
+    }
+    assert report["refusal"]["recognized"] is True
+    assert report["refusal"]["window_stated"] == 2048
+    assert report["estimate"]["server_counts"] is True
+    assert set(report["estimate"]["samples"]) == {"prose", "code", "json", "log"}

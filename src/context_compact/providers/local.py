@@ -158,8 +158,8 @@ def _lmstudio(root: str, model: str, timeout: float, key: str | None) -> ServerW
 
 
 def _ollama(root: str, model: str, timeout: float, key: str | None) -> ServerWindow | None:
-    loaded = _pick(_entries(_http(f"{root}/api/ps", timeout=timeout, key=key), "models"), model,
-                   "name", "model")  # fmt: skip
+    running = _entries(_http(f"{root}/api/ps", timeout=timeout, key=key), "models")
+    loaded = _pick(running, model, "name", "model")
     size = _positive(loaded.get("context_length")) if loaded else None
     if size:
         return ServerWindow(size, "Ollama /api/ps context_length")

@@ -438,6 +438,24 @@ def is_local_url(url: str) -> bool:
     return address.is_loopback or address.is_private or address.is_unspecified
 
 
+def _plain_assistant(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message whose content is text parts, with that text as one string:
+    llama-cpp-python 0.3 refuses a list there (HTTP 500 naming its request schema), so a
+    provider that met that refusal sends strings from then on."""
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return message
+    if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+        return message
+    return {**message, "content": "".join(str(p.get("text", "")) for p in content)}
+
+
+def _wants_strings(error: BaseException) -> bool:
+    """llama-cpp-python's refusal of an assistant message whose content is a list."""
+    text = str(error)
+    return "ChatCompletionRequestAssistantMessage" in text and "valid string" in text
+
+
 class OpenAIChatProvider:
     """``Provider`` backed by ``openai.OpenAI().chat.completions.create``.
 
@@ -447,6 +465,8 @@ class OpenAIChatProvider:
     """
 
     name = "openai"
+    _plain_text = False
+    _window: local.ServerWindow | bool | None = False
 
     def __init__(
         self,
@@ -524,7 +544,18 @@ class OpenAIChatProvider:
             max_tokens=max_tokens,
             max_tokens_param=self.max_tokens_param,
         )
-        response = raising_overflow(lambda: self.client.chat.completions.create(**request))
+        if self._plain_text:
+            request["messages"] = [_plain_assistant(m) for m in request["messages"]]
+        try:
+            response = raising_overflow(lambda: self.client.chat.completions.create(**request))
+        except Exception as error:
+            if self._plain_text or not _wants_strings(error):
+                raise
+            # Once refused, every later request of this provider is sent as the server takes it.
+            self._plain_text = True
+            return self.complete(
+                system=system, messages=messages, tools=tools, max_tokens=max_tokens
+            )
         return reply_from_completion(response)
 
     def close(self) -> None:
