@@ -247,6 +247,30 @@ class Compactor:
         with self._lock:
             self.engine.observe(prompt_tokens_of(usage))
 
+    def use_window(self, tokens: int, source: str) -> None:
+        """The model's context window as the server states it (``providers.local``, or a
+        refusal's "maximum context length is N"): under the default engine it caps the limit
+        for the rest of the session, resumes included (journaled), and the next call says so
+        in a ``window`` event. Other engines keep their policy's limit."""
+        use = getattr(self.engine, "use_window", None)
+        if callable(use):
+            with self._lock:
+                use(tokens, source)
+
+    @property
+    def window(self) -> tuple[int, str] | None:
+        """``(tokens, source)`` of the window the server stated, None while none was."""
+        state = getattr(self.engine, "state", None)
+        window = getattr(state, "window", None)
+        return None if window is None else (window.tokens, window.source)
+
+    @property
+    def limit(self) -> int:
+        """The most tokens a request may take now: the policy's ``context_limit``, capped
+        by the window the server stated."""
+        limit = getattr(self.engine, "limit", None)
+        return limit if isinstance(limit, int) else int(getattr(self.policy, "context_limit", 0))
+
     def subscribe(self, callback: Callable[[CompactionEvent], None]) -> None:
         self._subscribers.append(callback)
 

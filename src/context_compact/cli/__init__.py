@@ -420,6 +420,7 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 
 # -- more commands -----------------------------------------------------------------------
 from ..bench.command import bench  # noqa: E402  (registered after the group exists)
+from .check_model import check_model_command  # noqa: E402
 from .compact import compact_command  # noqa: E402
 from .doctor import doctor_command  # noqa: E402
 from .inspect import inspect_command  # noqa: E402
@@ -433,4 +434,5 @@ main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(inspect_command)
 main.add_command(compact_command)
+main.add_command(check_model_command)
 main.add_command(ui_command)

@@ -42,6 +42,7 @@ from ..providers.base import ModelReply, Provider
 from ..providers.errors import is_context_overflow
 from ..providers.openai_chat import is_local_url
 from ..registry import entry, policy_at
+from ..sizing import text_tokens
 from ..store import WORKDIR_DB, CorruptStore, SessionLocked, Store
 from ..store.journal import shown_id
 from ..store.url import cli_store
@@ -287,10 +288,17 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         input_limit=getattr(policy, "summary_input_limit", 80_000),
         max_tokens=getattr(policy, "summary_max_tokens", 2_000),
     )
+    # A local server counts exactly and knows its window: asked once, before the first turn.
+    ask_counter = getattr(provider, "token_counter", None)
+    counter = ask_counter(text_tokens) if callable(ask_counter) else None
     try:
-        compactor = Compactor(policy, store, summarizer, session=resume)
+        compactor = Compactor(policy, store, summarizer, session=resume, token_counter=counter)
     except ValueError as error:
         raise click.UsageError(f"--resume: {error}") from error
+    ask_window = getattr(provider, "context_window", None)
+    window = ask_window() if callable(ask_window) else None
+    if window is not None:
+        compactor.use_window(window.tokens, window.source)
     printer = Printer(console, workdir, show_turns=options["debug"])
     agent = Agent(
         agent_side,

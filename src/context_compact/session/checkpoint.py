@@ -31,7 +31,7 @@ from ..sizing import TokenCounter
 from ..sizing.counter import to_json
 from ..store.journal import dumps
 from .pinned import Pinned
-from .records import BadRecord, NativeEdit, as_json, read
+from .records import BadRecord, NativeEdit, Window, as_json, read
 from .shown import Shown
 from .state import Replaced, SessionState
 from .turn import Turn
@@ -121,6 +121,7 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         "native_seen": list(state.native_seen) if state.native_seen is not None else None,
         "native": as_json(state.native) if state.native is not None else None,
         "native_note_at": state.native_note_at,
+        "window": as_json(state.window) if state.window is not None else None,
         "events": events,
     }
     return {"kind": KIND, "version": VERSION, "at": at, "digest": _digest(body), "state": body}
@@ -179,8 +180,7 @@ def _restore(body: dict[str, Any], counter: TokenCounter) -> SessionState:
     state.result_sizes = {(s, b): (t, c) for s, b, t, c in body["result_sizes"]}
     state._answers = list(body["answers"])
     state._results = [(s, b) for s, b in body["results"]]
-    state.shown = _shown(body, state, counter)
-    state.log_use_ids = set(body["log_use_ids"])
+    # What ``render`` reads (a native block's note) before the view is rendered again.
     state.calibrated = bool(body["calibrated"])
     seen = body["native_seen"]
     state.native_seen = (int(seen[0]), int(seen[1])) if seen is not None else None
@@ -189,6 +189,12 @@ def _restore(body: dict[str, Any], counter: TokenCounter) -> SessionState:
         raise ValueError(f"not a native edit: {body['native']!r:.100}")
     state.native = native
     state.native_note_at = body["native_note_at"]
+    window = read(body["window"], "checkpoint's window") if body["window"] else None
+    if window is not None and not isinstance(window, Window):
+        raise ValueError(f"not a window: {body['window']!r:.100}")
+    state.window = window
+    state.shown = _shown(body, state, counter)
+    state.log_use_ids = set(body["log_use_ids"])
     return state
 
 

@@ -65,6 +65,7 @@ from .records import (
     Restart,
     SummaryEdit,
     Undo,
+    Window,
     journal,
 )
 from .state import SessionState, clone
@@ -84,7 +85,8 @@ class SessionEngine(SearchableLog):
     name = "default"
 
     def __init__(self, policy: SessionPolicy, env: Env) -> None:
-        self.policy = policy
+        self.given = policy
+        self._windowed: tuple[Window | None, SessionPolicy] = (None, policy)
         self.env = env
         self.store = env.store
         self.state = SessionState(env.counter)
@@ -106,6 +108,7 @@ class SessionEngine(SearchableLog):
         self.ahead = ahead.enabled(policy, env.summarizer)
         self.over_limit = 0
         self.faults = Faults()
+        self._window_said: tuple[int, str] | None = None
         if env.session is not None:
             self._open(env.session)
 
@@ -184,7 +187,16 @@ class SessionEngine(SearchableLog):
             self._reload()
 
     def _meta(self) -> dict[str, Any]:
-        return {"engine": self.name, "policy": asdict(self.policy)}
+        return {"engine": self.name, "policy": asdict(self.given)}
+
+    @property
+    def policy(self) -> SessionPolicy:
+        """The policy given, its ``context_limit`` capped by the window the server stated
+        (``use_window``): every pass sizes against what the server can take."""
+        window = self.state.window
+        if self._windowed[0] is not window:
+            self._windowed = (window, limits.windowed(self.given, window))
+        return self._windowed[1]
 
     def sid(self) -> str:
         return self.journal.sid()
@@ -257,6 +269,7 @@ class SessionEngine(SearchableLog):
     # -- syncing with the caller -----------------------------------------------------------
     def sync(self, messages: Any) -> None:
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
+        self._say_window()
         state = self.state
         for message, key in self.syncer.added(state, messages, self._restart):
             record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
@@ -339,6 +352,24 @@ class SessionEngine(SearchableLog):
         # Journaled with the next call's records: a process killed before then has not sent
         # another request, and its caller observes the same usage again when it resends.
         self._record(Calibrate(ratio, (length, prompt_tokens), kinds))
+
+    def use_window(self, tokens: int, source: str) -> None:
+        """The model's window as the server states it (its own report, or a refusal's "maximum
+        context length is N"): journaled (with the next call, as ``observe``'s calibration),
+        it caps the limit from now on, here and in a resumed session; the next call says so
+        (a ``window`` event, a warning when an explicit ``context_limit`` was above it)."""
+        self._current()
+        known = self.state.window
+        if tokens < limits.MIN_WINDOW or (known is not None and known.tokens == tokens):
+            return
+        before = self.limit
+        self._record(Window(tokens, source))
+        self._window_said = (before, limits.window_note(self.given, self.state.window))
+
+    def _say_window(self) -> None:
+        said, self._window_said = self._window_said, None
+        if said is not None:
+            self._emit("window", said[0], self.limit, (), said[1])
 
     def overhead(self, tokens: int) -> None:
         self._current()

@@ -25,6 +25,8 @@ A session's journal is an append-only list of records, in the order things happe
 * ``Undo``: the compaction journaled at record ``record`` (a summary or a clearing) is
   undone: the view is rebuilt as if it had not happened (``undo.py``); the undone edit
   stays in the journal;
+* ``Window``: the model's context window as the server stated it (its own report or a
+  refusal's "maximum context length is N"), which caps the limit from then on;
 * ``EventRecord``: what a compaction did, as the caller's ``CompactionEvent`` said it.
 
 Invariants: ``as_json(read(raw)) == raw`` for every record this module writes, key order
@@ -152,6 +154,13 @@ class Overhead:
 
 
 @dataclass(frozen=True)
+class Window:
+    tokens: int
+    source: str
+    kind: Literal["window"] = field(default="window", init=False)
+
+
+@dataclass(frozen=True)
 class Restart:
     kind: Literal["restart"] = field(default="restart", init=False)
 
@@ -205,6 +214,7 @@ Record = (
     | NativeEdit
     | Calibrate
     | Overhead
+    | Window
     | Restart
     | AheadMark
     | Undo
@@ -286,6 +296,8 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
         return Calibrate(float(raw["ratio"]), pair, factors)
     if kind == "overhead":
         return Overhead(_int(raw, "tokens", where))
+    if kind == "window":
+        return Window(_int(raw, "tokens", where), str(raw["source"]))
     if kind == "restart":
         return Restart()
     if kind == "ahead":
@@ -389,6 +401,8 @@ def as_json(record: Read) -> dict[str, Any]:
         return written
     if isinstance(record, Overhead):
         return {"kind": "overhead", "tokens": record.tokens}
+    if isinstance(record, Window):
+        return {"kind": "window", "tokens": record.tokens, "source": record.source}
     if isinstance(record, Restart):
         return {"kind": "restart"}
     if isinstance(record, AheadMark):
@@ -455,6 +469,7 @@ __all__ = [
     "SummaryEdit",
     "Undo",
     "Unknown",
+    "Window",
     "as_json",
     "found_messages",
     "journal",

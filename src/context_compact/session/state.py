@@ -44,6 +44,7 @@ from .records import (
     Restart,
     SummaryEdit,
     Undo,
+    Window,
 )
 from .shown import Shown
 from .turn import Turn
@@ -94,6 +95,8 @@ class SessionState:
         self.n = 0
         self.overhead = 0
         self.ratio = 1.0
+        # The window the server stated (``Window``): it outlives a restart, as the server does.
+        self.window: Window | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -265,6 +268,8 @@ class SessionState:
                 self.counter.set_factors(record.kinds)
         elif isinstance(record, Overhead):
             self.overhead = record.tokens
+        elif isinstance(record, Window):
+            self.window = record
         elif isinstance(record, Restart):
             self.reset()
         elif isinstance(record, AheadMark):
