@@ -305,12 +305,23 @@ def compare(
     return out
 
 
+def policy_names() -> list[str]:
+    """Every name of the registry, the bench's peers registered first (here, not when the
+    inspector is imported)."""
+    from ..bench.strategies import register_peers
+    from ..registry import NAMES
+
+    register_peers()
+    return list(NAMES)
+
+
 def policy_named(name: str, limit: int) -> Any:
     """The registry's policy ``name`` at ``limit`` (characters for ``seed``)."""
-    from ..registry import NAMES, policy_at
+    from ..registry import policy_at
 
-    if name not in NAMES:
-        raise InspectorError(f"unknown policy {name!r}; known: {', '.join(NAMES)}")
+    names = policy_names()
+    if name not in names:
+        raise InspectorError(f"unknown policy {name!r}; known: {', '.join(names)}")
     return policy_at(name, limit)
 
 

@@ -50,7 +50,16 @@ from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
-from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Record, Restart
+from .records import (
+    Calibrate,
+    Edit,
+    EventRecord,
+    MessageRecord,
+    Overhead,
+    Read,
+    Record,
+    Restart,
+)
 from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
@@ -100,7 +109,7 @@ class SessionEngine(SearchableLog):
     def _open(self, session: str) -> None:
         self.journal.open(session, self._apply)
 
-    def _apply(self, record: Record) -> None:
+    def _apply(self, record: Read) -> None:
         if isinstance(record, MessageRecord):
             self.state.add_message(record, content_key(record.message))
         else:
