@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from context_compact import MemoryStore, check
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.pricing import Pricing
 from context_compact.bench.reach import reach
 from context_compact.bench.replay import replay
@@ -19,8 +18,9 @@ from context_compact.bench.strategies.anthropic_clearing import PLACEHOLDER, Too
 from context_compact.bench.strategies.codex import SUMMARY_PREFIX, AutoCompact
 from context_compact.bench.strategies.masking import ObservationMasking
 from context_compact.bench.strategies.openhands import SummarizingCondenser
-from context_compact.bench.workload import synthetic_session
 from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 ROOT = "/memory"
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from context_compact import POLICIES, Compactor, MemoryStore, Policy, check, registry
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.strategies import NAMES as BENCH_NAMES
 from context_compact.bench.strategies import register_peers
-from context_compact.bench.workload import synthetic_session
 from context_compact.cli import main
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import user
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from .markers import summary_message
     from .policy import Policy, SeedPolicy, SessionPolicy
     from .providers.errors import is_context_overflow
-    from .providers.fake import ScriptExhausted
     from .registry import NAMES as POLICIES
     from .session.recall import recall
     from .sizing import estimate_chars
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
         summary_input,
         summary_score,
     )
+    from .testing.model import ScriptExhausted
 
 # The name, the module it lives in (relative to this package) and its name there.
 _LAZY: dict[str, tuple[str, str]] = {
@@ -70,7 +70,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PolicyLike": (".engine", "PolicyLike"),
     "PostgresStore": (".store", "PostgresStore"),
     "RecallPage": (".engine", "RecallPage"),
-    "ScriptExhausted": (".providers.fake", "ScriptExhausted"),
+    "ScriptExhausted": (".testing.model", "ScriptExhausted"),
     "SeedPolicy": (".policy", "SeedPolicy"),
     "SessionPolicy": (".policy", "SessionPolicy"),
     "SqliteStore": (".store", "SqliteStore"),

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, FileStore, MemoryStore, Policy, SqliteStore, check
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.errors import StoreUnavailable
 from context_compact.session.recall import recall
-from context_compact.store.faulty import FILES, WRITES, FaultyStore, disk_full, read_only
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.faulty import FILES, WRITES, FaultyStore, disk_full, read_only
 from histories import call, results, user
 
 BIG = "output line\n" * 3_000  # ~36k chars, ~9k tokens

@@ -61,9 +61,9 @@ from typing import Any
 from ..compactor import Compactor
 from ..policy import Policy
 from ..store import FileStore, MemoryStore
-from .fakes import BenchSummarizer
+from ..testing.fakes import BenchSummarizer
+from ..testing.workload import Turn, synthetic_session
 from .goals import goals
-from .workload import Turn, synthetic_session
 
 Message = dict[str, Any]
 REQUEST = synthetic_session(0).request

@@ -34,9 +34,9 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from context_compact.errors import ContextCompactError, ContextOverflow
-from context_compact.messages import block_type, blocks
-from context_compact.providers.base import ModelReply, Usage
+from ..errors import ContextCompactError, ContextOverflow
+from ..messages import block_type, blocks
+from ..providers.base import ModelReply, Usage
 
 StepFunction = Callable[[list[dict[str, Any]], str, list[dict[str, Any]]], Any]
 Step = ModelReply | dict[str, Any] | str | BaseException | type[BaseException] | StepFunction

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from .base import Record, Store
+from ..store.base import Record, Store
 
 T = TypeVar("T")
 
