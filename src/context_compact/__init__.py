@@ -3,9 +3,10 @@
 compactor = Compactor(Policy.default(model=MODEL), SqliteStore("sessions.db"), summarizer)
 messages = compactor.prepare(messages, active_request)   # before every model call
 
-Every public name below is importable from here as it always was; each is loaded the first time
-it is asked for (PEP 562), so ``import context_compact`` loads only the errors, and a program
-that uses a ``MemoryStore`` does not load PostgreSQL's store, the loaders or the agent.
+Every public name below is importable from here as it always was. The exceptions (``errors.py``)
+are loaded with the package; every other name the first time it is asked for (PEP 562), so
+``import context_compact`` loads two modules, and a program that uses a ``MemoryStore`` does not
+load PostgreSQL's store, the loaders or the agent.
 """
 
 from __future__ import annotations
@@ -14,29 +15,35 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AgentError,
+    CompactionError,
     CompactionFailed,
     ConfigError,
     ContextCompactError,
     ContextOverflow,
     CorruptJournal,
     CorruptStore,
+    HistoryError,
     InvalidHistory,
     LinkRefused,
+    ProviderError,
     ReadOnlyStore,
+    ScriptExhausted,
     SessionExists,
     SessionLocked,
+    StoreError,
     StoreUnavailable,
+    Undecodable,
+    UnknownFormat,
     UnknownMigration,
     Violation,
 )
 
 if TYPE_CHECKING:
-    from .agent.loop import AgentError
     from .compactor import Compactor
     from .engine import DurableSession, Engine, Env, PolicyLike, RecallPage
     from .events import CompactionEvent
     from .invariants import check
-    from .loaders import Undecodable, UnknownFormat
     from .markers import summary_message
     from .policy import Policy, SeedPolicy, SessionPolicy
     from .providers.errors import is_context_overflow
@@ -52,12 +59,10 @@ if TYPE_CHECKING:
         summary_input,
         summary_score,
     )
-    from .testing.model import ScriptExhausted
 
 # The name, the module it lives in (relative to this package) and its name there.
 _LAZY: dict[str, tuple[str, str]] = {
     "POLICIES": (".registry", "NAMES"),
-    "AgentError": (".agent.loop", "AgentError"),
     "CompactionEvent": (".events", "CompactionEvent"),
     "Compactor": (".compactor", "Compactor"),
     "DurableSession": (".engine", "DurableSession"),
@@ -70,15 +75,12 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PolicyLike": (".engine", "PolicyLike"),
     "PostgresStore": (".store", "PostgresStore"),
     "RecallPage": (".engine", "RecallPage"),
-    "ScriptExhausted": (".testing.model", "ScriptExhausted"),
     "SeedPolicy": (".policy", "SeedPolicy"),
     "SessionPolicy": (".policy", "SessionPolicy"),
     "SqliteStore": (".store", "SqliteStore"),
     "Store": (".store", "Store"),
     "Summarizes": (".summarize", "Summarizes"),
     "SummaryRequest": (".summarize", "SummaryRequest"),
-    "Undecodable": (".loaders", "Undecodable"),
-    "UnknownFormat": (".loaders", "UnknownFormat"),
     "check": (".invariants", "check"),
     "estimate_chars": (".sizing", "estimate_chars"),
     "extractive_summary": (".summarize", "extractive_summary"),
@@ -108,6 +110,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "POLICIES",
     "AgentError",
+    "CompactionError",
     "CompactionEvent",
     "CompactionFailed",
     "Compactor",
@@ -120,6 +123,7 @@ __all__ = [
     "Engine",
     "Env",
     "FileStore",
+    "HistoryError",
     "InvalidHistory",
     "LLMSummarizer",
     "LinkRefused",
@@ -127,6 +131,7 @@ __all__ = [
     "Policy",
     "PolicyLike",
     "PostgresStore",
+    "ProviderError",
     "ReadOnlyStore",
     "RecallPage",
     "ScriptExhausted",
@@ -136,6 +141,7 @@ __all__ = [
     "SessionPolicy",
     "SqliteStore",
     "Store",
+    "StoreError",
     "StoreUnavailable",
     "Summarizes",
     "SummaryRequest",

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ContextCompactError
+from ..errors import InspectorError as InspectorError  # kept importable from here
 from ..session.inspect import Event, shown_path
 from ..session.recall import message_text, recall, recover
 from ..session.records import EventRecord, MessageRecord, journal
@@ -48,10 +48,6 @@ Replay = Callable[[Any, Any, Store], tuple[Any, list[Message]]]
 _PATH = re.compile(r"/[^\s\"'<>()\[\]{},;]+")
 EVENTS_PAGE = 200
 _HIT = re.compile(r"^=== message (\d+) \(", re.MULTILINE)
-
-
-class InspectorError(ContextCompactError, ValueError):
-    """A session the inspector cannot show: the message says which and why, in one line."""
 
 
 @dataclass(frozen=True)

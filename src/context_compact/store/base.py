@@ -40,11 +40,19 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from ..errors import CorruptStore, LinkRefused
+
 Record = dict[str, Any]
 
 STORE_ERRORS: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
-"""What a store raises when it cannot write: ``OSError`` (disk full, read-only, permissions)
-and ``sqlite3.Error`` ("database or disk is full", a lock held too long)."""
+"""What a store raises when it cannot write: ``OSError`` (disk full, read-only, permissions,
+our ``ReadOnlyStore`` and ``ServerUnavailable``) and ``sqlite3.Error`` ("database or disk is
+full", a lock held too long)."""
+
+NOT_REFUSED: tuple[type[Exception], ...] = (CorruptStore, LinkRefused)
+"""Our own ``OSError``s that are no refused write: a damaged store and a planted link. A caller
+that takes ``STORE_ERRORS`` softly (skips a pass, retries the call) lets these through first
+(``except NOT_REFUSED: raise``), as themselves."""
 
 
 class Store(Protocol):
