@@ -7,6 +7,7 @@ Never a half-applied edit: a resumed session sees exactly what the live one woul
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from context_compact import Compactor, FileStore, MemoryStore, Policy, SqliteStore, check
 from context_compact.errors import CorruptStore, LinkRefused, StoreUnavailable
 from context_compact.session.recall import recall
+from context_compact.store.base import BatchesTurns, DeletesSessions, KnowsWriters, OnDatabaseFile
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.faulty import FILES, WRITES, FaultyStore, disk_full, read_only
 from histories import call, results, user
@@ -239,3 +241,17 @@ def test_a_journal_append_into_a_damaged_store_raises_the_damage_not_store_unava
     with pytest.raises(type(error)) as raised:
         c.prepare([user("t")], "t")
     assert not isinstance(raised.value, StoreUnavailable)
+
+
+def test_a_faulty_store_has_the_optional_capabilities_of_the_store_it_wraps(
+    tmp_path: Path,
+) -> None:
+    # Bound on the instance: Python 3.12's isinstance on a protocol never asks __getattr__.
+    sqlite = FaultyStore(SqliteStore(tmp_path / "s.db"))
+    memory = FaultyStore(MemoryStore())
+    try:
+        for capability in (BatchesTurns, DeletesSessions, KnowsWriters, OnDatabaseFile):
+            assert isinstance(sqlite, capability) and not isinstance(memory, capability)
+        assert inspect.getattr_static(sqlite, "turn") == sqlite.inner.turn
+    finally:
+        sqlite.close()

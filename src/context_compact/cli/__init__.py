@@ -40,6 +40,7 @@ from ..agent.loop import (
 )
 from ..session.records import logged_messages
 from ..store import WORKDIR_DB
+from ..store.base import DeletesSessions
 from .agent import (
     QUIT_WORDS,
     RECOVERABLE,
@@ -260,13 +261,12 @@ def chat(**options: Any) -> None:
 def _drop_if_empty(session: Session) -> None:
     """A chat quit before its first request leaves no session behind."""
     compactor, store = session.compactor, session.store
-    remove = getattr(store, "delete_session", None)
-    if not compactor.keeps_log or remove is None:
+    if not compactor.keeps_log or not isinstance(store, DeletesSessions):
         return
     sid = compactor.session_id
     if sid is None or any(True for _ in logged_messages(store.records(sid))):
         return
-    remove(sid)
+    store.delete_session(sid)
     session.printer.console.print(f"[dim]nothing asked: session {sid} not kept[/]")
 
 

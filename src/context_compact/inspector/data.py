@@ -40,6 +40,7 @@ from ..session.records import EventRecord, MessageRecord, journal
 from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
+from ..store.meta import source_of
 
 Message = dict[str, Any]
 # (session, policy, store) -> (outcome with ``as_dict()``, final view): ``replay_policy``.
@@ -164,7 +165,7 @@ class Inspection:
         """Everything the page draws before any click: small, whatever the session's size."""
         return {
             "session": self.session,
-            "source": _source(self.meta),
+            "source": source_of(self.meta),
             "created": self.meta.get("created"),
             "limit": self.limit,
             "logged": self.logged,
@@ -267,7 +268,7 @@ def archive(store: Store, session: str, path: str) -> dict[str, Any]:
 def sessions(store: Store) -> list[dict[str, Any]]:
     """Every session of the store, newest first: id, when, where from (no replay)."""
     return [
-        {"id": m["id"], "created": m.get("created"), "source": _source(m)}
+        {"id": m["id"], "created": m.get("created"), "source": source_of(m)}
         for m in store.list_sessions()
     ]
 
@@ -335,15 +336,6 @@ def _key(message: Message) -> str:
     from ..keys import content_key
 
     return content_key(message)
-
-
-def _source(meta: dict[str, Any]) -> str:
-    source = meta.get("source")
-    if source == "import":
-        return f"import {meta.get('format')}: {Path(str(meta.get('file'))).name}"
-    if source == "compact":
-        return f"compact {meta.get('policy_name')} of {meta.get('of')}"
-    return str(source or "agent")
 
 
 __all__ = [
