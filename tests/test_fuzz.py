@@ -27,6 +27,7 @@ import struct
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -424,6 +425,7 @@ def _refused(c: Compactor, entry: str, bad: Any, asynchronous: bool) -> None:
     raise AssertionError(f"{entry} accepted an invalid history: {violations[0]}")
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(st.data(), st.sampled_from(ENGINES), histories())
 def test_valid_histories_stay_valid_and_lose_nothing_under_every_engine(
@@ -446,6 +448,7 @@ def broken(draw: st.DrawFn) -> tuple[list[dict[str, Any]], Any]:
 # replay here once drew less data than the run it replayed (FlakyStrategyDefinition): a
 # peer engine hashed a too-deeply nested history and raised RecursionError, at a depth that
 # depends on the caller's stack, instead of InvalidHistory (fixed in the peers' sync).
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, derandomize=os.environ.get("HYPOTHESIS_PROFILE") != "slow")
 @given(st.data(), st.sampled_from(ENGINES), broken())
 def test_invalid_histories_are_refused_by_every_engine_and_entry_point(

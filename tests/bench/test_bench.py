@@ -3,7 +3,9 @@ published, scripts come out of workloads and recorded sessions as expected."""
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from context_compact.bench.strategies.anthropic_clearing import PLACEHOLDER, Too
 from context_compact.bench.strategies.codex import SUMMARY_PREFIX, AutoCompact
 from context_compact.bench.strategies.masking import ObservationMasking
 from context_compact.bench.strategies.openhands import SummarizingCondenser
+from context_compact.bench.suite import Chunks
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import synthetic_session
@@ -280,3 +283,11 @@ def test_the_bench_reports_summary_retention_of_the_summaries_made() -> None:
     assert masking.summary_calls == 0 and masking.summary_retention is None
     assert default.summary_calls > 0 and default.summary_retention is not None
     assert 0 < default.summary_retention <= 1
+
+
+def test_a_cached_chunk_of_classes_this_version_lacks_is_generated_again(tmp_path: Path) -> None:
+    # A chunk another checkout cached, naming a module this one does not have (as the bench's
+    # workload module once was): generated again, not a ModuleNotFoundError.
+    chunks = Chunks(str(tmp_path), 5)
+    chunks._path(0).write_bytes(zlib.compress(b"cno_such_module_of_context_compact\nTurn\n."))
+    assert list(chunks.turns(5)) == list(synthetic_session(5, seed=0).turns)
