@@ -68,7 +68,6 @@ from .registry import build_engine
 from .session.engine import SessionEngine
 from .sizing import TokenCounter, to_json
 from .store.base import Store
-from .store.files import FileStore
 from .summarize import extractive_summary
 from .telemetry import compaction_span, log_event
 
@@ -96,7 +95,11 @@ class Compactor:
         self._overheads = {"request": 0, "system": 0}
         self._overhead_sources: dict[str, Any] = {}
         self.policy: PolicyLike = policy if policy is not None else Policy.default()
-        self.store: Store = store if store is not None else FileStore(Path.cwd())
+        if store is None:
+            from .store.files import FileStore  # loaded only when it is the store
+
+            store = FileStore(Path.cwd())
+        self.store: Store = store
         self.summarizer: Summarizer = summarizer or extractive_summary
         self.events = EventLog()
         self._subscribers: list[Callable[[CompactionEvent], None]] = []

@@ -21,12 +21,12 @@ from context_compact import (
     Policy,
     check,
 )
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.replay import replay
-from context_compact.bench.workload import synthetic_session
 from context_compact.markers import PREVIOUS_SUMMARY
 from context_compact.providers.base import Usage
 from context_compact.sizing import context_window, text_tokens
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import assistant, body, call, pair, results, user
 
 LIMIT = 4_000
@@ -194,6 +194,7 @@ def test_a_caller_passing_its_full_history_each_time_is_recognized() -> None:
 SUMMARIES_BEFORE = {12_500: (12, 13, 13, 12), 25_000: (4, 4, 4, 4)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [12_500, 25_000])
 def test_earlier_history_is_rewritten_on_at_most_a_tenth_of_turns_on_every_seed(
     budget: int,

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from test_long_turn import run_loop
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.errors import CorruptStore
 from context_compact.session import checkpoint, records
 from context_compact.session.records import (
@@ -24,6 +23,7 @@ from context_compact.session.records import (
     journal,
     read,
 )
+from context_compact.testing.fakes import BenchSummarizer
 
 
 def a_long_session(mode: str = "start") -> tuple[MemoryStore, str]:

@@ -15,7 +15,7 @@ import anthropic
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy, SqliteStore, check
-from context_compact.bench.fakes import BenchSummarizer
+from context_compact.testing.fakes import BenchSummarizer
 from stub_api import Reply, StubAPI, ToolCall
 
 TOOLS = [{"name": "bash", "description": "run", "input_schema": {"type": "object"}}]

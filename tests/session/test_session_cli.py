@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from context_compact.bench.strategies import register_peers
 from context_compact.cli import main
 from context_compact.registry import NAMES
+
+register_peers()  # every engine of the registry, the bench's peers included
 
 PACK = Path(__file__).resolve().parents[2].parent / "shared/data/trajectories"
 needs_pack = pytest.mark.skipif(not PACK.is_dir(), reason="shared trajectory pack absent")

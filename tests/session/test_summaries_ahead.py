@@ -8,7 +8,6 @@ import threading
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.bench.workload import synthetic_session
 from context_compact.session.records import (
     AheadMark,
     SummaryEdit,
@@ -17,6 +16,7 @@ from context_compact.session.records import (
     journal,
     read,
 )
+from context_compact.testing.workload import synthetic_session
 
 LIMIT = 12_500
 STEPS = 70

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.errors import UndoRefused
 from context_compact.session.records import BlockEdit, SummaryEdit, Undo, journal
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 LIMIT = 12_500
 

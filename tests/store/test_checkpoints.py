@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.errors import CorruptJournal
 from context_compact.session import checkpoint
 from context_compact.store import MemoryStore, SqliteStore, Store
 from context_compact.store.base import Checkpointed
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 TURNS = 36
 

@@ -25,6 +25,8 @@ from context_compact.errors import ContextCompactError, SessionLocked
 from context_compact.store import Store
 from histories import call, results, user
 
+pytestmark = pytest.mark.slow  # each test replays the append with a fault at every line
+
 LIMIT = 1_500
 ERRORS: dict[str, Callable[[], BaseException]] = {
     "disk_full": lambda: OSError(errno.ENOSPC, "No space left on device"),

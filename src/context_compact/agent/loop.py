@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compactor import Compactor
-from ..errors import ContextCompactError
+from ..errors import AgentError as AgentError  # defined with the others, kept here too
 from ..events import CompactionEvent
 from ..messages import has_tool_use
 from ..providers.base import Provider
@@ -126,14 +126,6 @@ class RunResult:
     history: list[Message]
     turns: int
     stopped_reason: str
-
-
-class AgentError(ContextCompactError, RuntimeError):
-    """The run cannot go on; ``history`` is the conversation so far, ``__cause__`` the error."""
-
-    def __init__(self, message: str, history: list[Message]) -> None:
-        super().__init__(message)
-        self.history = history
 
 
 class Agent:

@@ -27,13 +27,14 @@ from typing import Any
 import click
 
 from ..errors import CorruptStore
+from ..store.base import ChecksDatabase, KnowsWriters, OnDatabaseFile, Store
 from ..store.witness import CorruptJournal
 from .damage import BROKEN, problem, readable
 from .sessions import json_option, open_store, workdir_option
 from .store_errors import corrupt_line, guards_store, select_store
 
 
-def check_session(store: Any, session: str) -> dict[str, Any]:
+def check_session(store: Store, session: str) -> dict[str, Any]:
     """One session's health: ``ok``, and where it is damaged and what is whole when not."""
     from ..compactor import Compactor
     from ..policy import Policy
@@ -73,27 +74,25 @@ class _FullReplay:
         return getattr(self._store, name)
 
 
-def live(store: Any, session: str) -> str | None:
+def live(store: Store, session: str) -> str | None:
     """Who is writing ``session`` now ("process P on HOST"), if another live process is: its
     journal is read as of one moment, and what that writer appends after is not checked."""
     from ..store.lease import same_process
 
-    writer = getattr(store, "writer", None)
-    owner = writer(session) if writer is not None else None
+    owner = store.writer(session) if isinstance(store, KnowsWriters) else None
     if owner is None or same_process(owner):
         return None
     return f"process {owner.pid} on {owner.host}"
 
 
-def integrity(store: Any) -> str | None:
+def integrity(store: Store) -> str | None:
     """SQLite's ``integrity_check`` answer for a database store, a PostgreSQL store's own
     check (None for other stores)."""
-    check = getattr(store, "check_database", None)
-    if check is not None:
-        return str(check())
-    path = getattr(store, "db_path", None)
-    if path is None:
+    if isinstance(store, ChecksDatabase):
+        return str(store.check_database())
+    if not isinstance(store, OnDatabaseFile):
         return None
+    path = store.db_path
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         return "; ".join(str(row[0]) for row in db.execute("PRAGMA integrity_check"))
@@ -121,7 +120,7 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
     if url is not None:
         select_store(url)
     store = open_store(workdir)
-    label = "check" if hasattr(store, "check_database") else "integrity_check"
+    label = "check" if isinstance(store, ChecksDatabase) else "integrity_check"
     try:
         answer = integrity(store)
         rows = [check_session(store, meta["id"]) for meta in store.list_sessions()]

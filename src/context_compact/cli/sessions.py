@@ -17,6 +17,8 @@ import click
 
 from ..session.records import EventRecord, MessageRecord, journal, logged_messages
 from ..session.transfer import resumed
+from ..store.base import DeletesSessions, Store
+from ..store.meta import source_of as source_of  # kept importable from here
 from .store_errors import guards_store
 
 # What "compactions" counts, here and in ``inspect``: every compaction event the session's
@@ -45,7 +47,7 @@ def open_store(workdir: Path | None) -> Any:
         raise click.ClickException(str(error)) from None
 
 
-def need_session(store: Any, session: str) -> dict[str, Any]:
+def need_session(store: Store, session: str) -> dict[str, Any]:
     """The meta of ``session``, or a usage error naming the newest sessions."""
     meta = store.session_meta(session)
     if meta is None:
@@ -54,17 +56,7 @@ def need_session(store: Any, session: str) -> dict[str, Any]:
     return dict(meta)
 
 
-def source_of(meta: dict[str, Any]) -> str:
-    """Where a session came from, in a few words: the agent, an import, a compaction."""
-    source = meta.get("source")
-    if source == "import":
-        return f"import {meta.get('format')}: {Path(str(meta.get('file'))).name}"
-    if source == "compact":
-        return f"compact {meta.get('policy_name')} of {meta.get('of')}"
-    return str(source or "agent")
-
-
-def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
+def summary(store: Store, meta: dict[str, Any]) -> dict[str, Any]:
     """One session's line: when it started, its turns, its view's tokens, its compactions."""
     sid = meta["id"]
     turns = compactions = messages = 0
@@ -192,17 +184,21 @@ def _workdir(ctx: click.Context, workdir: Path | None) -> Path | None:
 @guards_store
 def remove_command(ctx: click.Context, ids: tuple[str, ...], workdir: Path | None) -> None:
     """Remove sessions ID... and their logs (all or none: an unknown ID removes nothing)."""
-    store = open_store(_workdir(ctx, workdir))
+    store: Store = open_store(_workdir(ctx, workdir))
     try:
         for sid in ids:
             need_session(store, sid)
+        if not isinstance(store, DeletesSessions):
+            raise click.ClickException(
+                f"{type(store).__name__} cannot remove sessions; {', '.join(ids)} kept"
+            )
         for sid in ids:
             _remove(store, sid)
     finally:
         store.close()
 
 
-def _remove(store: Any, sid: str) -> None:
+def _remove(store: DeletesSessions, sid: str) -> None:
     from ..errors import SessionLocked
 
     try:

@@ -30,9 +30,8 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..registry import NAMES
 from ..store.base import STORE_ERRORS, Store
-from .data import Inspection, InspectorError, Replay, archive, compare, sessions
+from .data import Inspection, InspectorError, Replay, archive, compare, policy_names, sessions
 from .guard import refusal
 
 STATIC = {
@@ -85,7 +84,7 @@ class Inspector:
                 listed = sessions(self.store)
             if self.only is not None:
                 listed = [s for s in listed if s["id"] == self.only]
-            return {"sessions": listed, "selected": self.only, "policies": list(NAMES)}
+            return {"sessions": listed, "selected": self.only, "policies": policy_names()}
         if path not in API:
             raise LookupError(path)
         found = self.inspection(sid)

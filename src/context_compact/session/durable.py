@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import CorruptStore, StoreUnavailable
 from ..events import CompactionEvent
 from ..store import holders
-from ..store.base import STORE_ERRORS, Checkpointed, Store
+from ..store.base import NOT_REFUSED, STORE_ERRORS, Checkpointed, Store
 from . import checkpoint
 from . import records as rec
 from .records import Read, Record
@@ -193,6 +193,8 @@ class SessionJournal:
         try:
             with holders.writing(self.store, sid, self._owner, self._generation) as after:
                 self.store.append(sid, batch)
+        except NOT_REFUSED:
+            raise
         except STORE_ERRORS as error:
             raise StoreUnavailable(
                 f"the session journal could not be written ({describe(error)}); the call "

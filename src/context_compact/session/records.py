@@ -45,14 +45,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from ..errors import CorruptStore
+from ..errors import BadRecord as BadRecord  # kept importable from here
 from ..messages import Message, plain_role
 from ..store.journal import Encoded, dumps
-
-
-class BadRecord(CorruptStore, ValueError):
-    """A journal record that does not have the shape its kind requires: the journal was
-    edited or damaged outside this library (one line naming the record)."""
 
 
 @dataclass(frozen=True)

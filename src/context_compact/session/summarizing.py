@@ -36,6 +36,7 @@ from typing import Any
 
 from .. import markers
 from ..errors import CompactionFailed
+from ..errors import EmptySummary as EmptySummary  # kept importable from here
 from ..messages import Message
 from ..sizing import TokenCounter, to_json
 from ..summarize import Summarizes, SummaryRequest, extractive_summary
@@ -43,10 +44,6 @@ from .policy import SessionPolicy
 
 Emit = Callable[[str, int, int, str], None]
 """``emit(stage, before, after, note)``: an event of the engine's."""
-
-
-class EmptySummary(ValueError):
-    """The summarizer answered without text (an empty string, None, not a string)."""
 
 
 class _Job:

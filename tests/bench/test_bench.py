@@ -3,13 +3,14 @@ published, scripts come out of workloads and recorded sessions as expected."""
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from context_compact import MemoryStore, check
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.pricing import Pricing
 from context_compact.bench.reach import reach
 from context_compact.bench.replay import replay
@@ -19,9 +20,11 @@ from context_compact.bench.strategies.anthropic_clearing import PLACEHOLDER, Too
 from context_compact.bench.strategies.codex import SUMMARY_PREFIX, AutoCompact
 from context_compact.bench.strategies.masking import ObservationMasking
 from context_compact.bench.strategies.openhands import SummarizingCondenser
-from context_compact.bench.workload import synthetic_session
+from context_compact.bench.suite import Chunks
 from context_compact.session.engine import SessionEngine
 from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 ROOT = "/memory"
 
@@ -309,3 +312,11 @@ def test_the_bench_reports_summary_retention_of_the_summaries_made() -> None:
     assert masking.summary_calls == 0 and masking.summary_retention is None
     assert default.summary_calls > 0 and default.summary_retention is not None
     assert 0 < default.summary_retention <= 1
+
+
+def test_a_cached_chunk_of_classes_this_version_lacks_is_generated_again(tmp_path: Path) -> None:
+    # A chunk another checkout cached, naming a module this one does not have (as the bench's
+    # workload module once was): generated again, not a ModuleNotFoundError.
+    chunks = Chunks(str(tmp_path), 5)
+    chunks._path(0).write_bytes(zlib.compress(b"cno_such_module_of_context_compact\nTurn\n."))
+    assert list(chunks.turns(5)) == list(synthetic_session(5, seed=0).turns)

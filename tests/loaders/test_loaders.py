@@ -39,7 +39,7 @@ def trajectories_dir() -> Path:
     configured = os.environ.get(ENV_VAR)
     if configured:
         return Path(configured)
-    return Path(__file__).resolve().parents[2] / "shared/data/trajectories"
+    return Path(__file__).resolve().parents[3] / "shared/data/trajectories"
 
 
 TRAJECTORIES = trajectories_dir()
