@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from context_compact import Compactor, invariants
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.suite import REQUEST, Chunks, make_policy, make_store
 from context_compact.keys import Recognizer, content_key
 from context_compact.messages import clone
 from context_compact.session.durable import SessionJournal
 from context_compact.session.state import SessionState
 from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
 
 
 def timed(label: str, run: Callable[[], object]) -> None:

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.fakes import BenchSummarizer
+from context_compact.testing.fakes import BenchSummarizer
 
 OUT = "line of build output\n" * 150
 

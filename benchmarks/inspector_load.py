@@ -1,6 +1,6 @@
 """Issue 21's benchmark: the inspector page on a 10,000-request session.
 
-A synthetic coding session (``bench.workload.synthetic_session``, seed 0: results of 0.2-120k
+A synthetic coding session (``testing.workload.synthetic_session``, seed 0: results of 0.2-120k
 characters) is driven through ``Policy.default(context_limit=12_500)`` into a SQLite store,
 one ``prepare`` per request. Then, measured:
 
@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from context_compact import Compactor, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.cli.compact import replay_policy
 from context_compact.inspector import Inspection, Inspector, InspectorServer, write_report
 from context_compact.store import workdir_store
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 
 def build(workdir: Path, requests: int) -> tuple[str, str]:

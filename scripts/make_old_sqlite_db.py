@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from context_compact import Compactor, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.store import SqliteStore
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 
 def records_hash(records: list[Any]) -> str:

@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.compactor import Compactor
 from context_compact.policy import Policy
 from context_compact.store import FileStore, SqliteStore
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 
 def loop(kind: str, turns: int) -> tuple[float, float]:

@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 
 from context_compact import Compactor
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.suite import REQUEST, Chunks, make_policy, make_store
+from context_compact.testing.fakes import BenchSummarizer
 
 ROOT = Path(tempfile.gettempdir()) / "context-compact-view-digest"
 
@@ -66,4 +66,8 @@ def main(kind: str, window: int, turns: int, store_kind: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) < 5 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        print("\nusage: view_digest.py loop|cold WINDOW TURNS file|sqlite|memory [FILES_JSON]")
+        sys.exit(0 if sys.argv[1:2] in (["-h"], ["--help"]) else 2)
     main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])

@@ -21,7 +21,9 @@ A Messages request the real API would refuse (an unanswered ``tool_use``, an orp
 ``tool_result``, with ``thinking`` enabled a final assistant turn that does not open with a
 thinking block, a thinking block altered under the signature the stub gave it: ``api_rules``)
 is answered with the API's own 400 before the script is consulted, and listed in
-``refusals``; ``StubAPI(enforce=False)`` turns that off.
+``refusals``; ``StubAPI(enforce=False)`` turns that off. The server's own compaction
+(``stub_compaction``: a ``compact_20260112`` edit, an on-demand ``compaction`` request) is
+answered and its rules enforced the same way.
 
 A request whose body has ``"stream": true`` gets its ``Reply`` as server-sent events in the
 API's real event shapes (``stub_sse``), flushed one event at a time; errors before the
@@ -30,8 +32,12 @@ stream are the same HTTP errors as without streaming.
 ``fast_retry(item)`` adds ``retry-after-ms: 1`` to an error, so an SDK that honors it
 retries at once instead of after its own backoff (0.5 s and up).
 
-Every request is recorded in ``requests`` (path, lower-cased headers, parsed JSON body)
-before it is answered. An exhausted script answers HTTP 500 with a body that says so.
+Every request to one of the three API paths is recorded in ``requests`` (path, lower-cased
+headers, parsed JSON body) before it is answered. Any other path (``GET`` too) is a local
+server's own endpoint: answered from ``routes`` (``{"GET /props": json or fn(body) -> json}``;
+the helpers ``llamacpp_props``, ``vllm_models``, ``ollama_show``, ``ollama_ps``,
+``lmstudio_models``, ``llamacpp_tokenize`` build them), else 404, and recorded in ``probes``.
+An exhausted script answers HTTP 500 with a body that says so.
 Responses are HTTP/1.0 (the connection closes after each), so ``stop()`` leaves no open
 socket or thread behind.
 """
@@ -51,6 +57,7 @@ from typing import Any
 
 import api_rules
 import stub_sse
+from stub_compaction import Compactions
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
@@ -333,6 +340,64 @@ def vllm_context_length_exceeded(
     return ErrorReply(400, {"error": error} if wrapped else {"object": "error", **error})
 
 
+# -- local servers' own endpoints (``StubAPI(routes=...)``) ------------------------------
+
+
+def llamacpp_props(n_ctx: int) -> dict[str, Any]:
+    """llama.cpp server: ``GET /props``."""
+    return {"GET /props": {"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1}}
+
+
+def vllm_models(model: str, max_model_len: int) -> dict[str, Any]:
+    """vLLM: ``GET /v1/models``."""
+    entry = {"id": model, "object": "model", "owned_by": "vllm", "max_model_len": max_model_len}
+    return {"GET /v1/models": {"object": "list", "data": [entry]}}
+
+
+def ollama_show(model_info_length: int, num_ctx: int | None = None) -> dict[str, Any]:
+    """Ollama: ``POST /api/show`` (``num_ctx`` among the parameters when the model sets it)."""
+    answer: dict[str, Any] = {"model_info": {"llama.context_length": model_info_length}}
+    if num_ctx is not None:
+        answer["parameters"] = f'num_ctx                        {num_ctx}\nstop    "<|eot|>"'
+    return {"POST /api/show": answer}
+
+
+def ollama_ps(model: str, context_length: int) -> dict[str, Any]:
+    """Ollama: ``GET /api/ps`` with ``model`` loaded."""
+    return {"GET /api/ps": {"models": [{"name": model, "context_length": context_length}]}}
+
+
+def lmstudio_models(model: str, loaded: int, maximum: int) -> dict[str, Any]:
+    """LM Studio: ``GET /api/v0/models``."""
+    entry = {"id": model, "loaded_context_length": loaded, "max_context_length": maximum}
+    return {"GET /api/v0/models": {"object": "list", "data": [entry]}}
+
+
+def llamacpp_tokenize(count: Callable[[str], int]) -> dict[str, Any]:
+    """llama.cpp server: ``POST /tokenize`` ``{"content"}`` -> ``{"tokens"}``, ``count`` long."""
+    return {"POST /tokenize": lambda body: {"tokens": list(range(count(body["content"])))}}
+
+
+def llama_cpp_python_tokenize(count: Callable[[str], int]) -> dict[str, Any]:
+    """llama-cpp-python: ``POST /extras/tokenize/count`` ``{"input"}`` -> ``{"count"}``."""
+    return {"POST /extras/tokenize/count": lambda body: {"count": count(body["input"])}}
+
+
+def llama_cpp_python_refusal(window: int, messages: int, completion: int | None) -> ErrorReply:
+    """llama-cpp-python's server, its exception reworded OpenAI's way (``None`` in the
+    completion when the request named no ``max_tokens``)."""
+    error = {
+        "message": f"This model's maximum context length is {window} tokens. However, you "
+        f"requested {messages + (completion or 0)} tokens ({messages} in the messages, "
+        f"{completion} in the completion). Please reduce the length of the messages or "
+        "completion.",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+    return ErrorReply(400, {"error": error})
+
+
 # -- rendering ---------------------------------------------------------------------------
 
 
@@ -502,6 +567,20 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        status, payload = self.server.stub.route("GET", path, None)
+        self._json(status, payload)
+
+    def _json(self, status: int, payload: Any) -> None:
+        self.close_connection = True
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length).decode("utf-8")
@@ -510,6 +589,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw
         path = self.path.split("?", 1)[0]
+        if path not in (ANTHROPIC_PATH, OPENAI_PATH, RESPONSES_PATH):
+            self._json(*self.server.stub.route("POST", path, body))
+            return
         status, payload, headers, cut = self.server.stub.respond(
             RecordedRequest(path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
@@ -559,10 +641,21 @@ class _Server(ThreadingHTTPServer):
 class StubAPI:
     """The scripted server; use as a context manager or call ``start()``/``stop()``."""
 
-    def __init__(self, *script: ScriptItem, enforce: bool = True) -> None:
-        # ``enforce``: Messages requests that break the API's rules (``api_rules``) are
-        # refused with the API's own 400, as the service refuses them.
+    def __init__(
+        self,
+        *script: ScriptItem,
+        enforce: bool = True,
+        compactions: Compactions | None = None,
+        routes: dict[str, Any] | None = None,
+    ) -> None:
+        # ``enforce``: Messages requests that break the API's rules (``api_rules``, and the
+        # compaction rules of ``stub_compaction``) are refused with the API's own 400, as the
+        # service refuses them. ``compactions``: how the server's own compaction counts.
+        # ``routes``: answers to other paths (a local server's window or tokenizer).
         self.enforce = enforce
+        self.compactions = compactions or Compactions()
+        self.routes: dict[str, Any] = dict(routes or {})
+        self.probes: list[tuple[str, str, Any]] = []
         self.refusals: list[str] = []
         self._script: deque[ScriptItem] = deque(script)
         self._lock = threading.Lock()
@@ -634,6 +727,20 @@ class StubAPI:
         with self._lock:
             return self.requests[-1].body
 
+    def route(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        """A local server's own endpoint: the ``routes`` answer (a callable gets the body;
+        an ``ErrorReply`` is sent as it is), else 404."""
+        with self._lock:
+            self.probes.append((method, path, body))
+            answer = self.routes.get(f"{method} {path}")
+        if answer is None:
+            return 404, {"detail": "Not Found"}
+        if callable(answer):
+            answer = answer(body)
+        if isinstance(answer, ErrorReply):
+            return answer.status, answer.body
+        return 200, answer
+
     def answer(self, request: RecordedRequest) -> tuple[int, Any, dict[str, str]]:
         """Record ``request`` and render the next script item for its path."""
         status, payload, headers, _ = self.respond(request)
@@ -643,13 +750,21 @@ class StubAPI:
         """``answer`` plus how much of the body to send: None all, 0 nothing (``Drop``)."""
         with self._lock:
             self.requests.append(request)
+            if request.path == ANTHROPIC_PATH:
+                self.compactions.requests += 1
             if request.path not in (ANTHROPIC_PATH, OPENAI_PATH, RESPONSES_PATH):
                 return 404, {"error": {"message": f"stub_api: no route {request.path}"}}, {}, None
-            refused = api_rules.violation_text(request.body)
+            refused = api_rules.violation_text(request.body) or self.compactions.violation(
+                request.body
+            )
             if request.path == ANTHROPIC_PATH and self.enforce and refused is not None:
                 self.refusals.append(refused)
                 error = anthropic_invalid_request(refused)
                 return error.status, error.body, dict(error.headers), None
+            if request.path == ANTHROPIC_PATH and self.compactions.on_demand(request.body):
+                # A compaction request: the server answers it; the script is not consulted.
+                answer = self.compactions.summarize(request.body, next(self._numbers))
+                return 200, answer, {"request-id": f"req_stub{next(_request_ids):06d}"}, None
             if not self._script:
                 return 500, {"error": {"message": "stub_api: script exhausted"}}, {}, None
             item = self._script.popleft()
@@ -676,7 +791,9 @@ class StubAPI:
         headers: dict[str, str] = {}
         if request.path == ANTHROPIC_PATH:
             headers = {"request-id": f"req_stub{next(_request_ids):06d}"}
-            body = _anthropic_message(item, request.body, number)
+            body = self.compactions.threshold(
+                request.body, _anthropic_message(item, request.body, number)
+            )
         elif request.path == RESPONSES_PATH:
             body = _openai_response(item, request.body, number)
         else:

@@ -96,8 +96,8 @@ def test_an_error_line_repeated_in_later_results_is_listed_once_at_its_first_pla
 
 
 def test_the_bench_summarizer_reads_facts_once_and_says_what_the_two_calls_say() -> None:
-    from context_compact.bench.fakes import BenchSummarizer
     from context_compact.extract import summary_score
+    from context_compact.testing.fakes import BenchSummarizer
 
     messages = _session([("make", "ERROR: no rule\n"), ("ls src/app.py", "src/app.py\n")])
     summarizer = BenchSummarizer(target_chars=10)

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.workload import synthetic_session
 from context_compact.facts import facts, read_once
+from context_compact.testing.workload import synthetic_session
 
 WORKLOAD = synthetic_session(120, seed=13)
 HISTORY: list[Any] = [{"role": "user", "content": WORKLOAD.request}]

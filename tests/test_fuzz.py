@@ -27,18 +27,20 @@ import struct
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-import context_compact.bench  # noqa: F401  (registers the peer engines: every engine is fuzzed)
 from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
-from context_compact.bench.fakes import BenchSummarizer
+from context_compact.bench.strategies import register_peers
 from context_compact.invariants import thinking_kept
 from context_compact.registry import NAMES, policy_for
 from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
 
 # A fixed tuple: the registry's list grows as engines register, which hypothesis sees as
 # flaky data generation.
+register_peers()  # every engine of the registry is fuzzed, the bench's peers included
 ENGINES = tuple(NAMES)
 COUNTER = TokenCounter()
 # Known gaps (RELIABILITY.md): the OpenHands peer renders tool calls as events and can still
@@ -423,6 +425,7 @@ def _refused(c: Compactor, entry: str, bad: Any, asynchronous: bool) -> None:
     raise AssertionError(f"{entry} accepted an invalid history: {violations[0]}")
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES)
 @given(st.data(), st.sampled_from(ENGINES), histories())
 def test_valid_histories_stay_valid_and_lose_nothing_under_every_engine(
@@ -445,6 +448,7 @@ def broken(draw: st.DrawFn) -> tuple[list[dict[str, Any]], Any]:
 # replay here once drew less data than the run it replayed (FlakyStrategyDefinition): a
 # peer engine hashed a too-deeply nested history and raised RecursionError, at a depth that
 # depends on the caller's stack, instead of InvalidHistory (fixed in the peers' sync).
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, derandomize=os.environ.get("HYPOTHESIS_PROFILE") != "slow")
 @given(st.data(), st.sampled_from(ENGINES), broken())
 def test_invalid_histories_are_refused_by_every_engine_and_entry_point(

@@ -20,10 +20,10 @@ from context_compact import (
     check,
 )
 from context_compact.agent.loop import Compaction
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.cli.agent import Printer
 from context_compact.events import CompactionEvent as Event
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import call, user
 
 TWICE = [

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import context_compact.bench.strategies  # noqa: F401  (registers the bench's engines)
 from context_compact import (
     Compactor,
     FileStore,
@@ -21,10 +20,13 @@ from context_compact import (
     SqliteStore,
     check,
 )
+from context_compact.bench.strategies import register_peers
 from context_compact.cli import main
 from context_compact.invariants import MAX_DEPTH
 from context_compact.registry import NAMES, policy_at
 from histories import call, results, user
+
+register_peers()  # every engine of the registry, the bench's peers included
 
 
 def open_store(kind: str, tmp_path: Path) -> Any:

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("telemetry", "facts"),
     ("keys", "invariants", "sizing", "extract", "transcript", "providers", "loaders", "config"),
     ("store", "formats", "summarize"),
-    ("engine",),
+    ("engine", "testing"),
     ("seed", "session"),
     ("registry",),
     ("policy",),

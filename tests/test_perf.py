@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 SESSION = synthetic_session(1_000, seed=11)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,11 +33,13 @@ def seed_compactor() -> tuple[Compactor, MemoryStore, Recorder]:
     return Compactor(Policy.seed(), store, summarizer), store, summarizer
 
 
+@pytest.mark.slow
 @given(histories())
 def test_generated_histories_are_valid(messages: list[dict[str, Any]]) -> None:
     assert check(messages) == []
 
 
+@pytest.mark.slow
 @given(histories(), st.sampled_from(["tool_result_budget", "snip_compact", "micro_compact"]))
 def test_every_stage_keeps_a_valid_history_valid_and_leaves_the_input_alone(
     messages: list[dict[str, Any]], stage: str
@@ -48,6 +51,7 @@ def test_every_stage_keeps_a_valid_history_valid_and_leaves_the_input_alone(
     assert messages == frozen
 
 
+@pytest.mark.slow
 @given(histories(), st.sampled_from(["tool_result_budget", "snip_compact", "micro_compact"]))
 def test_no_stage_grows_the_history(messages: list[dict[str, Any]], stage: str) -> None:
     compactor, _, _ = seed_compactor()
@@ -57,6 +61,7 @@ def test_no_stage_grows_the_history(messages: list[dict[str, Any]], stage: str) 
         assert estimate_chars(out) <= estimate_chars(messages)
 
 
+@pytest.mark.slow
 @given(histories())
 def test_prepare_keeps_valid_unchanged_input_and_fits_when_the_summary_fits(
     messages: list[dict[str, Any]],
@@ -80,6 +85,7 @@ def test_prepare_keeps_valid_unchanged_input_and_fits_when_the_summary_fits(
         assert estimate_chars(out) <= compactor.policy.context_limit
 
 
+@pytest.mark.slow
 @given(histories())
 def test_prepare_is_stable_on_its_own_output_below_the_snip_limit(
     messages: list[dict[str, Any]],
@@ -90,6 +96,7 @@ def test_prepare_is_stable_on_its_own_output_below_the_snip_limit(
         assert compactor.prepare(once, "r") == once
 
 
+@pytest.mark.slow
 @given(histories())
 def test_reactive_compact_keeps_the_tail_verbatim_and_summarizes_only_the_prefix(
     messages: list[dict[str, Any]],

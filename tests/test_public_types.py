@@ -50,7 +50,7 @@ def test_only_the_session_engine_has_the_durable_capability() -> None:
 
 @pytest.mark.parametrize("name", ["seed", "default", "codex"])
 def test_one_registry_function_builds_any_policy_at_a_limit(name: str) -> None:
-    register_peers()  # importing context_compact.bench did; again is harmless
+    register_peers()  # the registry would load them by its entry point; again is harmless
     policy: PolicyLike = policy_at(name, 12_345)
     assert policy.engine == name and policy.context_limit == 12_345
     assert policy_at(name).context_limit == Policy.default().context_limit or name == "seed"

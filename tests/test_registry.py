@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import importlib
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from context_compact import POLICIES, Compactor, MemoryStore, Policy, check
-from context_compact.bench.fakes import BenchSummarizer
+from context_compact import POLICIES, Compactor, MemoryStore, Policy, check, registry
 from context_compact.bench.strategies import NAMES as BENCH_NAMES
-from context_compact.bench.workload import synthetic_session
+from context_compact.bench.strategies import register_peers
 from context_compact.cli import main
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import user
+
+ROOT = Path(__file__).resolve().parents[1]
+
+register_peers()  # every engine of the registry, the bench's peers included
 
 
 def test_the_bench_prices_exactly_the_engines_of_the_registry() -> None:
@@ -57,3 +67,51 @@ def test_the_cli_offers_every_engine_as_a_policy() -> None:
 def test_a_session_id_given_to_an_engine_without_a_log_is_refused(name: str) -> None:
     with pytest.raises(ValueError, match="keeps no session log"):
         Compactor(Policy.named(name), MemoryStore(), session="s1")
+
+
+def test_the_cli_and_the_library_load_no_bench_module_when_imported() -> None:
+    code = (
+        "import sys, context_compact, context_compact.cli\n"
+        "print(sorted(m for m in sys.modules if m.startswith('context_compact.bench')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_name_the_registry_does_not_know_loads_the_installed_plugins_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An installed package with an entry point in the group, as pip would leave it.
+    (tmp_path / "probe_plugin.py").write_text(
+        "from context_compact.registry import register\n"
+        "from context_compact.bench.strategies import none\n"
+        "def register_probe():\n"
+        "    register('probe-engine', none.engine, 'a probe')\n",
+        encoding="utf-8",
+    )
+    info = tmp_path / "probe_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        f"[{registry.PLUGINS}]\nprobe = probe_plugin:register_probe\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    monkeypatch.setattr(registry, "ENGINES", dict(registry.ENGINES))
+    names = list(registry.NAMES)
+    try:
+        assert "probe-engine" not in registry.ENGINES
+        assert Policy.named("probe-engine").engine == "probe-engine"
+        with pytest.raises(ValueError, match="unknown policy 'no-such-engine'"):
+            Policy.named("no-such-engine")
+    finally:
+        registry.NAMES[:] = names
+
+
+def test_the_bench_declares_its_peers_in_the_registrys_entry_point_group() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    points = pyproject["project"]["entry-points"][registry.PLUGINS]
+    module, _, function = points["bench"].partition(":")
+    assert getattr(importlib.import_module(module), function) is register_peers

@@ -26,8 +26,8 @@ from context_compact.agent.guard import Redactor, refused, secrets_in
 from context_compact.agent.loop import Agent
 from context_compact.agent.tools import Workspace
 from context_compact.cli import main
-from context_compact.providers.fake import ScriptedProvider, tool_call
 from context_compact.store import FileStore, MemoryStore, SqliteStore, Store, workdir_store
+from context_compact.testing.model import ScriptedProvider, tool_call
 
 Message = dict[str, Any]
 

@@ -68,7 +68,6 @@ from .registry import build_engine
 from .session.engine import SessionEngine
 from .sizing import TokenCounter, to_json
 from .store.base import Store
-from .store.files import FileStore
 from .summarize import extractive_summary
 from .telemetry import compaction_span, log_event
 
@@ -96,7 +95,11 @@ class Compactor:
         self._overheads = {"request": 0, "system": 0}
         self._overhead_sources: dict[str, Any] = {}
         self.policy: PolicyLike = policy if policy is not None else Policy.default()
-        self.store: Store = store if store is not None else FileStore(Path.cwd())
+        if store is None:
+            from .store.files import FileStore  # loaded only when it is the store
+
+            store = FileStore(Path.cwd())
+        self.store: Store = store
         self.summarizer: Summarizer = summarizer or extractive_summary
         self.events = EventLog()
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
@@ -250,6 +253,30 @@ class Compactor:
         with self._lock:
             self.engine.observe(prompt_tokens_of(usage))
 
+    def use_window(self, tokens: int, source: str) -> None:
+        """The model's context window as the server states it (``providers.local``, or a
+        refusal's "maximum context length is N"): under the default engine it caps the limit
+        for the rest of the session, resumes included (journaled), and the next call says so
+        in a ``window`` event. Other engines keep their policy's limit."""
+        use = getattr(self.engine, "use_window", None)
+        if callable(use):
+            with self._lock:
+                use(tokens, source)
+
+    @property
+    def window(self) -> tuple[int, str] | None:
+        """``(tokens, source)`` of the window the server stated, None while none was."""
+        state = getattr(self.engine, "state", None)
+        window = getattr(state, "window", None)
+        return None if window is None else (window.tokens, window.source)
+
+    @property
+    def limit(self) -> int:
+        """The most tokens a request may take now: the policy's ``context_limit``, capped
+        by the window the server stated."""
+        limit = getattr(self.engine, "limit", None)
+        return limit if isinstance(limit, int) else int(getattr(self.policy, "context_limit", 0))
+
     def subscribe(self, callback: Callable[[CompactionEvent], None]) -> None:
         self._subscribers.append(callback)
 
@@ -355,6 +382,19 @@ class Compactor:
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
         with self._lock, compaction_span(self, "reactive_compact"):
             return self._through_edge(messages, lambda m: self.engine.reactive(m, active_request))
+
+    def undo(self) -> list[Any]:
+        """Take back the newest compaction (a summary or a clearing) as a new record in the
+        session's log: the view returned is what it would have been without it, plus what
+        came since; continue from it. Undone compactions stay in the log and in ``inspect``.
+        ``UndoRefused`` (nothing changed) when there is none left, or when that view would
+        be over the limit. Default engine only."""
+        engine = self.engine
+        if not isinstance(engine, SessionEngine):
+            raise ValueError(f"undo needs the default engine; {engine.name!r} keeps no log")
+        with self._lock, compaction_span(self, "undo"):
+            engine.undo()
+        return self.view()
 
     # Async twins for async-first loops and frameworks: the same call on a worker thread, so
     # store I/O and summarizing never block the event loop; calls on one compactor still run

@@ -31,7 +31,10 @@ from .agent.loop import Agent, LoopEvent, Refusal, RunResult
 from .agent.tools import Workspace
 from .compactor import Compactor
 from .policy import Policy
-from .providers.fake import (
+from .session.records import logged_messages
+from .store import workdir_store
+from .summarize import extractive_summary
+from .testing.model import (
     FakeContextOverflow,
     ScriptedProvider,
     Step,
@@ -40,9 +43,6 @@ from .providers.fake import (
     tool_call,
     tool_calls,
 )
-from .session.records import logged_messages
-from .store import workdir_store
-from .summarize import extractive_summary
 
 DEMO_CONTEXT_LIMIT = 6_000
 DEMO_TASK = (

@@ -1,52 +1,103 @@
-"""Every exception the library raises on purpose, under one base.
+"""Every exception the library raises on purpose, under one base, in groups a caller can catch.
 
-    ContextCompactError               catch this to catch any of ours
-     ├── InvalidHistory (ValueError)  the input violates check(); names the message and the rule
-     ├── CompactionFailed (RuntimeError)
-     │    │                           compaction could not bring the context back: the
-     │    │                           summarizer failed too often, or the view stayed over the limit
-     │    └── StoreUnavailable        the store refused a write (disk full, read-only, permissions):
-     │                                nothing left the view without its copy; the message names the
-     │                                store's own error, which is also the exception's __cause__
-     ├── ContextOverflow (RuntimeError)
-     │                                the API refused the request as too long for the window;
-     │                                raised by our providers, mapped from any SDK's refusal by
-     │                                providers.errors.context_overflow (the SDK's exception is
-     │                                __cause__); catch it to compact and resend
-     ├── SessionLocked (RuntimeError) another live process writes this session
-     ├── SessionExists (ValueError)   create_session was given an id the store already has
-     ├── CorruptJournal (ValueError)  a journal is not what the store wrote (torn, cut, altered):
-     │                                where it starts, and how much before it is whole
-     ├── CorruptStore (OSError)       a store file that is not a database, or a damaged one
-     ├── ServerUnavailable (OSError)  the PostgreSQL server did not answer or refused a write
-     │                                (defined in store/pg_base.py, an optional extra)
-     ├── ReadOnlyStore (PermissionError)
-     │                                a write to a store opened for reading only
-     ├── UnknownMigration (RuntimeError)
-     │                                the database was migrated by a newer version of this library
-     ├── ConfigError (ValueError)     a setting (config file, option) that cannot be applied
-     ├── MissingExtra (ImportError)   an optional dependency (an SDK, psycopg, a framework) is
-     │                                not installed: what needs it and the pip line that adds it
-     ├── UnknownFormat (ValueError)   a file is not a trajectory any loader knows (loaders/)
-     ├── Undecodable (ValueError)     a log's bytes are not text in the encoding it is read with:
-     │                                the file, byte offset and line (loaders/)
-     ├── AgentError (RuntimeError)    the agent loop cannot go on; carries the history (agent/)
-     └── ScriptExhausted (RuntimeError)
-                                      the fake provider was called past its script (providers/)
+    ContextCompactError                      catch this to catch any of ours
+     ├── HistoryError                        a history or a log that cannot be taken as it is
+     │    ├── InvalidHistory (ValueError)    the input violates check(); names the message and
+     │    │                                  the rule
+     │    ├── UnknownFormat (ValueError)     a file is not a trajectory any loader knows
+     │    ├── Undecodable (ValueError)       a log's bytes are not text in the encoding it is read
+     │    │                                  with: the file, byte offset and line
+     │    └── TooLarge (ValueError)          a file or one of its lines is over the import's limit
+     ├── StoreError                          the store cannot do what was asked
+     │    ├── SessionLocked (RuntimeError)   another live process writes this session
+     │    ├── SessionExists (ValueError)     create_session was given an id the store already has
+     │    ├── CorruptJournal (ValueError)    a journal is not what the store wrote (torn, cut,
+     │    │                                  altered): where it starts, and how much before it is
+     │    │                                  whole
+     │    ├── CorruptStore (OSError)         a store file that is not a database, or a damaged one
+     │    │    └── BadRecord (ValueError)    a journal record without the shape its kind requires
+     │    ├── ReadOnlyStore (PermissionError)
+     │    │                                  a write to a store opened for reading only
+     │    ├── LinkRefused (PermissionError)  a symbolic link the store did not make, where it keeps
+     │    │                                  its files (never followed)
+     │    ├── ServerUnavailable (OSError)    the PostgreSQL server did not answer or refused a
+     │    │                                  write
+     │    ├── UnknownMigration (RuntimeError)
+     │    │                                  the database was migrated by a newer version of this
+     │    │                                  library
+     │    ├── Incomplete                     a search index that cannot be read to the journal's
+     │    │                                  end (the store scans instead; never leaves it)
+     │    └── StoreUnavailable               (also a CompactionFailed: see below)
+     ├── ProviderError                       the model, or its stand-in, refused the call
+     │    ├── ContextOverflow (RuntimeError) the API refused the request as too long for the
+     │    │    │                             window; raised by our providers, mapped from any
+     │    │    │                             SDK's refusal by providers.errors.context_overflow
+     │    │    │                             (the SDK's exception is __cause__); catch it to
+     │    │    │                             compact and resend
+     │    │    └── FakeContextOverflow       the scripted model's refusal, shaped like Anthropic's
+     │    │                                  HTTP 400 (testing/)
+     │    └── ScriptExhausted (RuntimeError) the scripted model was called past its script
+     ├── CompactionError                     compaction could not do its work
+     │    ├── CompactionFailed (RuntimeError)
+     │    │    │                             it could not bring the context back: the summarizer
+     │    │    │                             failed too often, or the view stayed over the limit
+     │    │    └── StoreUnavailable          the store refused a write (disk full, read-only,
+     │    │                                  permissions, server gone): nothing left the view
+     │    │                                  without its copy; the message names the store's own
+     │    │                                  error, which is also the exception's __cause__
+     │    └── EmptySummary (ValueError)      the summarizer answered without text (a failed
+     │                                       attempt, counted as such)
+     ├── ConfigError (ValueError)            a setting (config file, option) that cannot be applied
+     ├── MissingExtra (ImportError)          an optional dependency (an SDK, psycopg, a
+     │                                       framework) is not installed: what needs it and the
+     │                                       pip line that adds it
+     ├── AgentError (RuntimeError)           the agent loop cannot go on; carries the history
+     └── InspectorError (ValueError)         a session the inspector cannot show
 
-Each also derives from the builtin it names, so ``except ValueError`` keeps working. The last
-four are defined next to their code (they carry its data) and exported with the rest from
-``context_compact``. Errors of the model APIs themselves are the SDKs' own; a refused prompt
-is recognized with ``is_context_overflow``.
+Each also derives from the builtin it names, so ``except ValueError`` keeps working; the
+groups derive from no builtin. Each is importable from here and, as before, from the module
+that raises it (``loaders``, ``agent.loop``, ``store.pg_base``...); the public ones are
+exported from ``context_compact`` too. Errors of the model APIs themselves are the SDKs' own;
+a refused prompt is recognized with ``is_context_overflow``.
+
+A store's callers that treat a refused write softly (``store.base.STORE_ERRORS``: ``OSError``
+and ``sqlite3.Error``) let a damaged store (``CorruptStore``) and a planted link
+(``LinkRefused``) through as themselves: those are not refused writes to retry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 
 class ContextCompactError(Exception):
     """The base of every exception this library raises on purpose."""
+
+
+# -- the groups ---------------------------------------------------------------------------
+
+
+class HistoryError(ContextCompactError):
+    """A history given to the library, or a log given to the loaders, that cannot be taken as
+    it is: the message names where and why."""
+
+
+class StoreError(ContextCompactError):
+    """The store cannot do what was asked: locked, damaged, read-only, gone, too new."""
+
+
+class ProviderError(ContextCompactError):
+    """The model (an API through our providers, or the scripted one) refused the call."""
+
+
+class CompactionError(ContextCompactError):
+    """Compaction could not do its work."""
+
+
+# -- history errors -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -59,7 +110,7 @@ class Violation:
         return f"message {self.index}: {self.rule}: {self.detail}"
 
 
-class InvalidHistory(ContextCompactError, ValueError):
+class InvalidHistory(HistoryError, ValueError):
     """The history given to a stage violates ``check``; ``violations`` says where and why."""
 
     def __init__(self, violations: list[Violation], where: str = "messages") -> None:
@@ -71,23 +122,71 @@ class InvalidHistory(ContextCompactError, ValueError):
         self.rule = first.rule
 
 
-class CompactionFailed(ContextCompactError, RuntimeError):
+class UnknownFormat(HistoryError, ValueError):
+    """The file is not a trajectory in any format the loaders know; ``known`` are the formats
+    they know (the loaders give theirs)."""
+
+    def __init__(self, path: str | Path, reason: str, known: Iterable[str] = ()) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(
+            f"{self.path}: not a known trajectory format ({reason}); "
+            f"known formats: {', '.join(known)}"
+        )
+
+
+class Undecodable(HistoryError, ValueError):
+    """A file's bytes are not text in the encoding it is read with. ``path``, ``offset``
+    (of the first bad byte in the file), ``line`` (1-based) and ``encoding`` say where and
+    how; the message says it in one line, with what to do."""
+
+    def __init__(self, path: Path, offset: int, line: int, problem: str, encoding: str) -> None:
+        self.path = str(path)
+        self.offset = offset
+        self.line = line
+        self.encoding = encoding
+        super().__init__(
+            f"{path}: not {encoding} text at byte offset {offset:,} (line {line}): {problem}; "
+            "if the file is in another encoding, name it (import --encoding latin-1, cp1252, ...)"
+        )
+
+
+class TooLarge(HistoryError, ValueError):
+    """A file or one of its lines is over the import's size limit."""
+
+
+# -- compaction errors --------------------------------------------------------------------
+
+
+class CompactionFailed(CompactionError, RuntimeError):
     """Compaction cannot make progress; the message says why and what to do."""
 
 
-class StoreUnavailable(CompactionFailed):
+class StoreUnavailable(CompactionFailed, StoreError):
     """The store refused a write that compaction or the session journal needed."""
 
 
-class SessionLocked(ContextCompactError, RuntimeError):
+class EmptySummary(CompactionError, ValueError):
+    """The summarizer answered without text (an empty string, None, not a string)."""
+
+
+class UndoRefused(CompactionError, ValueError):
+    """``undo`` cannot take the compaction back (none left, or the view would be over the
+    limit); the message says why, and nothing was changed."""
+
+
+# -- store errors -------------------------------------------------------------------------
+
+
+class SessionLocked(StoreError, RuntimeError):
     """Another live process writes this session, or wrote it since this one read it."""
 
 
-class SessionExists(ContextCompactError, ValueError):
+class SessionExists(StoreError, ValueError):
     """``create_session`` was given the id of a session the store already has."""
 
 
-class CorruptJournal(ContextCompactError, ValueError):
+class CorruptJournal(StoreError, ValueError):
     """A session's journal is not what the store wrote: torn, cut, rolled back or altered.
 
     ``session``, ``at`` (the first unit that is not as written, 0-based), ``whole`` (units
@@ -104,11 +203,11 @@ class CorruptJournal(ContextCompactError, ValueError):
         self.unit = unit
 
 
-class ReadOnlyStore(ContextCompactError, PermissionError):
+class ReadOnlyStore(StoreError, PermissionError):
     """A write to a store that was opened for reading only; the message says why."""
 
 
-class LinkRefused(ContextCompactError, PermissionError):
+class LinkRefused(StoreError, PermissionError):
     """A symbolic link where a store keeps its own files (a journal, a meta file, a database
     or its ``-wal``, a folder on the way): the store made none, so it was planted and would
     lead the store to another project's data. ``filename`` is the path; ``str()`` is one
@@ -125,12 +224,34 @@ class LinkRefused(ContextCompactError, PermissionError):
         return f"{self.filename}: {self.strerror}"
 
 
-class CorruptStore(ContextCompactError, OSError):
+class CorruptStore(StoreError, OSError):
     """The database file is not a SQLite database, or SQLite finds it damaged: one line naming
     the file and what ``integrity_check`` answers."""
 
 
-class ContextOverflow(ContextCompactError, RuntimeError):
+class UnknownMigration(StoreError, RuntimeError):
+    """The database was migrated by a newer version of this library."""
+
+
+class BadRecord(CorruptStore, ValueError):
+    """A journal record that does not have the shape its kind requires: the journal was
+    edited or damaged outside this library (one line naming the record)."""
+
+
+class ServerUnavailable(StoreError, OSError):
+    """The PostgreSQL server did not answer, or refused the write (connection lost, disk
+    full, shutting down)."""
+
+
+class Incomplete(StoreError):
+    """The journal cannot be indexed to its end (damaged, or shorter than indexed): scan it,
+    so the store's own checks report what is wrong."""
+
+
+# -- provider errors ----------------------------------------------------------------------
+
+
+class ContextOverflow(ProviderError, RuntimeError):
     """The API refused the request as too long for the context window.
 
     ``prompt_tokens`` (the refused input as the API counted it), ``max_tokens`` (the output
@@ -158,8 +279,28 @@ class ContextOverflow(ContextCompactError, RuntimeError):
         self.body = body
 
 
-class UnknownMigration(ContextCompactError, RuntimeError):
-    """The database was migrated by a newer version of this library."""
+class FakeContextOverflow(ContextOverflow):
+    """A prompt-too-long refusal (a ``ContextOverflow``, as our providers raise) with the
+    attributes of Anthropic's ``BadRequestError``: the scripted model's (``testing/``)."""
+
+    def __init__(self, input_tokens: int = 0, maximum: int = 0) -> None:
+        message = f"prompt is too long: {input_tokens} tokens > {maximum} maximum"
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message},
+        }
+        super().__init__(
+            message, prompt_tokens=input_tokens, window=maximum, status_code=400, body=body
+        )
+        self.input_tokens = input_tokens
+        self.maximum = maximum
+
+
+class ScriptExhausted(ProviderError, RuntimeError):
+    """The provider was called more times than its script has steps."""
+
+
+# -- the others ---------------------------------------------------------------------------
 
 
 class ConfigError(ContextCompactError, ValueError):
@@ -179,20 +320,48 @@ class MissingExtra(ContextCompactError, ImportError):
         )
 
 
+class AgentError(ContextCompactError, RuntimeError):
+    """The run cannot go on; ``history`` is the conversation so far, ``__cause__`` the error."""
+
+    def __init__(self, message: str, history: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.history = history
+
+
+class InspectorError(ContextCompactError, ValueError):
+    """A session the inspector cannot show: the message says which and why, in one line."""
+
+
 __all__ = [
+    "AgentError",
+    "BadRecord",
+    "CompactionError",
     "CompactionFailed",
     "ConfigError",
     "ContextCompactError",
     "ContextOverflow",
     "CorruptJournal",
     "CorruptStore",
+    "EmptySummary",
+    "FakeContextOverflow",
+    "HistoryError",
+    "Incomplete",
+    "InspectorError",
     "InvalidHistory",
     "LinkRefused",
     "MissingExtra",
+    "ProviderError",
     "ReadOnlyStore",
+    "ScriptExhausted",
+    "ServerUnavailable",
     "SessionExists",
     "SessionLocked",
+    "StoreError",
     "StoreUnavailable",
+    "TooLarge",
+    "Undecodable",
+    "UndoRefused",
+    "UnknownFormat",
     "UnknownMigration",
     "Violation",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,10 @@ class CompactionEvent:
     paths: tuple[str, ...] = ()
     note: str = ""
     score: Mapping[str, float | None] | None = None
+    timing: Mapping[str, Any] | None = None
+    """A summary's: ``started`` and ``ready`` (wall clock, seconds since the epoch; ready
+    None if its answer never came in), ``waited`` (seconds the call waited for it) and
+    ``ahead`` (asked for ahead of need, ``session/ahead.py``); None for other stages."""
 
     def __str__(self) -> str:
         where = f" -> {', '.join(self.paths)}" if self.paths else ""

@@ -178,6 +178,17 @@ def cleared_marker(path: str, chars: int, lines: tuple[int, int] | None = None) 
     return f"[Tool result cleared from context: {chars:,} chars, full text at {where}]"
 
 
+def native_note(first: int, last: int, archive: str, index: str) -> str:
+    """What the view says after a provider's own compaction block: which messages it stands
+    for and where they are, as they were in context (the block itself is opaque, or the
+    provider's words: it cannot say where anything went)."""
+    return (
+        f"[The compaction block above stands for messages {first}-{last} of this session; "
+        f"they are saved as they were in context at {archive}. Index of everything that left "
+        f"the context (one line per file): {index}]"
+    )
+
+
 INPUT_CLEARED = "input_cleared"
 """The one key of a cleared tool call's input (``clear_tool_inputs``)."""
 

@@ -260,3 +260,31 @@ def replace_blocks(messages: list[Message], changes: dict[tuple[int, int], Block
 def with_content(block: Block, content: str) -> Block:
     """A copy of a tool_result block with new content (the original is untouched)."""
     return {**block, "content": content}
+
+
+def native_compaction(block: Any) -> bool:
+    """Whether ``block`` is a provider's own compaction that stands for everything before it:
+    an Anthropic ``compaction`` block with a summary (one whose ``content`` is null is a
+    failed compaction, which the API treats as a no-op), or an OpenAI Responses
+    ``compaction`` item (carried whole as a passthrough block)."""
+    if not isinstance(block, dict):
+        return False
+    kind = block.get("type")
+    if kind == "compaction":
+        content = block.get("content")
+        return isinstance(content, str) and content.strip() != ""
+    if kind == PASSTHROUGH:
+        item = block.get("item")
+        return isinstance(item, dict) and item.get("type") == "compaction"
+    return False
+
+
+def compaction_at(message: Message) -> int | None:
+    """The index of the newest native compaction block of an assistant message, or None."""
+    if message.get("role") != "assistant":
+        return None
+    found = None
+    for index, block in enumerate(blocks(message)):
+        if native_compaction(block):
+            found = index
+    return found

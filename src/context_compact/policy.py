@@ -7,11 +7,10 @@
   high/low-water clearing.
 
 ``Policy.seed(**overrides)``, ``Policy.default(**overrides)`` and ``Policy.named(name,
-**overrides)`` (any engine of the registry, the bench's peers once ``context_compact.bench``
-is imported) build them. Overrides replace fields by name; an unknown name is a
-``TypeError``, never a silently ignored typo, and values are checked (``ValueError`` naming
-the field). Every policy is a ``PolicyLike`` (``engine.py``): its engine's name, its unit, its
-limit.
+**overrides)`` (any engine of the registry; the bench's peers register on first use) build
+them. Overrides replace fields by name; an unknown name is a ``TypeError``, never a silently
+ignored typo, and values are checked (``ValueError`` naming the field). Every policy is a
+``PolicyLike`` (``engine.py``): its engine's name, its unit, its limit.
 """
 
 from __future__ import annotations
@@ -53,8 +52,8 @@ class Policy:
 
     @staticmethod
     def named(name: str, **overrides: Any) -> PolicyLike:
-        """The policy of any engine in the registry (``registry.NAMES``), with overrides. The
-        bench's peers are registered by importing ``context_compact.bench``."""
+        """The policy of any engine in the registry (``registry.NAMES``), with overrides. A
+        name not registered yet loads the registry's plugins first (the bench's peers)."""
         return policy_for(name, **overrides)
 
 

@@ -6,11 +6,13 @@
 
 ``seed`` and ``default`` are this library's engines (``seed/``, ``session/``), registered
 here. Anything else registers itself with ``register``: the bench's peers
-(``bench/strategies/``), written from their published behaviour, are registered by importing
-``context_compact.bench`` (the CLI does; a library user who wants them does too). They
-implement the same Engine protocol, so any of them can drive a real loop (they keep no
-durable log and some of them lose content: that is what the bench measures). The registry
-itself imports no engine but its own two.
+(``bench/strategies/``), written from their published behaviour, are registered by the bench
+when it runs, by the CLI when ``--policy`` is read or shown, and otherwise the first time a
+name is asked for that is not registered: the registry then loads the entry points of the
+group ``context_compact.policies`` (``PLUGINS``; pyproject.toml declares the bench's), each a
+function that calls ``register``. They implement the same Engine protocol, so any of them can
+drive a real loop (they keep no durable log and some of them lose content: that is what the
+bench measures). The registry itself imports no engine but its own two, and nothing above it.
 
 ``NAMES`` is the list of registered names, in order of registration; it grows as engines
 register (the same list object, so ``from registry import NAMES`` stays current).
@@ -24,7 +26,6 @@ from typing import Any
 
 from .engine import Engine, Env, PolicyLike
 from .overrides import with_overrides
-from .seed.engine import SeedEngine
 from .seed.policy import seed_policy
 from .session.engine import SessionEngine
 from .session.policy import session_policy
@@ -54,11 +55,22 @@ class Entry:
     """The unit of the policy's limits: ``tokens``, or ``chars`` for the seed."""
 
 
+def _seed_engine(policy: Any, env: Env) -> Engine:
+    from .seed.engine import SeedEngine  # loaded when a seed engine is built
+
+    return SeedEngine(policy, env)
+
+
 ENGINES: dict[str, Entry] = {
     "default": Entry(session_policy, SessionEngine, "ours: durable log, view, nothing lost"),
-    "seed": Entry(seed_policy, SeedEngine, "the seed's four stages, exact", "chars"),
+    "seed": Entry(seed_policy, _seed_engine, "the seed's four stages, exact", "chars"),
 }
 NAMES: list[str] = list(ENGINES)
+
+PLUGINS = "context_compact.policies"
+"""The entry-point group of packages that register engines (``name = "module:function"``)."""
+
+_plugins_loaded = False
 
 
 def register(name: str, engine: Callable[[Any, Env], Engine], about: str) -> None:
@@ -73,13 +85,28 @@ def register(name: str, engine: Callable[[Any, Env], Engine], about: str) -> Non
         NAMES.append(name)
 
 
+def load_plugins() -> None:
+    """Call, once, every function of the entry-point group ``PLUGINS``: the installed
+    packages' engines register themselves."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=PLUGINS):
+        point.load()()
+
+
 def entry(name: str) -> Entry:
+    if name not in ENGINES:
+        load_plugins()
     try:
         return ENGINES[name]
     except KeyError:
         raise ValueError(
             f"unknown policy {name!r}; known: {', '.join(NAMES)} (the bench's peers are "
-            "registered by importing context_compact.bench)"
+            "registered by context_compact.bench.strategies.register_peers)"
         ) from None
 
 
@@ -116,6 +143,7 @@ __all__ = [
     "PeerPolicy",
     "build_engine",
     "entry",
+    "load_plugins",
     "policy_at",
     "policy_for",
     "register",

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.formats import detect, openai_chat, openai_responses
+from context_compact.testing.fakes import BenchSummarizer
 
 BIG = "build output line that is long enough to matter\n" * 300
 SYSTEM = {"role": "developer", "content": "You are a build bot."}

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from context_compact import Compactor, Policy
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.inspector import Inspector, InspectorServer
 from context_compact.store.base import Store
+from context_compact.testing.fakes import BenchSummarizer
 from histories import pair, user
 
 NEEDLE = "zebra-quartz-4711"

@@ -21,9 +21,9 @@ import openai
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.formats import openai_chat, openai_responses
 from context_compact.integrations import compacting
+from context_compact.testing.fakes import BenchSummarizer
 from stub_api import (
     ErrorReply,
     Reply,

@@ -14,9 +14,9 @@ import time
 from typing import Any
 
 from context_compact import Compactor, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.store import SqliteStore
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 TURNS = 240
 LIMIT = 5_000

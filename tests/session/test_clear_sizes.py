@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.messages import block_type, blocks
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 
 def _drive(turns: int, window: int) -> Compactor:

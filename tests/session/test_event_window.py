@@ -11,10 +11,10 @@ import pytest
 
 from context_compact import Compactor, FileStore, MemoryStore, Policy
 from context_compact import events as event_module
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.events import CompactionEvent
 from context_compact.store import SqliteStore
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 WINDOW = 4
 

@@ -8,9 +8,9 @@ import pytest
 
 from api_rules import thinking_request, violation_text
 from context_compact import CompactionFailed, Compactor, MemoryStore, Policy, StoreUnavailable
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.quoting import opening, unquote
-from context_compact.store.faulty import FaultyStore
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.faulty import FaultyStore
 
 THINK = {"type": "thinking", "thinking": "plan", "signature": "sig"}
 

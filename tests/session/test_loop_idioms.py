@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import assistant, call, results, user
 
 Message = dict[str, Any]

@@ -12,7 +12,7 @@ import pytest
 
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.store import FileStore, SqliteStore, Store
-from context_compact.store.faulty import FaultyStore
+from context_compact.testing.faulty import FaultyStore
 from histories import call, user
 
 

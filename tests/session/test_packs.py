@@ -9,9 +9,9 @@ from typing import Any
 
 from context_compact import Compactor, FileStore, Policy
 from context_compact.agent.tools import Workspace
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.messages import block_type, blocks, result_text
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import call, results, user
 
 MARKER = re.compile(r"full text at (\S+) lines (\d+)-(\d+)\]")

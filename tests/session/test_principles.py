@@ -21,12 +21,12 @@ from context_compact import (
     Policy,
     check,
 )
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.replay import replay
-from context_compact.bench.workload import synthetic_session
 from context_compact.markers import PREVIOUS_SUMMARY
 from context_compact.providers.base import Usage
 from context_compact.sizing import context_window, text_tokens
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import assistant, body, call, pair, results, user
 
 LIMIT = 4_000
@@ -194,17 +194,22 @@ def test_a_caller_passing_its_full_history_each_time_is_recognized() -> None:
 SUMMARIES_BEFORE = {12_500: (12, 13, 13, 12), 25_000: (4, 4, 4, 4)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [12_500, 25_000])
 def test_earlier_history_is_rewritten_on_at_most_a_tenth_of_turns_on_every_seed(
     budget: int,
 ) -> None:
     # DESIGN.md's target: under 10% of turns rewrite earlier history. A compaction buys the
     # room it leaves under the high-water mark, at ~6% of a 12,500-token limit a turn here:
-    # 85% -> 40% bought 7 turns (42-44 rewrites of 300), 97% -> 20% buys ~10 (28-30).
+    # 85% -> 40% bought 7 turns (42-44 rewrites of 300); 92% -> 12%, with a summary on the
+    # clearing's turn when the clearing alone would leave too little room, buys ~10 (28-30).
     summaries = []
     for seed in range(4):
         store, summarizer = MemoryStore(), BenchSummarizer()
-        c = compactor(store, summarizer, context_limit=budget)
+        # Summaries made at the trigger: made ahead, every compacting turn summarizes (the
+        # range is fixed before the trigger, a clearing in it would void it): see
+        # test_summaries_made_ahead_rewrite_history_about_as_often.
+        c = compactor(store, summarizer, context_limit=budget, summarize_ahead=False)
         workload = synthetic_session(300, seed=seed)
         out = replay(
             c, workload, store=store, root=store.root, overhead_tokens=0, summarizer=summarizer
@@ -212,12 +217,13 @@ def test_earlier_history_is_rewritten_on_at_most_a_tenth_of_turns_on_every_seed(
         assert out.rewrite_turns <= 30, (seed, out.rewrite_turns)
         assert out.lost == 0 and out.violations == 0
         summaries.append(out.summary_calls)
-    # Fewer rewrites are not bought with more lossy summaries: at 12,500 no more in all than
-    # before (13, 12, 13, 11 against 12, 13, 13, 12); at 25,000 one more on three seeds
-    # (4, 5, 5, 5), the price of a rewrite every ~19 turns instead of ~13.
+    # Fewer rewrites cost summaries, a price stated in the docs, bounded here: every
+    # compaction must buy ~10 turns, and only a summary lands low enough. At 12,500:
+    # 15, 16, 16, 15 against 12, 13, 13, 12 of the 85% -> 40% rule; at 25,000: 5, 6, 6, 5
+    # against 4 each. No seed may take more than 3 (12,500) or 2 (25,000) more.
     before = SUMMARIES_BEFORE[budget]
-    assert sum(summaries) <= sum(before) + (3 if budget == 25_000 else 0), summaries
-    assert all(n <= b + 1 for n, b in zip(summaries, before, strict=True)), summaries
+    extra = 3 if budget == 12_500 else 2
+    assert all(n <= b + extra for n, b in zip(summaries, before, strict=True)), summaries
 
 
 def test_the_same_session_gives_byte_identical_views() -> None:
@@ -514,8 +520,9 @@ def test_invalid_input_is_refused_with_the_callers_index() -> None:
 
 
 def test_a_large_pinned_request_does_not_make_summaries_thrash() -> None:
-    # Seen in the bench on swe_agent:pydicom: pinned parts near 60% of the budget.
-    c = compactor(context_limit=12_500)
+    # Seen in the bench on swe_agent:pydicom: pinned parts near 60% of the budget. Summaries
+    # made at the trigger (made ahead, every compacting turn summarizes).
+    c = compactor(context_limit=12_500, summarize_ahead=False)
     c.set_request("s" * 4_800, [])
     workload = synthetic_session(60, seed=7)
     messages: list[dict[str, Any]] = [user("please " * 2_850)]  # ~5,000 tokens

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy, check
-from context_compact.providers.fake import ScriptedProvider
+from context_compact.testing.model import ScriptedProvider
 from histories import user
 
 FIELDS = (

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.reach import reach
-from context_compact.bench.workload import synthetic_session
 from context_compact.messages import block_type, blocks, result_text
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import user
 
 

@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 from test_long_turn import run_loop
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.errors import CorruptStore
-from context_compact.session import records
+from context_compact.session import checkpoint, records
 from context_compact.session.records import (
     BadRecord,
     BlockEdit,
@@ -24,11 +23,13 @@ from context_compact.session.records import (
     journal,
     read,
 )
+from context_compact.testing.fakes import BenchSummarizer
 
 
 def a_long_session(mode: str = "start") -> tuple[MemoryStore, str]:
     store = MemoryStore()
-    compactor = Compactor(Policy.default(context_limit=8_000), store, BenchSummarizer())
+    policy = Policy.default(context_limit=8_000, summarize_ahead=False)  # clearings too
+    compactor = Compactor(policy, store, BenchSummarizer())
     run_loop(compactor, mode, 80, 2, 1_500, 8_000)
     assert compactor.session_id is not None
     return store, compactor.session_id
@@ -42,14 +43,17 @@ def test_every_record_a_session_writes_reads_back_to_the_same_bytes(mode: str) -
     kinds = {type(r).__name__ for r in typed}
     # The session exercised every kind of edit, so the check covers each layout.
     assert {"MessageRecord", "BlockEdit", "SummaryEdit", "EventRecord"} <= kinds
-    assert not any(isinstance(r, Unknown) for r in typed)
+    # Checkpoints are read as records of a kind that changes nothing (checkpoint.py); the
+    # resume reads them on its own. Every other record is of a kind this version knows.
+    assert not any(isinstance(r, Unknown) and r.kind != checkpoint.KIND for r in typed)
     for stored, record in zip(raw, typed, strict=True):
         assert json.dumps(as_json(record)) == json.dumps(stored)
 
 
 def test_a_resumed_session_sends_the_view_the_typed_journal_describes() -> None:
     store, sid = a_long_session()
-    resumed = Compactor(Policy.default(context_limit=8_000), store, BenchSummarizer(), session=sid)
+    policy = Policy.default(context_limit=8_000, summarize_ahead=False)
+    resumed = Compactor(policy, store, BenchSummarizer(), session=sid)
     summaries = [r for r in journal(store.records(sid)) if isinstance(r, SummaryEdit)]
     view = resumed.view()
     assert summaries and view[1] == summaries[-1].message

@@ -118,7 +118,7 @@ def real_scripts() -> list[Any]:
 
 def test_every_recorded_session_resumed_halfway_sends_the_same_views(tmp_path: Path) -> None:
     from context_compact import Compactor, Policy, SqliteStore
-    from context_compact.bench.fakes import BenchSummarizer
+    from context_compact.testing.fakes import BenchSummarizer
 
     def play_script(script: Any, db: Path, stop: int | None = None) -> list[str]:
         c = Compactor(

@@ -15,7 +15,7 @@ import anthropic
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy, SqliteStore, check
-from context_compact.bench.fakes import BenchSummarizer
+from context_compact.testing.fakes import BenchSummarizer
 from stub_api import Reply, StubAPI, ToolCall
 
 TOOLS = [{"name": "bash", "description": "run", "input_schema": {"type": "object"}}]
@@ -69,8 +69,9 @@ def test_the_sdk_docs_loop_logs_every_message_and_resumes_in_a_new_process(
     logged = [r for r in store.records(sid) if r["kind"] == "message"]
     assert len(logged) == 1 + 2 * 30 + 1  # the request, 30 tool turns, the answer
     assert any(e.stage == "summarize" for e in compactor.events)
-    sent = [r.body["messages"] for r in stub_api.requests]
-    assert all(len(m) < 30 for m in sent)  # compaction kept every request small
+    # Compaction kept every request inside the limit, as the API counts it.
+    assert all(len(json.dumps(r.body)) // 4 <= policy.context_limit for r in stub_api.requests)
+    assert max(len(r.body["messages"]) for r in stub_api.requests) < 2 * 30
     store.close()
 
     stub_api.enqueue(sized(Reply(text="and tested")))

@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from context_compact.bench.strategies import register_peers
 from context_compact.cli import main
 from context_compact.registry import NAMES
+
+register_peers()  # every engine of the registry, the bench's peers included
 
 # The trajectory pack, copied into the repository (tests/data/SOURCES.md says from where).
 PACK = Path(__file__).resolve().parents[1] / "data" / "trajectories"

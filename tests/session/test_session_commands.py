@@ -10,10 +10,10 @@ from typing import Any
 from click.testing import CliRunner
 
 from context_compact import Compactor, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.cli import main
 from context_compact.store import workdir_store
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import user
 
 

@@ -15,8 +15,8 @@ import pytest
 from context_compact import Compactor, MemoryStore, Policy, check
 from context_compact.bench.reach import reach
 from context_compact.bench.replay import replay
-from context_compact.bench.workload import synthetic_session
 from context_compact.markers import SUMMARY_CUT, summary_quotes
+from context_compact.testing.workload import synthetic_session
 from histories import pair, user
 
 

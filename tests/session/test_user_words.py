@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 import api_rules
 from api_rules import thinking_request
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.messages import is_request
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from histories import assistant, histories, user
 
 REQUEST = "Fix the failing tests in the parser and keep the public API unchanged."

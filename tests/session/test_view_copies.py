@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.errors import StoreUnavailable
 from context_compact.session.records import MessageRecord, journal
-from context_compact.store.faulty import FaultyStore
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.faulty import FaultyStore
+from context_compact.testing.workload import synthetic_session
 
 
 def _history(turns: int) -> list[dict[str, Any]]:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.keys import content_key
 from context_compact.session.shown import Shown
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 
 def _afresh(state: Any) -> Shown:

@@ -14,14 +14,22 @@ import context_compact.session.durable as durable
 import context_compact.store as store_package
 
 STORE_DIR = str(Path(store_package.__file__).parent)
+ENGINE_DIRS = (STORE_DIR, str(Path(durable.__file__).parent))
 COMMIT: CodeType = durable.SessionJournal.commit.__code__
 
 
 class Points:
     """Counts the lines run inside a commit; with ``at``, raises ``error()`` at that one."""
 
-    def __init__(self, at: int | None = None, error: Callable[[], BaseException] | None = None):
+    def __init__(
+        self,
+        at: int | None = None,
+        error: Callable[[], BaseException] | None = None,
+        whole_call: bool = False,
+    ):
         self.at, self.error = at, error
+        # Every line the call runs in the engine and the stores, not only the commit's.
+        self.whole_call = whole_call
         self.count = 0
         self.fired = False
         self.first: dict[tuple[str, int], int] = {}  # each line run: when it first ran
@@ -46,6 +54,8 @@ class Points:
             self._depth += 1
             return self._local
         if self._depth and code.co_filename.startswith(STORE_DIR):
+            return self._local
+        if self.whole_call and code.co_filename.startswith(ENGINE_DIRS):
             return self._local
         return None
 

@@ -25,6 +25,8 @@ from context_compact.errors import ContextCompactError, SessionLocked
 from context_compact.store import Store
 from histories import call, results, user
 
+pytestmark = pytest.mark.slow  # each test replays the append with a fault at every line
+
 LIMIT = 1_500
 ERRORS: dict[str, Callable[[], BaseException]] = {
     "disk_full": lambda: OSError(errno.ENOSPC, "No space left on device"),
@@ -137,3 +139,30 @@ def test_a_fault_anywhere_in_the_append_then_a_retry_journals_what_an_unfaulted_
                     faulted.close()
     print(f"{kind}: {tried} faulted runs ({len(ERRORS)} errors), {divergent} divergent journals")
     assert divergent == 0
+
+
+def test_ctrl_c_at_any_line_of_a_call_then_going_on_leaves_a_whole_journal(
+    tmp_path: Path,
+) -> None:
+    # A signal lands anywhere: between a change of the engine's state and the record that
+    # journals it too (the `chat` loop goes on after Ctrl-C with the same compactor). The
+    # call's records up to the signal are journaled (a process that exits then keeps them),
+    # the engine reads the session back, and the retry goes on from there: every message
+    # the caller sent is logged once, in order, and the session resumes to the live view.
+    sent = [m for m in CALLS[-1]]
+    counted = Points(whole_call=True)
+    run(fresh("files", tmp_path), 1, counted)
+    lines = sorted({*counted.first.values(), counted.count})
+    assert len(lines) > 100, "the tracer saw the engine's lines"
+    for at in lines if EVERY else lines[::3]:
+        points = Points(at, KeyboardInterrupt, whole_call=True)
+        store = fresh("files", tmp_path)
+        where = f"Ctrl-C at line {at} of {counted.count}"
+        try:
+            run(store, 1, points)  # it resumes to the live view (checked there)
+            assert points.fired, where
+            logged = [r for r in store.records(SESSION) if r["kind"] == "message"]
+            assert [r["seq"] for r in logged] == list(range(len(sent))), where
+            assert [r["message"] for r in logged] == sent, where
+        finally:
+            store.close()

@@ -81,7 +81,9 @@ def test_any_entry_cut_anywhere_loses_only_itself(entries: list[str], data: st.D
     for n, entry in enumerate(entries):
         framed = frame(entry)
         if n == torn:
-            framed = framed[: data.draw(st.integers(0, len(framed) - 1))]
+            # A tear loses at least one byte before the closing newline: an entry cut only
+            # of that newline is whole (its checksum is there) and the next write ends it.
+            framed = framed[: data.draw(st.integers(0, len(framed) - 2))]
         written += framed
     found, used = parse(written + b"\n", lambda _: False)
     assert used == len(written) + 1

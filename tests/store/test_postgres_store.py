@@ -230,3 +230,23 @@ def test_a_connection_the_server_dropped_is_an_os_error_and_the_next_call_works(
         store.append(session, turn(0))
     store.append(session, turn(0))
     assert whole_turns(list(store.records(session))) == 1
+
+
+def test_sessions_rm_on_a_store_that_cannot_remove_is_one_line_and_keeps_them(
+    schema: str, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from context_compact.cli import main
+
+    store = PostgresStore(require(), root=tmp_path / "a", schema=schema)
+    sid = store.create_session({})
+    store.close()
+    url = f"{require()}?schema={schema}"
+    result = CliRunner().invoke(main, ["--store", url, "sessions", "rm", sid])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    (line,) = result.stderr.splitlines()
+    assert "PostgresStore cannot remove sessions" in line and sid in line
+    kept = PostgresStore(require(), root=tmp_path / "a", schema=schema)
+    assert [m["id"] for m in kept.list_sessions()] == [sid]
+    kept.close()

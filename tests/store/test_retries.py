@@ -17,7 +17,7 @@ from store_helpers import DURABLE_KINDS, claim_session, open_store
 from context_compact import Compactor, FileStore, MemoryStore, Policy
 from context_compact.errors import SessionLocked, StoreUnavailable
 from context_compact.store import Store
-from context_compact.store.faulty import FaultyStore
+from context_compact.testing.faulty import FaultyStore
 from histories import call, results, user
 
 SPAWN = multiprocessing.get_context("spawn")

@@ -21,8 +21,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.bench.workload import synthetic_session
 from context_compact.policy import Policy
 from context_compact.store import CorruptJournal, SqliteStore, sqlite_blobs, sqlite_journal, witness
 from context_compact.store import schema as schema_module
@@ -31,6 +29,8 @@ from context_compact.store.blobrefs import externalize
 from context_compact.store.disk import blob_rel, sha256
 from context_compact.store.journal import dumps
 from context_compact.store.text import scan
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 from sqlite_rows import tamper_record
 
 

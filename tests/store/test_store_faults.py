@@ -7,6 +7,7 @@ Never a half-applied edit: a resumed session sees exactly what the live one woul
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from pathlib import Path
@@ -15,10 +16,11 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, FileStore, MemoryStore, Policy, SqliteStore, check
-from context_compact.bench.fakes import BenchSummarizer
-from context_compact.errors import StoreUnavailable
+from context_compact.errors import CorruptStore, LinkRefused, StoreUnavailable
 from context_compact.session.recall import recall
-from context_compact.store.faulty import FILES, WRITES, FaultyStore, disk_full, read_only
+from context_compact.store.base import BatchesTurns, DeletesSessions, KnowsWriters, OnDatabaseFile
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.faulty import FILES, WRITES, FaultyStore, disk_full, read_only
 from histories import call, results, user
 
 BIG = "output line\n" * 3_000  # ~36k chars, ~9k tokens
@@ -202,3 +204,54 @@ def test_a_sqlite_store_exports_a_deleted_copy_again(tmp_path: Path) -> None:
     assert store.read_text(path) == BIG
     assert Path(path).read_text(encoding="utf-8") == BIG
     store.close()
+
+
+DAMAGE = [
+    CorruptStore("sessions.db: database disk image is malformed"),
+    LinkRefused("/tmp/store/blobs", "a symbolic link at a folder"),
+]
+
+
+SEED = Policy.seed(echo=False, context_limit=10**9, tool_result_batch_limit=10_000)
+
+
+@pytest.mark.parametrize("policy", [Policy.default(context_limit=20_000), SEED])
+@pytest.mark.parametrize("error", DAMAGE, ids=["corrupt store", "planted link"])
+def test_a_damaged_store_or_a_planted_link_is_raised_as_itself_not_skipped_as_a_refused_write(
+    policy: Any, error: OSError
+) -> None:
+    # Both are OSErrors, as a full disk is; neither is a refused write to retry after freeing
+    # space: the caller sees them as they are (and nothing left the view).
+    store = FaultyStore(MemoryStore(), fail=FILES, error=error)
+    c = Compactor(policy, store, BenchSummarizer())
+    given = history()
+    before = snapshot(given)
+    with pytest.raises(type(error)) as raised:
+        c.prepare(given, "t")
+    assert not isinstance(raised.value, StoreUnavailable)
+    assert snapshot(given) == before and store_errors(c) == []
+
+
+@pytest.mark.parametrize("error", DAMAGE, ids=["corrupt store", "planted link"])
+def test_a_journal_append_into_a_damaged_store_raises_the_damage_not_store_unavailable(
+    error: OSError,
+) -> None:
+    store = FaultyStore(MemoryStore(), fail={"append"}, error=error)
+    c = Compactor(Policy.default(context_limit=20_000), store)
+    with pytest.raises(type(error)) as raised:
+        c.prepare([user("t")], "t")
+    assert not isinstance(raised.value, StoreUnavailable)
+
+
+def test_a_faulty_store_has_the_optional_capabilities_of_the_store_it_wraps(
+    tmp_path: Path,
+) -> None:
+    # Bound on the instance: Python 3.12's isinstance on a protocol never asks __getattr__.
+    sqlite = FaultyStore(SqliteStore(tmp_path / "s.db"))
+    memory = FaultyStore(MemoryStore())
+    try:
+        for capability in (BatchesTurns, DeletesSessions, KnowsWriters, OnDatabaseFile):
+            assert isinstance(sqlite, capability) and not isinstance(memory, capability)
+        assert inspect.getattr_static(sqlite, "turn") == sqlite.inner.turn
+    finally:
+        sqlite.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from context_compact.store import FileStore, MemoryStore, SqliteStore, Store
-from context_compact.store.faulty import FILES, WRITES, FaultyStore
+from context_compact.testing.faulty import FILES, WRITES, FaultyStore
 
 
 def png(width: int, height: int) -> bytes:

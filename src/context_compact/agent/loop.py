@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compactor import Compactor
-from ..errors import ContextCompactError
+from ..errors import AgentError as AgentError  # defined with the others, kept here too
 from ..events import CompactionEvent
 from ..messages import has_tool_use
 from ..providers.base import Provider
@@ -128,14 +128,6 @@ class RunResult:
     stopped_reason: str
 
 
-class AgentError(ContextCompactError, RuntimeError):
-    """The run cannot go on; ``history`` is the conversation so far, ``__cause__`` the error."""
-
-    def __init__(self, message: str, history: list[Message]) -> None:
-        super().__init__(message)
-        self.history = history
-
-
 class Agent:
     """The loop over one provider, compactor and workspace; ``run`` once per user request.
 
@@ -161,6 +153,7 @@ class Agent:
         self.max_turns = max_turns
         self.on_event = on_event
         self.system = system if system is not None else system_prompt(workspace.root)
+        self._asked_window = False
         # The recall tool is offered only where there is a log to search (not under the seed,
         # whose six tools are exact to S-6.3).
         self.tools = [*TOOL_SCHEMAS, RECALL_SCHEMA] if compactor.keeps_log else TOOL_SCHEMAS
@@ -188,7 +181,8 @@ class Agent:
         if not history or history[-1] != request_message:
             history.append(request_message)
         retries = turns = 0
-        budget = self.max_tokens
+        self._ask_window()
+        budget = self._budget()
         text = ""
         while turns < self.max_turns:
             history = self._compacting(self.compactor.prepare, history, active_request)
@@ -202,6 +196,9 @@ class Agent:
             except Exception as error:
                 overflow = is_context_overflow(error)
                 figures = overflow_figures(error) if overflow else OverflowFigures()
+                if figures.window:
+                    # What the server takes, said in its refusal: every later turn keeps to it.
+                    self.compactor.use_window(figures.window, "the server's refusal")
                 lowered = self._lowered_budget(figures, budget)
                 if lowered is not None:
                     self._emit(Refusal(describe_error(error), True, retry_max_tokens=lowered))
@@ -217,9 +214,10 @@ class Agent:
                     # The API's own count of the request it refused: exact calibration.
                     self.compactor.observe(figures.prompt_tokens)
                 history = self._compacting(self.compactor.reactive_compact, history, active_request)
+                budget = min(budget, self._budget())
                 continue
             retries = 0
-            budget = self.max_tokens
+            budget = self._budget()
             turns += 1
             self.compactor.observe(reply.usage)
             text, stop = reply.text, reply.stop_reason
@@ -241,6 +239,26 @@ class Agent:
             if compact:
                 history = self._compacting(self.compactor.compact_history, history, active_request)
         return RunResult(text, history, turns, "max_turns")
+
+    def _ask_window(self) -> None:
+        """Once: the window the provider's server states, when it can say
+        (``OpenAIChatProvider.context_window``), caps the compactor's limit."""
+        if self._asked_window:
+            return
+        self._asked_window = True
+        ask = getattr(self.provider, "context_window", None)
+        window = ask() if callable(ask) else None
+        tokens, source = getattr(window, "tokens", None), getattr(window, "source", "")
+        if isinstance(tokens, int) and tokens > 0:
+            self.compactor.use_window(tokens, str(source))
+
+    def _budget(self) -> int:
+        """``max_tokens``, at most what the window leaves above the request's limit (servers
+        such as vLLM refuse a prompt plus ``max_tokens`` over the window)."""
+        window = self.compactor.window
+        if window is None:
+            return self.max_tokens
+        return max(1, min(self.max_tokens, window[0] - self.compactor.limit))
 
     def _lowered_budget(self, figures: OverflowFigures, budget: int) -> int | None:
         """The output budget that makes the refused request fit, when the prompt alone does

@@ -4,14 +4,13 @@
     report = run_bench(BenchConfig.quick())
 
 ``context_compact.bench.command.bench`` is the ``context-compact bench`` click command.
-Importing this package registers the bench's peer engines with the registry
-(``strategies.register_peers``): ``Policy.named("codex")`` works from then on.
+The bench registers its peer engines with the registry when it builds them
+(``strategies.register_peers``); a library user's ``Policy.named("codex")`` loads them
+through the registry's entry point (pyproject's ``context_compact.policies``).
 """
 
 from .run import BenchConfig, BenchReport, BenchRow, default_trajectories, run_bench
 from .strategies import register_peers
-
-register_peers()
 
 __all__ = [
     "BenchConfig",

@@ -45,8 +45,8 @@ from ..compactor import Compactor
 from ..policy import Policy
 from ..session.records import logged_messages
 from ..store import SqliteStore
-from .fakes import BenchSummarizer
-from .workload import synthetic_session
+from ..testing.fakes import BenchSummarizer
+from ..testing.workload import synthetic_session
 
 Message = dict[str, Any]
 

@@ -21,9 +21,9 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..testing.workload import synthetic_session
 from .api_check import final_turn_opener, thinking_block
 from .script import Script, from_workload
-from .workload import synthetic_session
 
 Message = dict[str, Any]
 

@@ -6,8 +6,10 @@
 
 Per call we record the tokens sent (system prompt and tool schemas included), how much of
 the request is a prefix of the previous one (what a prompt cache can reuse) and whether
-earlier history was rewritten, and how long ``prepare`` took. Cost follows Anthropic's
-prompt-caching multipliers (cache reads 0.1x base input, cache writes 1.25x: Anthropic
+earlier history was rewritten, and how long ``prepare`` took. After each request the API would
+accept, the strategy is told its size (``observe``, when it has one), as an agent loop tells
+its compactor the usage the API reported: the bench's count stands for the API's. Cost follows
+Anthropic's prompt-caching multipliers (cache reads 0.1x base input, cache writes 1.25x: Anthropic
 "Prompt caching" docs, 2025): the shared prefix is read, the rest is written (a cache
 breakpoint at the end of every request, as agent loops set it). Summary calls are priced as
 plain input plus output; the assistant's own replies are output tokens.
@@ -40,10 +42,10 @@ from ..keys import canonical
 from ..messages import is_request
 from ..sizing import TokenCounter
 from ..store.base import Store
+from ..testing.workload import Workload
 from .api_check import final_turn_opener, refusal
 from .reach import reach
 from .script import Script, as_script
-from .workload import Workload
 
 
 class Strategy(Protocol):
@@ -51,6 +53,8 @@ class Strategy(Protocol):
     def name(self) -> str: ...
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]: ...
+
+    # Optional: ``observe(prompt_tokens)``, the API's count of the request returned last.
 
 
 @dataclass
@@ -186,6 +190,13 @@ def replay(
             out.over_budget_calls += 1
             if out.overflow_turn is None:
                 out.overflow_turn = index
+        # Every real loop reports the API's count of each request it sent (``observe``: our
+        # drop-in clients, adapters and agent do); the bench's own count is that count here. A
+        # request the API would refuse (a broken pair, over the window) has no usage to report.
+        observe = getattr(strategy, "observe", None)
+        fits = window is None or total <= window
+        if observe is not None and sent and refused is None and fits:
+            observe(total)
         previous = view
         if index < script.turns:
             step = script.step(index, view)

@@ -1,6 +1,6 @@
 """``run_bench(config) -> BenchReport``: every strategy priced side by side.
 
-Workloads: synthetic coding sessions from the seeded generator (``workload.py``), the
+Workloads: synthetic coding sessions from the seeded generator (``testing/workload.py``), the
 real recorded sessions under ``config.trajectories`` (read by ``context_compact.loaders``)
 and, with ``long_turn`` steps, the long-turn workload (``longturn.py``: one request, then
 only tool calls, thinking on) at each of ``long_turn_budgets``.
@@ -28,7 +28,8 @@ from typing import Any
 
 from ..sizing import text_tokens
 from ..store.memory import MemoryStore
-from .fakes import BenchSummarizer
+from ..testing.fakes import BenchSummarizer
+from ..testing.workload import synthetic_session
 from .longturn import BUDGETS as LONG_TURN_BUDGETS
 from .longturn import at_budget, long_turn_script
 from .pricing import Pricing
@@ -37,7 +38,6 @@ from .replay import Replay, replay
 from .scaling import ScalingPoint, measure_scaling
 from .script import Script, from_session, from_workload
 from .strategies import NAMES, Setup, build
-from .workload import synthetic_session
 
 DEFAULT_BUDGET = 12_500
 ROOT = "/memory"

@@ -29,8 +29,8 @@ from ..compactor import Compactor
 from ..engine import PolicyLike
 from ..policy import Policy
 from ..store import MemoryStore
-from .fakes import BenchSummarizer
-from .workload import synthetic_session
+from ..testing.fakes import BenchSummarizer
+from ..testing.workload import synthetic_session
 
 
 @dataclass(frozen=True)

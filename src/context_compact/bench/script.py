@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..messages import block_type, blocks, is_request, result_text
-from .workload import Workload
+from ..testing.workload import Workload
 
 Message = dict[str, Any]
 

@@ -1,7 +1,7 @@
 """``bench --store-io``: what the durable stores write per byte of tool output, and recall's time.
 
 Two measurements, each store in this process, on the synthetic coding session
-(``workload.py``: 80% of results 0.2-3k chars, 15% 5-20k, 5% 40-120k):
+(``testing/workload.py``: 80% of results 0.2-3k chars, 15% 5-20k, 5% 40-120k):
 
 * **Bytes written**: one ``Compactor`` (default policy, 12,500 tokens) driven ``write_turns``
   turns as an agent loop drives it, on a ``FileStore`` and on ``SqliteStore`` at the page sizes
@@ -38,9 +38,9 @@ from ..session.recall import recall
 from ..store import FileStore, SqliteStore
 from ..store import schema as sqlite_schema
 from ..store.text import scan
-from .fakes import BenchSummarizer
+from ..testing.fakes import BenchSummarizer
+from ..testing.workload import synthetic_session
 from .suite import _percentile, _result_bytes, written_bytes
-from .workload import synthetic_session
 
 SQLITE_WRITES = ((512, True), (512, False), (1024, True), (4096, True), (4096, False))
 """(page size, texts compressed) of each SqliteStore write measurement."""

@@ -61,9 +61,9 @@ from typing import Any
 from ..compactor import Compactor
 from ..policy import Policy
 from ..store import FileStore, MemoryStore
-from .fakes import BenchSummarizer
+from ..testing.fakes import BenchSummarizer
+from ..testing.workload import Turn, synthetic_session
 from .goals import goals
-from .workload import Turn, synthetic_session
 
 Message = dict[str, Any]
 REQUEST = synthetic_session(0).request
@@ -355,14 +355,16 @@ class Chunks:
         self.chunk_turns = max(1, chunk_turns)
 
     def _path(self, k: int) -> Path:
-        return self.directory / f"chunk-{self.chunk_turns}-{k}.pickle.z"
+        # Pickles name their classes' module: a chunk cached before ``Turn`` moved to
+        # ``testing.workload`` (another checkout may still read it) keeps its own name.
+        return self.directory / f"chunk-{self.chunk_turns}-{k}.testing.pickle.z"
 
     def chunk(self, k: int) -> tuple[Turn, ...]:
         try:
             turns: tuple[Turn, ...] = pickle.loads(zlib.decompress(self._path(k).read_bytes()))
             return turns
-        except (OSError, zlib.error, pickle.UnpicklingError, EOFError):
-            return self._generate(k)
+        except (OSError, zlib.error, pickle.UnpicklingError, EOFError, ImportError, AttributeError):
+            return self._generate(k)  # absent, damaged, or of classes this version lacks
 
     def _generate(self, k: int) -> tuple[Turn, ...]:
         path = self._path(k)

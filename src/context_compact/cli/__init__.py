@@ -38,10 +38,9 @@ from ..agent.loop import (
     AgentError,
     describe_error,
 )
-from ..bench.strategies import register_peers
-from ..registry import ENGINES, NAMES
 from ..session.records import logged_messages
 from ..store import WORKDIR_DB
+from ..store.base import DeletesSessions
 from ..version import package_version
 from .agent import (
     QUIT_WORDS,
@@ -55,11 +54,9 @@ from .agent import (
 )
 from .inspector import ui_command
 from .oneline import OneLineGroup
+from .policies import PolicyName, PolicyOption
 from .sessions import recall_command, sessions
 from .store_errors import guards_store, select_store
-
-# --policy offers every engine of the registry, the bench's peers included.
-register_peers()
 
 
 def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -72,12 +69,13 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Which API to talk to.",
         ),
         click.option("--model", default=None, help="Model id (default: env MODEL_ID)."),
+        # --policy offers every engine of the registry, the bench's peers included.
         click.option(
             "--policy",
-            type=click.Choice(list(NAMES)),
+            cls=PolicyOption,
+            type=PolicyName(),
             default="default",
             show_default=True,
-            help="; ".join(f"{name}: {entry.about}" for name, entry in ENGINES.items()),
         ),
         click.option(
             "--context-limit",
@@ -268,13 +266,12 @@ def chat(**options: Any) -> None:
 def _drop_if_empty(session: Session) -> bool:
     """A chat quit before its first request leaves no session behind; whether it was one."""
     compactor, store = session.compactor, session.store
-    remove = getattr(store, "delete_session", None)
-    if not compactor.keeps_log or remove is None:
+    if not compactor.keeps_log or not isinstance(store, DeletesSessions):
         return False
     sid = compactor.session_id
     if sid is None or any(True for _ in logged_messages(store.records(sid))):
         return False
-    remove(sid)
+    store.delete_session(sid)
     session.printer.console.print("[dim]nothing asked: the session was not kept[/]")
     return True
 
@@ -426,13 +423,12 @@ def _removed_if(remove: bool, root: Path) -> Iterator[None]:
 
 
 # -- more commands -----------------------------------------------------------------------
-from ..bench.command import bench  # noqa: E402  (registered after the group exists)
+from .check_model import check_model_command  # noqa: E402
 from .compact import compact_command  # noqa: E402
 from .doctor import doctor_command  # noqa: E402
 from .inspect import inspect_command  # noqa: E402
 from .transfer import export_command, import_command  # noqa: E402
 
-main.add_command(bench)
 main.add_command(sessions)
 main.add_command(doctor_command)
 main.add_command(recall_command)
@@ -440,4 +436,5 @@ main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(inspect_command)
 main.add_command(compact_command)
+main.add_command(check_model_command)
 main.add_command(ui_command)

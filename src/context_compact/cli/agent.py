@@ -44,7 +44,7 @@ from ..providers.errors import is_context_overflow
 from ..providers.openai_chat import is_local_url
 from ..registry import entry, policy_at
 from ..session.policy import unknown_window_note
-from ..sizing import known_window
+from ..sizing import known_window, text_tokens
 from ..store import WORKDIR_DB, CorruptStore, SessionLocked, Store
 from ..store.journal import shown_id
 from ..store.url import cli_store
@@ -307,12 +307,20 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         input_limit=getattr(policy, "summary_input_limit", 80_000),
         max_tokens=getattr(policy, "summary_max_tokens", 2_000),
     )
+    # A local server counts exactly and knows its window: asked once, before the first turn.
+    ask_counter = getattr(provider, "token_counter", None)
+    counter = ask_counter(text_tokens) if callable(ask_counter) else None
     try:
-        compactor = Compactor(policy, store, summarizer, session=resume)
+        compactor = Compactor(policy, store, summarizer, session=resume, token_counter=counter)
     except ValueError as error:
         raise click.UsageError(f"--resume: {error}") from error
-    for text in notes:
-        console.print(f"[yellow]note:[/] {text}", highlight=False)
+    ask_window = getattr(provider, "context_window", None)
+    window = ask_window() if callable(ask_window) else None
+    if window is not None:
+        compactor.use_window(window.tokens, window.source)
+    else:  # the server did not say its window: say what is assumed, if anything
+        for text in notes:
+            console.print(f"[yellow]note:[/] {text}", highlight=False)
     printer = Printer(console, workdir, show_turns=options["debug"])
     agent = Agent(
         agent_side,

@@ -34,11 +34,11 @@ import click
 
 from ..events import CompactionEvent
 from ..loaders import Session
-from ..registry import NAMES
 from ..session.inspect import Event, after_last, fill, pass_lines, shown_path
 from ..session.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..sizing import TokenCounter
 from ..store.base import Store
+from .policies import PolicyName, PolicyOption
 from .sessions import json_option, need_session, workdir_option
 from .store_errors import guards_store
 
@@ -181,7 +181,8 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
 @click.argument("target", metavar="ID|FILE")
 @click.option(
     "--policy",
-    type=click.Choice(list(NAMES)),
+    cls=PolicyOption,
+    type=PolicyName(),
     default="default",
     show_default=True,
     help="The engine to replay the session through: ours or one of the bench's peers.",

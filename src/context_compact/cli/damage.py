@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from ..store.base import OnDatabaseFile
 from ..store.witness import CorruptJournal
 
 BROKEN = (ValueError, KeyError, TypeError, IndexError, RecursionError, sqlite3.DatabaseError)
@@ -23,11 +24,10 @@ does not fit ("journal out of order"), a record missing a key, SQLite's "malform
 def problem(error: BaseException, store: object = None) -> str:
     """What is wrong, in one line; SQLite's own errors with the database file named, what
     its ``integrity_check`` says and what to do (``store``: the store that raised it)."""
-    db = getattr(store, "db_path", None)
-    if isinstance(error, sqlite3.Error) and db is not None:
+    if isinstance(error, sqlite3.Error) and isinstance(store, OnDatabaseFile):
         from .store_errors import damage_line
 
-        return damage_line(Path(db).resolve(), error)
+        return damage_line(Path(store.db_path).resolve(), error)
     text = " ".join(str(error).split()) or type(error).__name__
     return text if isinstance(error, CorruptJournal) else f"{type(error).__name__}: {text}"
 

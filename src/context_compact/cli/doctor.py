@@ -1,9 +1,12 @@
 """``context-compact doctor``: check every session of a work directory, and say what is whole.
 
 Each session's journal is loaded the way a resume loads it (every hash link and the witness
-checked, ``store/witness.py``) and replayed; the database gets SQLite's ``integrity_check``,
-or for a PostgreSQL store (``--store postgresql://...``) its own check of the texts and files
-it keeps (``PostgresStore.check_database``: every blob hashes to its name).
+checked, ``store/witness.py``) and replayed, from its newest checkpoint and from its first
+record: a checkpoint that could not be used is named (the resume fell back to a longer
+replay), and one that restores another view than the full replay is damage; the database
+gets SQLite's ``integrity_check``, or for a PostgreSQL store (``--store postgresql://...``)
+its own check of the texts and files it keeps (``PostgresStore.check_database``: every
+blob hashes to its name).
 A damaged session is named with where the damage starts and how much before it is whole
 (what a repair can keep); the others are listed as ok, and one that another live process is
 writing says so (it is read as of one moment: an append in progress is not damage). Exit
@@ -24,53 +27,72 @@ from typing import Any
 import click
 
 from ..errors import CorruptStore
+from ..store.base import ChecksDatabase, KnowsWriters, OnDatabaseFile, Store
 from ..store.witness import CorruptJournal
 from .damage import BROKEN, problem, readable
 from .sessions import json_option, open_store, workdir_option
 from .store_errors import corrupt_line, guards_store, select_store
 
 
-def check_session(store: Any, session: str) -> dict[str, Any]:
+def check_session(store: Store, session: str) -> dict[str, Any]:
     """One session's health: ``ok``, and where it is damaged and what is whole when not."""
     from ..compactor import Compactor
     from ..policy import Policy
 
     try:
         records = list(store.records(session))
-        Compactor(Policy.default(), store, session=session).view()
+        resumed = Compactor(Policy.default(), store, session=session)
+        view = resumed.view()
+        fallback = getattr(getattr(resumed.engine, "journal", None), "fallback", None)
+        replayed = Compactor(Policy.default(), _FullReplay(store), session=session).view()
     except BROKEN as error:
         row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error, store)}
         if isinstance(error, CorruptJournal):
             row.update(unit=error.unit, at=error.at, whole=error.whole)
         return row
     row = {"id": session, "ok": True, "records": len(records)}
+    if fallback is not None:
+        row["checkpoint"] = fallback
+    if json.dumps(view) != json.dumps(replayed):
+        row.update(ok=False, problem="its newest checkpoint restores another view than a replay")
     owner = live(store, session)
     if owner is not None:
         row["live"] = owner
     return row
 
 
-def live(store: Any, session: str) -> str | None:
+class _FullReplay:
+    """The store with its checkpoints hidden: a resume replays every record (what a
+    checkpoint must restore to, byte for byte)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("checkpoints", "records_from"):
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def live(store: Store, session: str) -> str | None:
     """Who is writing ``session`` now ("process P on HOST"), if another live process is: its
     journal is read as of one moment, and what that writer appends after is not checked."""
     from ..store.lease import same_process
 
-    writer = getattr(store, "writer", None)
-    owner = writer(session) if writer is not None else None
+    owner = store.writer(session) if isinstance(store, KnowsWriters) else None
     if owner is None or same_process(owner):
         return None
     return f"process {owner.pid} on {owner.host}"
 
 
-def integrity(store: Any) -> str | None:
+def integrity(store: Store) -> str | None:
     """SQLite's ``integrity_check`` answer for a database store, a PostgreSQL store's own
     check (None for other stores)."""
-    check = getattr(store, "check_database", None)
-    if check is not None:
-        return str(check())
-    path = getattr(store, "db_path", None)
-    if path is None:
+    if isinstance(store, ChecksDatabase):
+        return str(store.check_database())
+    if not isinstance(store, OnDatabaseFile):
         return None
+    path = store.db_path
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         return "; ".join(str(row[0]) for row in db.execute("PRAGMA integrity_check"))
@@ -98,7 +120,7 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
     if url is not None:
         select_store(url)
     store = open_store(workdir)
-    label = "check" if hasattr(store, "check_database") else "integrity_check"
+    label = "check" if isinstance(store, ChecksDatabase) else "integrity_check"
     try:
         answer = integrity(store)
         rows = [check_session(store, meta["id"]) for meta in store.list_sessions()]
@@ -115,6 +137,8 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
         for row in rows:
             if row["ok"]:
                 being = f"; live: being written by {row['live']}" if "live" in row else ""
+                if "checkpoint" in row:
+                    being += f"; a full replay was needed: {row['checkpoint']}"
                 click.echo(f"{row['id']}: ok ({row['records']:,} records{being})")
                 continue
             whole = ""

@@ -10,10 +10,12 @@ from typing import Any
 import click
 
 from ..errors import MissingExtra
+from .policies import Commands
 
 
-class OneLineGroup(click.Group):
-    """A ``click.Group`` whose commands end a missing extra with one line, exit status 1."""
+class OneLineGroup(Commands):
+    """The CLI's group (``Commands``) whose commands end a missing extra with one line, exit
+    status 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -17,6 +17,8 @@ import click
 
 from ..session.records import EventRecord, MessageRecord, journal, logged_messages
 from ..session.transfer import resumed
+from ..store.base import DeletesSessions, Store
+from ..store.meta import source_of as source_of  # kept importable from here
 from .store_errors import guards_store
 
 # What "compactions" counts, here and in ``inspect``: every compaction event the session's
@@ -45,7 +47,7 @@ def open_store(workdir: Path | None) -> Any:
         raise click.ClickException(str(error)) from None
 
 
-def need_session(store: Any, session: str) -> dict[str, Any]:
+def need_session(store: Store, session: str) -> dict[str, Any]:
     """The meta of session ``session`` (its ``id`` the full id): an id, or the start of one
     that no other session's id starts with; else a usage error naming the candidates or the
     newest sessions."""
@@ -56,7 +58,7 @@ def need_session(store: Any, session: str) -> dict[str, Any]:
     return dict(meta)
 
 
-def by_prefix(store: Any, prefix: str) -> dict[str, Any] | None:
+def by_prefix(store: Store, prefix: str) -> dict[str, Any] | None:
     """The meta of the one session whose id starts with ``prefix`` (None when none does); a
     usage error naming them when several do."""
     matching = [m for m in store.list_sessions() if prefix and str(m["id"]).startswith(prefix)]
@@ -70,20 +72,7 @@ def by_prefix(store: Any, prefix: str) -> dict[str, Any] | None:
     return dict(matching[0]) if matching else None
 
 
-def source_of(meta: dict[str, Any]) -> str:
-    """Where a session came from, in a few words: the agent, an import (its format and the
-    session's name: the file's, with ``/sidechain-N`` for a sub-agent's thread), a
-    compaction."""
-    source = meta.get("source")
-    if source == "import":
-        name = meta.get("name") or Path(str(meta.get("file"))).name
-        return f"import {meta.get('format')}: {name}"
-    if source == "compact":
-        return f"compact {meta.get('policy_name')} of {meta.get('of')}"
-    return str(source or "agent")
-
-
-def summary(store: Any, meta: dict[str, Any]) -> dict[str, Any]:
+def summary(store: Store, meta: dict[str, Any]) -> dict[str, Any]:
     """One session's line: when it started, its turns, its view's tokens, its compactions."""
     sid = meta["id"]
     turns = compactions = messages = 0
@@ -232,17 +221,21 @@ def _workdir(ctx: click.Context, workdir: Path | None) -> Path | None:
 @guards_store
 def remove_command(ctx: click.Context, ids: tuple[str, ...], workdir: Path | None) -> None:
     """Remove sessions ID... and their logs (all or none: an unknown ID removes nothing)."""
-    store = open_store(_workdir(ctx, workdir))
+    store: Store = open_store(_workdir(ctx, workdir))
     try:
         # Prefixes resolved first: an unknown or ambiguous one removes nothing.
         full = [str(need_session(store, sid)["id"]) for sid in ids]
+        if not isinstance(store, DeletesSessions):
+            raise click.ClickException(
+                f"{type(store).__name__} cannot remove sessions; {', '.join(full)} kept"
+            )
         for sid in full:
             _remove(store, sid)
     finally:
         store.close()
 
 
-def _remove(store: Any, sid: str) -> None:
+def _remove(store: DeletesSessions, sid: str) -> None:
     from ..errors import SessionLocked
 
     try:

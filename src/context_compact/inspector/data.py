@@ -33,13 +33,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ContextCompactError
+from ..errors import InspectorError as InspectorError  # kept importable from here
 from ..session.inspect import Event, shown_path
 from ..session.recall import message_text, recall, recover
 from ..session.records import EventRecord, MessageRecord, journal
 from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
+from ..store.meta import source_of
 
 Message = dict[str, Any]
 # (session, policy, store) -> (outcome with ``as_dict()``, final view): ``replay_policy``.
@@ -48,10 +49,6 @@ Replay = Callable[[Any, Any, Store], tuple[Any, list[Message]]]
 _PATH = re.compile(r"/[^\s\"'<>()\[\]{},;]+")
 EVENTS_PAGE = 200
 _HIT = re.compile(r"^=== message (\d+) \(", re.MULTILINE)
-
-
-class InspectorError(ContextCompactError, ValueError):
-    """A session the inspector cannot show: the message says which and why, in one line."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +165,7 @@ class Inspection:
         """Everything the page draws before any click: small, whatever the session's size."""
         return {
             "session": self.session,
-            "source": _source(self.meta),
+            "source": source_of(self.meta),
             "created": self.meta.get("created"),
             "limit": self.limit,
             "logged": self.logged,
@@ -271,7 +268,7 @@ def archive(store: Store, session: str, path: str) -> dict[str, Any]:
 def sessions(store: Store) -> list[dict[str, Any]]:
     """Every session of the store, newest first: id, when, where from (no replay)."""
     return [
-        {"id": m["id"], "created": m.get("created"), "source": _source(m)}
+        {"id": m["id"], "created": m.get("created"), "source": source_of(m)}
         for m in store.list_sessions()
     ]
 
@@ -317,12 +314,23 @@ def compare(
     return out
 
 
+def policy_names() -> list[str]:
+    """Every name of the registry, the bench's peers registered first (here, not when the
+    inspector is imported)."""
+    from ..bench.strategies import register_peers
+    from ..registry import NAMES
+
+    register_peers()
+    return list(NAMES)
+
+
 def policy_named(name: str, limit: int) -> Any:
     """The registry's policy ``name`` at ``limit`` (characters for ``seed``)."""
-    from ..registry import NAMES, policy_at
+    from ..registry import policy_at
 
-    if name not in NAMES:
-        raise InspectorError(f"unknown policy {name!r}; known: {', '.join(NAMES)}")
+    names = policy_names()
+    if name not in names:
+        raise InspectorError(f"unknown policy {name!r}; known: {', '.join(names)}")
     return policy_at(name, limit)
 
 
@@ -340,15 +348,6 @@ def _key(message: Message) -> str:
     from ..keys import content_key
 
     return content_key(message)
-
-
-def _source(meta: dict[str, Any]) -> str:
-    source = meta.get("source")
-    if source == "import":
-        return f"import {meta.get('format')}: {Path(str(meta.get('file'))).name}"
-    if source == "compact":
-        return f"compact {meta.get('policy_name')} of {meta.get('of')}"
-    return str(source or "agent")
 
 
 __all__ = [

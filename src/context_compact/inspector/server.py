@@ -30,9 +30,17 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..registry import NAMES
 from ..store.base import STORE_ERRORS, Store
-from .data import Inspection, InspectorError, Replay, archive, compare, sessions, worth_showing
+from .data import (
+    Inspection,
+    InspectorError,
+    Replay,
+    archive,
+    compare,
+    policy_names,
+    sessions,
+    worth_showing,
+)
 from .guard import refusal
 
 STATIC = {
@@ -86,7 +94,7 @@ class Inspector:
                 if self.only is not None:
                     listed = [s for s in listed if s["id"] == self.only]
                 selected = self.only or worth_showing(self.store, listed)
-            return {"sessions": listed, "selected": selected, "policies": list(NAMES)}
+            return {"sessions": listed, "selected": selected, "policies": policy_names()}
         if path not in API:
             raise LookupError(path)
         found = self.inspection(sid)

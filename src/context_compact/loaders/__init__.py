@@ -67,6 +67,7 @@ from ._common import (
     check_size,
     read_jsonl,
     read_text,
+    unknown_format,
 )
 
 __all__ = [
@@ -235,7 +236,7 @@ def _read(path: Path, limits: Limits) -> tuple[str, Any, int]:
         check_size(path, limits)
         text = read_text(path, limits)
         if not aider.is_aider(path, text[:4096]):
-            raise UnknownFormat(path, "a Markdown file that is not an aider chat history")
+            raise unknown_format(path, "a Markdown file that is not an aider chat history")
         return aider.FORMAT, text, 0
     if path.name.endswith(".jsonl"):
         records, bad = read_jsonl(path, limits)
@@ -248,7 +249,7 @@ def _read(path: Path, limits: Limits) -> tuple[str, Any, int]:
         records, bad = read_jsonl(path, limits)
         if len(records) < 2:
             where = f"line {error.lineno}, column {error.colno}: {error.msg}"
-            raise UnknownFormat(path, f"not valid JSON or JSON Lines ({where})") from None
+            raise unknown_format(path, f"not valid JSON or JSON Lines ({where})") from None
         return _detect_records(records, path), records, bad
     return _detect_document(document, path), document, 0
 
@@ -256,7 +257,7 @@ def _read(path: Path, limits: Limits) -> tuple[str, Any, int]:
 def _detect_records(records: list[Any], path: Path) -> str:
     objects = [r for r in records if isinstance(r, dict)]
     if not objects:
-        raise UnknownFormat(path, "no JSON object lines")
+        raise unknown_format(path, "no JSON object lines")
     if len(records) == 1 and _detect_dict(objects[0], path) == swe_agent.FORMAT:
         return swe_agent.FORMAT
     if any(openhands_v1.is_event(r) for r in objects):
@@ -280,14 +281,14 @@ def _detect_records(records: list[Any], path: Path) -> str:
             return codex.FORMAT
         if kind in codex.ITEM_TYPES or "record_type" in record:
             return codex.FORMAT
-    raise UnknownFormat(path, "JSON Lines records match no known format")
+    raise unknown_format(path, "JSON Lines records match no known format")
 
 
 def _detect_document(document: Any, path: Path) -> str:
     if isinstance(document, dict):
         fmt = _detect_dict(document, path)
         if fmt is None:
-            raise UnknownFormat(path, f"JSON object with keys {sorted(document)[:8]}")
+            raise unknown_format(path, f"JSON object with keys {sorted(document)[:8]}")
         return fmt
     if isinstance(document, list):
         if any(openhands_v1.is_event(m) for m in document):
@@ -303,7 +304,7 @@ def _detect_document(document: Any, path: Path) -> str:
         objects = [m for m in document if isinstance(m, dict)]
         if objects and all(_is_event(m) for m in objects):
             return openhands.FORMAT
-    raise UnknownFormat(path, "JSON document matches no known format")
+    raise unknown_format(path, "JSON document matches no known format")
 
 
 def _is_event(record: dict[str, Any]) -> bool:

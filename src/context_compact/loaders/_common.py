@@ -50,7 +50,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ContextCompactError
+from ..errors import TooLarge as TooLarge  # the loaders' errors, kept importable from here
+from ..errors import Undecodable as Undecodable
+from ..errors import UnknownFormat as UnknownFormat
 
 log = logging.getLogger("context_compact.loaders")
 
@@ -72,6 +74,11 @@ FORMATS: list[str] = [
     "aider",
     "results_list",
 ]
+
+
+def unknown_format(path: str | Path, reason: str) -> UnknownFormat:
+    """``UnknownFormat`` naming the formats the loaders know."""
+    return UnknownFormat(path, reason, FORMATS)
 
 
 @dataclass(frozen=True)
@@ -96,18 +103,6 @@ class Session:
     converted: Mapping[str, int] = field(default_factory=dict)
     encoding: str = "utf-8"
     """How the file's bytes were decoded: UTF-8 unless the caller named another encoding."""
-
-
-class UnknownFormat(ContextCompactError, ValueError):
-    """The file is not a trajectory in any format the loaders know."""
-
-    def __init__(self, path: str | Path, reason: str) -> None:
-        self.path = str(path)
-        self.reason = reason
-        super().__init__(
-            f"{self.path}: not a known trajectory format ({reason}); "
-            f"known formats: {', '.join(FORMATS)}"
-        )
 
 
 # ----------------------------------------------------------------------------- reading
@@ -147,22 +142,6 @@ class Limits:
             )
 
 
-class Undecodable(ContextCompactError, ValueError):
-    """A file's bytes are not text in the encoding it is read with. ``path``, ``offset``
-    (of the first bad byte in the file), ``line`` (1-based) and ``encoding`` say where and
-    how; the message says it in one line, with what to do."""
-
-    def __init__(self, path: Path, offset: int, line: int, problem: str, encoding: str) -> None:
-        self.path = str(path)
-        self.offset = offset
-        self.line = line
-        self.encoding = encoding
-        super().__init__(
-            f"{path}: not {encoding} text at byte offset {offset:,} (line {line}): {problem}; "
-            "if the file is in another encoding, name it (import --encoding latin-1, cp1252, ...)"
-        )
-
-
 def decode(raw: bytes, path: Path, encoding: str, line: int = 1, offset: int = 0) -> str:
     """``raw`` as text, strictly; ``line`` and ``offset`` are where ``raw`` starts in the
     file, so a refusal names the bad byte's place in the file."""
@@ -178,10 +157,6 @@ def decode(raw: bytes, path: Path, encoding: str, line: int = 1, offset: int = 0
 def read_text(path: Path, limits: Limits) -> str:
     """A whole file as text in ``limits.encoding`` (``Undecodable`` otherwise)."""
     return decode(path.read_bytes(), path, limits.encoding)
-
-
-class TooLarge(ValueError):
-    """A file or one of its lines is over the import's size limit."""
 
 
 def check_size(path: Path, limits: Limits) -> None:

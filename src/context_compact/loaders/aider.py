@@ -41,11 +41,11 @@ from pathlib import Path
 from ._common import (
     HistoryBuilder,
     Session,
-    UnknownFormat,
     make_session,
     text_blocks,
     tool_result_block,
     tool_use_block,
+    unknown_format,
 )
 
 FORMAT = "aider"
@@ -79,7 +79,7 @@ def load_text(text: str, source: str | Path) -> list[Session]:
         else:
             (runs[-1] if runs else preamble).lines.append(line)
     if not runs and not preamble.lines:
-        raise UnknownFormat(source, "empty aider chat history")
+        raise unknown_format(source, "empty aider chat history")
     base = stem_of(source)
     sessions = []
     for run in ([preamble] if preamble.lines else []) + runs:
@@ -87,7 +87,7 @@ def load_text(text: str, source: str | Path) -> list[Session]:
         if session is not None:
             sessions.append(session)
     if not sessions:
-        raise UnknownFormat(source, "aider chat history with no conversation in any run")
+        raise unknown_format(source, "aider chat history with no conversation in any run")
     return sessions
 
 

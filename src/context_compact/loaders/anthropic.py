@@ -29,12 +29,12 @@ from typing import Any
 from ._common import (
     HistoryBuilder,
     Session,
-    UnknownFormat,
     join_system,
     make_session,
     message_blocks,
     stem,
     text_of,
+    unknown_format,
 )
 
 FORMAT = "anthropic"
@@ -71,7 +71,7 @@ def load_document(document: Any, source: str | Path) -> list[Session]:
         messages = document.get("messages")
         system.append(text_of(document.get("system")))
     if not isinstance(messages, list):
-        raise UnknownFormat(source, "no list of Anthropic messages")
+        raise unknown_format(source, "no list of Anthropic messages")
     builder = HistoryBuilder()
     for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None

@@ -38,7 +38,6 @@ from ._common import (
     Block,
     HistoryBuilder,
     Session,
-    UnknownFormat,
     join_system,
     make_session,
     openai_tool_calls,
@@ -49,6 +48,7 @@ from ._common import (
     text_of,
     tool_result_block,
     tool_use_block,
+    unknown_format,
 )
 
 FORMAT = "openai_chat"
@@ -78,7 +78,7 @@ def load_document(document: Any, source: str | Path, fmt: str | None = None) -> 
     """The one session of a chat document (list of messages or ``{"messages": [...]}``)."""
     messages = document.get("messages") if isinstance(document, dict) else document
     if not isinstance(messages, list):
-        raise UnknownFormat(source, "no list of chat messages")
+        raise unknown_format(source, "no list of chat messages")
     fmt = fmt or (MINI_FORMAT if is_mini(document, source) else FORMAT)
     text_actions = fmt == MINI_FORMAT and not any(
         isinstance(m, dict) and (m.get("tool_calls") or m.get("role") == "tool") for m in messages

@@ -36,7 +36,6 @@ from typing import Any
 from ._common import (
     HistoryBuilder,
     Session,
-    UnknownFormat,
     join_system,
     make_session,
     parse_arguments,
@@ -46,6 +45,7 @@ from ._common import (
     text_of,
     tool_result_block,
     tool_use_block,
+    unknown_format,
 )
 
 FORMAT = "openhands"
@@ -107,7 +107,7 @@ def load_records(records: list[Any], source: str | Path, bad_lines: int = 0) -> 
         sessions.append(load_instance(record, source, f"{base}[{index}]", carried))
         carried = 0
     if not sessions:
-        raise UnknownFormat(source, "no OpenHands instance with a 'history' list")
+        raise unknown_format(source, "no OpenHands instance with a 'history' list")
     if carried:
         last = sessions[-1]
         notes = dict(last.notes)

@@ -47,7 +47,6 @@ from ._common import (
     Limits,
     Session,
     TooLarge,
-    UnknownFormat,
     join_system,
     make_session,
     parse_arguments,
@@ -58,6 +57,7 @@ from ._common import (
     text_of,
     tool_result_block,
     tool_use_block,
+    unknown_format,
 )
 
 FORMAT = "openhands_v1"
@@ -166,7 +166,7 @@ def load_events(events: list[Any], source: str | Path, name: str, bad: int = 0) 
     for event in events:
         converter.add(event)
     if not converter.seen:
-        raise UnknownFormat(source, "no OpenHands V1 events (objects with a 'kind')")
+        raise unknown_format(source, "no OpenHands V1 events (objects with a 'kind')")
     return make_session(name, FORMAT, join_system(converter.system), builder, source)
 
 

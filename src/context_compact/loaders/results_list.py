@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import openai_chat
-from ._common import Session, UnknownFormat
+from ._common import Session, unknown_format
 
 FORMAT = "results_list"
 
@@ -58,7 +58,7 @@ def load_document(document: Any, source: str | Path) -> list[Session]:
     """One session per run."""
     runs = runs_of(document)
     if runs is None:
-        raise UnknownFormat(source, "no list of runs each holding a chat message list")
+        raise unknown_format(source, "no list of runs each holding a chat message list")
     sessions: list[Session] = []
     carried = 0
     for index, record in enumerate(runs):

@@ -29,7 +29,6 @@ from typing import Any
 from ._common import (
     HistoryBuilder,
     Session,
-    UnknownFormat,
     join_system,
     make_session,
     openai_tool_calls,
@@ -38,6 +37,7 @@ from ._common import (
     text_of,
     tool_result_block,
     tool_use_block,
+    unknown_format,
 )
 
 FORMAT = "swe_agent"
@@ -52,7 +52,7 @@ def load_document(document: Any, source: str | Path) -> list[Session]:
     """The one session of a ``.traj`` document."""
     history = document.get("history") if isinstance(document, dict) else None
     if not isinstance(history, list):
-        raise UnknownFormat(source, "SWE-agent trajectory without a 'history' list")
+        raise unknown_format(source, "SWE-agent trajectory without a 'history' list")
     builder = HistoryBuilder()
     system: list[str] = []
     started = False

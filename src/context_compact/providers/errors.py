@@ -86,6 +86,7 @@ _OVERFLOW_PHRASES = (
     "exceeds the context window",
     "input tokens exceed the configured limit",
     "exceeds the available context size",
+    "exceed context window of",
 )
 
 # The seed project matched these loosely; they are kept, but only for a 400 (or an
@@ -240,6 +241,23 @@ _FIGURES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         re.compile(rf"configured limit of {_N} tokens\. your messages resulted in {_N}"),
         ("window", "prompt_tokens"),
     ),
+    # llama-cpp-python's own exception, before its server rewords it.
+    (
+        re.compile(rf"requested tokens \({_N}\) exceed context window of {_N}"),
+        ("prompt_tokens", "window"),
+    ),
+    # llama.cpp's newer wording names both counts in the text.
+    (
+        re.compile(rf"request \({_N} tokens\) exceeds the available context size \({_N} tokens\)"),
+        ("prompt_tokens", "window"),
+    ),
+    # The window alone: llama-cpp-python sends "(2100 in the messages, None in the
+    # completion)" when no max_tokens was asked; other servers word the rest their own way.
+    (re.compile(rf"maximum context length is {_N} tokens"), ("window",)),
+    (re.compile(rf"available context size \({_N} tokens\)"), ("window",)),
+    (re.compile(rf"context window of {_N} tokens"), ("window",)),
+    (re.compile(rf"\b{_N} tokens > {_N}\b"), ("prompt_tokens", "window")),
+    (re.compile(rf"\b{_N} > {_N}\b"), ("prompt_tokens", "window")),
 )
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from context_compact.errors import MissingExtra
+from context_compact.providers import local
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
 
@@ -438,6 +439,24 @@ def is_local_url(url: str) -> bool:
     return address.is_loopback or address.is_private or address.is_unspecified
 
 
+def _plain_assistant(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message whose content is text parts, with that text as one string:
+    llama-cpp-python 0.3 refuses a list there (HTTP 500 naming its request schema), so a
+    provider that met that refusal sends strings from then on."""
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return message
+    if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+        return message
+    return {**message, "content": "".join(str(p.get("text", "")) for p in content)}
+
+
+def _wants_strings(error: BaseException) -> bool:
+    """llama-cpp-python's refusal of an assistant message whose content is a list."""
+    text = str(error)
+    return "ChatCompletionRequestAssistantMessage" in text and "valid string" in text
+
+
 class OpenAIChatProvider:
     """``Provider`` backed by ``openai.OpenAI().chat.completions.create``.
 
@@ -447,6 +466,8 @@ class OpenAIChatProvider:
     """
 
     name = "openai"
+    _plain_text = False
+    _window: local.ServerWindow | bool | None = False
 
     def __init__(
         self,
@@ -479,6 +500,34 @@ class OpenAIChatProvider:
                 options["base_url"] = base_url
             client = openai.OpenAI(api_key=api_key, **options)
         self.client = client
+        self._window: local.ServerWindow | bool | None = False  # False: not asked yet
+
+    @property
+    def base_url(self) -> str:
+        return str(getattr(self.client, "base_url", "") or "")
+
+    def context_window(self) -> local.ServerWindow | None:
+        """The window the server runs the model at, asked once (``providers.local``: llama.cpp
+        ``/props``, vLLM, LM Studio, Ollama, llama-cpp-python's refusal); None for OpenAI's
+        own API and a server that does not say. Never raises."""
+        if self._window is False:
+            url = self.base_url
+            key = getattr(self.client, "api_key", None)
+            found = None
+            if local.asks_server(url):
+                found = local.discover_window(url, self.model, key=key, ask_refusal=True)
+            self._window = found
+        return self._window if isinstance(self._window, local.ServerWindow) else None
+
+    def token_counter(self, fallback: Any) -> local.ServerTokenizer | None:
+        """``text -> tokens`` counted by the server's tokenize endpoint (llama.cpp, vLLM,
+        llama-cpp-python), ``fallback`` (the estimate) while it does not answer; None when
+        the server has no such endpoint."""
+        url, key = self.base_url, getattr(self.client, "api_key", None)
+        endpoint = (
+            local.find_tokenizer(url, self.model, key=key) if local.asks_server(url) else None
+        )
+        return None if endpoint is None else local.ServerTokenizer(endpoint, fallback, key=key)
 
     def complete(
         self,
@@ -496,7 +545,18 @@ class OpenAIChatProvider:
             max_tokens=max_tokens,
             max_tokens_param=self.max_tokens_param,
         )
-        response = raising_overflow(lambda: self.client.chat.completions.create(**request))
+        if self._plain_text:
+            request["messages"] = [_plain_assistant(m) for m in request["messages"]]
+        try:
+            response = raising_overflow(lambda: self.client.chat.completions.create(**request))
+        except Exception as error:
+            if self._plain_text or not _wants_strings(error):
+                raise
+            # Once refused, every later request of this provider is sent as the server takes it.
+            self._plain_text = True
+            return self.complete(
+                system=system, messages=messages, tools=tools, max_tokens=max_tokens
+            )
         return reply_from_completion(response)
 
     def close(self) -> None:

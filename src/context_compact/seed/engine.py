@@ -25,7 +25,7 @@ from ..errors import StoreUnavailable
 from ..invariants import ensure_valid
 from ..messages import as_dicts
 from ..sizing import estimate_chars
-from ..store.base import STORE_ERRORS
+from ..store.base import NOT_REFUSED, STORE_ERRORS
 from ..summarize import focused, seed_form
 from . import budget, micro, snip, summary
 from .base import StageContext
@@ -65,6 +65,8 @@ class SeedEngine(StatelessEngine):
         a ``store_error`` event says so; the pipeline goes on with the view as it was."""
         try:
             return run(view, self.ctx)
+        except NOT_REFUSED:
+            raise
         except STORE_ERRORS as error:
             self._faulted = error
             size = estimate_chars(view)
@@ -104,6 +106,8 @@ class SeedEngine(StatelessEngine):
     def _required(self, run: Callable[[], list[Message]], doing: str) -> list[Message]:
         try:
             return run()
+        except NOT_REFUSED:
+            raise
         except STORE_ERRORS as error:
             raise StoreUnavailable(
                 f"could not {doing}: the store refused to write the transcript "

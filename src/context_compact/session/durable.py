@@ -21,15 +21,25 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..errors import StoreUnavailable
+from ..errors import CorruptStore, StoreUnavailable
 from ..events import CompactionEvent
 from ..store import holders
-from ..store.base import STORE_ERRORS, Store
+from ..store.base import NOT_REFUSED, STORE_ERRORS, Checkpointed, Store
+from . import checkpoint
 from . import records as rec
 from .records import Read, Record
+
+# ``start(checkpoint, at)``: the state made afresh (None) or restored from the checkpoint
+# record read at position ``at``; the event records before it.
+Start = Callable[[dict[str, Any] | None, int], int]
+# ``snapshot(at, events)``: the checkpoint record of the state now, to go at position ``at``.
+Snapshot = Callable[[int, int], dict[str, Any]]
+# What makes a checkpoint unusable: the full replay that follows decides whether the journal
+# itself is damaged (and says so), so nothing is resumed from a state it did not verify.
+_UNUSABLE = (CorruptStore, ValueError, KeyError, TypeError, IndexError, AttributeError)
 
 
 def describe(error: BaseException) -> str:
@@ -51,10 +61,14 @@ class SessionJournal:
         # Event records the session's journal holds, a resumed session's earlier ones
         # included: ``Compactor.events`` is the session's, not only this object's.
         self.events_written = 0
+        self.checkpointed = 0  # the position of the newest checkpoint this object knows
+        # Why the last resume did not start from the newest checkpoint, when it did not.
+        self.fallback: str | None = None
 
-    def open(self, session: str, apply: Callable[[Read], None]) -> None:
-        """Continue ``session``: ``apply`` each of its records, in order (none if the store
-        has no such session yet: it is created under that id)."""
+    def open(self, session: str, apply: Callable[[Read], None], start: Start) -> None:
+        """Continue ``session``: ``start`` the state from its newest checkpoint that reads
+        back whole (or afresh), then ``apply`` each record after it, in order (none if the
+        store has no such session yet: it is created under that id)."""
         with holders.reading(self.store, session):
             meta = self.store.session_meta(session)
             self.session_id = session
@@ -62,15 +76,58 @@ class SessionJournal:
             if meta is None:
                 self.store.create_session({**self._meta(), "id": session})
                 return
-            self.length, self.events_written = self._replay(session, apply)
+            self.length, self.events_written = self._replay(session, apply, start)
 
     def _replay(
-        self, session: str, apply: Callable[[Read], None], tail: deque[Any] | None = None
+        self,
+        session: str,
+        apply: Callable[[Read], None],
+        start: Start,
+        tail: deque[Any] | None = None,
     ) -> tuple[int, int]:
-        """Records and event records read, applying each (streamed: memory stays O(view));
-        ``tail`` keeps the newest raw records it has room for."""
-        length = events = 0
-        for raw in self.store.records(session):
+        """Records in the journal and event records before its end, the state rebuilt from
+        the newest checkpoint that restores (``checkpoint.py``) and the records after it, or
+        from every record when none does (``fallback`` then says why). Streamed: memory
+        stays O(view); ``tail`` keeps the newest raw records read it has room for."""
+        self.fallback = None
+        store = self.store
+        problems: list[str] = []
+        if isinstance(store, Checkpointed):
+            for at in reversed(store.checkpoints(session)):
+                if tail is not None:
+                    tail.clear()
+                try:
+                    found = store.records_from(session, at)
+                    first = next(found, None)
+                    if first is None or first.get("kind") != checkpoint.KIND:
+                        raise rec.BadRecord(f"record {at} is not a checkpoint")
+                    if tail is not None:
+                        tail.append(first)
+                    events = start(first, at)
+                    length, more = self._apply_all(session, found, apply, at + 1, tail)
+                except _UNUSABLE as error:
+                    problems.append(f"the checkpoint at record {at} was not used ({error})")
+                    continue
+                self.checkpointed = at
+                self.fallback = "; ".join(problems) or None
+                return length, events + more
+        if tail is not None:
+            tail.clear()
+        start(None, 0)
+        self.checkpointed = 0
+        self.fallback = "; ".join(problems) or None
+        return self._apply_all(session, store.records(session), apply, 0, tail)
+
+    def _apply_all(
+        self,
+        session: str,
+        found: Iterator[Any],
+        apply: Callable[[Read], None],
+        length: int,
+        tail: deque[Any] | None,
+    ) -> tuple[int, int]:
+        events = 0
+        for raw in found:
             record = rec.read(raw, f"session {session}, record {length}")
             length += 1
             events += isinstance(record, rec.EventRecord)
@@ -79,22 +136,26 @@ class SessionJournal:
                 tail.append(raw)
         return length, events
 
-    def reload(self, apply: Callable[[Read], None]) -> tuple[bool, bool]:
-        """After a call whose append did not return: ``apply`` the session's records as the
-        store holds them now. Whether that append is among them (it landed after all: the
-        journal's newest records are the batch), and whether another writer appended since
-        this object last read or wrote. Records pending from between calls are kept when
-        nothing was appended, dropped otherwise (in the journal, or no longer apt)."""
+    def reload(self, apply: Callable[[Read], None], start: Start) -> tuple[bool, bool]:
+        """After a call whose append did not return: ``start`` and ``apply`` the session's
+        records as the store holds them now (``_replay``). Whether that append is among them
+        (it landed after all: the journal's newest records are the batch), and whether
+        another writer appended since this object last read or wrote. Records pending from
+        between calls are kept when nothing was appended, dropped otherwise (in the journal,
+        or no longer apt)."""
         session, batch = self.session_id, self._batch
         kept, self.carried, self.pending, self._batch = self.carried, [], [], None
         if session is None:
             self.carried = kept
             return False, False
-        tail: deque[Any] = deque(maxlen=len(batch) if batch else 0)
+        size = len(batch) if batch else 0
+        tail: deque[Any] = deque(maxlen=size)
         with holders.reading(self.store, session):
             self._generation = holders.opened(self.store, session, self._owner)
-            length, events = self._replay(session, apply, tail)
-        landed = bool(batch) and length == self.length + len(batch or ())
+            length, events = self._replay(session, apply, start, tail)
+            landed = bool(batch) and length == self.length + size
+            if landed and len(tail) < size and isinstance(self.store, Checkpointed):
+                tail.extend(self.store.records_from(session, self.length))
         if landed and list(tail) != json.loads(json.dumps(batch)):
             landed = False
         moved = length != self.length and not landed
@@ -113,17 +174,25 @@ class SessionJournal:
     def add(self, record: Record) -> None:
         (self.pending if self.calling else self.carried).append(record)
 
-    def commit(self) -> None:
+    def commit(self, snapshot: Snapshot | None = None) -> None:
         """Append what the call recorded, all or nothing; it raises what the append raised
-        (a store error as ``StoreUnavailable``) and the engine then reloads."""
+        (a store error as ``StoreUnavailable``) and the engine then reloads. With
+        ``snapshot`` (a call that ended well) the batch ends with a checkpoint of the state
+        it leaves when ``checkpoint.EVERY`` records were appended since the last one."""
         records = self.carried + self.pending
         if not records:
             return
         batch = self._batch = [rec.as_json(r) for r in records]
+        at = self.length + len(batch)
+        if snapshot is not None and at - self.checkpointed >= checkpoint.EVERY:
+            events = sum(isinstance(r, rec.EventRecord) for r in records)
+            batch.append(snapshot(at, self.events_written + events))
         sid = self.sid()
         try:
             with holders.writing(self.store, sid, self._owner, self._generation) as after:
                 self.store.append(sid, batch)
+        except NOT_REFUSED:
+            raise
         except STORE_ERRORS as error:
             raise StoreUnavailable(
                 f"the session journal could not be written ({describe(error)}); the call "
@@ -132,6 +201,8 @@ class SessionJournal:
             ) from error
         self._generation = after
         self.length += len(batch)
+        if len(batch) > len(records):
+            self.checkpointed = at
         self.events_written += sum(isinstance(r, rec.EventRecord) for r in records)
         self.carried, self.pending, self._batch = [], [], None
 
@@ -168,6 +239,7 @@ def event_of(record: rec.EventRecord) -> CompactionEvent:
         tuple(record.paths),
         record.note,
         record.score,
+        record.extra.get("timing"),
     )
 
 

@@ -7,8 +7,11 @@ Each call, in this order:
    parent's).
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
 3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then, if
-   still over, **summarize** the oldest turns (``passes.clear``, ``passes.summarize``).
-4. **commit**: journal every record of the call (messages, edits, events) in one store
+   still over, **summarize** the oldest turns (``passes.clear``, ``passes.summarize``). A
+   range fixed ahead (``ahead.py``) is summarized first, its summary made ahead of need.
+4. **look ahead**: past the soft mark, fix the next summary's range and ask for its summary on
+   the summarizer's worker (``ahead.py``; with a model summarizer only).
+5. **commit**: journal every record of the call (messages, edits, events) in one store
    append, then return the view (a copy: nothing in it is the engine's).
 
 The commit point (``_journaled``): the state never runs ahead of the journal. A call whose
@@ -38,19 +41,33 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ..engine import Env, Message
-from ..errors import CompactionFailed, SessionLocked
+from ..errors import CompactionFailed, InvalidHistory, SessionLocked, UndoRefused
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
 from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import knobs, limits, passes, summary
+from . import ahead, checkpoint, knobs, limits, native, passes, summary, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
 from .recall import SearchableLog
-from .records import Calibrate, Edit, EventRecord, MessageRecord, Overhead, Record, Restart
+from .records import (
+    Calibrate,
+    Edit,
+    EventRecord,
+    MessageRecord,
+    NativeEdit,
+    Overhead,
+    Read,
+    Record,
+    Restart,
+    SummaryEdit,
+    Undo,
+    Window,
+    journal,
+)
 from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
@@ -59,7 +76,7 @@ NEVER = -(10**12)
 SUMMARY_SHARE = 0.15
 # A clearing that leaves less than this share of the room under the high-water mark that a
 # summary would leave brings the summary along (``SessionEngine._summary_due``).
-SUMMARY_PAYOFF = 0.5
+SUMMARY_PAYOFF = 0.55
 
 
 class SessionEngine(SearchableLog):
@@ -68,7 +85,8 @@ class SessionEngine(SearchableLog):
     name = "default"
 
     def __init__(self, policy: SessionPolicy, env: Env) -> None:
-        self.policy = policy
+        self.given = policy
+        self._windowed: tuple[Window | None, SessionPolicy] = (None, policy)
         self.env = env
         self.store = env.store
         self.state = SessionState(env.counter)
@@ -87,8 +105,10 @@ class SessionEngine(SearchableLog):
             env.counter,
             lambda stage, before, after, note: self._emit(stage, before, after, (), note),
         )
+        self.ahead = ahead.enabled(policy, env.summarizer)
         self.over_limit = 0
         self.faults = Faults()
+        self._window_said: tuple[int, str] | None = None
         if env.session is not None:
             self._open(env.session)
 
@@ -98,25 +118,66 @@ class SessionEngine(SearchableLog):
         return self.journal.session_id
 
     def _open(self, session: str) -> None:
-        self.journal.open(session, self._apply)
+        self._undone: set[int] = set()
+        self.journal.open(session, self._apply, self._start)
+        self._rebuild_if_undone()
+        self._fell_back()
 
-    def _apply(self, record: Record) -> None:
-        if isinstance(record, MessageRecord):
+    def _start(self, raw: dict[str, Any] | None, at: int) -> int:
+        """The state afresh, or as the checkpoint ``raw`` read at ``at`` holds it (before the
+        records after it are applied); the event records before it."""
+        self._undone = set()
+        if raw is None:
+            self.state = SessionState(self.env.counter)
+            return 0
+        self.state, events = checkpoint.restore(raw, self.env.counter, at)
+        return events
+
+    def _snapshot(self, at: int, events: int) -> dict[str, Any]:
+        return checkpoint.capture(self.state, at, events)
+
+    def _fell_back(self) -> None:
+        """A resume that could not start from the newest checkpoint says why (journaled
+        with the next call): it cost a longer replay, and a checkpoint was damaged."""
+        if self.journal.fallback is not None:
+            size = self.state.measure()
+            self._emit("checkpoint_skipped", size, size, (), self.journal.fallback)
+
+    def _apply(self, record: Read) -> None:
+        if isinstance(record, Undo):
+            # The records after it are applied in ``_rebuild_if_undone``, to a state built
+            # without the undone edits.
+            self._undone.add(record.record)
+        elif self._undone:
+            return
+        elif isinstance(record, MessageRecord):
             self.state.add_message(record, content_key(record.message))
         else:
             self.state.apply(record)
+
+    def _rebuild_if_undone(self) -> None:
+        """With an undo among the records replayed, the state built again from the start of
+        the journal without every edit undone in it (``undo.py``)."""
+        if not self._undone or self.session_id is None:
+            return
+        sid = self.session_id
+        skip = undo.undone(journal(self.store.records(sid), f"session {sid}"))
+        records = journal(self.store.records(sid), f"session {sid}")
+        self.state = undo.rebuild(self.env.counter, records, skip)
+        self._undone = set()
 
     def _reload(self) -> None:
         """Drop the state a failed call built and read the session back from the store; the
         records recorded between calls are applied again when the failed append did not
         land (``SessionJournal.reload``)."""
-        self.state = SessionState(self.env.counter)
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
         self._returned = None
-        _, moved = self.journal.reload(self._apply)
+        _, moved = self.journal.reload(self._apply, self._start)
+        self._rebuild_if_undone()
         for record in self.journal.carried:
             self.state.apply(record)
+        self._fell_back()
         self.env.forget(self.journal.events_written)
         self._moved = self._moved or moved
         self._stale = False
@@ -126,7 +187,16 @@ class SessionEngine(SearchableLog):
             self._reload()
 
     def _meta(self) -> dict[str, Any]:
-        return {"engine": self.name, "policy": asdict(self.policy)}
+        return {"engine": self.name, "policy": asdict(self.given)}
+
+    @property
+    def policy(self) -> SessionPolicy:
+        """The policy given, its ``context_limit`` capped by the window the server stated
+        (``use_window``): every pass sizes against what the server can take."""
+        window = self.state.window
+        if self._windowed[0] is not window:
+            self._windowed = (window, limits.windowed(self.given, window))
+        return self._windowed[1]
 
     def sid(self) -> str:
         return self.journal.sid()
@@ -142,35 +212,40 @@ class SessionEngine(SearchableLog):
     @contextmanager
     def _journaled(self) -> Iterator[None]:
         """The commit point: the call's records are appended at its end, also when it fails
-        with an error of its own (which the append then does not hide); when the append does
-        not return, the state is read back from the store before the next call."""
+        with an error of its own (which the append then does not hide). A call that fails
+        leaves the state to be read back from the store before the next call: an error or a
+        signal between a change of the state and its record (``KeyboardInterrupt`` lands
+        anywhere) would leave memory ahead of what was journaled. The one exception is a
+        history refused before the call recorded anything (validation comes first)."""
         self._current()
         self.faults = Faults()
         journal = self.journal
         failures = self.summaries.failures
-        committed = False
+        committed = appended = False
         try:
             with holders.busy(self.store, journal.session_id, self), turn(self.store):
                 journal.calling = True
                 try:
                     yield
-                except BaseException:
+                except BaseException as error:
                     journal.calling = False
+                    untouched = isinstance(error, InvalidHistory) and not journal.pending
                     try:
                         journal.commit()
-                        committed = True
+                        committed, appended = untouched, True
                     except BaseException:
                         pass  # the call's own error is the one to report; the state reloads
                     raise
                 journal.calling = False
-                journal.commit()
-                committed = True
+                journal.commit(self._snapshot)
+                committed = appended = True
         finally:
             journal.calling = False
             if not committed:
                 self._stale = True
-                self.summaries.failures = failures
                 self.env.forget(journal.events_written)
+            if not appended:
+                self.summaries.failures = failures
         self._moved = False
 
     def _emit(
@@ -181,9 +256,11 @@ class SessionEngine(SearchableLog):
         paths: tuple[str, ...],
         note: str,
         score: dict[str, float | None] | None = None,
+        timing: dict[str, Any] | None = None,
     ) -> None:
-        event = CompactionEvent(stage, before, after, "tokens", paths, note, score)
-        self.journal.add(EventRecord(stage, before, after, "tokens", paths, note, score))
+        event = CompactionEvent(stage, before, after, "tokens", paths, note, score, timing)
+        extra = {"timing": timing} if timing is not None else {}
+        self.journal.add(EventRecord(stage, before, after, "tokens", paths, note, score, extra))
         self.env.emit(event)
 
     def _io(self) -> passes.PassIO:
@@ -192,12 +269,28 @@ class SessionEngine(SearchableLog):
     # -- syncing with the caller -----------------------------------------------------------
     def sync(self, messages: Any) -> None:
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
+        self._say_window()
         state = self.state
         for message, key in self.syncer.added(state, messages, self._restart):
             record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
             state.add_message(record, key)
-            self.journal.add(replace(record, content_json=state.shown.texts[-1]))
+            # The content's JSON as counted, when the view shows the logged message itself
+            # (not one rendered with a note: ``SessionState.add_message``).
+            same = state.shown.messages[-1] is record.message
+            text = state.shown.texts[-1] if same else None
+            self.journal.add(replace(record, content_json=text))
         self.syncer.accepted()
+
+    def _adopt_native(self, request: str | None) -> None:
+        """A provider's compaction block the caller's request asked for (``native.py``):
+        the view starts at it, what it replaced saved first."""
+        if native.pending(self.state) is None:
+            return
+        io = self._io()
+        self._guarded(
+            lambda: self._take("native_compaction", lambda: native.adopt(self.state, io, request)),
+            "native_compaction",
+        )
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The
@@ -260,6 +353,24 @@ class SessionEngine(SearchableLog):
         # another request, and its caller observes the same usage again when it resends.
         self._record(Calibrate(ratio, (length, prompt_tokens), kinds))
 
+    def use_window(self, tokens: int, source: str) -> None:
+        """The model's window as the server states it (its own report, or a refusal's "maximum
+        context length is N"): journaled (with the next call, as ``observe``'s calibration),
+        it caps the limit from now on, here and in a resumed session; the next call says so
+        (a ``window`` event, a warning when an explicit ``context_limit`` was above it)."""
+        self._current()
+        known = self.state.window
+        if tokens < limits.MIN_WINDOW or (known is not None and known.tokens == tokens):
+            return
+        before = self.limit
+        self._record(Window(tokens, source))
+        self._window_said = (before, limits.window_note(self.given, self.state.window))
+
+    def _say_window(self) -> None:
+        said, self._window_said = self._window_said, None
+        if said is not None:
+            self._emit("window", said[0], self.limit, (), said[1])
+
     def overhead(self, tokens: int) -> None:
         self._current()
         if tokens != self.state.overhead:
@@ -282,14 +393,15 @@ class SessionEngine(SearchableLog):
     def _fault_check(self, doing: str, always: bool) -> None:
         self.faults.check(doing, always, self.state.measure(), self.limit)
 
-    def _take(self, stage: str, make: Callable[[], Edit | None]) -> None:
+    def _take(self, stage: str, make: Callable[[], Edit | NativeEdit | None]) -> None:
         """Record the edit ``make`` decides (if any) and say what it did."""
         before = self.state.measure()
         edit = make()
         if edit is not None:
             self._record(edit)
             paths, note, score = passes.event_of(edit)
-            self._emit(stage, before, self.state.measure(), paths, note, score)
+            timing = self.summaries.take_timing() if isinstance(edit, SummaryEdit) else None
+            self._emit(stage, before, self.state.measure(), paths, note, score, timing)
 
     def _persist(self) -> None:
         io = self._io()
@@ -390,29 +502,42 @@ class SessionEngine(SearchableLog):
 
     # -- entry points ----------------------------------------------------------------------
     def record(self, messages: Any) -> None:
-        """Log what the caller appended (the model's last answer) without compacting."""
+        """Log what the caller appended (the model's last answer) without compacting (a
+        provider's own compaction block in it is adopted: ``native.py``)."""
         with self._journaled():
             self.sync(messages)
+            self._adopt_native(None)
 
     def prepare(self, messages: Any, request: str) -> list[Message]:
         self._fixed_part()
         with self._journaled():
             self.sync(messages)
+            self._adopt_native(request)
             self._guarded(self._persist, "persist")
             policy, state = self.policy, self.state
             high = knobs.high_water(state, policy) * self.limit
             fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
             if fire:
-                urgent = state.measure() > self.limit
+                # A range fixed ahead is summarized first: its summary was asked for when the
+                # view passed the soft mark (``ahead.py``), and a clearing in it would change
+                # what it summarized.
+                fixed = state.ahead is not None and self._summarize_fixed(target, request)
                 # A clearing that cannot even get under the high-water mark is skipped: the
                 # summary that must follow would archive what it cleared (a cold start on a
                 # long history); clearing runs after the summary if still needed.
+                # After it, what arrived since the mark is cleared down to the low-water mark
+                # as at any trigger (seen results only, each with its copy), so the next
+                # trigger is as far off as after an inline summary.
+                futile = None if fixed else int(high)
                 self._guarded(
-                    lambda: self._clear(target, force=urgent, futile_below=int(high)), "clear"
+                    lambda: self._clear(
+                        target, force=state.measure() > self.limit, futile_below=futile
+                    ),
+                    "clear",
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
-                if self._summary_due(target, high, request):
+                if not fixed and self._summary_due(target, high, request):
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(
@@ -438,6 +563,86 @@ class SessionEngine(SearchableLog):
                 self._fault_check("bring the context under its limit", always=False)
                 self._check_limit()
             self._fault_check("save new results", always=False)
+            if self.ahead and self.faults.error is None:
+                self._look_ahead(request)
+            return self.view()
+
+    def _summarize_fixed(self, target: int, request: str) -> bool:
+        """The summary of the range fixed ahead, if it still holds (``summary.fixed``);
+        whether it was made."""
+        state, policy = self.state, self.policy
+        mark = state.ahead
+        least = 1 if state.measure() > self.limit else policy.clear_floor
+        ask = self._summary_ask(target, request, policy.keep_recent_turns, least)
+        chosen = summary.fixed(state, ask, *mark) if mark is not None else None
+        if chosen is None:
+            return False
+        io, shown = self._io(), policy.summary_input_limit // 4
+        made = state.pinned.summaries
+        self._guarded(
+            lambda: self._take(
+                "summarize",
+                lambda: summary.edit(
+                    state, chosen, ask, passes.effects(state, io, chosen, ask, shown)
+                ),
+            ),
+            "summarize",
+        )
+        return state.pinned.summaries > made
+
+    def _look_ahead(self, request: str) -> None:
+        """Past the soft mark, fix the next summary's range (journaled) and ask for its
+        summary on the summarizer's worker, once per content of that range (``ahead.py``)."""
+        state, policy = self.state, self.policy
+        keep = policy.keep_recent_turns
+        if state.ahead is None:
+            if state.measure() <= ahead.soft_mark(state, policy, self.limit):
+                return
+            goal = ahead.target(state, policy, self.limit)
+            mark = ahead.mark(state, self._summary_ask(goal, request, keep, policy.clear_floor))
+            if mark is None:
+                return
+            self._record(mark)
+        start, cut = state.ahead or (0, 0)
+        ask = self._summary_ask(0, request, keep, NEVER)
+        chosen = summary.fixed(state, ask, start, cut)
+        if chosen is None:
+            return
+        messages = ahead.summarizer_input(state, chosen, policy.summary_input_limit // 4)
+        if messages is None:
+            return
+        previous = state.pinned.summary_text if state.pinned.summary is not None else None
+        summaries = self.summaries
+        summaries.ahead(summaries.request(copy_json(messages), None, previous, self.summary_budget))
+
+    def undo(self) -> list[Message]:
+        """Take back the newest compaction not undone yet (a summary or a clearing): a new
+        record in the journal, the view rebuilt as if it had not happened, with what came
+        since (``undo.py``). ``UndoRefused`` (nothing changed) when there is none, or when
+        that view would be over the limit. The caller continues from the view returned."""
+        with self._journaled():
+            sid = self.sid()
+            where = f"session {sid}"
+            at, what = undo.target(journal(self.store.records(sid), where), sid)
+            skip = {at} | undo.undone(journal(self.store.records(sid), where))
+            state = undo.rebuild(self.env.counter, journal(self.store.records(sid), where), skip)
+            for record in self.journal.carried:
+                state.apply(record)
+            state.apply(Undo(at))
+            size = state.measure()
+            if size > self.limit:
+                # The counter's factors may have been set by the rebuild: set them back.
+                self._stale = True
+                raise UndoRefused(
+                    f"undoing the {what} (journal record {at}) would make the request "
+                    f"{size:,} tokens, over the limit of {self.limit:,}; nothing was changed"
+                )
+            before = self.state.measure()
+            self.state = state
+            self.syncer = Sync()
+            self.recognizer = self.syncer.recognizer
+            self.journal.add(Undo(at))
+            self._emit("undo_compaction", before, size, (), f"{what} undone (record {at})")
             return self.view()
 
     def compact(
@@ -455,6 +660,7 @@ class SessionEngine(SearchableLog):
             raise ValueError(f"keep_recent_turns must be >= 0, got {keep_recent_turns}")
         with self._journaled():
             self.sync(messages)
+            self._adopt_native(request)
             self._guarded(self._persist, "persist")
             self._guarded(
                 lambda: self._summarize_old(
@@ -480,6 +686,7 @@ class SessionEngine(SearchableLog):
         """
         with self._journaled():
             self.sync(messages)
+            self._adopt_native(request)
             self._guarded(self._persist, "persist")
             state = self.state
             estimate = max(1, state.estimate())

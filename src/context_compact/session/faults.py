@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import StoreUnavailable
-from ..store.base import STORE_ERRORS
+from ..store.base import NOT_REFUSED, STORE_ERRORS
 from .durable import describe
 
 
@@ -32,6 +32,8 @@ class Faults:
             return
         try:
             run()
+        except NOT_REFUSED:
+            raise
         except STORE_ERRORS as error:
             self.error = error
             note = (

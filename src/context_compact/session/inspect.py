@@ -27,6 +27,7 @@ from typing import Any
 
 from ..keys import content_key
 from ..sizing import TokenCounter
+from ..store.base import Store
 from .records import EventRecord, MessageRecord, journal
 from .state import SessionState
 
@@ -63,7 +64,7 @@ class Timeline:
         return data
 
 
-def timeline(store: Any, session: str, root: str | None = None) -> Timeline:
+def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
     """Replay ``session``'s journal (see the module docstring)."""
     meta = store.session_meta(session) or {}
     policy = meta.get("policy")

@@ -140,7 +140,7 @@ holds."""
 
 def high_water(state: SessionState, policy: SessionPolicy) -> float:
     """The high-water mark in force: the policy's, capped until the API's counts arrive."""
-    if state.anchor is None and state.ratio == 1.0:
+    if not state.calibrated:
         return min(policy.high_water, UNCALIBRATED_HIGH_WATER)
     return policy.high_water
 

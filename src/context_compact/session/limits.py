@@ -9,7 +9,61 @@ Sizes are in the engine's calibrated tokens.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..sizing import context_window
+from .policy import SessionPolicy
+from .records import Window
 from .state import SessionState
+
+# Of a window the server stated, the share kept free for the reply (at most the policy's
+# ``reserve_tokens``): 512 of 2,048, 2,048 of 8,192.
+REPLY_SHARE = 0.25
+# No model runs in fewer tokens: a smaller window stated is a misreading (or a test's
+# scripted refusal), not one to hold every request to.
+MIN_WINDOW = 512
+
+
+def window_limit(policy: SessionPolicy, window: Window) -> int:
+    """The most a request may take in ``window``: the window less room for the reply."""
+    return max(1, window.tokens - min(policy.reserve_tokens, int(window.tokens * REPLY_SHARE)))
+
+
+def windowed(policy: SessionPolicy, window: Window | None) -> SessionPolicy:
+    """``policy`` with its limit capped by the server's ``window`` (as it is when none)."""
+    if window is None:
+        return policy
+    limit = window_limit(policy, window)
+    return policy if limit >= policy.context_limit else replace(policy, context_limit=limit)
+
+
+def explicit_limit(policy: SessionPolicy) -> bool:
+    """Whether ``context_limit`` was set, not derived from the model's window (the default
+    ``session_policy`` gives, 192,000 for a model name no table knows)."""
+    return policy.context_limit != max(1, context_window(policy.model) - policy.reserve_tokens)
+
+
+def window_note(policy: SessionPolicy, window: Window | None) -> str:
+    """What the ``window`` event says: the window, where it came from, the limit it sets,
+    and a warning when an explicit ``context_limit`` was above it."""
+    if window is None:
+        return ""
+    limit = windowed(policy, window).context_limit
+    note = (
+        f"the model's window is {window.tokens:,} tokens ({window.source}): requests are "
+        f"held to {limit:,} tokens, the rest kept for the reply"
+    )
+    if explicit_limit(policy) and policy.context_limit > limit:
+        note += (
+            f"; warning: context_limit {policy.context_limit:,} is above what the server "
+            "takes, and is lowered"
+        )
+    elif policy.context_limit <= limit:
+        note = (
+            f"the model's window is {window.tokens:,} tokens ({window.source}); "
+            f"context_limit {policy.context_limit:,} fits in it"
+        )
+    return note
 
 
 def fixed_part_error(state: SessionState, limit: int) -> str | None:
@@ -53,4 +107,11 @@ def too_big(state: SessionState, size: int, limit: int, times: int) -> str:
     )
 
 
-__all__ = ["fixed_part_error", "too_big"]
+__all__ = [
+    "explicit_limit",
+    "fixed_part_error",
+    "too_big",
+    "window_limit",
+    "window_note",
+    "windowed",
+]

@@ -41,7 +41,7 @@ from ..store.disk import EncodedMessages
 from . import knobs, summary
 from .exports import export_media, without_media
 from .policy import SessionPolicy
-from .records import BlockCopy, BlockEdit, SummaryEdit
+from .records import BlockCopy, BlockEdit, NativeEdit, SummaryEdit
 from .state import Pos, SessionState
 
 Score = dict[str, float | None] | None
@@ -284,8 +284,16 @@ def effects(
     return summary.SummaryEffects(archive, exports, text, index, score, first)
 
 
-def event_of(edit: BlockEdit | SummaryEdit) -> tuple[tuple[str, ...], str, Score]:
+def event_of(edit: BlockEdit | SummaryEdit | NativeEdit) -> tuple[tuple[str, ...], str, Score]:
     """What the event of ``edit`` says: the files it names, a note, the summary's score."""
+    if isinstance(edit, NativeEdit):
+        if edit.archive is None:
+            return (), "the provider's compaction block opens the view; nothing was before it", None
+        note = (
+            f"{edit.cut - edit.start} messages before the provider's compaction block saved; "
+            "the view starts at the block"
+        )
+        return (edit.archive,), note, None
     if isinstance(edit, SummaryEdit):
         folded = len(edit.folded) + edit.folded_more
         closed = "; the turn closed, recent steps carried" if edit.closes else ""

@@ -26,12 +26,14 @@ class SessionPolicy:
     """The model whose window sets ``context_limit`` (``sizing.context_window``)."""
     reserve_tokens: int = 8_000
     """Tokens kept free for the reply when the limit comes from the model's window."""
-    high_water: float = 0.97
+    high_water: float = 0.92
     """Compaction starts when the request passes this share of the limit... It runs before
     the request is sent, so no room is kept for the turn to come (the limit already leaves
     ``reserve_tokens`` for the reply): the margin only covers the estimate's error, a few
-    percent once calibrated (``observe``); a refusal still compacts (``reactive``)."""
-    low_water: float = 0.20
+    percent once calibrated (``observe``); a refusal still compacts (``reactive``). Until
+    the API has counted a request of the session the mark in force is at most 0.85
+    (``knobs.UNCALIBRATED_HIGH_WATER``): the estimate alone can be 10-20% off."""
+    low_water: float = 0.12
     """...and clears or summarizes down to this share, so history changes in rare batches:
     every compaction rewrites history, and the turns it buys are the room it leaves under
     ``high_water`` over what a turn adds. At 0.40 a coding session adding ~6% of a 12,500-token
@@ -114,6 +116,16 @@ class SessionPolicy:
     fraction of the limit (``trigger=("fraction", f)``; Anthropic's ``trigger`` in
     ``input_tokens`` is ``high_water * context_limit``) and ``low_water`` the keep target
     (``keep=("fraction", f)``)."""
+    summarize_ahead: bool = False
+    """True, with a model summarizer (any but the extractive one): the summary is made ahead
+    of need, so the agent does not wait for it. Once the request passes the soft mark
+    (halfway from ``low_water`` to the high-water mark in force) the range the next summary
+    replaces is fixed (a journal record) and its summary asked for on the summarizer's
+    worker while the agent goes on; at the trigger it lands at once, what arrived since
+    staying verbatim (``session/ahead.py``). Off by default: a fixed range cannot be cleared
+    first, so every compaction becomes a summary (about twice the summaries, and rewrites of
+    history, of the default on the synthetic sessions). The extractive summary is always
+    made at the trigger (it is fast)."""
     summary_prompt: str | None = None
     """Replaces the structured summary prompt a model summarizer is given (LangChain's
     ``summary_prompt``; ``instructions=`` and ``/compact focus`` only add a focus to ours).

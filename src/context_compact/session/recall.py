@@ -47,6 +47,7 @@ from .exports import media_blocks
 from .records import (
     BlockEdit,
     MessageRecord,
+    NativeEdit,
     SummaryEdit,
     found_messages,
     journal,
@@ -96,7 +97,7 @@ def _rebuilt(store: Store, session: str, path: str) -> list[Piece] | None:
     ranges: list[tuple[int, int]] = []
     records = list(journal(store.records(session), f"session {session}"))
     for record in records:
-        if isinstance(record, SummaryEdit) and record.archive == path:
+        if isinstance(record, SummaryEdit | NativeEdit) and record.archive == path:
             ranges.append((record.start, record.cut))
         elif isinstance(record, BlockEdit):
             blocks_at.update((b.seq, b.block) for b in record.blocks if b.path == path)

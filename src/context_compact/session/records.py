@@ -12,8 +12,21 @@ A session's journal is an append-only list of records, in the order things happe
 * ``SummaryEdit``: messages ``start .. cut-1`` replaced by a summary message, with the
   pinned user messages, the folded ones and, when the summary closed the turn, the closing
   message of recent steps;
+* ``NativeEdit`` (op ``native``): the provider's own compaction block (Anthropic's
+  ``compaction`` block, an OpenAI Responses ``compaction`` item) in message ``cut`` at
+  ``block`` now stands for everything before it: the view starts at the block; what it
+  replaced is archived (``archive``, messages ``start .. cut-1``), with a readable summary of
+  ours (``text``) and the note the view carries naming both (``note``);
 * ``Calibrate`` (real/estimated ratio and the API's count of the view's head), ``Overhead``
   (system prompt and tools), ``Restart`` (a new conversation on the same log);
+* ``AheadMark``: the range the next summary replaces, fixed when the request passed the
+  soft mark (``ahead.py``: its summary is made ahead of need, and applied at the trigger
+  while the range stays valid);
+* ``Undo``: the compaction journaled at record ``record`` (a summary or a clearing) is
+  undone: the view is rebuilt as if it had not happened (``undo.py``); the undone edit
+  stays in the journal;
+* ``Window``: the model's context window as the server stated it (its own report or a
+  refusal's "maximum context length is N"), which caps the limit from then on;
 * ``EventRecord``: what a compaction did, as the caller's ``CompactionEvent`` said it.
 
 Invariants: ``as_json(read(raw)) == raw`` for every record this module writes, key order
@@ -32,14 +45,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from ..errors import CorruptStore
+from ..errors import BadRecord as BadRecord  # kept importable from here
 from ..messages import Message, plain_role
 from ..store.journal import Encoded, dumps
-
-
-class BadRecord(CorruptStore, ValueError):
-    """A journal record that does not have the shape its kind requires: the journal was
-    edited or damaged outside this library (one line naming the record)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,22 @@ class SummaryEdit:
 
 
 @dataclass(frozen=True)
+class NativeEdit:
+    cut: int
+    block: int
+    start: int
+    archive: str | None
+    """The archive of what the view showed before the block (None: nothing was before it)."""
+    index: str
+    text: str
+    """A readable summary of ours (extractive) of what the block replaced."""
+    note: str
+    """What the view says after the block: where the replaced messages are."""
+    op: Literal["native"] = field(default="native", init=False)
+    kind: Literal["edit"] = field(default="edit", init=False)
+
+
+@dataclass(frozen=True)
 class Calibrate:
     ratio: float
     anchor: tuple[int, int] | None
@@ -125,8 +149,32 @@ class Overhead:
 
 
 @dataclass(frozen=True)
+class Window:
+    tokens: int
+    source: str
+    kind: Literal["window"] = field(default="window", init=False)
+
+
+@dataclass(frozen=True)
 class Restart:
     kind: Literal["restart"] = field(default="restart", init=False)
+
+
+@dataclass(frozen=True)
+class AheadMark:
+    """Messages ``start .. cut-1``: the range the next summary replaces (``ahead.py``)."""
+
+    start: int
+    cut: int
+    kind: Literal["ahead"] = field(default="ahead", init=False)
+
+
+@dataclass(frozen=True)
+class Undo:
+    """The compaction edit at journal record ``record`` (0-based) is undone."""
+
+    record: int
+    kind: Literal["undo"] = field(default="undo", init=False)
 
 
 @dataclass(frozen=True)
@@ -154,7 +202,19 @@ class Unknown:
 
 
 Edit = BlockEdit | SummaryEdit
-Record = MessageRecord | BlockEdit | SummaryEdit | Calibrate | Overhead | Restart | EventRecord
+Record = (
+    MessageRecord
+    | BlockEdit
+    | SummaryEdit
+    | NativeEdit
+    | Calibrate
+    | Overhead
+    | Window
+    | Restart
+    | AheadMark
+    | Undo
+    | EventRecord
+)
 Read = Record | Unknown
 
 _EVENT_FIELDS = ("stage", "before", "after", "unit", "paths", "note", "score")
@@ -211,6 +271,17 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
                 carry=raw.get("carry"),
                 first=raw.get("first"),
             )
+        if op == "native":
+            archive = raw.get("archive")
+            return NativeEdit(
+                cut=_int(raw, "cut", where),
+                block=_int(raw, "block", where),
+                start=_int(raw, "start", where),
+                archive=None if archive is None else str(archive),
+                index=str(raw["index"]),
+                text=str(raw["text"]),
+                note=str(raw["note"]),
+            )
         raise BadRecord(f"{where}: unknown edit {op!r} in the session journal")
     if kind == "calibrate":
         anchor = raw.get("anchor")
@@ -220,8 +291,20 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
         return Calibrate(float(raw["ratio"]), pair, factors)
     if kind == "overhead":
         return Overhead(_int(raw, "tokens", where))
+    if kind == "window":
+        return Window(_int(raw, "tokens", where), str(raw["source"]))
     if kind == "restart":
         return Restart()
+    if kind == "ahead":
+        start, cut = _int(raw, "start", where), _int(raw, "cut", where)
+        if not 0 <= start < cut:
+            raise BadRecord(f"{where}: an ahead mark needs 0 <= start < cut, got {start}, {cut}")
+        return AheadMark(start, cut)
+    if kind == "undo":
+        target = _int(raw, "record", where)
+        if target < 0:
+            raise BadRecord(f"{where}: an undo names record {target}, not a journal record")
+        return Undo(target)
     if kind == "event":
         extra = {k: v for k, v in raw.items() if k != "kind" and k not in _EVENT_FIELDS}
         return EventRecord(
@@ -293,6 +376,18 @@ def as_json(record: Read) -> dict[str, Any]:
         if record.first is not None:
             out["first"] = record.first
         return out
+    if isinstance(record, NativeEdit):
+        return {
+            "kind": "edit",
+            "op": "native",
+            "cut": record.cut,
+            "block": record.block,
+            "start": record.start,
+            "archive": record.archive,
+            "index": record.index,
+            "text": record.text,
+            "note": record.note,
+        }
     if isinstance(record, Calibrate):
         anchor = list(record.anchor) if record.anchor is not None else None
         written: dict[str, Any] = {"kind": "calibrate", "ratio": record.ratio, "anchor": anchor}
@@ -301,8 +396,14 @@ def as_json(record: Read) -> dict[str, Any]:
         return written
     if isinstance(record, Overhead):
         return {"kind": "overhead", "tokens": record.tokens}
+    if isinstance(record, Window):
+        return {"kind": "window", "tokens": record.tokens, "source": record.source}
     if isinstance(record, Restart):
         return {"kind": "restart"}
+    if isinstance(record, AheadMark):
+        return {"kind": "ahead", "start": record.start, "cut": record.cut}
+    if isinstance(record, Undo):
+        return {"kind": "undo", "record": record.record}
     if isinstance(record, EventRecord):
         return {
             "kind": "event",
@@ -346,6 +447,7 @@ def logged_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[MessageRecord]
 
 
 __all__ = [
+    "AheadMark",
     "BadRecord",
     "BlockCopy",
     "BlockEdit",
@@ -354,12 +456,15 @@ __all__ = [
     "EventRecord",
     "InputCopy",
     "MessageRecord",
+    "NativeEdit",
     "Overhead",
     "Read",
     "Record",
     "Restart",
     "SummaryEdit",
+    "Undo",
     "Unknown",
+    "Window",
     "as_json",
     "found_messages",
     "journal",

@@ -3,6 +3,12 @@
     view = prefix + [render(seq) for seq in first_kept .. n-1]
     render(seq) = the logged message with its replaced blocks (persisted or cleared results)
 
+A provider's own compaction block (``NativeEdit``, ``native.py``) moves the start of the view
+to the message holding it, from the block on: it takes the first request's place (kept first,
+unchanged, by every summary of ours; once one follows, the block alone, since the rest of its
+message went into that summary), and the first user message after it carries the note naming
+where the replaced messages are.
+
 The state is made of parts with one job each: the log tail and its positions (here), the turn
 in progress (``turn.Turn``), the prefix the summaries made (``pinned.Pinned``), the blocks
 shown instead of the logged ones (``Replaced``, here), the view as sent with its keys and
@@ -24,17 +30,21 @@ from bisect import bisect_left
 from typing import Any
 
 from ..keys import ROOT
-from ..messages import Message, block_type, blocks, clone, is_request
+from ..messages import Message, block_type, blocks, clone, compaction_at, is_request
 from ..sizing import TokenCounter
 from .pinned import Pinned, answer_message
 from .records import (
+    AheadMark,
     BlockEdit,
     Calibrate,
     MessageRecord,
+    NativeEdit,
     Overhead,
     Read,
     Restart,
     SummaryEdit,
+    Undo,
+    Window,
 )
 from .shown import Shown
 from .turn import Turn
@@ -85,6 +95,8 @@ class SessionState:
         self.n = 0
         self.overhead = 0
         self.ratio = 1.0
+        # The window the server stated (``Window``): it outlives a restart, as the server does.
+        self.window: Window | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -111,6 +123,15 @@ class SessionState:
         self.log_use_ids: set[str] = set()
         # (messages of the view the API measured, its real count); None once that prefix changed.
         self.anchor: tuple[int, int] | None = None
+        # The newest native compaction block logged (position, block index), and the one the
+        # view starts at, with the position of the user message that carries its note.
+        self.native_seen: Pos | None = None
+        self.native: NativeEdit | None = None
+        self.native_note_at: int | None = None
+        # The API has counted a request of this session (a usage, or a refusal's figures).
+        self.calibrated = False
+        # The range the next summary replaces, fixed at the soft mark (``ahead.py``).
+        self.ahead: tuple[int, int] | None = None
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -128,15 +149,24 @@ class SessionState:
         message = self.msgs[seq]
         content = message.get("content")
         repl = self.replaced.blocks
-        if not isinstance(content, list) or not any(
-            (seq, bi) in repl for bi in range(len(content))
-        ):
+        native = self.native
+        if (
+            not isinstance(content, list)
+            or not any((seq, bi) in repl for bi in range(len(content)))
+        ) and (native is None or seq not in (native.cut, self.native_note_at)):
             rendered: Message = clone(message)
             return rendered
-        return {
-            **clone({k: v for k, v in message.items() if k != "content"}),
-            "content": [clone(repl.get((seq, bi), block)) for bi, block in enumerate(content)],
-        }
+        out: Message = clone({k: v for k, v in message.items() if k != "content"})
+        if isinstance(content, list):
+            shown = [clone(repl.get((seq, bi), block)) for bi, block in enumerate(content)]
+        else:
+            shown = [{"type": "text", "text": content}]
+        if native is not None and seq == native.cut:
+            shown = shown[native.block :]
+        if native is not None and seq == self.native_note_at:
+            shown.append({"type": "text", "text": native.note})
+        out["content"] = shown
+        return out
 
     def view_index(self, seq: int) -> int:
         return len(self.pinned.prefix) + seq - self.first_kept
@@ -202,6 +232,14 @@ class SessionState:
         ids = [b["id"] for b in blocks(message) if block_type(b) == "tool_use"]
         self.shown.use_ids.update(ids)
         self.log_use_ids.update(ids)
+        at = compaction_at(message)
+        if at is not None:
+            self.native_seen = (seq, at)
+        native = self.native
+        if native is not None and native.note and self.native_note_at is None and role == "user":
+            self.native_note_at = seq
+            self.shown.push(self.render(seq))
+            return
         self.shown.push(message, key, shared=True)
 
     def learn_kinds(self, length: int, real: int) -> dict[str, float] | None:
@@ -220,15 +258,27 @@ class SessionState:
                 self._set_view(self.view_index(seq), self.render(seq))
         elif isinstance(record, SummaryEdit):
             self._summarized(record)
+        elif isinstance(record, NativeEdit):
+            self._native(record)
         elif isinstance(record, Calibrate):
+            self.calibrated = True
             self.ratio = record.ratio
             self.anchor = record.anchor
             if record.kinds is not None:
                 self.counter.set_factors(record.kinds)
         elif isinstance(record, Overhead):
             self.overhead = record.tokens
+        elif isinstance(record, Window):
+            self.window = record
         elif isinstance(record, Restart):
             self.reset()
+        elif isinstance(record, AheadMark):
+            self.ahead = (record.start, record.cut)
+        elif isinstance(record, Undo):
+            # The view was rebuilt without the undone edit (``undo.py``): the API's count of
+            # its head and a range fixed on the view it replaced no longer hold.
+            self.anchor = None
+            self.ahead = None
 
     def _summarized(self, edit: SummaryEdit) -> None:
         cut = edit.cut
@@ -248,6 +298,33 @@ class SessionState:
         if edit.closes:
             self.turn.close()
         self.shown.reprefix(self.pinned.prefix, drop)
+        self.anchor = None
+        self.ahead = None
+
+    def _native(self, edit: NativeEdit) -> None:
+        """The view starts at the provider's compaction block: everything before it leaves
+        (the store has it), the block's message becomes the head every summary keeps."""
+        cut = edit.cut
+        self.native = edit
+        after = [seq for seq in range(cut + 1, self.n) if self.msgs[seq].get("role") == "user"]
+        self.native_note_at = after[0] if after and edit.note else None
+        for seq in [s for s in self.msgs if s < cut]:
+            del self.msgs[seq]
+        self.replaced.forget_before(cut, set())
+        sizes = self.result_sizes
+        self.result_sizes = {p: v for p, v in sizes.items() if p[0] >= cut}
+        del self._answers[: bisect_left(self._answers, cut)]
+        del self._results[: bisect_left(self._results, (cut, -1))]
+        self.first_kept = cut
+        self.first_request = cut
+        if self.latest_request is not None and self.latest_request < cut:
+            self.latest_request = None
+        self.pinned = Pinned()
+        # Once a summary of ours follows, the head is the block alone: the rest of its
+        # message (a tool call whose result the summary took) goes into that summary.
+        block = self.msgs[cut]["content"][edit.block]
+        self.pinned.first = {"role": "assistant", "content": [clone(block)]}
+        self.shown.refill([self.render(seq) for seq in range(cut, self.n)])
         self.anchor = None
 
 

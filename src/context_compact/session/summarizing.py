@@ -9,6 +9,15 @@ The worker is a daemon thread of its own, not a ``concurrent.futures`` pool: the
 threads are joined when the interpreter exits, so one hung call abandoned long ago would
 hold the process open until it returned; an abandoned daemon thread never does.
 
+A summary may also be asked for ahead of need (``ahead``, ``session/ahead.py``): its call
+is queued on the worker and the engine goes on. The answer is kept under the request's
+content key (``request_key``: the messages, the previous summary, the focus, the budget and
+the prompt), and ``text`` uses it only for a request with that very key, waiting for it if
+it is not in yet (up to what is left of ``summary_timeout`` since it started): given the
+same summarizer, an answer made ahead is the answer the call at the trigger would get. A
+call of another key first abandons a pending one (its worker with it), so it never waits
+behind it. Nothing made ahead is journaled until ``text`` hands it out.
+
 Whatever goes wrong (an exception, a timeout, an empty or non-text answer) counts as a
 failure: the extractive summary is used instead and an event says so, and
 ``max_summary_failures`` failures in a row raise ``CompactionFailed``. A text longer than
@@ -17,25 +26,24 @@ the budget is cut at a line end, saying so.
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import threading
+import time
 from collections.abc import Callable
 from contextvars import copy_context
 from typing import Any
 
 from .. import markers
 from ..errors import CompactionFailed
+from ..errors import EmptySummary as EmptySummary  # kept importable from here
 from ..messages import Message
-from ..sizing import TokenCounter
+from ..sizing import TokenCounter, to_json
 from ..summarize import Summarizes, SummaryRequest, extractive_summary
 from .policy import SessionPolicy
 
 Emit = Callable[[str, int, int, str], None]
 """``emit(stage, before, after, note)``: an event of the engine's."""
-
-
-class EmptySummary(ValueError):
-    """The summarizer answered without text (an empty string, None, not a string)."""
 
 
 class _Job:
@@ -46,6 +54,17 @@ class _Job:
         self.done = threading.Event()
         self.value: Any = None
         self.error: BaseException | None = None
+        self.started = time.time()
+        self.clock = time.monotonic()
+        self.ready: float | None = None  # wall time the answer came in
+
+    def wait(self, timeout: float | None) -> Any:
+        """The call's answer; ``TimeoutError`` when not in within ``timeout`` seconds."""
+        if not self.done.wait(timeout):
+            raise TimeoutError(f"the summarizer did not answer within {timeout:g} s")
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 class Worker:
@@ -62,18 +81,15 @@ class Worker:
                 job.value = job.call()
             except BaseException as error:  # the caller's to see, as the call raised it
                 job.error = error
+            job.ready = time.time()
             job.done.set()
             del job  # an abandoned job's answer is not kept alive by a waiting worker
 
-    def run(self, call: Callable[[], Any], timeout: float | None) -> Any:
-        """``call()``'s answer; ``TimeoutError`` when it takes longer than ``timeout``."""
+    def submit(self, call: Callable[[], Any]) -> _Job:
+        """``call`` queued; its job, to wait for when its answer is wanted."""
         job = _Job(call)
         self._jobs.put(job)
-        if not job.done.wait(timeout):
-            raise TimeoutError(f"the summarizer did not answer within {timeout:g} s")
-        if job.error is not None:
-            raise job.error
-        return job.value
+        return job
 
     def stop(self) -> None:
         """The thread ends once the call it runs (if any) returns; nothing waits for it."""
@@ -94,8 +110,11 @@ class SummaryCaller:
         self.emit = emit
         self.failures = 0
         self._worker: Worker | None = None
+        self._pending: tuple[str, _Job] | None = None  # a summary asked for ahead, by key
+        self.timing: dict[str, Any] | None = None  # of the last ``text``: see ``take_timing``
 
     def _abandon(self) -> None:
+        self._pending = None
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
@@ -103,18 +122,72 @@ class SummaryCaller:
     def close(self) -> None:
         self._abandon()
 
-    def _ask(self, ask: SummaryRequest) -> Any:
+    def _submit(self, ask: SummaryRequest) -> _Job:
         if self._worker is None:
             self._worker = Worker()
         # In a copy of this context: what the call set up (``facts.read_once``) holds there.
         context = copy_context()
+        return self._worker.submit(lambda: context.run(self.summarizer.summarize, ask))
+
+    def request(
+        self, messages: list[Message], focus: str | None, previous: str | None, budget: int
+    ) -> SummaryRequest:
+        """What the summarizer is asked (the active request is not passed: the summary
+        message states it, or points at the message holding it, on its own)."""
+        return SummaryRequest(
+            messages,
+            previous=previous,
+            focus=focus,
+            budget=budget,
+            prompt=self.policy.summary_prompt,
+        )
+
+    def ahead(self, ask: SummaryRequest) -> bool:
+        """Ask for ``ask``'s summary now, on the worker, unless it is asked for already;
+        whether a new call was queued. One made ahead for another request is abandoned."""
+        key = request_key(ask)
+        if self._pending is not None and self._pending[0] == key:
+            return False
+        if self._pending is not None and not self._pending[1].done.is_set():
+            self._abandon()  # its call would hold up this one: its worker goes with it
+        self._pending = (key, self._submit(ask))
+        return True
+
+    @property
+    def asked_ahead(self) -> str | None:
+        """The content key of the summary asked for ahead and not handed out yet."""
+        return self._pending[0] if self._pending is not None else None
+
+    def _ask(self, ask: SummaryRequest) -> Any:
+        """The answer to ``ask``: the one made ahead for it if any, else a call now."""
+        waited_from = time.monotonic()
+        pending, self._pending = self._pending, None
+        made_ahead = pending is not None and pending[0] == request_key(ask)
+        if pending is not None and not made_ahead and not pending[1].done.is_set():
+            self._abandon()  # never wait behind a summary of another range
+        job = pending[1] if made_ahead and pending is not None else self._submit(ask)
+        timeout = self.policy.summary_timeout - (time.monotonic() - job.clock)
         try:
-            return self._worker.run(
-                lambda: context.run(self.summarizer.summarize, ask), self.policy.summary_timeout
-            )
+            return job.wait(max(0.0, timeout))
         except TimeoutError:
             self._abandon()
-            raise
+            raise TimeoutError(
+                f"the summarizer did not answer within {self.policy.summary_timeout:g} s"
+            ) from None
+        finally:
+            self.timing = {
+                "ahead": made_ahead,
+                "started": round(job.started, 3),
+                "ready": round(job.ready, 3) if job.ready is not None else None,
+                "waited": round(time.monotonic() - waited_from, 4),
+            }
+
+    def take_timing(self) -> dict[str, Any] | None:
+        """When the last summary was asked for (``started``, wall clock), when its answer
+        came in (``ready``; None if it never did), how long the call waited for it
+        (``waited``, seconds) and whether it was made ahead; then forgotten."""
+        timing, self.timing = self.timing, None
+        return timing
 
     def text(
         self,
@@ -124,15 +197,8 @@ class SummaryCaller:
         budget: int,
     ) -> str:
         """The summarizer's text, or the extractive summary if it raised, timed out or gave
-        no text, cut to ``budget`` tokens if longer. The active request is not passed: the
-        summary message states it (or points at the message holding it) on its own."""
-        ask = SummaryRequest(
-            messages,
-            previous=previous,
-            focus=focus,
-            budget=budget,
-            prompt=self.policy.summary_prompt,
-        )
+        no text, cut to ``budget`` tokens if longer."""
+        ask = self.request(messages, focus, previous, budget)
         try:
             text = self._ask(ask)
             if not isinstance(text, str) or not text.strip():
@@ -185,4 +251,10 @@ class SummaryCaller:
         return f"{text[: line if line > keep // 2 else keep].rstrip()}\n{note}"
 
 
-__all__ = ["EmptySummary", "SummaryCaller"]
+def request_key(ask: SummaryRequest) -> str:
+    """The content key of a summary request: two requests with the same key ask the same."""
+    fields = [ask.messages, ask.previous, ask.focus, ask.budget, ask.request, ask.prompt]
+    return hashlib.blake2b(to_json(fields).encode(), digest_size=16).hexdigest()
+
+
+__all__ = ["EmptySummary", "SummaryCaller", "request_key"]

@@ -205,8 +205,7 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     the limit, the same at user requests; else the summary closes the turn, if that leaves
     less than any cut could. ``keep_turns == 0`` always closes (a "summarize all").
     """
-    first = state.first_request
-    start = max(state.first_kept, state.base + (1 if first is not None else 0))
+    start = summary_start(state)
     if start >= state.n:
         return None
     first_tokens = _first_tokens(state)
@@ -266,6 +265,15 @@ def plan(state: SessionState, ask: SummaryAsk) -> SummaryPlan | None:
     return result
 
 
+def summary_start(state: SessionState) -> int:
+    """The first message a summary may take: the one after the first request (always kept),
+    or, after a provider's compaction, the block's own message (its head, the block alone,
+    stays first in view: ``SessionState._native``)."""
+    if state.native is not None:
+        return state.first_kept
+    return max(state.first_kept, state.base + (1 if state.first_request is not None else 0))
+
+
 # What a saved image's marker is counted as, before the store names its file.
 _MEDIA_MARKER = {"type": "text", "text": "[message 0, image: " + "x" * 160 + "]"}
 
@@ -311,7 +319,7 @@ def _choose(
 ) -> Found:
     """Among ``candidates`` (oldest first): the oldest whose kept part fits ``budget``, the
     newest that fits ``roof``, and the newest of all, each keeping the thinking rule."""
-    start = max(state.first_kept, state.base + (1 if state.first_request is not None else 0))
+    start = summary_start(state)
     fallback = last_resort = None
     for cut in candidates:  # drop more only while what stays is still too big
         if not _keeps_thinking(state, cut):
@@ -357,14 +365,19 @@ def projected(state: SessionState, ask: SummaryAsk) -> int | None:
     if chosen is None:
         return None
     first = state.first_request
-    first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
+    if state.native is not None:
+        first_tokens = _first_tokens(state)
+    else:
+        first_tokens = state.counter.count(state.msgs[first]) if first is not None else 0
     return state.measure() - round(_saving(state, chosen, ask, first_tokens) * state.ratio)
 
 
 def _saving(state: SessionState, plan: SummaryPlan, ask: SummaryAsk, first_tokens: int) -> int:
     first = state.first_request
+    # The head comes back in front of the summary: a provider's block joins the prefix then.
+    head = bool(state.prefix) or state.native is not None
     prefix_rest = sum(state.shown.tokens[: len(state.prefix)]) - (
-        first_tokens if state.prefix and first is not None else 0
+        first_tokens if head and first is not None else 0
     )
     carried = _tokens(state, plan.carry, state.n) if plan.carry is not None else 0
     return (
@@ -374,6 +387,31 @@ def _saving(state: SessionState, plan: SummaryPlan, ask: SummaryAsk, first_token
         - plan.words.tokens
         - carried
     )
+
+
+def fixed(state: SessionState, ask: SummaryAsk, start: int, cut: int) -> SummaryPlan | None:
+    """The plan of a summary of messages ``start .. cut-1`` fixed earlier (``ahead.py``), if
+    that range still holds: it starts where a summary would start now, its cut is still a
+    place a kept part may start (``_cuts``) that keeps the thinking rule, and it frees at
+    least ``ask.least``. ``None`` otherwise. Pure, like ``plan``."""
+    first = state.first_request
+    if start != max(state.first_kept, state.base + (1 if first is not None else 0)):
+        return None
+    if not start < cut < state.n or cut <= state.first_kept:
+        return None
+    message = state.msgs[cut]
+    if message.get("role") == "assistant":
+        if not state.legal_cut(cut):
+            return None
+    elif not is_request(message):
+        return None
+    if not _keeps_thinking(state, cut):
+        return None
+    words = user_words(state, start, cut, ask.pin_budget, ask.answered_chars)
+    chosen = SummaryPlan(start, cut, words, None)
+    if _saving(state, chosen, ask, _first_tokens(state)) < ask.least:
+        return None
+    return chosen
 
 
 def carried(state: SessionState, plan: SummaryPlan) -> Message | None:
@@ -455,8 +493,10 @@ __all__ = [
     "answered_text",
     "carried",
     "edit",
+    "fixed",
     "index_entries",
     "plan",
     "projected",
+    "summary_start",
     "user_words",
 ]

@@ -14,7 +14,7 @@
         p5 .. p95                  -33.2% .. +15.4%     -17.3% .. +18.3%
       median message               -22.4%               -1.9%
       bench workload: logs, grep,  -32%, -22%, +4%      +9%, +5%, +11%
-        code (workload.py)
+        code (testing/workload.py)
 
   Tool output is code, logs and JSON, full of punctuation and numbers that tokenize finely:
   four characters a token undercounted it by a fifth. On the raw texts (1,197 tool results

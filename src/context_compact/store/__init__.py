@@ -1,14 +1,54 @@
-"""Stores: durable copies of everything that leaves the context view, and the session journal."""
+"""Stores: durable copies of everything that leaves the context view, and the session journal.
 
+The protocol (``base.py``) and the errors are loaded with the package; each backend the first
+time its name is asked for (PEP 562), so a program on a ``MemoryStore`` loads neither
+SQLite's nor PostgreSQL's store.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ..errors import (
+    CorruptJournal,
+    CorruptStore,
+    ReadOnlyStore,
+    SessionExists,
+    SessionLocked,
+    UnknownMigration,
+)
 from .base import Record, Store
-from .files import FileStore, safe_id
-from .journal import CorruptJournal, SessionExists
-from .lease import SessionLocked
-from .memory import MemoryStore
-from .postgres import PostgresStore
-from .schema import UnknownMigration
-from .sqlite import WORKDIR_DB, CorruptStore, ReadOnlyStore, SqliteStore, workdir_store
-from .url import store_from_url
+
+if TYPE_CHECKING:
+    from .files import FileStore, safe_id
+    from .memory import MemoryStore
+    from .postgres import PostgresStore
+    from .sqlite import WORKDIR_DB, SqliteStore, workdir_store
+    from .url import store_from_url
+
+# The name and the module of this package it lives in.
+_LAZY: dict[str, str] = {
+    "FileStore": ".files",
+    "safe_id": ".files",
+    "MemoryStore": ".memory",
+    "PostgresStore": ".postgres",
+    "WORKDIR_DB": ".sqlite",
+    "SqliteStore": ".sqlite",
+    "workdir_store": ".sqlite",
+    "store_from_url": ".url",
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup finds it without coming here
+    return value
+
 
 __all__ = [
     "WORKDIR_DB",

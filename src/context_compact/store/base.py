@@ -38,13 +38,23 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import CorruptStore, LinkRefused
+from .lease import Owner
 
 Record = dict[str, Any]
 
 STORE_ERRORS: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
-"""What a store raises when it cannot write: ``OSError`` (disk full, read-only, permissions)
-and ``sqlite3.Error`` ("database or disk is full", a lock held too long)."""
+"""What a store raises when it cannot write: ``OSError`` (disk full, read-only, permissions,
+our ``ReadOnlyStore`` and ``ServerUnavailable``) and ``sqlite3.Error`` ("database or disk is
+full", a lock held too long)."""
+
+NOT_REFUSED: tuple[type[Exception], ...] = (CorruptStore, LinkRefused)
+"""Our own ``OSError``s that are no refused write: a damaged store and a planted link. A caller
+that takes ``STORE_ERRORS`` softly (skips a pass, retries the call) lets these through first
+(``except NOT_REFUSED: raise``), as themselves."""
 
 
 class Store(Protocol):
@@ -138,9 +148,72 @@ class Store(Protocol):
         ...
 
 
-def turn(store: Any) -> AbstractContextManager[Any]:
-    """``store.turn()`` where the store batches a turn's writes into one commit (SqliteStore:
-    the files a turn issues are committed with its journal append), else a block that does
-    nothing. The engine enters it once per call, around its passes and its append."""
-    batch = getattr(store, "turn", None)
-    return batch() if callable(batch) else contextlib.nullcontext()
+# -- what some stores can do besides: each a protocol, checked with isinstance ------------
+# A wrapper that forwards by ``__getattr__`` (``testing.FaultyStore``) binds these on the
+# instance: Python 3.12's isinstance reads attributes statically, never through __getattr__.
+OPTIONAL = ("turn", "delete_session", "writer", "check_database", "db_path")
+"""The names of the optional capabilities below, for wrappers to forward."""
+
+
+@runtime_checkable
+class BatchesTurns(Protocol):
+    """A store that commits a turn's writes at once (SqliteStore: the files a turn issues
+    are committed with its journal append)."""
+
+    def turn(self) -> AbstractContextManager[Any]: ...
+
+
+@runtime_checkable
+class DeletesSessions(Protocol):
+    """A store that can remove a session (its journal and meta) it holds."""
+
+    def delete_session(self, session: str) -> None: ...
+
+
+@runtime_checkable
+class KnowsWriters(Protocol):
+    """A store with leases: who writes a session now (``store.lease``)."""
+
+    def writer(self, session: str) -> Owner | None: ...
+
+
+@runtime_checkable
+class ChecksDatabase(Protocol):
+    """A store on a database server that checks its own schema and rows (PostgresStore)."""
+
+    def check_database(self) -> str: ...
+
+
+@runtime_checkable
+class OnDatabaseFile(Protocol):
+    """A store in one SQLite database file, ``db_path``."""
+
+    db_path: Path
+
+
+def turn(store: Store) -> AbstractContextManager[Any]:
+    """``store.turn()`` where the store batches a turn's writes into one commit
+    (``BatchesTurns``), else a block that does nothing. The engine enters it once per call,
+    around its passes and its append."""
+    return store.turn() if isinstance(store, BatchesTurns) else contextlib.nullcontext()
+
+
+CHECKPOINT_KIND = "checkpoint"
+"""The kind of the records a ``Checkpointed`` store finds without reading the journal."""
+
+
+@runtime_checkable
+class Checkpointed(Protocol):
+    """A store that reads a journal from a position on, without reading what is before it.
+
+    ``checkpoints(session)``: the positions of the session's records of kind
+    ``CHECKPOINT_KIND``, oldest first, as the store noted them at ``append`` (a hint: what
+    is read there is checked by its reader). ``records_from(session, start)``: the records
+    at positions ``start`` on, their hash chain checked from the link stored before
+    ``start`` up to the witness; ``CorruptJournal`` when that cannot be verified (then a
+    full ``records`` read decides what is whole). A store that reads this way also knows
+    the journal's length and head afterwards, as after ``records``."""
+
+    def checkpoints(self, session: str) -> list[int]: ...
+
+    def records_from(self, session: str, start: int) -> Iterator[Record]: ...

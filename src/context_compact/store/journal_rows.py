@@ -11,6 +11,8 @@ What a database store (``SqliteStore``, ``PostgresStore``) does the same way, wh
   ``witness.ROOT`` (a stored NULL link, a row written before links existed, is recomputed
   but not compared). The first row that is not so is ``CorruptJournal`` naming it and how
   many rows before it are whole.
+* ``check_suffix``: the same for the rows from a position on, continuing from the link
+  stored before it and reaching the witness's link (a reader that skips the prefix).
 * ``check_blobs``: every text a record refers to by hash (``blobrefs.py``) is there and hashes
   to its name.
 """
@@ -102,6 +104,40 @@ def check_blobs(
                 )
 
 
+def check_suffix(
+    session: str, where: str, rows: list[Any], seen: witness.Seen | None, start: int
+) -> list[str]:
+    """The chain after each row from ``start - 1`` on, given the rows from there: it
+    continues from the link stored with record ``start - 1`` and must reach the witness's
+    link at its count, so a prefix read skipped is vouched for by the witness (what hashes
+    to its link from that stored link is what was written). ``CorruptJournal`` when it does
+    not, or cannot be checked so (no witness that far, no stored link): a full read decides."""
+
+    def refuse(what: str) -> CorruptJournal:
+        return CorruptJournal(
+            f"session {session!r} in {where}: reading from record {start}: {what}",
+            session,
+            start,
+            0,
+            "record",
+        )
+
+    if not rows or rows[0][0] != start - 1 or not rows[0][2]:
+        raise refuse("no stored link before it")
+    if seen is None or seen.count < start:
+        raise refuse("the witness does not reach it")
+    head = str(rows[0][2])
+    links = [head]
+    for offset, (at, body, stored) in enumerate(rows[1:]):
+        head = witness.link(head, str(body).encode("utf-8", "surrogatepass"))
+        if at != start + offset or stored != head:
+            raise refuse(f"record {start + offset} does not continue the chain")
+        links.append(head)
+    if start - 1 + len(links) < seen.count or links[seen.count - start] != seen.link:
+        raise refuse("the chain does not reach the witness's link")
+    return links
+
+
 def column(value: Any, nul: bool = True) -> str | None:
     """A message's id or parent as a column: the text when the database can hold it (valid
     UTF-8; without NUL when ``nul`` is False, as PostgreSQL's text), else its JSON."""
@@ -116,4 +152,13 @@ def column(value: Any, nul: bool = True) -> str | None:
     return dumps(value)
 
 
-__all__ = ["TABLES", "chain", "check_blobs", "check_chain", "column", "route", "table_of"]
+__all__ = [
+    "TABLES",
+    "chain",
+    "check_blobs",
+    "check_chain",
+    "check_suffix",
+    "column",
+    "route",
+    "table_of",
+]

@@ -14,10 +14,12 @@ refused at ``append`` here too.
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
-from .base import Record
+from .base import CHECKPOINT_KIND, Record
 from .disk import (
     append_rel,
     archive_rel,
@@ -42,6 +44,8 @@ class MemoryStore:
         self._transcripts = 0
         self._sessions: dict[str, str] = {}  # id -> meta JSON, in creation order
         self._journals: dict[str, list[str]] = {}  # id -> one JSON array per append
+        self._starts: dict[str, list[int]] = {}  # id -> each append's first position, and the end
+        self._marks: dict[str, list[int]] = {}  # id -> positions of its checkpoint records
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.root!r})"
@@ -108,6 +112,8 @@ class MemoryStore:
             raise SessionExists(f"session {session!r} already exists in {self.root}")
         self._sessions[session] = dumps(full)
         self._journals[session] = []
+        self._starts[session] = [0]
+        self._marks[session] = []
         return session
 
     def session_meta(self, session: str) -> dict[str, Any] | None:
@@ -125,12 +131,32 @@ class MemoryStore:
             raise KeyError(f"no session {session!r} in {self.root}")
         if records:
             self._journals[session].append(dumps_records(records))
+            end = self._starts[session][-1]
+            self._marks[session] += [
+                end + i for i, r in enumerate(records) if r["kind"] == CHECKPOINT_KIND
+            ]
+            self._starts[session].append(end + len(records))
 
     def records(self, session: str) -> Iterator[Record]:
         if session not in self._journals:
             raise KeyError(f"no session {session!r} in {self.root}")
         batches = list(self._journals[session])  # a snapshot, like the durable stores give
         return (record for batch in batches for record in json.loads(batch))
+
+    def checkpoints(self, session: str) -> list[int]:
+        if session not in self._journals:
+            raise KeyError(f"no session {session!r} in {self.root}")
+        return list(self._marks[session])
+
+    def records_from(self, session: str, start: int) -> Iterator[Record]:
+        if session not in self._journals:
+            raise KeyError(f"no session {session!r} in {self.root}")
+        starts = self._starts[session]
+        first = max(0, bisect_right(starts, start) - 1)
+        batches = self._journals[session][first:]
+        skip = start - starts[first] if first < len(starts) else 0
+        found = (record for batch in batches for record in json.loads(batch))
+        return islice(found, max(0, skip), None)
 
     def search(self, session: str, query: str) -> Iterator[Record]:
         return scan(self.records(session), query)

@@ -24,17 +24,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ContextCompactError, CorruptStore, MissingExtra
+from ..errors import CorruptStore, MissingExtra
+from ..errors import ServerUnavailable as ServerUnavailable  # kept importable from here
 from .disk import DiskFiles
 from .pg_schema import check_schema, migrate
 
 LEASE_SECONDS = 60.0
 """How long a writer on another host keeps a session without appending (its heartbeat)."""
-
-
-class ServerUnavailable(ContextCompactError, OSError):
-    """The PostgreSQL server did not answer, or refused the write (connection lost, disk
-    full, shutting down)."""
 
 
 def _psycopg() -> tuple[Any, Any]:

@@ -117,6 +117,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         INSERT INTO instance (id) VALUES (replace(gen_random_uuid()::text, '-', ''));
         """,
     ),
+    (
+        # Where each session's checkpoint records are (``store.base.Checkpointed``), found
+        # without reading the session's other records.
+        "0004_checkpoint_index",
+        """
+        CREATE INDEX records_checkpoints ON records (session, pos) WHERE kind = 'checkpoint';
+        """,
+    ),
 ]
 
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")

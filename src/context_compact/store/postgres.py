@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from . import witness
-from .base import Record
+from .base import CHECKPOINT_KIND, Record
 from .blobrefs import externalize, references, restore
 from .journal import CorruptJournal, SessionExists, check_records, dumps, new_meta, valid_session_id
-from .journal_rows import TABLES, chain, check_blobs, check_chain, column, route
+from .journal_rows import TABLES, chain, check_blobs, check_chain, check_suffix, column, route
 from .pg_base import LEASE_SECONDS, ServerUnavailable, shown_url
 from .pg_files import _INSERT_BLOB, PgFiles
 from .pg_lease import PgLease
@@ -56,6 +56,10 @@ _INSERT = {
 }
 _JOURNAL = " UNION ALL ".join(
     f"SELECT pos, body, link FROM {table} WHERE session = %(s)s" for table in TABLES
+)
+_JOURNAL_FROM = " UNION ALL ".join(
+    f"SELECT pos, body, link FROM {table} WHERE session = %(s)s AND pos >= %(a)s"
+    for table in TABLES
 )
 
 
@@ -140,14 +144,29 @@ class PostgresStore(PgLease, PgFiles):
         return scan(self.records(session), query)
 
     def records(self, session: str) -> Iterator[Record]:
+        return self.records_from(session, 0)
+
+    def checkpoints(self, session: str) -> list[int]:
+        with self._connection() as conn:
+            found = conn.execute(
+                "SELECT pos FROM records WHERE session = %s AND kind = %s ORDER BY pos",
+                (session, CHECKPOINT_KIND),
+            ).fetchall()
+        return [int(row[0]) for row in found]
+
+    def records_from(self, session: str, start: int) -> Iterator[Record]:
         if not valid_session_id(session):
             raise KeyError(f"no session {session!r} in {self.where}")
         # The witness is read before the snapshot (witness.settled): written after each
         # commit, it counts no more than the snapshot holds.
-        bodies, blobs = witness.settled(self._witness(session), lambda s: self._read(session, s))
+        bodies, blobs = witness.settled(
+            self._witness(session), lambda s: self._read(session, s, start)
+        )
         return iter([restore(body, blobs.__getitem__) for body in bodies])
 
-    def _read(self, session: str, seen: witness.Seen | None) -> tuple[list[Any], dict[str, bytes]]:
+    def _read(
+        self, session: str, seen: witness.Seen | None, start: int = 0
+    ) -> tuple[list[Any], dict[str, bytes]]:
         with self._connection() as conn, conn.transaction():
             # One snapshot: the journal and its blobs as of one moment; no lock taken.
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -156,8 +175,14 @@ class PostgresStore(PgLease, PgFiles):
             ).fetchone()
             if found is None:
                 raise KeyError(f"no session {session!r} in {self.where}")
-            rows = conn.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
-            links = self._verify(session, rows, int(found[0]), found[1], seen)
+            if start > 0:
+                query = {"s": session, "a": start - 1}
+                rows = conn.execute(_JOURNAL_FROM + " ORDER BY pos", query).fetchall()
+                links = self._verify_suffix(session, rows, int(found[0]), found[1], seen, start)
+                rows = rows[1:]
+            else:
+                rows = conn.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
+                links = self._verify(session, rows, int(found[0]), found[1], seen)
             bodies = [json.loads(row[1]) for row in rows]
             wanted = [references(body, set()) for body in bodies]
             hashes = sorted(set().union(*wanted))
@@ -169,8 +194,8 @@ class PostgresStore(PgLease, PgFiles):
             }
         check_blobs(session, self.where, wanted, blobs)
         with self._lock:
-            self._lengths[session] = len(bodies)
-            self._heads[session] = (len(bodies), links[-1] if links else witness.ROOT)
+            self._lengths[session] = start + len(bodies)
+            self._heads[session] = (start + len(bodies), links[-1] if links else witness.ROOT)
         return bodies, blobs
 
     # -- integrity ------------------------------------------------------------------------------
@@ -216,6 +241,34 @@ class PostgresStore(PgLease, PgFiles):
             said = witness.Seen(0, "")
         witness.verify(session, self.where, links, said, "record")
         witness.verify(session, self.where, links, seen, "record")
+        return links
+
+    def _verify_suffix(
+        self,
+        session: str,
+        rows: list[Any],
+        length: int,
+        head: str | None,
+        seen: witness.Seen | None,
+        start: int,
+    ) -> list[str]:
+        """``_verify`` for the rows from ``start - 1`` on: the chain from the link stored
+        there must reach the session row's head at its length (and this worker's witness
+        where it reaches that far)."""
+        if head is None:
+            head = ""  # a journal written before links: nothing to continue from
+        links = check_suffix(session, self.where, rows, witness.Seen(length, head), start)
+        if start - 1 + len(links) != length:
+            raise CorruptJournal(
+                f"session {session!r} in {self.where}: the journal holds more records than "
+                f"the {length} written",
+                session,
+                length,
+                length,
+                "record",
+            )
+        if seen is not None and seen.count >= start:
+            check_suffix(session, self.where, rows, seen, start)
         return links
 
     def check_database(self) -> str:

@@ -204,6 +204,18 @@ MIGRATIONS: list[tuple[str, str]] = [
         DROP TABLE records;
         """,
     ),
+    (
+        # Where each session's checkpoint records are (``store.base.Checkpointed``): a resume
+        # reads the journal from the newest one on, not from its first record.
+        "0008_checkpoint_marks",
+        """
+        CREATE TABLE marks (
+            session TEXT NOT NULL REFERENCES sessions (id),
+            pos INTEGER NOT NULL,
+            PRIMARY KEY (session, pos)
+        ) WITHOUT ROWID;
+        """,
+    ),
 ]
 
 PAGE_SIZE = 512

@@ -43,6 +43,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from ..errors import Incomplete as Incomplete  # kept importable from here
 from .base import Record
 from .disk import folder_mode, make_dirs
 from .nofollow import sqlite_files_plain
@@ -69,11 +70,6 @@ Catch = Callable[[int, int], Iterable[tuple[int, int, int, Record | None]]]
 """``catch(pos, locator)``: the records from there on as ``(pos, locator, part, record)``;
 an item whose record is None is a point the index may record as caught up to (``pos`` and
 ``locator`` of what follows). ``Incomplete`` when the journal cannot be read to its end."""
-
-
-class Incomplete(Exception):
-    """The journal cannot be indexed to its end (damaged, or shorter than indexed): scan it,
-    so the store's own checks report what is wrong."""
 
 
 def trigrams(folded: str) -> list[str] | None:

@@ -47,6 +47,7 @@ from typing import Any
 from ..errors import CorruptStore as CorruptStore
 from ..errors import ReadOnlyStore as ReadOnlyStore
 from . import sqlite_blobs, sqlite_checks, sqlite_journal, sqlite_tx, witness
+from .base import CHECKPOINT_KIND as MARK
 from .base import Record
 from .blobrefs import externalize, references, restore
 from .disk import folder_mode, make_dirs
@@ -237,6 +238,9 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             sqlite_blobs.insert(self._db, blobs.items(), self.compress)
             rows = sqlite_journal.rows(session, start[0], bodies, links, self.compress)
             self._db.executemany(sqlite_journal.INSERT, rows)
+            marks = [(session, start[0] + i) for i, r in enumerate(records) if r["kind"] == MARK]
+            if marks:
+                self._db.executemany("INSERT INTO marks (session, pos) VALUES (?, ?)", marks)
             self._db.execute(
                 "UPDATE sessions SET length = ? WHERE id = ?", (start[0] + len(records), session)
             )
@@ -252,14 +256,28 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             self._checkpointer.wake()
 
     def records(self, session: str) -> Iterator[Record]:
+        return self.records_from(session, 0)
+
+    def checkpoints(self, session: str) -> list[int]:
+        with self._lock:
+            found = self._db.execute(
+                "SELECT pos FROM marks WHERE session = ? ORDER BY pos", (session,)
+            ).fetchall()
+        return [int(row[0]) for row in found]
+
+    def records_from(self, session: str, start: int) -> Iterator[Record]:
         if not valid_session_id(session):
             raise KeyError(f"no session {session!r} in {self.db_path}")
         # The witness is read before the snapshot (witness.settled): it is written after
         # each commit, so the snapshot holds at least what it counts.
-        bodies, blobs = witness.settled(self._witness(session), lambda s: self._read(session, s))
+        bodies, blobs = witness.settled(
+            self._witness(session), lambda s: self._read(session, s, start)
+        )
         return iter([restore(body, blobs.__getitem__) for body in bodies])
 
-    def _read(self, session: str, seen: witness.Seen | None) -> tuple[list[Any], dict[str, bytes]]:
+    def _read(
+        self, session: str, seen: witness.Seen | None, start: int = 0
+    ) -> tuple[list[Any], dict[str, bytes]]:
         with self._lock:
             # One read transaction: the journal and its blobs as of one moment.
             sqlite_tx.begin(self._db)
@@ -268,13 +286,20 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                     "SELECT 1 FROM sessions WHERE id = ?", (session,)
                 ).fetchone():
                     raise KeyError(f"no session {session!r} in {self.db_path}")
-                rows = sqlite_journal.read(self._db, session)
-                links = self._verify(session, rows, seen)
+                if start > 0:
+                    rows = sqlite_journal.read(self._db, session, start - 1)
+                    links = sqlite_checks.verify_suffix(
+                        session, str(self.db_path), rows, seen, start
+                    )
+                    rows = rows[1:]
+                else:
+                    rows = sqlite_journal.read(self._db, session)
+                    links = self._verify(session, rows, seen)
                 bodies = [json.loads(row[1]) for row in rows]
                 wanted = [references(b, set()) for b in bodies]
                 blobs = sqlite_blobs.fetch(self._db, set().union(*wanted))
                 sqlite_checks.verify_blobs(session, str(self.db_path), wanted, blobs)
-                self._lengths[session] = len(bodies)
+                self._lengths[session] = start + len(bodies)
                 self._heads[session] = links[-1] if links else witness.ROOT
             finally:
                 self._db.execute("COMMIT")
@@ -319,7 +344,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             if found.fetchone() is None:
                 raise KeyError(f"no session {session!r} in {self.db_path}")
             self._hold(session, 0, check_length=False)
-            for table in ("journal", "writers"):
+            for table in ("journal", "marks", "writers"):
                 self._db.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
             self._db.execute("DELETE FROM sessions WHERE id = ?", (session,))
         self._leases.pop(session, None)

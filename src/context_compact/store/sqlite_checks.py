@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import witness
-from .journal_rows import check_blobs, check_chain
+from .journal_rows import check_blobs, check_chain, check_suffix
 
 
 def verify_rows(session: str, where: str, rows: list[Any], seen: witness.Seen | None) -> list[str]:
@@ -22,3 +22,7 @@ def verify_rows(session: str, where: str, rows: list[Any], seen: witness.Seen | 
 def verify_blobs(session: str, where: str, wanted: list[set[str]], blobs: dict[str, bytes]) -> None:
     """Every text record ``pos`` refers to (``wanted[pos]``) is there, with its hash."""
     check_blobs(session, where, wanted, blobs)
+
+
+verify_suffix = check_suffix
+"""The rows from a position on, against the link stored before it and the witness."""

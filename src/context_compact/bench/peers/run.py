@@ -30,7 +30,7 @@ from typing import Any
 
 from ...sizing import text_tokens
 from ...store.memory import MemoryStore
-from ..fakes import BenchSummarizer
+from ...testing.fakes import BenchSummarizer
 from ..replay import Replay, replay
 from ..script import Script
 from ..strategies import Setup, build

@@ -4,8 +4,10 @@ Every strategy is an engine of the registry (``registry.py``), driven through a
 ``Compactor`` built from a ``Setup`` (equal budget, its own store and counted summarizer), so
 the bench measures exactly what a library user of that policy would run.
 The peers are written from their published behaviour; each module's docstring cites it.
-``register_peers()`` registers them (importing ``context_compact.bench`` calls it), so
-``Policy.named("codex")`` and ``--policy codex`` build them like our own engines.
+``register_peers()`` registers them (``build`` calls it, the CLI's ``--policy`` does, and the
+registry calls it through the entry point ``context_compact.policies`` the first time a peer's
+name is asked for), so ``Policy.named("codex")`` and ``--policy codex`` build them like our
+own engines.
 
     none                  no management (reports where it overflows)
     seed                  Compactor(Policy.seed()), limit 4 x budget chars

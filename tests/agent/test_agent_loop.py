@@ -35,14 +35,14 @@ from context_compact.agent.loop import (
 from context_compact.agent.tools import TOOL_SCHEMAS, Workspace
 from context_compact.providers.anthropic import AnthropicProvider
 from context_compact.providers.base import Provider
-from context_compact.providers.fake import (
+from context_compact.providers.openai_chat import OpenAIChatProvider, from_openai
+from context_compact.testing.model import (
     FakeContextOverflow,
     ScriptedProvider,
     text_reply,
     tool_call,
     tool_calls,
 )
-from context_compact.providers.openai_chat import OpenAIChatProvider, from_openai
 from stub_api import Reply, StubAPI
 
 Message = dict[str, Any]

@@ -177,7 +177,7 @@ def test_the_agent_loop_reads_a_copy_deleted_between_two_model_calls(
 
 
 def test_the_agent_loop_leaves_a_workspace_recover_it_was_given(tmp_path: Path) -> None:
-    from context_compact.providers.fake import ScriptedProvider
+    from context_compact.testing.model import ScriptedProvider
 
     def mine(path: str) -> str | None:
         return None

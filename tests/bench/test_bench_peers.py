@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.peers.run import (
     ENV_PYTHON,
     MODELS,
@@ -30,8 +29,9 @@ from context_compact.bench.peers.run import (
 )
 from context_compact.bench.replay import replay
 from context_compact.bench.script import from_workload
-from context_compact.bench.workload import synthetic_session
 from context_compact.invariants import check
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 SHORT: list[dict[str, Any]] = [
     {"role": "user", "content": "Fix the failing test in parser.py"},

@@ -41,7 +41,10 @@ def options_without_help(command: click.Command, path: str) -> list[str]:
         if isinstance(option, click.Option) and not option.hidden and not option.help
     ]
     if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):  # the lazily loaded ones (bench) too
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
             missing += options_without_help(sub, f"{path} {name}")
     return missing
 

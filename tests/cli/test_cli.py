@@ -110,6 +110,7 @@ def test_demo_refuses_a_directory_that_is_not_empty(work: Path) -> None:
 # -- run ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["default", "seed"])
 def test_run_prints_the_answer_through_the_real_sdk(
     kind: str, policy: str, stub_api: StubAPI, work: Path
@@ -123,6 +124,7 @@ def test_run_prints_the_answer_through_the_real_sdk(
     assert [b["model"] for b in stub_api.bodies] == ["test-model", "test-model"]
 
 
+@pytest.mark.slow
 def test_run_redirected_puts_only_the_answer_in_the_file_and_progress_on_stderr(
     stub_api: StubAPI, work: Path, tmp_path: Path
 ) -> None:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from .base import Record, Store
+from ..store.base import OPTIONAL, Record, Store
 
 T = TypeVar("T")
 
@@ -65,6 +65,9 @@ class FaultyStore:
         self.times = times
         self.calls: list[str] = []
         self.failed: list[str] = []
+        for name in OPTIONAL:  # on the instance, so isinstance sees them (store/base.py)
+            if hasattr(inner, name):
+                setattr(self, name, getattr(inner, name))
 
     def __getattr__(self, name: str) -> Any:
         # Whatever else the inner store offers (root_path, close...), unchanged.

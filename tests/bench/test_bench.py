@@ -3,13 +3,14 @@ published, scripts come out of workloads and recorded sessions as expected."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from context_compact import MemoryStore, check
-from context_compact.bench.fakes import BenchSummarizer
 from context_compact.bench.pricing import Pricing
 from context_compact.bench.reach import reach
 from context_compact.bench.replay import replay
@@ -19,8 +20,11 @@ from context_compact.bench.strategies.anthropic_clearing import PLACEHOLDER, Too
 from context_compact.bench.strategies.codex import SUMMARY_PREFIX, AutoCompact
 from context_compact.bench.strategies.masking import ObservationMasking
 from context_compact.bench.strategies.openhands import SummarizingCondenser
-from context_compact.bench.workload import synthetic_session
+from context_compact.bench.suite import Chunks
+from context_compact.session.engine import SessionEngine
 from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
 
 ROOT = "/memory"
 
@@ -136,6 +140,34 @@ def test_rewrites_overflow_and_losses_are_counted_for_a_strategy_that_drops_hist
     assert (result.in_view, result.recoverable, result.lost) == (2, 0, 2)
     assert result.overflow_turn == 1
     assert result.over_budget_calls == 4
+
+
+@dataclass
+class Listening(KeepLast):
+    """KeepLast that records the usage its loop reports after each request."""
+
+    told: list[int] = field(default_factory=list)
+
+    def observe(self, prompt_tokens: int) -> None:
+        self.told.append(prompt_tokens)
+
+
+def test_the_replay_reports_each_request_the_api_would_accept_as_a_loop_reports_usage() -> None:
+    # Every real loop passes the API's count of each request to ``observe``; the bench's count
+    # stands for it. A request over the window would be refused: it has no usage to report.
+    script = hand_script(["one " * 30, "two " * 30, "three " * 30, "four " * 30])
+    strategy = Listening(3)
+    result = replay(strategy, script, overhead_tokens=7, window=60)
+    assert strategy.told == [t for t in result.view_tokens if t <= 60]
+    assert strategy.told and len(strategy.told) < len(result.view_tokens)
+
+
+def test_the_default_runs_calibrated_in_the_bench_as_under_a_real_loop() -> None:
+    store, summarizer = MemoryStore(ROOT), BenchSummarizer()
+    strategy = build("default", Setup(12_500, store, summarizer, 2_000))
+    replay(strategy, synthetic_session(3), store=store, root=ROOT, overhead_tokens=2_000)
+    engine = strategy.engine
+    assert isinstance(engine, SessionEngine) and engine.state.calibrated
 
 
 def test_reach_follows_issued_references_and_compares_non_ascii_text_as_written() -> None:
@@ -280,3 +312,11 @@ def test_the_bench_reports_summary_retention_of_the_summaries_made() -> None:
     assert masking.summary_calls == 0 and masking.summary_retention is None
     assert default.summary_calls > 0 and default.summary_retention is not None
     assert 0 < default.summary_retention <= 1
+
+
+def test_a_cached_chunk_of_classes_this_version_lacks_is_generated_again(tmp_path: Path) -> None:
+    # A chunk another checkout cached, naming a module this one does not have (as the bench's
+    # workload module once was): generated again, not a ModuleNotFoundError.
+    chunks = Chunks(str(tmp_path), 5)
+    chunks._path(0).write_bytes(zlib.compress(b"cno_such_module_of_context_compact\nTurn\n."))
+    assert list(chunks.turns(5)) == list(synthetic_session(5, seed=0).turns)

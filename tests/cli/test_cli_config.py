@@ -78,7 +78,7 @@ def test_an_unknown_key_in_the_config_file_is_a_usage_error_naming_key_and_file(
     ("text", "message"),
     [
         ("[policy]\nhigh_water = 'high'\n", "high_water must be a number"),
-        ("[policy]\nlow_water = 0.9\n", "need 0 < low_water < high_water"),
+        ("[policy]\nlow_water = 0.99\n", "need 0 < low_water < high_water"),
         ("[polcy]\n", "unknown key 'polcy'"),
         ("[policy\n", "not valid TOML"),
     ],

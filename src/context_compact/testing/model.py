@@ -34,35 +34,15 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from context_compact.errors import ContextCompactError, ContextOverflow
-from context_compact.messages import block_type, blocks
-from context_compact.providers.base import ModelReply, Usage
+from ..errors import FakeContextOverflow as FakeContextOverflow  # kept importable from here
+from ..errors import ScriptExhausted as ScriptExhausted
+from ..messages import block_type, blocks
+from ..providers.base import ModelReply, Usage
 
 StepFunction = Callable[[list[dict[str, Any]], str, list[dict[str, Any]]], Any]
 Step = ModelReply | dict[str, Any] | str | BaseException | type[BaseException] | StepFunction
 
 _CHARS_PER_TOKEN = 4
-
-
-class ScriptExhausted(ContextCompactError, RuntimeError):
-    """The provider was called more times than its script has steps."""
-
-
-class FakeContextOverflow(ContextOverflow):
-    """A prompt-too-long refusal (a ``ContextOverflow``, as our providers raise) with the
-    attributes of Anthropic's ``BadRequestError``."""
-
-    def __init__(self, input_tokens: int = 0, maximum: int = 0) -> None:
-        message = f"prompt is too long: {input_tokens} tokens > {maximum} maximum"
-        body: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": "invalid_request_error", "message": message},
-        }
-        super().__init__(
-            message, prompt_tokens=input_tokens, window=maximum, status_code=400, body=body
-        )
-        self.input_tokens = input_tokens
-        self.maximum = maximum
 
 
 def text_reply(text: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from cli_model import SETTINGS
 from context_compact.cli import main
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 AIDER = DATA / "aider/aider-repo.aider.chat.history.md"
 GOAL = DATA / "openhands_v1/goal-review-events.jsonl"
 SCHEMA = DATA / "openhands_v1/constructed-schema-events.json"

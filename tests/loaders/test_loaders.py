@@ -39,7 +39,7 @@ def trajectories_dir() -> Path:
     configured = os.environ.get(ENV_VAR)
     if configured:
         return Path(configured)
-    return Path(__file__).resolve().parent / "data" / "trajectories"
+    return Path(__file__).resolve().parents[1] / "data" / "trajectories"
 
 
 TRAJECTORIES = trajectories_dir()

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_loaders import violations
 
 from context_compact.loaders import (
     FORMATS,
@@ -31,9 +32,8 @@ from context_compact.loaders import (
 from context_compact.loaders.aider import NOT_RECORDED
 from context_compact.loaders.aider import load_text as load_aider
 from context_compact.loaders.openhands_v1 import load_events
-from test_loaders import violations
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 GOAL = DATA / "openhands_v1/goal-review-events.jsonl"
 SCHEMA = DATA / "openhands_v1/constructed-schema-events.json"
 AIDER = DATA / "aider/aider-repo.aider.chat.history.md"

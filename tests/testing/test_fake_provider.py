@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from context_compact.providers.base import ModelReply, Provider, Usage
-from context_compact.providers.fake import (
+from context_compact.testing.model import (
     FakeContextOverflow,
     ScriptedProvider,
     ScriptExhausted,

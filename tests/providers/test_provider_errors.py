@@ -206,7 +206,7 @@ def test_legacy_phrases_count_on_a_400_but_not_on_a_rate_limit() -> None:
 
 
 def test_the_scripted_fake_overflow_counts() -> None:
-    fake = pytest.importorskip("context_compact.providers.fake")
+    fake = pytest.importorskip("context_compact.testing.model")
     assert is_context_overflow(fake.FakeContextOverflow(300, 200))
 
 

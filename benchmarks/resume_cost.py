@@ -1,0 +1,131 @@
+"""What a worker pays to pick up a session: resume + ``view()`` + one ``prepare``, by length.
+
+    python benchmarks/resume_cost.py --turns 1000 16000 --stores sqlite postgres
+
+Each session is played for N turns of a synthetic coding loop (default policy at 12,500
+tokens, the fake summarizer), then resumed by a fresh store object and ``Compactor`` (as a
+stateless worker would), its view taken and one more turn prepared; the median of
+``--repeats`` such pickups (each on a copy of nothing: the turn it prepares is journaled, the
+next pickup starts one turn later). The same pickup is also timed with the store's
+checkpoints hidden (``full replay``: what a resume cost before them). Ratios are taken within
+this one run (the machines are noisy). PostgreSQL at ``CC_TEST_POSTGRES_URL``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from context_compact import Compactor, Policy
+from context_compact.store import SqliteStore
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.workload import synthetic_session
+
+URL = os.environ.get("CC_TEST_POSTGRES_URL", "postgresql://127.0.0.1:5432/test")
+LIMIT = 12_500
+
+
+def opener(kind: str, where: Path, schema: str) -> Any:
+    if kind == "sqlite":
+        return lambda: SqliteStore(where / "sessions.db")
+    from context_compact.store.postgres import PostgresStore
+
+    return lambda: PostgresStore(URL, root=where, schema=schema)
+
+
+class FullReplay:
+    """A store whose checkpoints are hidden: every resume replays the whole journal."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("checkpoints", "records_from"):
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def pickup(open_store: Any, sid: str, step: list[Any], request: str, hide: bool) -> float:
+    store = open_store()
+    try:
+        started = time.perf_counter()
+        c = Compactor(
+            Policy.default(context_limit=LIMIT),
+            FullReplay(store) if hide else store,
+            BenchSummarizer(),
+            session=sid,
+        )
+        view = c.view()
+        c.prepare([*view, *step], request)
+        return time.perf_counter() - started
+    finally:
+        store.close()
+
+
+def run(kind: str, turns: int, repeats: int, work: Path) -> dict[str, Any]:
+    schema = f"cc_resume_{uuid.uuid4().hex[:8]}"
+    open_store = opener(kind, work / f"{kind}-{turns}", schema)
+    w = synthetic_session(turns + 2 * repeats + 2, seed=3)
+    steps = [[t.assistant, t.results] for t in w.turns]
+    store = open_store()
+    c = Compactor(Policy.default(context_limit=LIMIT), store, BenchSummarizer())
+    view = c.prepare([{"role": "user", "content": w.request}], w.request)
+    played = time.perf_counter()
+    for step in steps[:turns]:
+        view.extend(step)
+        view = c.prepare(view, w.request)
+        c.observe(len(json.dumps(view)) // 4 + 400)
+    played = time.perf_counter() - played
+    sid = c.session_id
+    assert sid is not None
+    store.close()
+    rest = iter(steps[turns:])
+    fast = [pickup(open_store, sid, next(rest), w.request, False) for _ in range(repeats)]
+    full = [pickup(open_store, sid, next(rest), w.request, True) for _ in range(repeats)]
+    if kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    return {
+        "store": kind,
+        "turns": turns,
+        "play_s": round(played, 1),
+        "pickup_ms": round(1000 * statistics.median(fast), 1),
+        "full_replay_ms": round(1000 * statistics.median(full), 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, nargs="+", default=[1000, 16000])
+    parser.add_argument("--stores", nargs="+", default=["sqlite", "postgres"])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in args.stores:
+            for turns in args.turns:
+                rows.append(run(kind, turns, args.repeats, Path(tmp)))
+                print(json.dumps(rows[-1]), flush=True)
+    for kind in args.stores:
+        mine = [r for r in rows if r["store"] == kind]
+        if len(mine) >= 2:
+            small, big = mine[0], mine[-1]
+            print(
+                f"{kind}: pickup {big['turns']} turns / {small['turns']} turns = "
+                f"{big['pickup_ms'] / small['pickup_ms']:.2f}x "
+                f"({big['pickup_ms']} ms vs {small['pickup_ms']} ms); full replay "
+                f"{big['full_replay_ms'] / small['full_replay_ms']:.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()

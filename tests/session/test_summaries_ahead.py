@@ -1,0 +1,141 @@
+"""Summaries made ahead of need (``session/ahead.py``): same views, nothing lost, no wait."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from typing import Any
+
+from context_compact import Compactor, MemoryStore, Policy, check
+from context_compact.session.records import (
+    AheadMark,
+    SummaryEdit,
+    Undo,
+    as_json,
+    journal,
+    read,
+)
+from context_compact.testing.workload import synthetic_session
+
+LIMIT = 12_500
+STEPS = 70
+
+
+def digest(messages: list[Any]) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class Scripted:
+    """A model-like summarizer whose text is a function of what it was given."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, messages: list[Any], previous: str | None = None) -> str:
+        self.calls += 1
+        return f"## Next step\nsummary of {len(messages)} messages {digest(messages)}"
+
+
+def play(each_call: bool) -> tuple[list[str], MemoryStore, str, list[Any]]:
+    """The views of one session; ``each_call``: a fresh process resumes before every call
+    (whatever was in flight is gone with the one before)."""
+    store = MemoryStore("/memory")
+    policy = Policy.default(context_limit=LIMIT, summarize_ahead=True)
+    workload = synthetic_session(STEPS, seed=3)
+    # One session id for both runs: the index's path (in the summary) names it.
+    c = Compactor(policy, store, Scripted(), session="s")
+    messages: list[Any] = [{"role": "user", "content": workload.request}]
+    views, events = [], []
+    for turn in workload.turns:
+        if each_call:
+            c = Compactor(policy, store, Scripted(), session="s")
+        before = len(c.events)
+        view = c.prepare(messages, workload.request)
+        events += c.events[before:]
+        assert check(view) == []
+        views.append(json.dumps(view))
+        messages = [*view, turn.assistant, turn.results]
+    assert c.session_id is not None
+    return views, store, c.session_id, events
+
+
+def test_a_summary_made_ahead_gives_the_views_of_one_made_at_the_trigger() -> None:
+    ahead, store, sid, events = play(each_call=False)
+    inline, _, _, inline_events = play(each_call=True)
+    assert ahead == inline
+    records = list(journal(store.records(sid)))
+    assert any(isinstance(r, AheadMark) for r in records)
+    summaries = [e for e in events if e.stage == "summarize"]
+    assert summaries and all(e.timing is not None for e in summaries)
+    # Made ahead in the one process (asked for in an earlier call); at the trigger in the
+    # process that starts before every call.
+    assert any(e.timing and e.timing["ahead"] for e in summaries)
+    later = [e for e in inline_events if e.stage == "summarize"]
+    assert later and not any(e.timing and e.timing["ahead"] for e in later)
+
+
+def test_a_summary_made_ahead_is_of_exactly_the_messages_it_replaces() -> None:
+    _, store, sid, _ = play(each_call=False)
+    edits = [r for r in journal(store.records(sid)) if isinstance(r, SummaryEdit)]
+    assert edits
+    for edit in edits:
+        archived = [json.loads(line) for line in store.read_text(edit.archive).splitlines()]
+        assert edit.text is not None and digest(archived) in edit.text
+
+
+def test_a_summary_in_flight_when_the_process_ends_is_asked_again_and_loses_nothing() -> None:
+    release = threading.Event()
+
+    def stuck(messages: list[Any], previous: str | None = None) -> str:
+        release.wait(5)  # in flight until the test ends
+        return "never used"
+
+    store = MemoryStore("/memory")
+    policy = Policy.default(context_limit=LIMIT, summarize_ahead=True)
+    workload = synthetic_session(STEPS, seed=3)
+    c = Compactor(policy, store, stuck)
+    messages: list[Any] = [{"role": "user", "content": workload.request}]
+    turns = iter(workload.turns)
+    for turn in turns:
+        view = c.prepare(messages, workload.request)
+        messages = [*view, turn.assistant, turn.results]
+        if c.engine.state.ahead is not None:  # type: ignore[attr-defined]
+            break
+    sid = c.session_id
+    assert sid is not None
+    kinds = [r.kind for r in journal(store.records(sid))]
+    assert "ahead" in kinds and not any(
+        isinstance(r, SummaryEdit) for r in journal(store.records(sid))
+    )
+    resumed = Compactor(policy, store, Scripted(), session=sid)
+    for turn in turns:
+        view = resumed.prepare(messages, workload.request)
+        assert check(view) == []
+        messages = [*view, turn.assistant, turn.results]
+    release.set()
+    texts = [r.text for r in journal(store.records(sid)) if isinstance(r, SummaryEdit)]
+    assert texts and all(t is not None and "never used" not in t for t in texts)
+
+
+def test_no_summary_is_made_ahead_when_turned_off_or_with_the_extractive_summary() -> None:
+    for policy, summarizer in [
+        (Policy.default(context_limit=LIMIT, summarize_ahead=False), Scripted()),
+        (Policy.default(context_limit=LIMIT), None),
+    ]:
+        c = Compactor(policy, MemoryStore("/memory"), summarizer)
+        workload = synthetic_session(40, seed=3)
+        messages: list[Any] = [{"role": "user", "content": workload.request}]
+        for turn in workload.turns:
+            messages = [*c.prepare(messages, workload.request), turn.assistant, turn.results]
+        assert c.session_id is not None
+        records = list(journal(c.store.records(c.session_id)))
+        assert any(isinstance(r, SummaryEdit) for r in records)
+        assert not any(isinstance(r, AheadMark) for r in records)
+
+
+def test_ahead_marks_and_undos_read_back_to_the_same_bytes() -> None:
+    for record in (AheadMark(3, 9), Undo(12)):
+        stored = as_json(record)
+        assert read(stored) == record
+        assert as_json(read(json.loads(json.dumps(stored)))) == stored
