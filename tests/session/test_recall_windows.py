@@ -16,7 +16,7 @@ from context_compact.agent.loop import Agent
 from context_compact.agent.tools import Workspace
 from context_compact.cli import main
 from context_compact.engine import PAGE
-from context_compact.providers.fake import ScriptedProvider, tool_call
+from context_compact.testing.model import ScriptedProvider, tool_call
 from context_compact.session.recall import WINDOW, WINDOWS
 from context_compact.store import workdir_store
 

@@ -149,8 +149,9 @@ def table_lines(rows: list[dict[str, Any]], width: int, wide: bool) -> list[str]
     others = sum(widths) - widths[2] + 2 * (len(names) - 1)
     if not wide and width - others < SOURCE_AT_LEAST:
         # Too narrow for every column: the start time tells sessions apart least.
-        for values in [names, widths, *cells]:
-            del values[1]
+        del names[1], widths[1]
+        for cell in cells:
+            del cell[1]
         others = sum(widths) - widths[1] + 2 * (len(names) - 1)
     at = names.index("source")
     if not wide:
