@@ -155,4 +155,4 @@ def test_an_imported_log_shows_one_request_per_answer_each_with_the_whole_histor
     assert len(found.requests) == 9 and not found.events
     assert not any(r.cache_break for r in found.requests)
     assert found.view(9) == messages[:-1]
-    assert found.summary()["source"] == "import anthropic: log.json"
+    assert found.summary()["source"] == "import anthropic: log"  # the session's name
