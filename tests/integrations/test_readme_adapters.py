@@ -1,5 +1,5 @@
 """The adapter snippets of docs/frameworks.md run as written, pointed at the stub API through
-the SDKs' own environment variables: each calls its tool, prints the answer, sends valid requests."""
+the SDKs' own environment variables: each calls its tool, prints the answer, sends valid ones."""
 
 from __future__ import annotations
 
