@@ -1,9 +1,10 @@
-"""Regenerate (or check) the command outputs shown in README.md, so its figures cannot drift.
+"""Regenerate (or check) the command outputs shown in README.md and docs/*.md, so they cannot drift.
 
-    python scripts/readme_outputs.py            # rewrite the marked blocks of README.md
+    python scripts/readme_outputs.py            # rewrite the marked blocks of every page
     python scripts/readme_outputs.py --check    # exit 1, with a diff, if any block is stale
+    python scripts/readme_outputs.py --readme FILE   # one page only
 
-A block is marked in the README as::
+A block is marked in a page (the README, or any page of ``docs/``) as::
 
     <!-- output: NAME -->
     ```text
@@ -55,6 +56,13 @@ from context_compact.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+
+def pages() -> list[Path]:
+    """The pages whose output blocks are kept: the README, then docs/*.md by name."""
+    return [README, *sorted(DOCS.glob("*.md"))]
+
 PACK = ROOT / "tests" / "data" / "trajectories"
 ROLLOUT = (
     "codex/AcidicSoil-codex-session-view/"
@@ -383,29 +391,39 @@ def rewrite(readme: str, pack: Path) -> str:
 def main_(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only say whether it is stale")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument(
+        "--readme", type=Path, default=None, help="one page (default: README.md and docs/*.md)"
+    )
     parser.add_argument("--pack", type=Path, default=PACK, help="the trajectory pack")
     options = parser.parse_args(argv)
-    before = options.readme.read_text(encoding="utf-8")
-    if not BLOCK.search(before):
-        print(f"{options.readme}: no <!-- output: NAME --> block", file=sys.stderr)
-        return 1
-    after = rewrite(before, options.pack)
-    if options.check:
+    if options.readme is not None:
+        targets = [options.readme]
+    else:
+        targets = [page for page in pages() if BLOCK.search(page.read_text(encoding="utf-8"))]
+    stale = False
+    for page in targets:
+        before = page.read_text(encoding="utf-8")
+        if not BLOCK.search(before):
+            print(f"{page}: no <!-- output: NAME --> block", file=sys.stderr)
+            return 1
+        after = rewrite(before, options.pack)
         if after == before:
-            return 0
-        diff = difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            "README.md (as committed)",
-            "README.md (as the commands print it now)",
-        )
-        sys.stdout.writelines(diff)
+            continue
+        if options.check:
+            stale = True
+            diff = difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                f"{page.name} (as committed)",
+                f"{page.name} (as the commands print it now)",
+            )
+            sys.stdout.writelines(diff)
+            continue
+        page.write_text(after, encoding="utf-8")
+        print(f"rewrote {page}")
+    if stale:
         print("README outputs are stale: run python scripts/readme_outputs.py", file=sys.stderr)
         return 1
-    if after != before:
-        options.readme.write_text(after, encoding="utf-8")
-        print(f"rewrote {options.readme}")
     return 0
 
 

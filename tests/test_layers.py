@@ -3,8 +3,8 @@
 Every import in src/ is read with ``ast``: module-level, inside functions, under
 ``TYPE_CHECKING``, and the strings given to ``importlib.import_module``. A module belongs to its
 group (its folder under the package, or its file), a group to one layer; a group may import
-only groups of lower layers (and itself). The README's "Source layout" draws the same list.
-A new top-level module or folder needs its place in ``LAYERS`` (and in the README).
+only groups of lower layers (and itself). docs/architecture.md draws the same list.
+A new top-level module or folder needs its place in ``LAYERS`` (and in docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ GRAPH = {module: imports(module) for module in MODULES}
 
 def test_every_group_has_a_layer() -> None:
     unplaced = sorted({group(m) for m in MODULES} - set(LAYER))
-    assert not unplaced, f"place these in LAYERS (and in the README's source layout): {unplaced}"
+    assert not unplaced, f"place these in LAYERS (and in docs/architecture.md): {unplaced}"
 
 
 def test_imports_only_go_down() -> None:

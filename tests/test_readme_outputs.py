@@ -1,7 +1,7 @@
-"""The command outputs shown in README.md are what the commands print today.
+"""The command outputs shown in README.md and docs/*.md are what the commands print today.
 
 ``scripts/readme_outputs.py`` reruns the commands of every ``<!-- output: NAME -->`` block;
-here its rewrite of the README must leave the README as it is, and a figure changed by hand
+here its rewrite of each page must leave the page as it is, and a figure changed by hand
 in a block must be put back (so a stale block fails this test). The Codex blocks read the
 trajectory pack in ``tests/data/trajectories``.
 """
@@ -31,33 +31,48 @@ def script() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def outputs() -> tuple[ModuleType, str]:
+def outputs() -> tuple[ModuleType, dict[Path, str]]:
     module = script()
     if not (module.PACK / module.ROLLOUT).is_file():
         pytest.skip(f"no trajectory pack at {module.PACK} (the Codex blocks read its rollout)")
-    return module, module.rewrite(README.read_text(encoding="utf-8"), module.PACK)
+    fresh = {}
+    for page in module.pages():
+        text = page.read_text(encoding="utf-8")
+        if module.BLOCK.search(text):
+            fresh[page] = module.rewrite(text, module.PACK)
+    return module, fresh
 
 
-def test_every_output_block_of_the_readme_is_what_its_commands_print_now(
-    outputs: tuple[ModuleType, str],
+def test_every_output_block_of_the_readme_and_the_docs_is_what_its_commands_print_now(
+    outputs: tuple[ModuleType, dict[Path, str]],
 ) -> None:
     module, fresh = outputs
-    readme = README.read_text(encoding="utf-8")
-    names = [m["name"] for m in module.BLOCK.finditer(readme)]
-    assert names == [
-        "demo",
-        "import-samples",
-        "codex-dry-runs",
-        "codex-compacted",
-        "codex-resumed",
-    ]
-    assert fresh == readme, "README outputs are stale: run python scripts/readme_outputs.py"
+    names = {
+        page.relative_to(ROOT).as_posix(): [
+            m["name"] for m in module.BLOCK.finditer(page.read_text(encoding="utf-8"))
+        ]
+        for page in fresh
+    }
+    assert names == {
+        "README.md": ["demo"],
+        "docs/cli-guide.md": [
+            "import-samples",
+            "codex-dry-runs",
+            "codex-compacted",
+            "codex-resumed",
+        ],
+    }
+    for page, text in fresh.items():
+        assert text == page.read_text(encoding="utf-8"), (
+            f"{page.name} outputs are stale: run python scripts/readme_outputs.py"
+        )
 
 
 def test_a_figure_changed_by_hand_in_a_block_is_put_back(
-    outputs: tuple[ModuleType, str],
+    outputs: tuple[ModuleType, dict[Path, str]],
 ) -> None:
-    module, fresh = outputs
+    module, pages = outputs
+    fresh = pages[ROOT / "docs/cli-guide.md"]
     block = next(m[0] for m in module.BLOCK.finditer(fresh) if m["name"] == "codex-dry-runs")
     line = next(line for line in block.splitlines() if line.startswith("final view:"))
     tampered = block.replace(line, line.replace(" tokens in ", "0 tokens in "))
@@ -74,6 +89,7 @@ def test_check_mode_exits_1_with_a_diff_when_a_block_is_stale(
     readme.write_text(stale + "<!-- /output -->\n", encoding="utf-8")
     assert module.main_(["--check", "--readme", str(readme)]) == 1
     out, err = capsys.readouterr()
+    assert "README.md (as committed)" in out
     assert "-old" in out and "+9 turns, 10 model calls" in out
     assert "README outputs are stale: run python scripts/readme_outputs.py" in err
     assert "old" in readme.read_text(encoding="utf-8")  # --check writes nothing

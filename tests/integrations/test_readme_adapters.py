@@ -1,5 +1,5 @@
-"""The README's adapter snippets run as written, pointed at the stub API through the SDKs' own
-environment variables: each calls its tool, prints the model's answer, sends valid requests."""
+"""The adapter snippets of docs/frameworks.md run as written, pointed at the stub API through
+the SDKs' own environment variables: each calls its tool, prints the answer, sends valid ones."""
 
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ from context_compact import check
 from context_compact.providers.openai_chat import from_openai
 from stub_api import Reply, StubAPI, ToolCall
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs/frameworks.md"
 
 
 def snippets() -> list[str]:
-    section = README.read_text().split("## Framework adapters", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    return re.findall(r"```python\n(.*?)```", PAGE.read_text(), re.DOTALL)
 
 
 def _script() -> list[Reply]:
@@ -46,7 +45,7 @@ def stub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[StubAPI]:
 
 
 def _run(code: str, capsys: pytest.CaptureFixture[str]) -> str:
-    exec(compile(code, str(README), "exec"), {"__name__": "readme_snippet"})
+    exec(compile(code, str(PAGE), "exec"), {"__name__": "readme_snippet"})
     return capsys.readouterr().out
 
 
@@ -54,7 +53,7 @@ def _tool_result_sent(body: Any) -> bool:
     return "They fish." in str(body["messages"][-1])
 
 
-def test_the_three_snippets_are_in_the_readme() -> None:
+def test_the_three_snippets_are_on_the_frameworks_page() -> None:
     found = snippets()
     assert len(found) == 3
     assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]

@@ -1,4 +1,4 @@
-"""The README's "Your format, your client" snippets run as written: the format ones offline,
+"""The snippets of docs/formats.md run as written: the format ones offline,
 the client ones against the stub API through the SDKs' own environment variables, in order
 (the streaming snippet continues the drop-in one's ``client`` and ``messages``)."""
 
@@ -14,11 +14,11 @@ import pytest
 from context_compact import check
 from stub_api import Reply, StubAPI, ToolCall
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs/formats.md"
 
 
 def snippets() -> list[str]:
-    section = README.read_text().split("## Your format, your client", 1)[1].split("\n## ", 1)[0]
+    section = PAGE.read_text()
     return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
 
 
@@ -42,18 +42,18 @@ def test_the_readme_shows_the_format_the_client_and_the_streaming_snippets() -> 
 
 def test_the_format_snippets_run_as_written_and_give_the_callers_format_back() -> None:
     scope: dict[str, Any] = {}
-    exec(compile(snippets()[0], str(README), "exec"), scope)
+    exec(compile(snippets()[0], str(PAGE), "exec"), scope)
     assert [m["role"] for m in scope["history"]] == ["system", "user", "assistant", "tool"]
     assert scope["history"][2]["tool_calls"][0]["id"] == "call_1"
-    exec(compile(snippets()[1], str(README), "exec"), {})
+    exec(compile(snippets()[1], str(PAGE), "exec"), {})
 
 
 def test_the_client_and_streaming_snippets_run_as_written_and_send_valid_requests(
     stub: StubAPI,
 ) -> None:
     scope: dict[str, Any] = {"print": lambda *a, **k: None}
-    exec(compile(snippets()[2], str(README), "exec"), scope)
-    exec(compile(snippets()[3], str(README), "exec"), scope)
+    exec(compile(snippets()[2], str(PAGE), "exec"), scope)
+    exec(compile(snippets()[3], str(PAGE), "exec"), scope)
     assert len(stub.bodies) == 2
     assert stub.bodies[1].get("stream") is True
     assert [check(body["messages"]) for body in stub.bodies] == [[], []]
@@ -69,7 +69,7 @@ def test_the_tool_runner_snippet_continues_the_conversation_through_the_compacti
     stub.enqueue(Reply(tool_calls=(call,)), Reply(text="Eggs and milk."))
     scope: dict[str, Any] = {"print": lambda *a, **k: None}
     for snippet in (snippets()[2], snippets()[3], snippets()[4]):
-        exec(compile(snippet, str(README), "exec"), scope)
+        exec(compile(snippet, str(PAGE), "exec"), scope)
     assert len(stub.bodies) == 4
     assert [check(body["messages"]) for body in stub.bodies] == [[]] * 4
     assert stub.bodies[3]["messages"][-1]["content"][0]["content"] == "eggs, milk"

@@ -241,7 +241,9 @@ def test_too_little_room_for_an_answer_compacts_instead_calibrated_by_the_apis_c
     agent, events = make(context_limit=window)
     assert agent.run([], REQUEST).text == "done"
     refused, retried = stub_api.bodies[-2], stub_api.bodies[-1]
-    assert output_budget(retried) == 8_000
+    # The window the refusal stated is adopted: the limit becomes 30,000 less a quarter of it
+    # for the reply (the limit given was the whole window), and the reply keeps that room.
+    assert output_budget(retried) == 7_500
     assert len(json.dumps(canonical(retried))) < len(json.dumps(canonical(refused))) // 2
     assert check(canonical(retried)) == []
     assert [e.recovered for e in events if isinstance(e, Refusal)] == [True]

@@ -43,7 +43,10 @@ def report(
     found = Inspection.load(store, session)
     summary = found.summary()
     named = [found.links(store, [m]) for m in found.messages]
-    paths = sorted({p for group in named for p in group})
+    events = found.event_rows()
+    # Every file a message or an event links to is in the file: a link must open offline.
+    linked = {p for group in named for p in group}
+    paths = sorted(linked | {p for row in events for p in row["paths"] if store.issued(p)})
     texts = [
         {"message": r.seq, "role": r.message.get("role"), "text": message_text(r.message)}
         for r in logged_messages(store.records(session))
@@ -52,7 +55,7 @@ def report(
         "selected": session,
         "sessions": [{"id": session, "created": summary["created"], "source": summary["source"]}],
         "summary": summary,
-        "events": found.event_rows(),
+        "events": events,
         "messages": found.messages,
         "links": named,
         "requests": [

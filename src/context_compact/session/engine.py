@@ -106,6 +106,7 @@ class SessionEngine(SearchableLog):
             lambda stage, before, after, note: self._emit(stage, before, after, (), note),
         )
         self.ahead = ahead.enabled(policy, env.summarizer)
+        self._undone: set[int] = set()  # journal positions of the edits undone (undo.py)
         self.over_limit = 0
         self.faults = Faults()
         self._window_said: tuple[int, str] | None = None
@@ -118,7 +119,7 @@ class SessionEngine(SearchableLog):
         return self.journal.session_id
 
     def _open(self, session: str) -> None:
-        self._undone: set[int] = set()
+        self._undone = set()
         self.journal.open(session, self._apply, self._start)
         self._rebuild_if_undone()
         self._fell_back()
