@@ -16,9 +16,9 @@ from context_compact.agent.loop import Agent
 from context_compact.agent.tools import Workspace
 from context_compact.cli import main
 from context_compact.engine import PAGE
-from context_compact.testing.model import ScriptedProvider, tool_call
 from context_compact.session.recall import WINDOW, WINDOWS
 from context_compact.store import workdir_store
+from context_compact.testing.model import ScriptedProvider, tool_call
 
 NEEDLE = "TaxMismatch: expected 1.19 got 1.2"
 # A 31 KB tool result whose one interesting line is its last.
