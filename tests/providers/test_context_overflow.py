@@ -7,10 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-
-from context_compact import ContextOverflow
-from context_compact.providers.errors import context_overflow, is_context_overflow
-from stub_api import ErrorReply, StubAPI
 from test_provider_errors import (
     ANTHROPIC_OTHERS,
     ANTHROPIC_OVERFLOWS,
@@ -20,6 +16,10 @@ from test_provider_errors import (
     raised_by_anthropic,
     raised_by_openai,
 )
+
+from context_compact import ContextOverflow
+from context_compact.providers.errors import context_overflow, is_context_overflow
+from stub_api import ErrorReply, StubAPI
 
 CASES: list[
     tuple[str, Callable[[StubAPI, ErrorReply], BaseException], Callable[[], ErrorReply]]
