@@ -51,8 +51,8 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     "--trajectories",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Directory of recorded sessions (default: $CONTEXT_COMPACT_TRAJECTORIES or "
-    "shared/data/trajectories).",
+    help="Directory of recorded sessions (default: $CONTEXT_COMPACT_TRAJECTORIES, else the "
+    "repository's tests/data/trajectories).",
 )
 @click.option("--no-real", is_flag=True, help="Skip the real recorded sessions.")
 @click.option(
@@ -75,7 +75,7 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     flag_value=SUITE,
     default=None,
     help="Alone: run only the scaling suite (per-turn time, memory and files from 1k to "
-    "50k turns, cold starts, and issue 19's goals as ratios to the seed, each configuration "
+    "50k turns, cold starts, and the speed goals as ratios to the seed, each configuration "
     "in its own process; --quick: the same at a tenth of the sizes, minutes, else ~30 min). "
     "With history lengths, e.g. 100,1000: the bench's in-process prepare() timing; 0 skips it.",
 )

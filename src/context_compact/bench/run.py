@@ -47,11 +47,14 @@ Progress = Callable[[int, int, str], None]
 
 
 def default_trajectories() -> Path:
-    """``$CONTEXT_COMPACT_TRAJECTORIES``, else ``shared/data/trajectories`` beside the repo."""
+    """``$CONTEXT_COMPACT_TRAJECTORIES``, else the repository's copy of the recorded sessions
+    (``tests/data/trajectories``), else ``shared/data/trajectories`` beside the repository."""
     env = os.environ.get(ENV_TRAJECTORIES)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3].parent / "shared/data/trajectories"
+    repo = Path(__file__).resolve().parents[3]
+    inside = repo / "tests/data/trajectories"
+    return inside if inside.is_dir() else repo.parent / "shared/data/trajectories"
 
 
 @dataclass(frozen=True)
