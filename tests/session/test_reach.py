@@ -78,11 +78,13 @@ def test_recall_finds_the_original_of_results_that_left_the_view() -> None:
 def test_recall_pages_long_answers_and_says_where_to_continue() -> None:
     c, _, texts = drive(120, 5, 4_000)
     big = max(texts, key=len)
-    first = c.recall(big[:50], limit=1_000)
-    assert len(first.text) == 1_000 and first.next_offset == 1_000
-    assert "more from offset=1000" in str(first)
-    second = c.recall(big[:50], offset=1_000, limit=1_000)
-    assert second.text == (first.text + second.text)[1_000:]
+    # A page too small for the whole message: the windows round the match, paged.
+    first = c.recall(big[:50], limit=300)
+    assert len(first.text) == 300 and first.next_offset == 300
+    assert "more from offset=300" in str(first)
+    second = c.recall(big[:50], offset=300, limit=300)
+    assert second.text == (first.text + second.text)[300:]
+    assert big[:50] in first.text + second.text
 
 
 def test_recall_by_position_returns_that_message() -> None:

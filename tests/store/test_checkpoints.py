@@ -124,8 +124,13 @@ def test_a_journal_cut_after_its_newest_checkpoint_is_refused_not_resumed(
 ) -> None:
     monkeypatch.setattr(checkpoint, "EVERY", 8)
     store = SqliteStore(tmp_path / "s.db")
-    loop(store)
+    view = loop(store)
     last = store.checkpoints("s")[-1]
+    # One more call without a checkpoint: the journal's last row (a batch) starts after the
+    # newest checkpoint whatever batch that checkpoint ended.
+    monkeypatch.setattr(checkpoint, "EVERY", 10**9)
+    more = resumed(store)
+    more.prepare([*view, {"role": "user", "content": "one more thing"}], "one more thing")
     store.close()
     db = sqlite3.connect(tmp_path / "s.db")
     with db:

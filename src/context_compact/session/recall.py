@@ -9,8 +9,8 @@ The query is, in this order: a path the store issued (its text), ``message N`` o
 original message at position N of the session), or text, found in every logged message (text
 blocks, tool inputs as written, tool results, whatever their size or whether they are still in
 view); a matched tool call comes back with its result (the newest ``PAIRED_CALLS``; an older
-one names its id, which recalls the result). A text hit in a message longer than a window shows
-the match, not the message's start: ``WINDOW`` characters either side of each match
+one names its id, which recalls the result). When the page cannot hold every hit whole, a text
+hit in a message longer than a window shows the match, not the message's start: ``WINDOW`` characters either side of each match
 (overlapping windows merged, the first ``WINDOWS`` of a message), each under a header naming
 the message, the characters it shows and how to read the whole message from there
 (``recall("message N", offset=K)``, K the window's first character in that answer). A file the
@@ -169,7 +169,7 @@ def _file(store: Store, session: str, path: str) -> list[Piece]:
         return [Header("===", f"{path} (file missing; rebuilt from this session's log)"), *rebuilt]
 
 
-def _matches(store: Store, session: str, query: str) -> list[list[Piece]]:
+def _matches(store: Store, session: str, query: str, windowed: bool) -> list[list[Piece]]:
     if store.issued(query.strip()):
         return [_file(store, session, query.strip())]
     position = _POSITION.match(query)
@@ -180,7 +180,9 @@ def _matches(store: Store, session: str, query: str) -> list[list[Piece]]:
         return []
     # Text: the store's search (an index where it has one; the same answer as a scan).
     hits = list(found_messages(store.search(session, query)))
-    found = [_text_hit(seq, message, query) for seq, message in hits]
+    found = [
+        _text_hit(seq, message, query) if windowed else _hit(seq, message) for seq, message in hits
+    ]
     matched = {seq for seq, _ in hits}
     calls = [i for i, (_, message) in enumerate(hits) if _uses(message)]
     # A matched call's result comes back with it: asked what a command gave, the answer is
@@ -269,8 +271,13 @@ def recall(
         raise ValueError("recall needs a non-empty query: text, a path, or 'message N'")
     if offset < 0 or limit <= 0:
         raise ValueError(f"recall: offset must be >= 0 and limit > 0, got {offset}, {limit}")
-    hits = _matches(store, session, query)
+    # Whole messages when the page holds them all (one recall gives the originals back);
+    # else windows round the matches, so a needle deep in a long result is on the first page.
+    hits = _matches(store, session, query, windowed=False)
     whole = written(hits, "\n\n")
+    if offset + limit < len(whole):
+        hits = _matches(store, session, query, windowed=True)
+        whole = written(hits, "\n\n")
     return RecallPage(query, len(hits), whole[offset : offset + limit], offset, len(whole))
 
 
