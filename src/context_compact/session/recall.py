@@ -9,9 +9,10 @@ The query is, in this order: a path the store issued (its text), ``message N`` o
 original message at position N of the session), or text, found in every logged message (text
 blocks, tool inputs as written, tool results, whatever their size or whether they are still in
 view); a matched tool call comes back with its result (the newest ``PAIRED_CALLS``; an older
-one names its id, which recalls the result). When the page cannot hold every hit whole, a text
-hit in a message longer than a window shows the match, not the message's start: ``WINDOW`` characters either side of each match
-(overlapping windows merged, the first ``WINDOWS`` of a message), each under a header naming
+one names its id, which recalls the result). When the page cannot hold every hit whole, a
+text hit in a message longer than a window shows the match, not the message's start:
+``WINDOW`` characters either side of each match (overlapping windows merged, the first
+``WINDOWS`` of a message), each under a header naming
 the message, the characters it shows and how to read the whole message from there
 (``recall("message N", offset=K)``, K the window's first character in that answer). A file the
 store issued but someone deleted is rebuilt from the log's originals (the results an edit saved
