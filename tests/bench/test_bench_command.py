@@ -110,7 +110,8 @@ def test_the_trajectories_directory_comes_from_the_environment_first(
     monkeypatch.setenv(ENV_TRAJECTORIES, str(tmp_path))
     assert default_trajectories() == tmp_path
     monkeypatch.delenv(ENV_TRAJECTORIES)
-    assert default_trajectories().parts[-3:] == ("shared", "data", "trajectories")
+    # Else the repository's copy of the recorded sessions.
+    assert default_trajectories().parts[-3:] == ("tests", "data", "trajectories")
 
 
 def test_the_chart_is_valid_svg_or_an_html_page_of_svgs(tmp_path: Path) -> None:

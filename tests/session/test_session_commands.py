@@ -52,8 +52,13 @@ def test_recall_prints_a_compacted_result_in_full(tmp_path: Path) -> None:
         ["recall", sid, needle[:50], "--workdir", str(tmp_path), "--limit", "10000000", "--json"],
     )
     assert out.exit_code == 0, out.output
-    # A text hit shows the match; its header says how to read the whole message.
-    found = re.search(r'recall\("(message \d+)", offset=\d+\)', json.loads(out.output)["text"])
+    # A page that holds every hit gives the messages whole: the original is there.
+    assert needle in json.loads(out.output)["text"]
+    # A smaller page shows the match; its header says how to read the whole message.
+    small = CliRunner().invoke(
+        main, ["recall", sid, needle[:50], "--workdir", str(tmp_path), "--limit", "400", "--json"]
+    )
+    found = re.search(r'recall\("(message \d+)", offset=\d+\)', json.loads(small.output)["text"])
     assert found is not None
     args = ["recall", sid, found.group(1), "--workdir", str(tmp_path), "--limit", "10000000"]
     whole = CliRunner().invoke(main, [*args, "--json"])
