@@ -428,6 +428,7 @@ from .compact import compact_command  # noqa: E402
 from .doctor import doctor_command  # noqa: E402
 from .inspect import inspect_command  # noqa: E402
 from .transfer import export_command, import_command  # noqa: E402
+from .undo import undo_command  # noqa: E402
 
 main.add_command(sessions)
 main.add_command(doctor_command)
@@ -436,5 +437,6 @@ main.add_command(import_command)
 main.add_command(export_command)
 main.add_command(inspect_command)
 main.add_command(compact_command)
+main.add_command(undo_command)
 main.add_command(check_model_command)
 main.add_command(ui_command)

@@ -1,0 +1,73 @@
+"""``context-compact undo ID``: take back the newest compaction of a stored session.
+
+The session is opened under the policy it was written with (its meta), and
+``Compactor.undo`` appends an undo record to its journal: the view is what it would have been
+without that compaction (a summary or a clearing), plus what came since. The undone
+compaction stays in the log and in ``inspect``. Refused, changing nothing, when there is none
+or when the view would be over the limit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import UndoRefused
+from .sessions import json_option, need_session, open_store, workdir_option
+from .store_errors import guards_store
+
+
+def stored_policy(meta: dict[str, Any]) -> Any:
+    """The default policy the session was written with, as its meta recorded it."""
+    from ..policy import Policy
+    from ..session.policy import SessionPolicy
+
+    raw = meta.get("policy")
+    known = set(SessionPolicy.__dataclass_fields__)
+    knobs = {k: v for k, v in raw.items() if k in known} if isinstance(raw, dict) else {}
+    # JSON gave lists where the policy keeps tuples.
+    knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in knobs.items()}
+    try:
+        return Policy.default(**knobs)
+    except (TypeError, ValueError) as error:
+        raise click.ClickException(f"the session's stored policy is not usable here: {error}")
+
+
+@click.command("undo")
+@click.argument("session")
+@workdir_option
+@json_option
+@guards_store
+def undo_command(session: str, workdir: Path | None, as_json: bool) -> None:
+    """Take back the newest compaction of SESSION (a summary or a clearing): the next view is
+    as if it had not happened, plus what came since. The undone compaction stays in the log."""
+    from ..compactor import Compactor
+
+    store = open_store(workdir)
+    try:
+        meta = need_session(store, session)
+        sid = str(meta["id"])
+        compactor = Compactor(stored_policy(meta), store, session=sid)
+        before = len(compactor.view())
+        try:
+            view = compactor.undo()
+        except UndoRefused as error:
+            raise click.ClickException(str(error)) from None
+        event = compactor.events[-1]
+    finally:
+        store.close()
+    if as_json:
+        data = {"session": sid, "note": event.note, "view_messages": len(view)}
+        data |= {"tokens_before": event.before, "tokens_after": event.after}
+        click.echo(json.dumps(data, indent=1))
+    else:
+        click.echo(
+            f"session {sid}: {event.note}; the view now holds {len(view)} messages "
+            f"(was {before}), {event.after:,} tokens (was {event.before:,})"
+        )
+
+
+__all__ = ["stored_policy", "undo_command"]
