@@ -30,7 +30,7 @@ def compacted_session(workdir: Path) -> tuple[str, list[Any]]:
 
 
 def test_undo_takes_back_the_newest_compaction_of_a_stored_session(tmp_path: Path) -> None:
-    sid, view = compacted_session(tmp_path)
+    sid, _ = compacted_session(tmp_path)
     out = CliRunner().invoke(main, ["undo", sid[:6], "--workdir", str(tmp_path), "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)

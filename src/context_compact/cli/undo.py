@@ -33,7 +33,9 @@ def stored_policy(meta: dict[str, Any]) -> Any:
     try:
         return Policy.default(**knobs)
     except (TypeError, ValueError) as error:
-        raise click.ClickException(f"the session's stored policy is not usable here: {error}")
+        raise click.ClickException(
+            f"the session's stored policy is not usable here: {error}"
+        ) from None
 
 
 @click.command("undo")
