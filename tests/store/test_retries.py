@@ -67,10 +67,13 @@ def test_ctrl_c_during_the_journal_write_then_going_on_leaves_a_session_that_res
     store = FaultyStore(inner, fail={"append"}, error=KeyboardInterrupt(), skip=1, times=1)
     compactor = Compactor(POLICY, store)
     view = compactor.prepare(grow([user("task")], "a"), "task")
-    history = grow(view, "b")
+    history = grow(view, "b", 4_000)  # large enough to be persisted: the call has an event
     with pytest.raises(KeyboardInterrupt):
         compactor.prepare(history, "task")
-    assert compactor.events == [e for e in compactor.events]  # readable after the interrupt
+    # The interrupted call's events are gone with it: memory holds what the journal holds.
+    assert compactor.session_id is not None
+    journaled = [r["stage"] for r in inner.records(compactor.session_id) if r["kind"] == "event"]
+    assert [e.stage for e in compactor.events] == journaled
     view = compactor.prepare(grow(history, "c"), "task")  # what `chat` does after Ctrl-C
     assert compactor.session_id is not None
     assert_resumes_to(inner, compactor.session_id, view)
