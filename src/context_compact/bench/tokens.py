@@ -1,6 +1,6 @@
 """``bench --tokens``: how far the token estimate is from an exact tokenizer, per message.
 
-Every message of the recorded sessions (``shared/data/trajectories``) of at least
+Every message of the recorded sessions (``tests/data/trajectories``) of at least
 ``MIN_CHARS`` characters of JSON is sized three ways, as ``TokenCounter`` sizes it (its
 content's JSON text, framing and media):
 

@@ -4,7 +4,7 @@
 * ``text_tokens`` is the offline estimate of tokens, by character class (``estimate.py``).
 
   Measured against exact o200k counts (bpe-openai) on the 19 recorded sessions in
-  ``shared/data/trajectories``, sized as ``TokenCounter`` sizes them (the JSON text of each
+  ``tests/data/trajectories``, sized as ``TokenCounter`` sizes them (the JSON text of each
   message's content; the 1,534 messages of 50 chars or more for the per-message rows)::
 
                                    ~4 chars a token     by character class

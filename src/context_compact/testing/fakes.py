@@ -3,7 +3,7 @@
 Its text is the extractive summary of what it was given (rolling over the previous one when
 the engine passes it), padded or cut to ``target_chars`` (2,400 chars, about 600 tokens: the
 size of the summaries we saw in the recorded Claude Code compaction in
-``shared/data/trajectories``, which ran to a few thousand characters). It records the tokens
+``tests/data/trajectories``, which ran to a few thousand characters). It records the tokens
 it was sent and returned, so a bench can price the calls, and each summary's
 ``summary_score`` against what it was shown, so a bench can report retention.
 """
