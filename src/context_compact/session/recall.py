@@ -170,20 +170,22 @@ def _file(store: Store, session: str, path: str) -> list[Piece]:
         return [Header("===", f"{path} (file missing; rebuilt from this session's log)"), *rebuilt]
 
 
-def _matches(store: Store, session: str, query: str, windowed: bool) -> list[list[Piece]]:
+def _matches(store: Store, session: str, query: str) -> tuple[list[list[Piece]], list[list[Piece]]]:
+    """The hits, with text hits as whole messages and as windows round their matches (one
+    search serves both)."""
     if store.issued(query.strip()):
-        return [_file(store, session, query.strip())]
+        found = [_file(store, session, query.strip())]
+        return found, found
     position = _POSITION.match(query)
     if position is not None:
         for record in logged_messages(store.records(session)):
             if record.seq == int(position.group(1)):
-                return [_hit(record.seq, record.message)]
-        return []
+                found = [_hit(record.seq, record.message)]
+                return found, found
+        return [], []
     # Text: the store's search (an index where it has one; the same answer as a scan).
     hits = list(found_messages(store.search(session, query)))
-    found = [
-        _text_hit(seq, message, query) if windowed else _hit(seq, message) for seq, message in hits
-    ]
+    extras: list[list[Piece]] = [[] for _ in hits]
     matched = {seq for seq, _ in hits}
     calls = [i for i, (_, message) in enumerate(hits) if _uses(message)]
     # A matched call's result comes back with it: asked what a command gave, the answer is
@@ -194,11 +196,15 @@ def _matches(store: Store, session: str, query: str, windowed: bool) -> list[lis
         for use in _uses(message):
             result = _result_of(store, session, str(use.get("id")), seq, matched)
             if result is not None:
-                found[i] += result
+                extras[i] += result
     for i in calls[:-PAIRED_CALLS]:
         ids = ", ".join(name_of(use.get("id")) for use in _uses(hits[i][1]))
-        found[i].append(Header("---", f"its result: recall {ids}"))
-    return found
+        extras[i].append(Header("---", f"its result: recall {ids}"))
+    whole = [_hit(seq, m) + extra for (seq, m), extra in zip(hits, extras, strict=True)]
+    windows = [
+        _text_hit(seq, m, query) + extra for (seq, m), extra in zip(hits, extras, strict=True)
+    ]
+    return whole, windows
 
 
 def _hit(seq: int, message: Message) -> list[Piece]:
@@ -274,11 +280,10 @@ def recall(
         raise ValueError(f"recall: offset must be >= 0 and limit > 0, got {offset}, {limit}")
     # Whole messages when the page holds them all (one recall gives the originals back);
     # else windows round the matches, so a needle deep in a long result is on the first page.
-    hits = _matches(store, session, query, windowed=False)
+    hits, windows = _matches(store, session, query)
     whole = written(hits, "\n\n")
     if offset + limit < len(whole):
-        hits = _matches(store, session, query, windowed=True)
-        whole = written(hits, "\n\n")
+        whole = written(windows, "\n\n")
     return RecallPage(query, len(hits), whole[offset : offset + limit], offset, len(whole))
 
 
