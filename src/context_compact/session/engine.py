@@ -48,7 +48,8 @@ from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import ahead, checkpoint, knobs, limits, native, passes, summary, undo
+from . import ahead, checkpoint, knobs, limits, native, native_tier, passes, summary, undo
+from .native_tier import NativeCompact
 from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
@@ -106,6 +107,9 @@ class SessionEngine(SearchableLog):
             lambda stage, before, after, note: self._emit(stage, before, after, (), note),
         )
         self.ahead = ahead.enabled(policy, env.summarizer)
+        # The provider's compaction, handed in by the drop-in client (``native_tier.py``).
+        self.native: NativeCompact | None = None
+        self._native_off = False  # ``native="auto"`` and the provider refused it once
         self._undone: set[int] = set()  # journal positions of the edits undone (undo.py)
         self.over_limit = 0
         self.faults = Faults()
@@ -265,7 +269,29 @@ class SessionEngine(SearchableLog):
         self.env.emit(event)
 
     def _io(self) -> passes.PassIO:
-        return passes.PassIO(self.store, f"sessions/{self.sid()}.index.md", self._summarize)
+        tier = self.policy.native and self.native is not None and not self._native_off
+        return passes.PassIO(
+            self.store,
+            f"sessions/{self.sid()}.index.md",
+            self._summarize,
+            self._native_block if tier else None,
+        )
+
+    def _native_block(self, messages: list[Message]) -> dict[str, Any] | None:
+        """The provider's block for ``messages`` (``native_tier.py``), or None after saying
+        why our own summary is used instead."""
+        compact = self.native
+        try:
+            if compact is None:
+                raise RuntimeError("no native compaction was handed in")
+            return native_tier.usable(compact(messages))
+        except Exception as error:
+            if self.policy.native == "auto":
+                self._native_off = True
+            off = "; native compaction off for this session" if self._native_off else ""
+            note = f"native compaction failed ({type(error).__name__}: {error}"[:300]
+            self._emit("native_fallback", 0, 0, (), f"{note}); our own summary used{off}")
+            return None
 
     # -- syncing with the caller -----------------------------------------------------------
     def sync(self, messages: Any) -> None:

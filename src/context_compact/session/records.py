@@ -11,7 +11,8 @@ A session's journal is an append-only list of records, in the order things happe
   ``inputs``, only when there are any);
 * ``SummaryEdit``: messages ``start .. cut-1`` replaced by a summary message, with the
   pinned user messages, the folded ones and, when the summary closed the turn, the closing
-  message of recent steps;
+  message of recent steps; with ``block``, the provider's compaction block that a compaction
+  request of ours returned (``native_tier.py``), sent first, unchanged, before that prefix;
 * ``NativeEdit`` (op ``native``): the provider's own compaction block (Anthropic's
   ``compaction`` block, an OpenAI Responses ``compaction`` item) in message ``cut`` at
   ``block`` now stands for everything before it: the view starts at the block; what it
@@ -113,6 +114,9 @@ class SummaryEdit:
     carry: Message | None = None
     first: Message | None = None
     """The first request as shown from now on, when its images were saved as files."""
+    block: dict[str, Any] | None = None
+    """The provider's compaction block standing for messages before ``cut`` (a compaction
+    request of ours: ``native_tier.py``); ``text`` is then our readable summary of them."""
     op: Literal["summarize"] = field(default="summarize", init=False)
     kind: Literal["edit"] = field(default="edit", init=False)
 
@@ -270,6 +274,7 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
                 closes=bool(raw.get("closes", False)),
                 carry=raw.get("carry"),
                 first=raw.get("first"),
+                block=raw.get("block"),
             )
         if op == "native":
             archive = raw.get("archive")
@@ -375,6 +380,8 @@ def as_json(record: Read) -> dict[str, Any]:
             out["carry"] = record.carry
         if record.first is not None:
             out["first"] = record.first
+        if record.block is not None:
+            out["block"] = record.block
         return out
     if isinstance(record, NativeEdit):
         return {

@@ -1,0 +1,79 @@
+"""The drop-in client's side of the native tier: the provider's compaction, asked through the
+caller's own client (``session/native_tier.py`` holds the engine's side).
+
+While a compacting ``messages.create`` or ``beta.messages.create`` of an Anthropic client
+runs (sync; under a policy with ``native`` on), the engine holds a ``NativeCompact`` made
+from that very call: a summary it decides on during the call sends the messages it
+replaces as an on-demand compaction request (``compaction={"type": "summarize"}``, beta
+``compact-2026-09-04``) with the call's own model, system prompt, tools and options, through
+the same SDK method, and gets the block back unchanged. The request leaves out what the API
+refuses beside it (``context_management``) and what does not apply (``stream``). Its usage
+is not observed: it measures the compaction's input, not the conversation's view.
+
+Not handed in (our own summary is used): async clients, the streaming helpers, OpenAI
+clients (the Responses API's compaction item is adopted when the caller's own request asks
+for it, ``session/native.py``, but not requested by us yet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..compactor import Compactor
+from ..messages import Message, plain
+
+COMPACT_BETA = "compact-2026-09-04"
+LEFT_OUT = ("messages", "stream", "context_management", "thread")
+
+
+def anthropic_compaction(
+    create: Callable[..., Any], kwargs: dict[str, Any]
+) -> Callable[[list[Message]], dict[str, Any]]:
+    """A ``NativeCompact`` sending through ``create`` with the options of ``kwargs``."""
+    fixed = {k: v for k, v in kwargs.items() if k not in LEFT_OUT}
+    resource = getattr(create, "__self__", None)
+    beta = ".beta." in type(resource).__module__
+
+    def compact(messages: list[Message]) -> dict[str, Any]:
+        ask = {**fixed, "messages": messages}
+        if beta:
+            ask["compaction"] = {"type": "summarize"}
+            ask["betas"] = list(dict.fromkeys([*(fixed.get("betas") or []), COMPACT_BETA]))
+        else:
+            ask["extra_body"] = {**(fixed.get("extra_body") or {}), "compaction": {"type": "summarize"}}
+            headers = dict(fixed.get("extra_headers") or {})
+            given = headers.get("anthropic-beta")
+            headers["anthropic-beta"] = f"{given},{COMPACT_BETA}" if given else COMPACT_BETA
+            ask["extra_headers"] = headers
+        response = create(**ask)
+        for block in getattr(response, "content", None) or []:
+            shown = plain(block)
+            if isinstance(shown, dict) and shown.get("type") == "compaction":
+                return shown
+        stop = getattr(response, "stop_reason", None)
+        raise ValueError(f"the compaction request returned no compaction block ({stop})")
+
+    return compact
+
+
+@contextmanager
+def handed(
+    compactor: Compactor, fmt: str, create: Callable[..., Any], kwargs: dict[str, Any]
+) -> Iterator[None]:
+    """The engine holds this call's compaction while the block runs (Anthropic, sync, a
+    policy with ``native`` on, an engine that takes one); nothing otherwise."""
+    engine = compactor.engine
+    on = getattr(compactor.policy, "native", False) and fmt == "anthropic"
+    if not on or not hasattr(engine, "native"):
+        yield
+        return
+    engine.native = anthropic_compaction(create, kwargs)
+    try:
+        yield
+    finally:
+        engine.native = None
+
+
+__all__ = ["COMPACT_BETA", "anthropic_compaction", "handed"]
