@@ -11,6 +11,7 @@ from typing import Any
 
 import anthropic
 import pytest
+from test_native_compaction import SYSTEM, TOOLS, WINDOW, Model, run_loop
 
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.bench.reach import reach
@@ -20,7 +21,6 @@ from context_compact.session.records import SummaryEdit, journal
 from context_compact.testing.fakes import BenchSummarizer
 from stub_api import StubAPI
 from stub_compaction import Compactions
-from test_native_compaction import SYSTEM, TOOLS, WINDOW, Model, run_loop
 
 STEPS = 64
 
@@ -125,7 +125,9 @@ def test_a_refused_compaction_request_falls_back_to_our_own_summary_and_says_so(
         assert len(asked) == 1  # refused once: the tier is off for the session
     else:
         assert len(asked) == len(fallbacks) >= 2
-    found = reach(as_dicts(compactor.view()), run["store"], run["store"].root, run["sent"], max_reads=2)
+    found = reach(
+        as_dicts(compactor.view()), run["store"], run["store"].root, run["sent"], max_reads=2
+    )
     assert found.lost == 0
 
 

@@ -223,7 +223,9 @@ class _Endpoint:
             except Exception as error:
                 if not is_context_overflow(error):
                     raise
-                integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
+                integrations_log.debug(
+                    "%s refused for length, compacting once: %s", self.format, error
+                )
                 view = self.compactor.reactive_compact(items, request)
                 result = create(**self.sent(kwargs, view))
         return self.after(result, streaming or kwargs.get("stream") is True)

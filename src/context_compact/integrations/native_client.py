@@ -42,7 +42,10 @@ def anthropic_compaction(
             ask["compaction"] = {"type": "summarize"}
             ask["betas"] = list(dict.fromkeys([*(fixed.get("betas") or []), COMPACT_BETA]))
         else:
-            ask["extra_body"] = {**(fixed.get("extra_body") or {}), "compaction": {"type": "summarize"}}
+            ask["extra_body"] = {
+                **(fixed.get("extra_body") or {}),
+                "compaction": {"type": "summarize"},
+            }
             headers = dict(fixed.get("extra_headers") or {})
             given = headers.get("anthropic-beta")
             headers["anthropic-beta"] = f"{given},{COMPACT_BETA}" if given else COMPACT_BETA

@@ -49,9 +49,9 @@ from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
 from . import ahead, checkpoint, knobs, limits, native, native_tier, passes, summary, undo
-from .native_tier import NativeCompact
 from .durable import SessionJournal
 from .faults import Faults
+from .native_tier import NativeCompact
 from .policy import SessionPolicy
 from .recall import SearchableLog
 from .records import (

@@ -33,7 +33,6 @@ from .records import NativeEdit
 from .state import SessionState
 
 
-
 def pending(state: SessionState) -> tuple[int, int] | None:
     """The newest native block logged that the view does not start at yet, or None."""
     seen = state.native_seen
