@@ -36,7 +36,7 @@ def test_our_native_tier_loses_nothing_and_its_views_open_with_the_providers_blo
 
 def test_the_providers_threshold_compaction_drops_what_came_before_the_block() -> None:
     anthropic, _ = run("anthropic-compaction")
-    openai, compactor = run("openai-compaction")
+    openai, _ = run("openai-compaction")
     for result in (anthropic, openai):
         assert result.summary_calls > 0 and result.lost > 0
     # OpenAI's compacted window keeps the user's messages; Anthropic's keeps the block alone.
