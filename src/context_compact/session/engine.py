@@ -505,8 +505,14 @@ class SessionEngine(SearchableLog):
         request: str,
         instructions: str | None,
         previous: str | None,
+        sent: list[Message] | None = None,
     ) -> str:
-        return self.summaries.text(messages, instructions, previous, self.summary_budget)
+        return self.summaries.text(messages, instructions, previous, self.summary_budget, sent)
+
+    def request_parts(self, system: str | None, tools: list[Any] | None) -> None:
+        """The request's system prompt and tools, for a summarizer that continues the
+        agent's cached prefix (``SummaryRequest.sent``)."""
+        self.summaries.fixed = (system, tools)
 
     def _check_limit(self) -> None:
         size = self.state.measure()

@@ -67,7 +67,8 @@ class PassIO:
 
     store: Store
     index_name: str
-    summarize: Callable[[list[Message], str, str | None, str | None], str]
+    summarize: Callable[..., str]
+    """``(messages, request, instructions, previous, sent=None)``: the summary's text."""
     native: Callable[[list[Message]], dict[str, Any] | None] | None = None
     """The provider's compaction of the view's messages before a summary's cut (a block),
     None when it failed (``native_tier.py``); absent: our own summary only."""
@@ -286,7 +287,8 @@ def effects(
     readable = None
     with read_once():  # the summarizer (an extractive one) and the score read the same messages
         if block is None:
-            text = io.summarize([*older, *shown], ask.request, ask.instructions, previous)
+            sent = state.view[: offset + cut]  # copied by the summary caller if it wants it
+            text = io.summarize([*older, *shown], ask.request, ask.instructions, previous, sent)
         else:  # the block holds the summary; ours, readable, is kept beside it
             text = extractive_summary([*older, *shown], ask.request, SUMMARY_CHARS, previous)
         score = summary.score(text, source)
