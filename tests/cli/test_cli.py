@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -295,12 +296,6 @@ def test_slash_compact_in_chat_summarizes_now_with_the_focus(stub_api: StubAPI, 
     before = [unmarked(m) for m in agent["messages"]]
     assert [unmarked(m) for m in summary["messages"][: len(before)]] == before
 
-
-def unmarked(message: dict[str, Any]) -> list[Any]:
-    """A message's content as the cache sees it: text blocks, no cache breakpoints."""
-    content = message["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    return [message["role"], [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]]
     after = json.dumps(stub_api.bodies[-1]["messages"])
     assert "[Compacted]" in after
     assert re.search(
@@ -363,3 +358,10 @@ def test_resuming_an_unknown_session_is_a_usage_error(stub_api: StubAPI, work: P
     result = cli(args, stub_env("anthropic", stub_api))
     assert result.exit_code == 2
     assert "no session 'nope'" in result.stderr
+
+
+def unmarked(message: dict[str, Any]) -> list[Any]:
+    """A message's content as the cache sees it: text blocks, no cache breakpoints."""
+    content = message["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return [message["role"], [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]]
