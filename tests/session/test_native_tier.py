@@ -125,3 +125,20 @@ def test_under_auto_the_first_failure_turns_the_tier_off() -> None:
     assert "off for this session" in next(
         e.note for e in compactor.events if e.stage == "native_fallback"
     )
+
+
+def test_a_view_exported_for_chat_completions_reads_our_summary_in_place_of_the_block() -> None:
+    from context_compact.session.native_tier import READABLE
+    from context_compact.session.transfer import export_session
+
+    provider = Provider(set())
+    compactor, _ = run(provider, 40)
+    session = compactor.session_id
+    assert session is not None and provider.issued
+    exported = export_session(compactor.store, session, "openai", view=True)
+    assert READABLE in exported and "module_" in exported
+    assert provider.issued[-1]["signature"] not in exported
+    # The Anthropic export keeps the block itself, unchanged.
+    assert provider.issued[-1]["signature"] in export_session(
+        compactor.store, session, "anthropic", view=True
+    )

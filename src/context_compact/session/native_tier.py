@@ -15,7 +15,9 @@ the journal and a resumed session sends the same block.
 What the block replaces is archived like any summary's messages, and a readable summary of
 ours (extractive: no model call) is saved as a file the summary message names and kept in
 the edit (``text``): two reads away, and words for a provider that cannot read the block.
-The block goes first in every later request, unchanged (``pinned.Pinned``).
+The block goes first in every later request, unchanged (``pinned.Pinned``). For a provider
+that cannot read it (an export of the view to Chat Completions), ``readable`` puts our
+readable summary in its place.
 
 A call that raises, or returns no usable block (an Anthropic block without content is a
 failed compaction), falls back to our own summary; an event (``native_fallback``) says so.
@@ -25,10 +27,12 @@ the account does not offer it); under ``True`` each summary tries again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..messages import Message
+from ..messages import Message, block_type, blocks
+from ..sizing import to_json
+from .records import MessageRecord, NativeEdit, SummaryEdit
 
 NativeCompact = Callable[[list[Message]], dict[str, Any]]
 """The messages a compaction block should stand for -> the provider's block, unchanged."""
@@ -53,4 +57,43 @@ def check_mode(value: Any) -> None:
         raise ValueError(f"native must be False, True or 'auto', got {value!r}")
 
 
-__all__ = ["MODES", "SUMMARY_CHARS", "NativeCompact", "check_mode", "usable"]
+READABLE = "[Summary of the earlier conversation, in place of the provider's compaction block]"
+
+
+def readable(messages: list[Message], records: Iterable[Any]) -> list[Message]:
+    """``messages`` with each compaction block our journal knows (issued for a summary of
+    ours, or adopted) replaced by our readable summary of what it stands for, as text."""
+    texts: dict[str, str] = {}
+    logged: dict[int, Message] = {}
+    for record in records:
+        if isinstance(record, SummaryEdit) and record.block is not None and record.text:
+            texts[to_json(record.block)] = record.text
+        elif isinstance(record, NativeEdit) and record.cut in logged and record.text:
+            block = blocks(logged[record.cut])[record.block]
+            texts[to_json(block)] = record.text
+        elif isinstance(record, MessageRecord):
+            logged[record.seq] = record.message
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(block_type(b) == "compaction" for b in content):
+            content = [
+                {"type": "text", "text": f"{READABLE}\n{texts[to_json(b)]}"}
+                if block_type(b) == "compaction" and to_json(b) in texts
+                else b
+                for b in content
+            ]
+            message = {**message, "content": content}
+        out.append(message)
+    return out
+
+
+__all__ = [
+    "MODES",
+    "READABLE",
+    "SUMMARY_CHARS",
+    "NativeCompact",
+    "check_mode",
+    "readable",
+    "usable",
+]

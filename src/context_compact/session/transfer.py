@@ -38,6 +38,7 @@ from ..sizing import TokenCounter
 from ..store.base import Store
 from ..summarize import extractive_summary
 from .engine import SessionEngine
+from .native_tier import readable
 from .policy import SessionPolicy, session_policy
 from .records import MessageRecord, Restart, journal
 
@@ -218,6 +219,8 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
         return json.dumps(document, ensure_ascii=True, indent=1) + "\n"
     from ..providers.openai_chat import to_openai
 
+    if view:  # Chat Completions cannot read a compaction block: our readable summary instead
+        messages = readable(messages, journal(store.records(session)))
     return json.dumps(to_openai(messages, system), ensure_ascii=True, indent=1) + "\n"
 
 
