@@ -134,3 +134,40 @@ def test_a_refused_compaction_request_falls_back_to_our_own_summary_and_says_so(
 def test_native_must_be_true_false_or_auto() -> None:
     with pytest.raises(ValueError, match="native"):
         Policy.default(native="yes")
+
+
+def test_the_streaming_helper_asks_for_compactions_with_create_and_sends_the_block_first() -> None:
+    compactions = Compactions(count=Model(WINDOW, 0).count)
+    rng = random.Random(5)
+    sizes = [rng.randint(3_000, 20_000) for _ in range(STEPS + 4)]
+    model = Model(WINDOW, STEPS)
+    compactor = Compactor(Policy.default(context_limit=WINDOW, native=True), MemoryStore())
+    messages: list[Any] = [{"role": "user", "content": "Migrate every module."}]
+    with StubAPI(compactions=compactions) as stub:
+        stub.enqueue(*([model] * (3 * STEPS)))
+        client = compacting(
+            anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0), compactor
+        )
+        for step in range(STEPS + 1):
+            with client.messages.stream(
+                model="claude-test", max_tokens=1024, system=SYSTEM, tools=TOOLS, messages=messages
+            ) as stream:
+                response = stream.get_final_message()
+            messages.append({"role": "assistant", "content": response.content})
+            uses = [b for b in response.content if b.type == "tool_use"]
+            if not uses:
+                break
+            text = f"step {step}: module_{step}.py done\n" * (sizes[step] // 30)
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": uses[0].id, "content": text}
+                    ],
+                }
+            )
+        refusals, bodies = list(stub.refusals), stub.bodies
+    assert model.step == STEPS and refusals == []
+    asked = [b for b in bodies if b.get("compaction") is not None]
+    assert asked and all(not b.get("stream") for b in asked)
+    assert compactions.blocks and bodies[-1]["messages"][0]["content"][0] == compactions.blocks[-1]

@@ -2,17 +2,18 @@
 caller's own client (``session/native_tier.py`` holds the engine's side).
 
 While a compacting ``messages.create`` or ``beta.messages.create`` of an Anthropic client
-runs (sync; under a policy with ``native`` on), the engine holds a ``NativeCompact`` made
-from that very call: a summary it decides on during the call sends the messages it
-replaces as an on-demand compaction request (``compaction={"type": "summarize"}``, beta
-``compact-2026-09-04``) with the call's own model, system prompt, tools and options, through
-the same SDK method, and gets the block back unchanged. The request leaves out what the API
-refuses beside it (``context_management``) and what does not apply (``stream``). Its usage
-is not observed: it measures the compaction's input, not the conversation's view.
+runs (sync, or the sync ``stream`` helper, which asks with its resource's ``create``; under a
+policy with ``native`` on), the engine holds a ``NativeCompact`` made from that very call: a
+summary it decides on during the call sends the messages it replaces as an on-demand
+compaction request (``compaction={"type": "summarize"}``, beta ``compact-2026-09-04``) with
+the call's own model, system prompt, tools and options, through the same SDK resource, and
+gets the block back unchanged. The request leaves out what the API refuses beside it
+(``context_management``) and what does not apply (``stream``). Its usage is not observed: it
+measures the compaction's input, not the conversation's view.
 
-Not handed in (our own summary is used): async clients, the streaming helpers, OpenAI
-clients (the Responses API's compaction item is adopted when the caller's own request asks
-for it, ``session/native.py``, but not requested by us yet).
+Not handed in (our own summary is used): async clients, and OpenAI clients (the Responses
+API's compaction item is adopted when the caller's own request asks for it,
+``session/native.py``, but not requested by us yet).
 """
 
 from __future__ import annotations
@@ -61,6 +62,20 @@ def anthropic_compaction(
     return compact
 
 
+def sdk_create(create: Callable[..., Any]) -> Callable[..., Any] | None:
+    """The SDK's own ``create`` behind ``create`` (a streaming helper's: its resource's),
+    or None when it is not an Anthropic SDK method."""
+    owner = getattr(create, "__self__", None)
+    method: Callable[..., Any] | None = create
+    opener = getattr(owner, "_open_manager", None)
+    if opener is not None:  # ``messages.stream``: the compaction is asked with ``create``
+        owner = getattr(opener, "__self__", None)
+        method = getattr(owner, "create", None)
+    if owner is None or method is None or not type(owner).__module__.startswith("anthropic"):
+        return None
+    return method
+
+
 @contextmanager
 def handed(
     compactor: Compactor, fmt: str, create: Callable[..., Any], kwargs: dict[str, Any]
@@ -69,10 +84,11 @@ def handed(
     policy with ``native`` on, an engine that takes one); nothing otherwise."""
     engine = compactor.engine
     on = getattr(compactor.policy, "native", False) and fmt == "anthropic"
-    if not on or not hasattr(engine, "native"):
+    method = sdk_create(create) if on else None
+    if method is None or not hasattr(engine, "native"):
         yield
         return
-    engine.native = anthropic_compaction(create, kwargs)
+    engine.native = anthropic_compaction(method, kwargs)
     try:
         yield
     finally:

@@ -269,7 +269,10 @@ class SessionEngine(SearchableLog):
         self.env.emit(event)
 
     def _io(self) -> passes.PassIO:
-        tier = self.policy.native and self.native is not None and not self._native_off
+        # ``True`` asks every time (and says why not when nothing was handed in); ``"auto"``
+        # only where a compaction was handed in and the provider has not refused one.
+        mode = self.policy.native
+        tier = mode is True or (mode == "auto" and self.native is not None and not self._native_off)
         return passes.PassIO(
             self.store,
             f"sessions/{self.sid()}.index.md",
@@ -283,7 +286,9 @@ class SessionEngine(SearchableLog):
         compact = self.native
         try:
             if compact is None:
-                raise RuntimeError("no native compaction was handed in")
+                raise RuntimeError(
+                    "none here: the drop-in client's synchronous Anthropic calls offer it"
+                )
             return native_tier.usable(compact(messages))
         except Exception as error:
             if self.policy.native == "auto":

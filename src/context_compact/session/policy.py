@@ -140,8 +140,8 @@ class SessionPolicy:
     replaced archived and a readable summary of ours kept beside it. A failed or refused
     request falls back to our own summary (``native_fallback`` event); under ``"auto"`` the
     first one turns the tier off for the session. Without a client that offers it (an
-    OpenAI or async client, a plain ``prepare`` loop) our own summary is used
-    (``session/native_tier.py``)."""
+    OpenAI or async client, a plain ``prepare`` loop) our own summary is used, silently under
+    ``"auto"``, with a ``native_fallback`` event under ``True`` (``session/native_tier.py``)."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.

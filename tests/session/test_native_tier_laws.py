@@ -142,3 +142,27 @@ def test_a_view_exported_for_chat_completions_reads_our_summary_in_place_of_the_
     assert provider.issued[-1]["signature"] in export_session(
         compactor.store, session, "anthropic", view=True
     )
+
+
+def test_without_a_native_compaction_true_says_so_and_auto_stays_silent() -> None:
+    for native, said in ((True, True), ("auto", False)):
+        compactor = Compactor(Policy.default(context_limit=LIMIT, native=native), MemoryStore())
+        history: list[Any] = [{"role": "user", "content": TASK}]
+        for step in range(30):
+            use = {"type": "tool_use", "id": f"t{step}", "name": "bash", "input": {}}
+            result_block = {
+                "type": "tool_result",
+                "tool_use_id": f"t{step}",
+                "content": result(step),
+            }
+            history = compactor.prepare(
+                [
+                    *history,
+                    {"role": "assistant", "content": [use]},
+                    {"role": "user", "content": [result_block]},
+                ],
+                TASK,
+            )
+        stages = [e.stage for e in compactor.events]
+        assert "summarize" in stages
+        assert ("native_fallback" in stages) is said
