@@ -11,9 +11,11 @@ gets the block back unchanged. The request leaves out what the API refuses besid
 (``context_management``) and what does not apply (``stream``). Its usage is not observed: it
 measures the compaction's input, not the conversation's view.
 
-Not handed in (our own summary is used): async clients, and OpenAI clients (the Responses
-API's compaction item is adopted when the caller's own request asks for it,
-``session/native.py``, but not requested by us yet).
+An OpenAI client's ``responses.create`` (sync) hands in the Responses API's ``compact``
+endpoint instead: the messages go as ``input`` with the call's model and instructions, and
+the ``compaction`` item it returns (encrypted: only OpenAI reads it) opens the view from then
+on, carried as a passthrough block. Not handed in (our own summary is used): async clients,
+the streaming helpers of the Responses API, Chat Completions.
 """
 
 from __future__ import annotations
@@ -76,23 +78,53 @@ def sdk_create(create: Callable[..., Any]) -> Callable[..., Any] | None:
     return method
 
 
+def responses_compaction(
+    resource: Any, kwargs: dict[str, Any]
+) -> Callable[[list[Message]], dict[str, Any]]:
+    """A ``NativeCompact`` through the Responses API's ``compact`` endpoint of ``resource``
+    (``client.responses``), with the call's model and instructions: the compaction item it
+    returns, as the passthrough block the view carries it in."""
+    from ..formats.openai_responses import from_canonical, to_canonical
+
+    fixed = {k: kwargs[k] for k in ("model", "instructions") if kwargs.get(k) is not None}
+
+    def compact(messages: list[Message]) -> dict[str, Any]:
+        result = resource.compact(**fixed, input=from_canonical(messages))
+        for item in getattr(result, "output", None) or []:
+            kind = item.get("type") if isinstance(item, dict) else getattr(item, "type", None)
+            shown = plain(item) if kind == "compaction" else None  # only the item is ours
+            if isinstance(shown, dict):
+                _, canonical = to_canonical([shown])
+                return dict(canonical[0]["content"][0])
+        raise ValueError("the compact endpoint returned no compaction item")
+
+    return compact
+
+
 @contextmanager
 def handed(
     compactor: Compactor, fmt: str, create: Callable[..., Any], kwargs: dict[str, Any]
 ) -> Iterator[None]:
     """The engine holds this call's compaction while the block runs (Anthropic, sync, a
     policy with ``native`` on, an engine that takes one); nothing otherwise."""
-    engine = compactor.engine
-    on = getattr(compactor.policy, "native", False) and fmt == "anthropic"
-    method = sdk_create(create) if on else None
-    if method is None or not hasattr(engine, "native"):
+    engine: Any = compactor.engine
+    on = getattr(compactor.policy, "native", False) and hasattr(engine, "native")
+    compact: Callable[[list[Message]], dict[str, Any]] | None = None
+    if on and fmt == "anthropic":
+        method = sdk_create(create)
+        compact = anthropic_compaction(method, kwargs) if method is not None else None
+    elif on and fmt == "openai-responses":
+        resource = getattr(create, "__self__", None)
+        if callable(getattr(resource, "compact", None)) and "Async" not in type(resource).__name__:
+            compact = responses_compaction(resource, kwargs)
+    if compact is None:
         yield
         return
-    engine.native = anthropic_compaction(method, kwargs)
+    engine.native = compact
     try:
         yield
     finally:
         engine.native = None
 
 
-__all__ = ["COMPACT_BETA", "anthropic_compaction", "handed"]
+__all__ = ["COMPACT_BETA", "anthropic_compaction", "handed", "responses_compaction", "sdk_create"]

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..messages import Message, block_type, blocks
+from ..messages import Message, block_type, blocks, native_compaction
 from ..sizing import to_json
 from .records import MessageRecord, NativeEdit, SummaryEdit
 
@@ -44,11 +44,10 @@ SUMMARY_CHARS = 4_000
 
 
 def usable(block: Any) -> dict[str, Any]:
-    """``block`` if it is a compaction block with a summary; ``ValueError`` otherwise."""
-    if not isinstance(block, dict) or block.get("type") != "compaction":
-        raise ValueError(f"not a compaction block: {str(block)[:120]}")
-    if not block.get("content") and not block.get("encrypted_content"):
-        raise ValueError("the provider's compaction failed (a block with no summary)")
+    """``block`` if it is a compaction that stands for what came before it (an Anthropic
+    block with a summary, an OpenAI item as a passthrough block); ``ValueError`` otherwise."""
+    if not isinstance(block, dict) or not native_compaction(block):
+        raise ValueError(f"not a usable compaction block: {str(block)[:120]}")
     return block
 
 
