@@ -137,12 +137,12 @@ class SessionPolicy:
     client and model offer it, our own summary elsewhere). A summary the policy decides on
     becomes a compaction request through the drop-in client (``compacting``: Anthropic's
     on-demand ``compaction``, the Responses API's ``compact`` endpoint), its block first in
-    every later request, unchanged; what it
-    replaced archived and a readable summary of ours kept beside it. A failed or refused
-    request falls back to our own summary (``native_fallback`` event); under ``"auto"`` the
-    first one turns the tier off for the session. Without a client that offers it (an
-    async client, Chat Completions, a plain ``prepare`` loop) our own summary is used, silently under
-    ``"auto"``, with a ``native_fallback`` event under ``True`` (``session/native_tier.py``)."""
+    every later request, unchanged; what it replaced archived and a readable summary of ours
+    kept beside it. A failed or refused request falls back to our own summary
+    (``native_fallback`` event); under ``"auto"`` the first one turns the tier off for the
+    session. Without a client that offers it (an async client, Chat Completions, a plain
+    ``prepare`` loop) our own summary is used, silently under ``"auto"``, with a
+    ``native_fallback`` event under ``True`` (``session/native_tier.py``)."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.
