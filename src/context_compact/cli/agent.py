@@ -275,7 +275,7 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
     provider = make_provider(options["provider"], model, env, options["max_retries"])
     notes: list[str] = []  # said once the session is open: a failure stays one line
     policy = configured_policy(options, model, workdir, note=notes.append)
-    from ..store.pg_base import ServerUnavailable
+    from ..store.postgres.base import ServerUnavailable
 
     try:
         store = cli_store(workdir)

@@ -39,7 +39,7 @@ def open_store(workdir: Path | None) -> Any:
     if selected() is None and not (root / WORKDIR_DB).is_file():
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
     from ..store import CorruptStore
-    from ..store.pg_base import ServerUnavailable
+    from ..store.postgres.base import ServerUnavailable
 
     try:
         return cli_store(root)
