@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
+from ..history.transfer import resumed
 from ..session.records import EventRecord, MessageRecord, journal, logged_messages
-from ..session.transfer import resumed
 from ..store.base import DeletesSessions, Store
 from ..store.meta import source_of as source_of  # kept importable from here
 from .store_errors import guards_store
