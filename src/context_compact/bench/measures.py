@@ -1,9 +1,9 @@
 """What a suite run measures besides time: the workload's chunks, garbage-collector pauses,
 memory, bytes written and the store's footprint.
 
-Chunks generates the synthetic session once per suite and hands a run one chunk at a
-time; the other helpers read the process's own counters (resource, /proc), so a
-figure is the run's own only because each run is a process of its own (suite.child).
+``Chunks`` generates the synthetic session once per suite and hands a run one chunk at a
+time; the other helpers read the process's own counters (Linux ``/proc``), so a
+figure is the run's own only because each run is a process of its own (``suite.child``).
 """
 
 from __future__ import annotations
