@@ -9,14 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import TooLarge as TooLarge  # the loaders' errors, kept importable from here
-from ..errors import Undecodable as Undecodable
-from ..errors import UnknownFormat as UnknownFormat
-from ._reading import Limits as Limits
-from ._reading import check_size as check_size
-from ._reading import read_jsonl as read_jsonl
-from ._reading import read_text as read_text
-
 Block = dict[str, Any]
 IMAGE = "[image]"
 

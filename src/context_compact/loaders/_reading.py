@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import TooLarge as TooLarge  # the loaders' errors, kept importable from here
-from ..errors import Undecodable as Undecodable
-from ..errors import UnknownFormat as UnknownFormat
+from ..errors import TooLarge, Undecodable
 
 MAX_LINE_BYTES = 64 << 20
 MAX_FILE_BYTES = 1 << 30
