@@ -44,8 +44,10 @@ from typing import IO, Any
 
 from ..media import describe, sniff
 from .guard import PROVIDER_KEYS, Redactor, child_environment, refused
-from .tool_schemas import COMPACT_TOOL_NAME, RECALL_TOOL_NAME, TOOL_SCHEMAS
+from .tool_schemas import COMPACT_TOOL_NAME as COMPACT_TOOL_NAME
 from .tool_schemas import RECALL_SCHEMA as RECALL_SCHEMA
+from .tool_schemas import RECALL_TOOL_NAME as RECALL_TOOL_NAME
+from .tool_schemas import TOOL_SCHEMAS as TOOL_SCHEMAS
 
 GLOB_MAX_MATCHES = 200
 _HEAD_SHARE = 0.4

@@ -30,7 +30,8 @@ from ..sizing import text_tokens
 from ..store.memory import MemoryStore
 from ..testing.fakes import BenchSummarizer
 from ..testing.workload import synthetic_session
-from .bench_report import BenchReport, BenchRow
+from .bench_report import BenchReport as BenchReport
+from .bench_report import BenchRow as BenchRow
 from .bench_report import mean_retention as mean_retention
 from .longturn import BUDGETS as LONG_TURN_BUDGETS
 from .longturn import at_budget, long_turn_script

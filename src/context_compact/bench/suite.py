@@ -53,12 +53,14 @@ from pathlib import Path
 from typing import Any
 
 from .goals import goals
-from .measures import Chunks
+from .measures import Chunks as Chunks
 from .measures import _percentile as _percentile
 from .measures import _result_bytes as _result_bytes
 from .measures import written_bytes as written_bytes
 from .suite_run import REQUEST as REQUEST
-from .suite_run import STORES, RunSpec, _cold_start, _loop_run
+from .suite_run import STORES as STORES
+from .suite_run import RunSpec as RunSpec
+from .suite_run import _cold_start, _loop_run
 from .suite_run import make_policy as make_policy
 from .suite_run import make_store as make_store
 

@@ -51,16 +51,14 @@ from typing import Any
 from ..errors import TooLarge as TooLarge  # the loaders' errors, kept importable from here
 from ..errors import Undecodable as Undecodable
 from ..errors import UnknownFormat as UnknownFormat
-from ._blocks import (
-    Block,
-    _keep,
-    parse_arguments,
-    text_block,
-    text_of,
-    tool_result_block,
-    tool_use_block,
-)
+from ._blocks import Block as Block
+from ._blocks import _keep
+from ._blocks import parse_arguments as parse_arguments
+from ._blocks import text_block as text_block
 from ._blocks import text_blocks as text_blocks
+from ._blocks import text_of as text_of
+from ._blocks import tool_result_block as tool_result_block
+from ._blocks import tool_use_block as tool_use_block
 from ._reading import Limits as Limits
 from ._reading import check_size as check_size
 from ._reading import read_jsonl as read_jsonl

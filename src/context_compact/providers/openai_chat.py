@@ -38,18 +38,13 @@ from context_compact.providers import local
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
 
-from .openai_messages import (
-    LOCAL_PLACEHOLDER_KEY,
-    STOP_REASONS,
-    _as_dict,
-    _assistant_from_openai,
-    _count,
-    from_openai,
-    to_openai,
-    tools_from_openai,
-    tools_to_openai,
-)
+from .openai_messages import LOCAL_PLACEHOLDER_KEY as LOCAL_PLACEHOLDER_KEY
 from .openai_messages import RAW_ARGUMENTS as RAW_ARGUMENTS
+from .openai_messages import STOP_REASONS, _as_dict, _assistant_from_openai, _count
+from .openai_messages import from_openai as from_openai
+from .openai_messages import to_openai as to_openai
+from .openai_messages import tools_from_openai as tools_from_openai
+from .openai_messages import tools_to_openai as tools_to_openai
 
 __all__ = [
     "OpenAIChatProvider",

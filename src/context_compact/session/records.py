@@ -47,25 +47,23 @@ from typing import Any
 from ..errors import BadRecord as BadRecord  # kept importable from here
 from ..messages import Message, plain_role
 from ..store.journal import Encoded, dumps
-from .record_types import (
-    AheadMark,
-    BlockCopy,
-    BlockEdit,
-    Calibrate,
-    Edit,
-    EventRecord,
-    InputCopy,
-    MessageRecord,
-    NativeEdit,
-    Overhead,
-    Read,
-    Record,
-    Restart,
-    SummaryEdit,
-    Undo,
-    Unknown,
-    Window,
-)
+from .record_types import AheadMark as AheadMark
+from .record_types import BlockCopy as BlockCopy
+from .record_types import BlockEdit as BlockEdit
+from .record_types import Calibrate as Calibrate
+from .record_types import Edit as Edit
+from .record_types import EventRecord as EventRecord
+from .record_types import InputCopy as InputCopy
+from .record_types import MessageRecord as MessageRecord
+from .record_types import NativeEdit as NativeEdit
+from .record_types import Overhead as Overhead
+from .record_types import Read as Read
+from .record_types import Record as Record
+from .record_types import Restart as Restart
+from .record_types import SummaryEdit as SummaryEdit
+from .record_types import Undo as Undo
+from .record_types import Unknown as Unknown
+from .record_types import Window as Window
 
 _EVENT_FIELDS = ("stage", "before", "after", "unit", "paths", "note", "score")
 
