@@ -14,7 +14,7 @@ from .replay import Replay
 from .scaling import ScalingPoint
 
 if TYPE_CHECKING:
-    from .run import BenchConfig
+    from .bench_config import BenchConfig
 
 
 @dataclass

@@ -22,7 +22,6 @@ import platform
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +29,12 @@ from ..sizing import text_tokens
 from ..store.memory import MemoryStore
 from ..testing.fakes import BenchSummarizer
 from ..testing.workload import synthetic_session
+from .bench_config import ENV_TRAJECTORIES as ENV_TRAJECTORIES
+from .bench_config import BenchConfig as BenchConfig
+from .bench_config import default_trajectories as default_trajectories
 from .bench_report import BenchReport as BenchReport
 from .bench_report import BenchRow as BenchRow
 from .bench_report import mean_retention as mean_retention
-from .longturn import BUDGETS as LONG_TURN_BUDGETS
 from .longturn import at_budget, long_turn_script
 from .pricing import Pricing
 from .probing import ProbeTracker, recall_of
@@ -42,61 +43,9 @@ from .scaling import ScalingPoint, measure_scaling
 from .script import Script, from_session, from_workload
 from .strategies import NAMES, Setup, build
 
-DEFAULT_BUDGET = 12_500
 ROOT = "/memory"
-ENV_TRAJECTORIES = "CONTEXT_COMPACT_TRAJECTORIES"
 
 Progress = Callable[[int, int, str], None]
-
-
-def default_trajectories() -> Path:
-    """``$CONTEXT_COMPACT_TRAJECTORIES``, else the repository's copy of the recorded sessions
-    (``tests/data/trajectories``), else ``shared/data/trajectories`` beside the repository."""
-    env = os.environ.get(ENV_TRAJECTORIES)
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[3]
-    inside = repo / "tests/data/trajectories"
-    return inside if inside.is_dir() else repo.parent / "shared/data/trajectories"
-
-
-@dataclass(frozen=True)
-class BenchConfig:
-    strategies: tuple[str, ...] = NAMES
-    budget: int = DEFAULT_BUDGET
-    real_budget: int | None = None
-    synthetic: tuple[tuple[int, int], ...] = ((300, 0), (300, 1), (300, 2), (1_000, 0))
-    overhead_tokens: int = 0
-    trajectories: Path | None = field(default_factory=default_trajectories)
-    real: bool = True
-    max_sessions: int | None = None
-    scaling_sizes: tuple[int, ...] = (100, 1_000, 5_000, 20_000)
-    scaling_samples: int = 20
-    scaling_repeats: int = 3
-    pricing: Pricing = field(default_factory=Pricing)
-    long_turn: int = 0
-    """Steps of the long-turn workload (0: not run)."""
-    long_turn_budgets: tuple[int, ...] = LONG_TURN_BUDGETS
-    probes: bool = False
-    """Judge probes (``probing``) at every call where content leaves the view."""
-
-    @classmethod
-    def quick(cls, **overrides: Any) -> BenchConfig:
-        """Fewer turns, three real sessions, small scaling sizes: well under a minute."""
-        base = cls(
-            synthetic=((120, 0),),
-            max_sessions=3,
-            scaling_sizes=(100, 1_000, 2_000),
-            scaling_samples=10,
-            scaling_repeats=2,
-        )
-        return replace(base, **overrides)
-
-    def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["trajectories"] = str(self.trajectories) if self.trajectories else None
-        out["pricing"] = self.pricing.as_dict()
-        return out
 
 
 def machine_info() -> dict[str, Any]:

@@ -80,16 +80,6 @@ from .search import SqliteSearch
 from .tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
 from .tx import Checkpointer, Transaction, unusable
 
-WORKDIR_DB = Path(".context-compact") / "sessions.db"
-
-
-def workdir_store(workdir: str | os.PathLike[str]) -> SqliteStore:
-    """The agent CLI's store: every session in ``<workdir>/.context-compact/sessions.db`` and
-    the files the model reads (saved results, archives, session indexes) under the work
-    directory itself, where its tools can open them."""
-    root = Path(workdir)
-    return SqliteStore(root / WORKDIR_DB, root=root)
-
 
 class SqliteStore(SqliteFiles, SqliteSearch):
     def __init__(
