@@ -30,6 +30,7 @@ from ..sizing import text_tokens
 from ..store.memory import MemoryStore
 from ..testing.fakes import BenchSummarizer
 from ..testing.workload import synthetic_session
+from .answerer import Answerer, AnswererConfig
 from .longturn import BUDGETS as LONG_TURN_BUDGETS
 from .longturn import at_budget, long_turn_script
 from .pricing import Pricing
@@ -76,6 +77,8 @@ class BenchConfig:
     long_turn_budgets: tuple[int, ...] = LONG_TURN_BUDGETS
     probes: bool = False
     """Judge probes (``probing``) at every call where content leaves the view."""
+    answerer: AnswererConfig | None = None
+    """With ``probes``: also ask a model each probe (``answerer``)."""
 
     @classmethod
     def quick(cls, **overrides: Any) -> BenchConfig:
@@ -130,6 +133,8 @@ class BenchRow:
     """``ProbeCounts.as_dict()`` with ``BenchConfig.probes``."""
     recalls: bool = False
     """The engine keeps a log to ``recall`` from (else probes are answered in view only)."""
+    answers: dict[str, Any] | None = None
+    """``AnswerCounts.as_dict()`` with ``BenchConfig.answerer``."""
 
     @property
     def within_budget(self) -> bool:
@@ -149,6 +154,8 @@ class BenchReport:
     replays: dict[tuple[str, str], Replay] = field(default_factory=dict, repr=False)
     skipped: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    answerer: dict[str, Any] | None = None
+    """``Answerer.as_dict()``: the model that answered the probes, when one did."""
 
     def rows(self, workload: str | None = None, kind: str | None = None) -> list[BenchRow]:
         return [
@@ -297,6 +304,7 @@ class BenchReport:
             "skipped": self.skipped,
             "duration_s": self.duration_s,
             "series": self.series,
+            "answerer": self.answerer,
         }
 
 
@@ -381,11 +389,14 @@ def run_one(
     overhead: int,
     pricing: Pricing,
     probes: bool = False,
+    answerer: Answerer | None = None,
 ) -> tuple[BenchRow, Replay]:
     store = MemoryStore(ROOT)
     summarizer = BenchSummarizer()
     impl = build(strategy, Setup(budget, store, summarizer, overhead))
-    tracker = ProbeTracker(recall_of(impl)) if probes else None
+    asking = answerer.session(impl, store, budget) if answerer is not None and probes else None
+    ask = asking.ask if asking is not None else None
+    tracker = ProbeTracker(recall_of(impl), ask) if probes else None
     result = replay(
         impl,
         script,
@@ -427,6 +438,7 @@ def run_one(
         turn_starts=result.turn_starts,
         probes=tracker.counts().as_dict() if tracker is not None else None,
         recalls=impl.keeps_log,
+        answers=asking.counts.as_dict() if asking is not None else None,
     )
     return row, result
 
@@ -464,13 +476,20 @@ def run_bench(config: BenchConfig | None = None, progress: Progress | None = Non
     results: list[BenchRow] = []
     replays: dict[tuple[str, str], Replay] = {}
     series: dict[str, dict[str, list[int]]] = {}
-    for script, budget, overhead in jobs:
-        for strategy in config.strategies:
-            row, result = run_one(strategy, script, budget, overhead, config.pricing, config.probes)
-            results.append(row)
-            replays[(strategy, script.name)] = result
-            series.setdefault(script.name, {})[strategy] = result.view_tokens
-            tick(f"{strategy} on {script.name}")
+    answerer = Answerer(config.answerer) if config.answerer and config.probes else None
+    try:
+        for script, budget, overhead in jobs:
+            for strategy in config.strategies:
+                row, result = run_one(
+                    strategy, script, budget, overhead, config.pricing, config.probes, answerer
+                )
+                results.append(row)
+                replays[(strategy, script.name)] = result
+                series.setdefault(script.name, {})[strategy] = result.view_tokens
+                tick(f"{strategy} on {script.name}")
+    finally:
+        if answerer is not None:
+            answerer.close()
     scaling: list[ScalingPoint] = []
     if config.scaling_sizes:
         scaling = measure_scaling(
@@ -488,6 +507,7 @@ def run_bench(config: BenchConfig | None = None, progress: Progress | None = Non
         series=series,
         replays=replays,
         skipped=skipped,
+        answerer=answerer.as_dict() if answerer is not None else None,
     )
     report.duration_s = time.perf_counter() - started
     report.machine["duration_s"] = round(report.duration_s, 2)
