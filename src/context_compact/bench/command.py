@@ -173,17 +173,19 @@ def _ints(value: str | None) -> tuple[int, ...] | None:
     "answerer_url",
     metavar="URL",
     default=None,
-    help="With --probes: also ask a model on this OpenAI-compatible server (…/v1) each probe, "
-    "from the compacted view with read_file and recall as tools, and score its answers "
-    "exactly, beside the model-free counts.",
+    help="With --probes: also ask each probe of a model on this OpenAI-compatible server "
+    "(http://host:port[/v1]), from the compacted view with read_file and recall as tools; its "
+    "answers scored exactly, beside the model-free counts.",
 )
 @click.option(
     "--answerer-model",
+    metavar="NAME",
     default=None,
     help="--answerer: the model's name (default: the first the server lists).",
 )
 @click.option(
     "--answerer-max",
+    metavar="N",
     type=click.IntRange(min=1),
     default=10,
     show_default=True,
