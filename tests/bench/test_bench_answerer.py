@@ -167,7 +167,7 @@ def totals(counts: AnswerCounts) -> dict[str, int]:
 
 def test_a_model_that_answers_from_its_prompt_is_right_exactly_where_the_answer_was_in_it() -> None:
     with StubAPI(*forever(from_view)) as stub:
-        counts, answerer, row = asked(stub)
+        counts, answerer, _ = asked(stub)
     got = totals(counts)
     assert got["asked"] > 0 and got["errors"] == 0
     assert got["right"] == got["in_prompt"] > 0
