@@ -149,7 +149,7 @@ def answer_rows(sums: dict[str, AnswerCounts]) -> list[list[str]]:
 LEGEND = (
     "model answers: right/asked, then by the model-free verdict at the same call (view, "
     "recall, lost: right/asked of those). in prompt: the answer was in the prompt as sent "
-    "(the view cut to the model's window). tools: read_file and recall calls made (up to 3 a "
+    "(the view cut to the model's window). tools: read_file and recall calls run (up to 3 a "
     "probe). errors: requests that failed (counted wrong)."
 )
 

@@ -333,7 +333,7 @@ class Asking:
             error=error,
             in_prompt=squash(probe.answer) in view_text(first[0]),
             cut=first[1],
-            tool_calls=calls,
+            tool_calls=min(calls, MAX_TOOL_CALLS),
         )
 
     def page_chars(self) -> int:
