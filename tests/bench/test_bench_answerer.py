@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 import stub_api as s
 from context_compact.bench.answer_counts import AnswerCounts, render_answers
@@ -301,6 +303,47 @@ def test_the_cut_view_keeps_tool_calls_paired_and_the_question_last() -> None:
     asked_view = with_question(shown, "what?")
     assert asked_view[-1]["content"][-1] == {"type": "text", "text": "what?"}
     assert view[4]["content"][0]["content"] == "short" and len(view[4]["content"]) == 1
+
+
+@st.composite
+def views(draw: st.DrawFn) -> list[Message]:
+    """A request, then steps of a tool call and its result (sizes drawn), a user word between."""
+    out: list[Message] = [{"role": "user", "content": "Fix it."}]
+    for i in range(draw(st.integers(0, 8))):
+        out.append(said(f"Step {i}.", use(f"t{i}", "bash", command=f"run {i}")))
+        out.append(gave(f"t{i}", "x" * draw(st.integers(0, 3_000))))
+        if draw(st.booleans()):
+            out.append({"role": "user", "content": f"note {i}"})
+    return out
+
+
+def ids(messages: list[Message], kind: str, key: str) -> set[str]:
+    return {
+        b[key]
+        for m in messages
+        for b in m["content"]
+        if isinstance(m["content"], list) and b["type"] == kind
+    }
+
+
+@given(views(), st.integers(0, 3_000))
+def test_a_cut_view_fits_its_room_pairs_every_call_and_is_a_copy(
+    view: list[Message], room: int
+) -> None:
+    before = json.dumps(view)
+    counter = TokenCounter()
+    shown, cut = fit(view, room, counter)
+    assert sum(map(counter.message, shown)) <= room
+    assert ids(shown, "tool_use", "id") == ids(shown, "tool_result", "tool_use_id")
+    assert cut == (shown != view)
+    asked_view = with_question(shown, "what?")
+    assert asked_view[-1]["role"] == "user" and "what?" in json.dumps(asked_view[-1])
+    joined = bool(shown) and shown[-1]["role"] == "user"
+    assert len(asked_view) == len(shown) + (not joined)  # no two user messages in a row
+    for message in shown:
+        if isinstance(message["content"], list):
+            message["content"].clear()
+    assert json.dumps(view) == before  # the view is copied, never changed
 
 
 def test_the_bench_table_and_json_show_model_answers_beside_the_verdicts(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -212,7 +213,8 @@ class Answerer:
                     model = None
             provider = OpenAIChatProvider(
                 model or "local",
-                api_key=PLACEHOLDER_KEY,
+                # A local server needs no key; a hosted API reads OPENAI_API_KEY.
+                api_key=None if os.environ.get("OPENAI_API_KEY") else PLACEHOLDER_KEY,
                 base_url=self.url,
                 timeout=config.timeout,
                 max_retries=0,
