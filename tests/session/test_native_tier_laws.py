@@ -128,8 +128,8 @@ def test_under_auto_the_first_failure_turns_the_tier_off() -> None:
 
 
 def test_a_view_exported_for_chat_completions_reads_our_summary_in_place_of_the_block() -> None:
+    from context_compact.history.transfer import export_session
     from context_compact.session.native_tier import READABLE
-    from context_compact.session.transfer import export_session
 
     provider = Provider(set())
     compactor, _ = run(provider, 40)
