@@ -37,10 +37,9 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from .. import markers
 from ..extract import extractive_summary
@@ -199,15 +198,15 @@ def with_tail(made: str, tail: list[Message], first: int, budget: int) -> str:
 __all__ = [
     "LEAD",
     "Early",
-    "early",
-    "with_tail",
     "after_clearing",
     "calls_to_trigger",
-    "pace",
+    "early",
     "enabled",
     "mark",
+    "pace",
     "shown_range",
     "soft_mark",
     "summarizer_input",
     "target",
+    "with_tail",
 ]
