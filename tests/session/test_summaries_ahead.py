@@ -16,6 +16,7 @@ from context_compact.session.records import (
     journal,
     read,
 )
+from context_compact.session.inspect import timeline, timing_line
 from context_compact.testing.workload import synthetic_session
 
 LIMIT = 12_500
@@ -88,10 +89,21 @@ def test_a_summary_made_ahead_is_of_exactly_the_messages_it_replaces() -> None:
         heads = [n for n in range(1, len(archived) + 1) if digest(archived[:n]) in edit.text]
         assert len(heads) == 1, edit.text
         if heads[0] < len(archived):
-            since = markers.SUMMARY_SINCE.format(
-                first=edit.start + heads[0], last=edit.cut - 1
-            )
+            since = markers.SUMMARY_SINCE.format(first=edit.start + heads[0], last=edit.cut - 1)
             assert since in edit.text
+
+
+def test_inspect_says_when_each_summary_was_asked_for_ready_and_waited_for() -> None:
+    _, store, sid, _ = play(each_call=False)
+    summaries = [e for e in timeline(store, sid).events if e.stage == "summarize"]
+    assert summaries and all(e.timing is not None for e in summaries)
+    for e in summaries:
+        assert e.timing is not None and e.timing["ready"] >= e.timing["started"]
+        line = timing_line(e.timing)
+        assert line is not None and "ready" in line and "the agent waited" in line
+        how = "asked for ahead" if e.timing["ahead"] else "asked for at the trigger"
+        assert how in line
+    assert any(e.timing and e.timing["ahead"] for e in summaries)
 
 
 def test_a_summary_in_flight_when_the_process_ends_is_asked_again_and_loses_nothing() -> None:
