@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy, check, markers
+from context_compact.session.inspect import timeline, timing_line
 from context_compact.session.records import (
     AheadMark,
     SummaryEdit,
@@ -16,7 +17,6 @@ from context_compact.session.records import (
     journal,
     read,
 )
-from context_compact.session.inspect import timeline, timing_line
 from context_compact.testing.workload import synthetic_session
 
 LIMIT = 12_500
