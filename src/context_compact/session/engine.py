@@ -6,11 +6,13 @@ Each call, in this order:
    is new against the view's last message, and log it (a private copy, an id chained to its
    parent's).
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
-3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then, if
-   still over, **summarize** the oldest turns (``passes.clear``, ``passes.summarize``). A
-   range fixed ahead (``ahead.py``) is summarized first, its summary made ahead of need.
-4. **look ahead**: past the soft mark, fix the next summary's range and ask for its summary on
-   the summarizer's worker (``ahead.py``; with a model summarizer only).
+3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then,
+   when the clearing alone buys too few turns, **summarize** the oldest turns
+   (``passes.clear``, ``passes.summarize``, ``_summary_due``). A summary asked for ahead
+   (``ahead.py``) gives the text of the range fixed for it.
+4. **look ahead**: past the soft mark, a few calls before the trigger, when the trigger will
+   summarize, fix the next summary's range and ask for its summary on the summarizer's worker
+   (``ahead.py``; with a model summarizer only).
 5. **commit**: journal every record of the call (messages, edits, events) in one store
    append, then return the view (a copy: nothing in it is the engine's).
 
