@@ -88,6 +88,7 @@ def run_sync(ahead: bool, workload: Workload, args: argparse.Namespace) -> dict[
         tally.add(compactor, before, time.perf_counter() - started, view)
         time.sleep(args.model_seconds)  # the model answers
         messages = [*view, turn.assistant, turn.results]
+    compactor.record(messages)  # the last step too: its facts are then in view, not lost
     return row("ahead" if ahead else "inline", compactor, summarizer, store, tally, workload)
 
 
@@ -101,6 +102,7 @@ async def run_async(workload: Workload, args: argparse.Namespace) -> dict[str, A
         tally.add(compactor, before, time.perf_counter() - started, view)
         await asyncio.sleep(args.model_seconds)
         messages = [*view, turn.assistant, turn.results]
+    await compactor.arecord(messages)
     return row("ahead-async", compactor, summarizer, store, tally, workload)
 
 

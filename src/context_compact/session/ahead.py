@@ -81,6 +81,12 @@ enough for a model call to finish while the agent works, few enough that what ar
 the range fixed for it (kept verbatim, or cleared, by the trigger) stays small."""
 
 
+SLACK = 0.05
+"""Added to the rule's payoff share when predicting: the rule is sharp and the prediction is
+not, so a trigger close to summarizing is taken to summarize (a call in vain when the
+clearing sufficed after all, rather than a wait for one made at the trigger)."""
+
+
 def pace(state: SessionState, policy: SessionPolicy) -> tuple[int, float, float] | None:
     """Where the newest ``keep_recent_turns`` turns start, their tokens (measured) and their
     mean: the view's pace per call. ``None`` before there are that many."""

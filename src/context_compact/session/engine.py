@@ -476,10 +476,11 @@ class SessionEngine(SearchableLog):
         return self._pays(state.measure(), after, high)
 
     @staticmethod
-    def _pays(cleared: float, summarized: float, high: float) -> bool:
+    def _pays(cleared: float, summarized: float, high: float, slack: float = 0.0) -> bool:
         """The rule of ``_summary_due``: the room under ``high`` a clearing to ``cleared``
-        leaves is under ``SUMMARY_PAYOFF`` of the room a summary to ``summarized`` would."""
-        return high - cleared < SUMMARY_PAYOFF * (high - summarized)
+        leaves is under ``SUMMARY_PAYOFF`` (plus ``slack``, for a prediction) of the room a
+        summary to ``summarized`` would."""
+        return high - cleared < (SUMMARY_PAYOFF + slack) * (high - summarized)
 
     def _summarize(
         self,
@@ -638,7 +639,8 @@ class SessionEngine(SearchableLog):
         after = summary.projected(state, ask)
         if after is None:
             return False
-        return self._pays(ahead.after_clearing(state, policy, self.limit), after, high)
+        cleared = ahead.after_clearing(state, policy, self.limit)
+        return self._pays(cleared, after, high, ahead.SLACK)
 
     def _look_ahead(self, request: str) -> None:
         """Past the soft mark, fix the next summary's range (journaled) and ask for its
