@@ -29,7 +29,6 @@ from context_compact.bench.report import markdown_table
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import Workload, synthetic_session
 
-
 REWRITES = ("summarize", "clear_old_results")
 
 
