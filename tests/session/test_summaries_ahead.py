@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy, check, markers
-from context_compact.session.inspect import timeline, timing_line
+from context_compact.history.inspect import timeline, timing_line
 from context_compact.session.records import (
     AheadMark,
     SummaryEdit,

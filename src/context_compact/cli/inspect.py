@@ -1,5 +1,5 @@
 """``context-compact inspect ID``: what compaction did to a session, turn by turn
-(``session/inspect.py`` replays it and writes one compaction as text, ``pass_lines``)."""
+(``history/inspect.py`` replays it and writes one compaction as text, ``pass_lines``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..session.inspect import Event, after_last, fill, pass_lines, render_chart, timeline
+from ..history.inspect import Event, after_last, fill, pass_lines, render_chart, timeline
 from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store

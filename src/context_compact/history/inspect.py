@@ -32,10 +32,18 @@ from pathlib import Path
 from typing import Any
 
 from ..keys import content_key
+from ..session.records import (
+    BlockEdit,
+    EventRecord,
+    MessageRecord,
+    Read,
+    SummaryEdit,
+    Undo,
+    journal,
+)
+from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
-from .records import BlockEdit, EventRecord, MessageRecord, Read, SummaryEdit, Undo, journal
-from .state import SessionState
 
 
 @dataclass(frozen=True)
