@@ -11,13 +11,13 @@ import json
 from typing import Any
 
 import pytest
-from histories import call, results
 
 from context_compact import Compactor, InvalidHistory, Policy
 from context_compact.session import checkpoint
 from context_compact.store import MemoryStore
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import synthetic_session
+from histories import call, results
 
 TURNS = 36
 
