@@ -173,9 +173,12 @@ class PostgresStore(PgLease, PgFiles):
 
     def checkpoints(self, session: str) -> list[int]:
         with self._connection() as conn:
+            # The kind written out, not a parameter: a prepared statement's generic plan could
+            # not use the partial index on it, and would read every record of the session.
             found = conn.execute(
-                "SELECT pos FROM records WHERE session = %s AND kind = %s ORDER BY pos",
-                (session, CHECKPOINT_KIND),
+                f"SELECT pos FROM records WHERE session = %s AND kind = '{CHECKPOINT_KIND}' "
+                "ORDER BY pos",
+                (session,),
             ).fetchall()
         return [int(row[0]) for row in found]
 
