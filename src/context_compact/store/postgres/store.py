@@ -1,11 +1,11 @@
 """PostgresStore: the journal and a copy of every text in PostgreSQL, for a fleet of workers.
 
-The same store as ``SqliteStore`` (``sqlite.py``), on a server every worker reaches: the
-database (``pg_schema.py``) is the truth; the files under ``root`` are a local cache the
-model opens with a plain file tool, at ``FileStore``'s layout (``disk.py``). Needs the extra
-``context-compact[postgres]`` (psycopg 3 and its pool). Its parts: the connection and errors
-(``pg_base.py``), the files any worker reads (``pg_files.py``), one writer per session with
-fencing tokens (``pg_lease.py``), and here the journal.
+The same store as ``SqliteStore`` (``sqlite/store.py``), on a server every worker reaches: the
+database (``postgres/schema.py``) is the truth; the files under ``root`` are a local cache the
+model opens with a plain file tool, at ``FileStore``'s layout (``store/disk.py``). Needs the
+extra ``context-compact[postgres]`` (psycopg 3 and its pool). Its parts: the connection and
+errors (``postgres/base.py``), the files any worker reads (``postgres/files.py``), one writer
+per session with fencing tokens (``postgres/lease.py``), and here the journal.
 
 Invariants:
 
