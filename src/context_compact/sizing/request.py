@@ -27,6 +27,10 @@ class RequestOverhead:
             self._tokens[part] = count()
         return sum(self._tokens.values())
 
+    def of(self, part: str) -> int:
+        """The tokens ``part`` counts now (0 before it is set)."""
+        return self._tokens.get(part, 0)
+
 
 def prompt_tokens_of(usage: Any) -> int:
     """Every input token a usage report counts, cached or not; 0 when it says nothing."""
