@@ -47,22 +47,18 @@ class _Session:
         return current is not None and current is not engine
 
 
-# id(store) -> (a weak reference to the store, {session: its entry})
-_stores: dict[int, tuple[weakref.ref[Any], dict[str, _Session]]] = {}
+# The entries of each live store object, kept as long as the store itself is: a store that
+# is gone takes its entries with it, and a new store never finds an old one's (as a table
+# keyed by ``id()`` could, ids being reused). Stores compare by identity.
+_stores: weakref.WeakKeyDictionary[Any, dict[str, _Session]] = weakref.WeakKeyDictionary()
 
 
 def _entry(store: Any, session: str) -> _Session:
     with _lock:
-        key = id(store)
-        found = _stores.get(key)
-        if found is None or found[0]() is not store:
-
-            def forget(_: object, key: int = key) -> None:
-                _stores.pop(key, None)
-
-            found = (weakref.ref(store, forget), {})
-            _stores[key] = found
-        return found[1].setdefault(session, _Session())
+        sessions = _stores.get(store)
+        if sessions is None:
+            sessions = _stores[store] = {}
+        return sessions.setdefault(session, _Session())
 
 
 def _where(store: Any) -> str:
