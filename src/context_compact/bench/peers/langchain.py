@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ...messages import block_type, blocks
-from .base import Message, PeerStrategy, Summary, merge_runs
+from ...messages import Message, block_type, blocks
+from .base import PeerStrategy, Summary, merge_runs
 
 FRACTION = 0.8
 KEEP_MESSAGES = 20
