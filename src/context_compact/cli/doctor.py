@@ -38,12 +38,14 @@ def check_session(store: Store, session: str) -> dict[str, Any]:
     """One session's health: ``ok``, and where it is damaged and what is whole when not."""
     from ..compactor import Compactor
     from ..policy import Policy
+    from ..session.engine import SessionEngine
 
     try:
         records = list(store.records(session))
         resumed = Compactor(Policy.default(), store, session=session)
         view = resumed.view()
-        fallback = getattr(getattr(resumed.engine, "journal", None), "fallback", None)
+        engine = resumed.engine
+        fallback = engine.journal.fallback if isinstance(engine, SessionEngine) else None
         replayed = Compactor(Policy.default(), _FullReplay(store), session=session).view()
     except BROKEN as error:
         row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error, store)}

@@ -292,6 +292,8 @@ class DiskFiles:
         self.transcripts_dir = self.root_path / TRANSCRIPTS
         self.durable = durable
         self.file_mode = PRIVATE_FILE if private else SHARED_FILE
+        # Why writes are refused (None: they are not); a database store sets it.
+        self.read_only: str | None = None
         self._abs_root = os.path.abspath(self.root)
         self._real_root = os.path.realpath(self.root)
 
@@ -377,7 +379,7 @@ class DiskFiles:
             data = self._recover(rel)
             if data is None:
                 raise
-            if getattr(self, "read_only", None) is None:  # a read-only store only serves it
+            if self.read_only is None:  # a read-only store only serves it
                 atomic_write(file, data, self.durable, self.file_mode)
             return data
 

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .base import Store
 from .lease import SessionLocked
 
 _lock = threading.Lock()
@@ -61,18 +62,18 @@ def _entry(store: Any, session: str) -> _Session:
         return sessions.setdefault(session, _Session())
 
 
-def _where(store: Any) -> str:
-    return str(getattr(store, "root", None) or type(store).__name__)
+def _where(store: Store) -> str:
+    return store.root or type(store).__name__
 
 
-def _refuse(store: Any, session: str, why: str) -> SessionLocked:
+def _refuse(store: Store, session: str, why: str) -> SessionLocked:
     return SessionLocked(
         f"session {session!r} in {_where(store)} {why} (two live compactors on one session "
         "and store object); use one Compactor per session, or resume it again to continue"
     )
 
 
-def opened(store: Any, session: str, engine: Any) -> int:
+def opened(store: Store, session: str, engine: Any) -> int:
     """The generation ``engine`` reads ``session`` at."""
     entry = _entry(store, session)
     with entry.lock:
@@ -82,14 +83,14 @@ def opened(store: Any, session: str, engine: Any) -> int:
 
 
 @contextmanager
-def reading(store: Any, session: str) -> Iterator[None]:
+def reading(store: Store, session: str) -> Iterator[None]:
     """Hold the session's lock while its journal is read (no append lands half-way)."""
     with _entry(store, session).lock:
         yield
 
 
 @contextmanager
-def writing(store: Any, session: str, engine: Any, generation: int) -> Iterator[int]:
+def writing(store: Store, session: str, engine: Any, generation: int) -> Iterator[int]:
     """Around one append by ``engine``, which last saw ``generation``: the generation after
     it (valid only once the block returned)."""
     entry = _entry(store, session)
@@ -105,7 +106,7 @@ def writing(store: Any, session: str, engine: Any, generation: int) -> Iterator[
 
 
 @contextmanager
-def busy(store: Any, session: str | None, engine: Any) -> Iterator[None]:
+def busy(store: Store, session: str | None, engine: Any) -> Iterator[None]:
     """``engine`` is inside a call on ``session`` (None: not created yet, nothing to mark)."""
     if session is None:
         yield
