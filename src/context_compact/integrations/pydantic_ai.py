@@ -149,7 +149,7 @@ try:
     from pydantic_ai.capabilities import AbstractCapability as _Capability
     from pydantic_ai.exceptions import ModelContextWindowExceededError, RetryModelRequest
 except ImportError:  # pragma: no cover - pydantic-ai 1.x has no capabilities
-    _Capability = None  # type: ignore[assignment,misc]
+    _Capability = None  # type: ignore[assignment, misc, unused-ignore]
 
 
 def _tool_schemas(parameters: Any) -> list[Any]:
@@ -186,7 +186,7 @@ def model_summarizer(model: Any, **options: Any) -> Any:
 
 if _Capability is not None:
 
-    class CompactionCapability(_Capability[Any]):
+    class CompactionCapability(_Capability[Any]):  # type: ignore[misc, unused-ignore]
         """Compaction for ``Agent(model, capabilities=[CompactionCapability(compactor)])``.
 
         Before every model request (``before_model_request``) the history is compacted as
