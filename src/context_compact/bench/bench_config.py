@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .answerer import AnswererConfig
 from .longturn import BUDGETS as LONG_TURN_BUDGETS
 from .pricing import Pricing
 from .strategies import NAMES
@@ -47,6 +48,8 @@ class BenchConfig:
     long_turn_budgets: tuple[int, ...] = LONG_TURN_BUDGETS
     probes: bool = False
     """Judge probes (``probing``) at every call where content leaves the view."""
+    answerer: AnswererConfig | None = None
+    """With ``probes``: also ask a model each probe (``answerer``)."""
 
     @classmethod
     def quick(cls, **overrides: Any) -> BenchConfig:

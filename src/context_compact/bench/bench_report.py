@@ -51,6 +51,8 @@ class BenchRow:
     """``ProbeCounts.as_dict()`` with ``BenchConfig.probes``."""
     recalls: bool = False
     """The engine keeps a log to ``recall`` from (else probes are answered in view only)."""
+    answers: dict[str, Any] | None = None
+    """``AnswerCounts.as_dict()`` with ``BenchConfig.answerer``."""
 
     @property
     def within_budget(self) -> bool:
@@ -70,6 +72,8 @@ class BenchReport:
     replays: dict[tuple[str, str], Replay] = field(default_factory=dict, repr=False)
     skipped: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    answerer: dict[str, Any] | None = None
+    """``Answerer.as_dict()``: the model that answered the probes, when one did."""
 
     def rows(self, workload: str | None = None, kind: str | None = None) -> list[BenchRow]:
         return [
@@ -218,6 +222,7 @@ class BenchReport:
             "skipped": self.skipped,
             "duration_s": self.duration_s,
             "series": self.series,
+            "answerer": self.answerer,
         }
 
 

@@ -165,6 +165,29 @@ LONG_TURN_QUICK = 300
     "lost; tables per strategy and kind.",
 )
 @click.option(
+    "--answerer",
+    "answerer_url",
+    metavar="URL",
+    default=None,
+    help="With --probes: also ask each probe of a model on this OpenAI-compatible server "
+    "(http://host:port[/v1]), from the compacted view with read_file and recall as tools; its "
+    "answers scored exactly, beside the model-free counts.",
+)
+@click.option(
+    "--answerer-model",
+    metavar="NAME",
+    default=None,
+    help="--answerer: the model's name (default: the first the server lists).",
+)
+@click.option(
+    "--answerer-max",
+    metavar="N",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="--answerer: probes asked per strategy and workload (oldest first).",
+)
+@click.option(
     "--real-peers",
     is_flag=True,
     help="Alone: our default, the real peers (the peers extra) and their models on the real "
@@ -203,6 +226,9 @@ def bench(
     json_path: Path | None,
     chart_path: Path | None,
     probes: bool,
+    answerer_url: str | None,
+    answerer_model: str | None,
+    answerer_max: int,
     real_peers: bool,
     peers_python: str | None,
     no_progress: bool,
@@ -252,6 +278,7 @@ def bench(
             "--long-turn": long_turn or None,
             "--steps": steps,
             "--probes": probes or None,
+            "--answerer": answerer_url,
         }
         given = [name for name, value in unused.items() if value is not None]
         if given:
@@ -298,6 +325,8 @@ def bench(
         changes["real"] = False
     if probes:
         changes["probes"] = True
+    if answerer_url is not None:
+        changes["answerer"] = _answerer(answerer_url, answerer_model, answerer_max, probes)
     if sessions is not None:
         changes["max_sessions"] = sessions
     lengths, seed_list = _ints(turns), _ints(seeds)
@@ -336,6 +365,24 @@ def bench(
         from .probe_report import render_probes
 
         render_probes(report, console)
+    if report.answerer is not None:
+        from .answer_counts import render_answers
+
+        render_answers(report.results, report.answerer, console)
     _write_json(console, json_path, report.to_dict())
     if chart_path is not None:
         console.print(f"chart: {write_chart(report, chart_path)}")
+
+
+def _answerer(url: str, model: str | None, most: int, probes: bool) -> Any:
+    """The answerer's configuration, once its server answers (one line when it does not)."""
+    from .answerer import AnswererConfig, api_url, server_models
+
+    if not probes:
+        raise click.UsageError("--answerer asks the probes: add --probes")
+    try:
+        server_models(url)
+    except (OSError, ValueError) as error:
+        why = getattr(error, "reason", None) or error
+        raise click.ClickException(f"--answerer: no answer from {api_url(url)}: {why}") from None
+    return AnswererConfig(url, model, most)

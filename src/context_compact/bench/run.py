@@ -29,6 +29,7 @@ from ..sizing import text_tokens
 from ..store.memory import MemoryStore
 from ..testing.fakes import BenchSummarizer
 from ..testing.workload import synthetic_session
+from .answerer import Answerer
 from .bench_config import ENV_TRAJECTORIES as ENV_TRAJECTORIES
 from .bench_config import BenchConfig as BenchConfig
 from .bench_config import default_trajectories as default_trajectories
@@ -109,11 +110,14 @@ def run_one(
     overhead: int,
     pricing: Pricing,
     probes: bool = False,
+    answerer: Answerer | None = None,
 ) -> tuple[BenchRow, Replay]:
     store = MemoryStore(ROOT)
     summarizer = BenchSummarizer()
     impl = build(strategy, Setup(budget, store, summarizer, overhead))
-    tracker = ProbeTracker(recall_of(impl)) if probes else None
+    asking = answerer.session(impl, store, budget) if answerer is not None and probes else None
+    ask = asking.ask if asking is not None else None
+    tracker = ProbeTracker(recall_of(impl), ask) if probes else None
     result = replay(
         impl,
         script,
@@ -155,6 +159,7 @@ def run_one(
         turn_starts=result.turn_starts,
         probes=tracker.counts().as_dict() if tracker is not None else None,
         recalls=impl.keeps_log,
+        answers=asking.counts.as_dict() if asking is not None else None,
     )
     return row, result
 
@@ -192,13 +197,20 @@ def run_bench(config: BenchConfig | None = None, progress: Progress | None = Non
     results: list[BenchRow] = []
     replays: dict[tuple[str, str], Replay] = {}
     series: dict[str, dict[str, list[int]]] = {}
-    for script, budget, overhead in jobs:
-        for strategy in config.strategies:
-            row, result = run_one(strategy, script, budget, overhead, config.pricing, config.probes)
-            results.append(row)
-            replays[(strategy, script.name)] = result
-            series.setdefault(script.name, {})[strategy] = result.view_tokens
-            tick(f"{strategy} on {script.name}")
+    answerer = Answerer(config.answerer) if config.answerer and config.probes else None
+    try:
+        for script, budget, overhead in jobs:
+            for strategy in config.strategies:
+                row, result = run_one(
+                    strategy, script, budget, overhead, config.pricing, config.probes, answerer
+                )
+                results.append(row)
+                replays[(strategy, script.name)] = result
+                series.setdefault(script.name, {})[strategy] = result.view_tokens
+                tick(f"{strategy} on {script.name}")
+    finally:
+        if answerer is not None:
+            answerer.close()
     scaling: list[ScalingPoint] = []
     if config.scaling_sizes:
         scaling = measure_scaling(
@@ -216,6 +228,7 @@ def run_bench(config: BenchConfig | None = None, progress: Progress | None = Non
         series=series,
         replays=replays,
         skipped=skipped,
+        answerer=answerer.as_dict() if answerer is not None else None,
     )
     report.duration_s = time.perf_counter() - started
     report.machine["duration_s"] = round(report.duration_s, 2)

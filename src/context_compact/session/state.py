@@ -256,6 +256,11 @@ class SessionState:
         if isinstance(record, BlockEdit):
             for seq in sorted(self.replaced.take(record, self.msgs)):
                 self._set_view(self.view_index(seq), self.render(seq))
+            if record.op == "clear":
+                # A range fixed ahead was fixed for the compaction that clears: whether a
+                # summary of it follows is that call's decision (``ahead.py``); the next one
+                # is fixed afresh.
+                self.ahead = None
         elif isinstance(record, SummaryEdit):
             self._summarized(record)
         elif isinstance(record, NativeEdit):
