@@ -39,7 +39,7 @@ from typing import Any
 
 from .. import witness
 from ..base import CHECKPOINT_KIND, Record
-from ..blobrefs import externalize, references, restore
+from ..blobrefs import externalize, references
 from ..journal import (
     CorruptJournal,
     SessionExists,
@@ -48,7 +48,16 @@ from ..journal import (
     new_meta,
     valid_session_id,
 )
-from ..journal_rows import TABLES, chain, check_blobs, check_chain, check_suffix, column, route
+from ..journal_rows import (
+    TABLES,
+    chain,
+    check_blobs,
+    check_chain,
+    check_suffix,
+    column,
+    route,
+    settled_records,
+)
 from ..text import scan
 from .base import LEASE_SECONDS, ServerUnavailable, shown_url
 from .files import _INSERT_BLOB, PgFiles
@@ -162,14 +171,12 @@ class PostgresStore(PgLease, PgFiles):
         return [int(row[0]) for row in found]
 
     def records_from(self, session: str, start: int) -> Iterator[Record]:
-        if not valid_session_id(session):
-            raise KeyError(f"no session {session!r} in {self.where}")
-        # The witness is read before the snapshot (witness.settled): written after each
-        # commit, it counts no more than the snapshot holds.
-        bodies, blobs = witness.settled(
-            self._witness(session), lambda s: self._read(session, s, start)
+        return settled_records(
+            session,
+            self.where,
+            self._witness(session),
+            lambda seen: self._read(session, seen, start),
         )
-        return iter([restore(body, blobs.__getitem__) for body in bodies])
 
     def _read(
         self, session: str, seen: witness.Seen | None, start: int = 0

@@ -49,7 +49,7 @@ from ...errors import ReadOnlyStore as ReadOnlyStore
 from .. import witness
 from ..base import CHECKPOINT_KIND as MARK
 from ..base import Record
-from ..blobrefs import externalize, references, restore
+from ..blobrefs import externalize, references
 from ..disk import folder_mode, make_dirs
 from ..journal import (
     SessionExists,
@@ -58,6 +58,7 @@ from ..journal import (
     new_meta,
     valid_session_id,
 )
+from ..journal_rows import settled_records
 from ..lease import (
     HEARTBEAT_SECONDS,
     Owner,
@@ -260,14 +261,12 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         return [int(row[0]) for row in found]
 
     def records_from(self, session: str, start: int) -> Iterator[Record]:
-        if not valid_session_id(session):
-            raise KeyError(f"no session {session!r} in {self.db_path}")
-        # The witness is read before the snapshot (witness.settled): it is written after
-        # each commit, so the snapshot holds at least what it counts.
-        bodies, blobs = witness.settled(
-            self._witness(session), lambda s: self._read(session, s, start)
+        return settled_records(
+            session,
+            self.db_path,
+            self._witness(session),
+            lambda seen: self._read(session, seen, start),
         )
-        return iter([restore(body, blobs.__getitem__) for body in bodies])
 
     def _read(
         self, session: str, seen: witness.Seen | None, start: int = 0
