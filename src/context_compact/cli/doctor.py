@@ -20,7 +20,6 @@ traceback, and the other sessions of the store stay usable.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -94,14 +93,9 @@ def integrity(store: Store) -> str | None:
         return str(store.check_database())
     if not isinstance(store, OnDatabaseFile):
         return None
-    path = store.db_path
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return "; ".join(str(row[0]) for row in db.execute("PRAGMA integrity_check"))
-    except sqlite3.DatabaseError as error:
-        return str(error)
-    finally:
-        db.close()
+    from ..store.sqlite.checks import integrity as check
+
+    return "; ".join(check(store.db_path))
 
 
 @click.command("doctor")
