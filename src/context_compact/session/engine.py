@@ -53,6 +53,7 @@ from ..summarize import adapt
 from . import ahead, checkpoint, knobs, limits, native, passes, summary, undo
 from .durable import SessionJournal
 from .faults import Faults
+from .handout import Handout
 from .policy import SessionPolicy
 from .recall import SearchableLog
 from .records import (
@@ -97,6 +98,7 @@ class SessionEngine(SearchableLog):
         self.journal = SessionJournal(self.store, self._meta, self)
         self._stale = False  # a call's append did not return: reload before going on
         self._lent = False  # the format edge copies the view it converts (``lent``)
+        self._handout = Handout()  # the copies of the view handed out last
         # The journal was continued by another writer since this engine's last call: a list
         # that extends neither view nor log is then that writer's session, not a new one.
         self._moved = False
@@ -320,7 +322,7 @@ class SessionEngine(SearchableLog):
         a ``cache_control`` marker) changes neither the state nor the next view."""
         self._current()
         shown = self.state.shown.owned()
-        out = list(shown) if self._lent else copy_json(shown)
+        out = list(shown) if self._lent else self._handout.copies(shown)
         self.recognizer.prime(out, self.state.shown.keys)
         self._returned = (len(out), self.state.estimate())
         return out

@@ -59,7 +59,10 @@ def _entry(store: Any, session: str) -> _Session:
         sessions = _stores.get(store)
         if sessions is None:
             sessions = _stores[store] = {}
-        return sessions.setdefault(session, _Session())
+        entry = sessions.get(session)  # a new entry (and its lock) only for a new session
+        if entry is None:
+            entry = sessions[session] = _Session()
+        return entry
 
 
 def _where(store: Store) -> str:
