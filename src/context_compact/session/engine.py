@@ -440,10 +440,15 @@ class SessionEngine(SearchableLog):
             self._emit(stage, before, self.state.measure(), paths, note, score, timing)
 
     def _persist(self) -> None:
-        io = self._io()
-        self._take(
-            "persist_new_results", lambda: passes.persist(self.state, self.policy, io, self.limit)
-        )
+        io, counted = self._io(), passes.Sizes()
+
+        def make() -> Edit | None:
+            edit, sizes = passes.persist(self.state, self.policy, io, self.limit)
+            counted.update(sizes)
+            return edit
+
+        self._take("persist_new_results", make)
+        self.state.result_sizes.update(counted)  # once the edit is in the journal
 
     def _clear(
         self, target: int, force: bool, futile_below: int | None = None, last_resort: bool = False

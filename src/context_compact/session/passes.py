@@ -61,6 +61,10 @@ def odd_breaks(text: str) -> bool:
     return not text.isascii() and any(c in text for c in _OTHER_BREAKS)
 
 
+Sizes = dict[Pos, tuple[str, int]]
+"""Tokens of results' texts by position, with the text each was counted on."""
+
+
 @dataclass
 class PassIO:
     """What passes may touch: the store, the session's index file and the summarizer."""
@@ -102,7 +106,13 @@ def describe(state: SessionState, pos: Pos) -> str:
     return f"message {seq}, {tool} -> {head}"
 
 
-def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) -> BlockEdit | None:
+def persist(
+    state: SessionState, policy: SessionPolicy, io: PassIO, limit: int
+) -> tuple[BlockEdit | None, Sizes]:
+    """The edit that persists the newest unseen results too large to send (None: none is),
+    and the sizes counted on the way, each with the text it was counted on (the result's,
+    or its preview's): the engine keeps them in ``state.result_sizes`` once the edit is
+    recorded, so a later clearing need not count these texts again."""
     # Results holding images or documents stay whole: they cannot become a text preview.
     unseen = [
         (pos, block)
@@ -110,12 +120,11 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
         if pos not in state.replaced.blocks and readable_text(block) is not None
     ]
     if not unseen:
-        return None
+        return None, {}
     counter = state.counter
     texts = {pos: text_of(block) for pos, block in unseen}
     sizes = {pos: counter.text(text) for pos, text in texts.items()}
-    # Kept for a later clearing, which then need not count these texts again.
-    state.result_sizes.update((pos, (texts[pos], size)) for pos, size in sizes.items())
+    counted: Sizes = {pos: (texts[pos], size) for pos, size in sizes.items()}
     total = sum(sizes.values())
     batch_limit = int(policy.batch_budget * limit)
     cap = min(policy.large_result_limit, int(policy.large_result_share * limit))
@@ -132,12 +141,12 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
         chosen.append(BlockCopy(pos[0], pos[1], path, preview))
         lines.append(markers.index_line("result", path, describe(state, pos)))
         shown = counter.text(preview)
-        state.result_sizes[pos] = (preview, shown)
+        counted[pos] = (preview, shown)
         total += shown - sizes[pos]
     if not chosen:
-        return None
+        return None, counted
     io.index(lines)
-    return BlockEdit("persist", tuple(chosen))
+    return BlockEdit("persist", tuple(chosen)), counted
 
 
 def clear(

@@ -31,12 +31,12 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import Env
-from ...messages import is_request
+from ...messages import Message, is_request
 from ...session.engine import SessionEngine
 from ...session.policy import session_policy
 from ...sizing import TokenCounter, text_tokens
 from ...summarize import SummaryRequest, adapt, summary_input
-from .base import LoggedStrategy, Message
+from .base import LoggedStrategy
 
 DEFAULT_TRIGGER = 150_000
 TRIGGER_SHARE = 0.75
