@@ -233,7 +233,10 @@ class Compactor:
         """Count the system prompt and tool schemas into every budget (system messages at
         the head of an OpenAI list are counted without this)."""
         key = (system or "", to_json(tools or []))
+        parts = getattr(self.engine, "request_parts", None)
         with self._lock:
+            if parts is not None:
+                parts(system, tools)
             total = self._overhead.set("request", key, lambda: sum(map(self.tokens.text, key)))
             self.engine.overhead(total)
 

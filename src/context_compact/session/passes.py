@@ -34,12 +34,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers
+from ..extract import extractive_summary
 from ..facts import read_once
-from ..messages import Message, block_type, blocks, readable_text, result_text
+from ..messages import Message, block_type, blocks, clone, readable_text, result_text
 from ..store.base import Store
 from ..store.disk import EncodedMessages
 from . import knobs, summary
 from .exports import export_media, without_media
+from .native_tier import SUMMARY_CHARS
 from .policy import SessionPolicy
 from .records import BlockCopy, BlockEdit, NativeEdit, SummaryEdit
 from .state import Pos, SessionState
@@ -69,7 +71,11 @@ class PassIO:
 
     store: Store
     index_name: str
-    summarize: Callable[[list[Message], str, str | None, str | None], str]
+    summarize: Callable[..., str]
+    """``(messages, request, instructions, previous, sent=None)``: the summary's text."""
+    native: Callable[[list[Message]], dict[str, Any] | None] | None = None
+    """The provider's compaction of the view's messages before a summary's cut (a block),
+    None when it failed (``native_tier.py``); absent: our own summary only."""
 
     def index(self, lines: list[str]) -> str:
         return self.store.append_file(self.index_name, "".join(lines))
@@ -312,11 +318,22 @@ def effects(
         exports = [*saved, *exports]
     source = [*older, *(m for m in shown if id(m) not in kept)]
     previous = state.pinned.summary_text if state.pinned.summary is not None else None
+    block = io.native([clone(m) for m in state.view[: offset + cut]]) if io.native else None
+    readable = None
     with read_once():  # the summarizer (an extractive one) and the score read the same messages
-        text = io.summarize([*older, *shown], ask.request, ask.instructions, previous)
+        if block is None:
+            sent = state.view[: offset + cut]  # copied by the summary caller if it wants it
+            text = io.summarize([*older, *shown], ask.request, ask.instructions, previous, sent)
+        else:  # the block holds the summary; ours, readable, is kept beside it
+            text = extractive_summary([*older, *shown], ask.request, SUMMARY_CHARS, previous)
         score = summary.score(text, source)
-    index = io.index(summary.index_entries(state, plan, archive, exports))
-    return summary.SummaryEffects(archive, exports, text, index, score, first)
+    entries = summary.index_entries(state, plan, archive, exports)
+    if block is not None:
+        readable = io.store.save_blob(text)
+        what = f"readable summary of messages {start}-{cut - 1} (a compaction block holds them)"
+        entries.append(markers.index_line("summary", readable, what))
+    index = io.index(entries)
+    return summary.SummaryEffects(archive, exports, text, index, score, first, block, readable)
 
 
 def event_of(edit: BlockEdit | SummaryEdit | NativeEdit) -> tuple[tuple[str, ...], str, Score]:
