@@ -48,7 +48,7 @@ from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import ahead, checkpoint, knobs, limits, native, passes, summary, undo
+from . import ahead, cadence, checkpoint, knobs, limits, native, passes, summary, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .policy import SessionPolicy
@@ -74,9 +74,6 @@ from .syncing import Sync
 
 NEVER = -(10**12)
 SUMMARY_SHARE = 0.15
-# A clearing that leaves less than this share of the room under the high-water mark that a
-# summary would leave brings the summary along (``SessionEngine._summary_due``).
-SUMMARY_PAYOFF = 0.55
 
 
 class SessionEngine(SearchableLog):
@@ -454,14 +451,12 @@ class SessionEngine(SearchableLog):
             instructions=instructions,
         )
 
-    def _summary_due(self, target: int, high: float, request: str) -> bool:
+    def _summary_due(self, target: int, high: float, request: str, pace: float | None) -> bool:
         """After the clearing of a call that compacts: whether its summary should come now.
         A summary is lossy and costs a call, a clearing is neither, but every compaction
         rewrites history: each should buy as many turns as it can. So the summary comes with
-        this clearing (whose rewrite is paid anyway) when the clearing alone would leave less
-        than ``SUMMARY_PAYOFF`` of the room under the high-water mark the summary would: the
-        next compaction would come that much sooner, and would be the summary. Turns buy room
-        at the session's own pace, so the rooms compare as turns."""
+        this clearing (whose rewrite is paid anyway) when the clearing alone would buy too
+        few turns (``cadence.summary_due``), ``pace`` tokens a turn."""
         state = self.state
         if not target or state.measure() > high:
             return True  # a trigger by count asks for a summary; still over: no choice left
@@ -471,7 +466,7 @@ class SessionEngine(SearchableLog):
         after = summary.projected(state, ask)
         if after is None:
             return False
-        return high - state.measure() < SUMMARY_PAYOFF * (high - after)
+        return cadence.summary_due(high - state.measure(), high - after, pace)
 
     def _summarize(
         self,
@@ -530,6 +525,7 @@ class SessionEngine(SearchableLog):
                 # as at any trigger (seen results only, each with its copy), so the next
                 # trigger is as far off as after an inline summary.
                 futile = None if fixed else int(high)
+                pace = cadence.pace(state)  # before the clearing, which hides its turns
                 self._guarded(
                     lambda: self._clear(
                         target, force=state.measure() > self.limit, futile_below=futile
@@ -538,7 +534,7 @@ class SessionEngine(SearchableLog):
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
-                if not fixed and self._summary_due(target, high, request):
+                if not fixed and self._summary_due(target, high, request, pace):
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(
