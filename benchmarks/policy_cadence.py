@@ -7,6 +7,10 @@ replays them. Prints a markdown table: rewrite turns, summary calls, cost as a s
 seed's on the same workload (Claude Sonnet 4.5 list prices, as the bench), results lost.
 
     python benchmarks/policy_cadence.py [--seeds 0,1,2,3] [--budgets 12500,25000] [--no-real]
+                                        [--payoff 0.58]
+
+``--payoff`` sets ``session.cadence.SUMMARY_PAYOFF`` (when a summary comes with a clearing)
+for the run, to see what it trades.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from context_compact.bench.pricing import Pricing
 from context_compact.bench.report import markdown_table
 from context_compact.bench.run import BenchConfig, BenchRow, real_scripts, run_one
 from context_compact.bench.script import Script, as_script
+from context_compact.session import cadence
 from context_compact.testing.workload import synthetic_session
 
 
@@ -32,7 +37,9 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--budgets", default="12500,25000")
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--no-real", action="store_true")
+    parser.add_argument("--payoff", type=float, default=cadence.SUMMARY_PAYOFF)
     args = parser.parse_args(argv)
+    cadence.SUMMARY_PAYOFF = args.payoff
     pricing = Pricing()
     rows = []
     for budget in (int(b) for b in args.budgets.split(",")):

@@ -1,5 +1,5 @@
-"""The cadence rules (``session/cadence.py``): the recent turns a clearing keeps, the session's
-pace, and when a summary rides on a clearing."""
+"""The cadence rules (``session/cadence.py``): the recent turns a clearing keeps, and when a
+summary rides on a clearing."""
 
 from __future__ import annotations
 
@@ -84,52 +84,18 @@ def test_a_clearing_takes_the_large_result_of_a_recent_turn_and_names_its_copy()
     assert c.engine.measure() < 0.5 * LIMIT
 
 
-def test_the_pace_is_unknown_with_fewer_than_two_turns_since_the_last_compaction() -> None:
-    c = compactor()
-    c.prepare(steps([400]), "fix the parser")
-    assert cadence.pace(c.engine.state) is None
+def test_a_summary_comes_along_only_when_the_clearing_leaves_too_little_of_its_room() -> None:
+    summary_room = 10_000.0
+    share = cadence.SUMMARY_PAYOFF * summary_room
+    assert cadence.summary_due(share - 1, summary_room)
+    assert not cadence.summary_due(share, summary_room)
 
 
-def test_the_pace_is_the_tokens_of_the_turns_in_view_over_their_count() -> None:
-    c = compactor()
-    c.prepare(steps([2_000, 2_000, 2_000, 2_000]), "fix the parser")
-    state = c.engine.state
-    pace = cadence.pace(state)
-    assert pace is not None
-    first = state.view_index(state.turn_starts()[0])
-    assert pace == sum(state.shown.tokens[first:]) * state.ratio / 4
-
-
-def test_a_clearing_that_buys_enough_turns_needs_no_summary_whatever_the_summary_would_buy() -> (
-    None
-):
-    turn = 500.0
-    room = cadence.ENOUGH_TURNS * turn
-    assert not cadence.summary_due(room, 100 * room, turn)
-    assert cadence.summary_due(room - 1, 100 * room, turn)
-
-
-def test_without_a_pace_the_rooms_alone_decide() -> None:
-    assert cadence.summary_due(100, 1_000, None)
-    assert not cadence.summary_due(900, 1_000, None)
-
-
-@given(
-    st.floats(0, 20_000),
-    st.floats(0, 20_000),
-    st.floats(0, 20_000),
-    st.one_of(st.none(), st.floats(1, 3_000)),
-)
-def test_more_room_after_the_clearing_never_makes_a_summary_more_due(
-    room: float, more: float, summary_room: float, turn: float | None
+@given(st.floats(0, 20_000), st.floats(0, 20_000), st.floats(0, 20_000), st.floats(0, 20_000))
+def test_more_room_never_makes_a_summary_more_due_nor_a_better_summary_less(
+    room: float, more: float, summary_room: float, better: float
 ) -> None:
-    if cadence.summary_due(room + more, summary_room, turn):
-        assert cadence.summary_due(room, summary_room, turn)
-
-
-@given(st.floats(0, 20_000), st.floats(0, 20_000), st.floats(1, 3_000))
-def test_a_known_pace_only_ever_spares_summaries(
-    room: float, summary_room: float, turn: float
-) -> None:
-    if cadence.summary_due(room, summary_room, turn):
-        assert cadence.summary_due(room, summary_room, None)
+    if cadence.summary_due(room + more, summary_room):
+        assert cadence.summary_due(room, summary_room)
+    if cadence.summary_due(room, summary_room):
+        assert cadence.summary_due(room, summary_room + better)

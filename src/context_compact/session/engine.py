@@ -451,12 +451,12 @@ class SessionEngine(SearchableLog):
             instructions=instructions,
         )
 
-    def _summary_due(self, target: int, high: float, request: str, pace: float | None) -> bool:
+    def _summary_due(self, target: int, high: float, request: str) -> bool:
         """After the clearing of a call that compacts: whether its summary should come now.
         A summary is lossy and costs a call, a clearing is neither, but every compaction
         rewrites history: each should buy as many turns as it can. So the summary comes with
         this clearing (whose rewrite is paid anyway) when the clearing alone would buy too
-        few turns (``cadence.summary_due``), ``pace`` tokens a turn."""
+        few turns (``cadence.summary_due``)."""
         state = self.state
         if not target or state.measure() > high:
             return True  # a trigger by count asks for a summary; still over: no choice left
@@ -466,7 +466,7 @@ class SessionEngine(SearchableLog):
         after = summary.projected(state, ask)
         if after is None:
             return False
-        return cadence.summary_due(high - state.measure(), high - after, pace)
+        return cadence.summary_due(high - state.measure(), high - after)
 
     def _summarize(
         self,
@@ -525,7 +525,6 @@ class SessionEngine(SearchableLog):
                 # as at any trigger (seen results only, each with its copy), so the next
                 # trigger is as far off as after an inline summary.
                 futile = None if fixed else int(high)
-                pace = cadence.pace(state)  # before the clearing, which hides its turns
                 self._guarded(
                     lambda: self._clear(
                         target, force=state.measure() > self.limit, futile_below=futile
@@ -534,7 +533,7 @@ class SessionEngine(SearchableLog):
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
-                if not fixed and self._summary_due(target, high, request, pace):
+                if not fixed and self._summary_due(target, high, request):
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     self._guarded(
                         lambda: self._summarize_old(
