@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from context_compact.store import sqlite_journal
+from context_compact.store.sqlite import journal as sqlite_journal
 
 
 def tamper_record(

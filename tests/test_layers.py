@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("store", "formats", "summarize"),
     ("engine", "testing"),
     ("seed", "session"),
-    ("registry",),
+    ("registry", "history"),
     ("policy",),
     ("compactor",),
     ("agent", "integrations"),

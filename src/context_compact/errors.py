@@ -56,7 +56,7 @@
 
 Each also derives from the builtin it names, so ``except ValueError`` keeps working; the
 groups derive from no builtin. Each is importable from here and, as before, from the module
-that raises it (``loaders``, ``agent.loop``, ``store.pg_base``...); the public ones are
+that raises it (``loaders``, ``agent.loop``, ``store.postgres.base``...); the public ones are
 exported from ``context_compact`` too. Errors of the model APIs themselves are the SDKs' own;
 a refused prompt is recognized with ``is_context_overflow``.
 

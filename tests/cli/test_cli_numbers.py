@@ -68,7 +68,7 @@ def test_on_a_terminal_the_demo_wraps_at_word_boundaries(tmp_path: Path) -> None
 
 
 def test_a_pass_after_the_last_answer_is_named_as_such() -> None:
-    from context_compact.session.inspect import after_last
+    from context_compact.history.inspect import after_last
 
     assert after_last(39, [3, 17, 39]) is None
     legend = after_last(39, [3, 40])

@@ -12,8 +12,8 @@ from inspector_sessions import NEEDLE, REQUEST, output, tool_loop
 
 from context_compact import MemoryStore
 from context_compact.cli.compact import replay_policy
+from context_compact.history.inspect import timeline
 from context_compact.inspector import Inspection, Inspector, InspectorError, report
-from context_compact.session.inspect import timeline
 from histories import pair
 
 
@@ -141,8 +141,8 @@ def test_a_large_sessions_report_leaves_the_two_policies_out_and_says_so() -> No
 
 
 def test_an_imported_log_shows_one_request_per_answer_each_with_the_whole_history() -> None:
+    from context_compact.history.transfer import import_session
     from context_compact.loaders import Session
-    from context_compact.session.transfer import import_session
 
     # Loaders give content as lists of blocks.
     messages = [{"role": "user", "content": [{"type": "text", "text": REQUEST}]}]

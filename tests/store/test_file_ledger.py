@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact.store import FileStore
-from context_compact.store.file_ledger import frame, parse
+from context_compact.store.files.ledger import frame, parse
 
 LEDGER = Path(".task_outputs/issued.txt")
 

@@ -14,8 +14,8 @@ import pytest
 from store_helpers import big_text, schema_of, turn, whole_turns
 
 from context_compact.store import SessionLocked, UnknownMigration
-from context_compact.store import pg_schema as schema_module
 from context_compact.store.postgres import PostgresStore
+from context_compact.store.postgres import schema as schema_module
 from postgres_server import drop_schema, require
 
 psycopg = pytest.importorskip("psycopg", reason="pip install 'context-compact[postgres]'")

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from store_helpers import big_text, turn, whole_turns
 
-from context_compact.store import SqliteStore, UnknownMigration, sqlite_journal
-from context_compact.store import schema as schema_module
+from context_compact.store import SqliteStore, UnknownMigration
+from context_compact.store.sqlite import journal as sqlite_journal
+from context_compact.store.sqlite import schema as schema_module
 
 
 @pytest.fixture

@@ -22,12 +22,14 @@ from hypothesis import strategies as st
 
 from context_compact import Compactor
 from context_compact.policy import Policy
-from context_compact.store import CorruptJournal, SqliteStore, sqlite_blobs, sqlite_journal, witness
-from context_compact.store import schema as schema_module
-from context_compact.store import sqlite as sqlite_store
+from context_compact.store import CorruptJournal, SqliteStore, witness
 from context_compact.store.blobrefs import externalize
 from context_compact.store.disk import blob_rel, sha256
 from context_compact.store.journal import dumps
+from context_compact.store.sqlite import blobs as sqlite_blobs
+from context_compact.store.sqlite import journal as sqlite_journal
+from context_compact.store.sqlite import schema as schema_module
+from context_compact.store.sqlite import store as sqlite_store
 from context_compact.store.text import scan
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import synthetic_session

@@ -17,6 +17,7 @@ the query's first page, a few lost probes spelled out. ``probe_table`` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,10 +91,15 @@ def recall_of(compactor: Any) -> Recall | None:
     return query
 
 
+Ask = Callable[[Probe, Verdict, list[Any]], None]
+"""Told each probe, its verdict and the view it was judged against (``answerer``)."""
+
+
 class ProbeTracker:
-    def __init__(self, recall: Recall | None) -> None:
+    def __init__(self, recall: Recall | None, ask: Ask | None = None) -> None:
         self.ledger = Ledger()
         self.recall = recall
+        self.ask = ask
         self.verdicts: dict[tuple[str, str, str | None], tuple[Probe, Verdict]] = {}
         self.cuts = 0
 
@@ -115,6 +121,8 @@ class ProbeTracker:
 
         for probe in probes:
             verdict = judge(probe, seen, once if recall is not None else None)
+            if self.ask is not None:
+                self.ask(probe, verdict, view)
             old = self.verdicts.get(probe.ident)
             if old is None or RANK[verdict.outcome] > RANK[old[1].outcome]:
                 self.verdicts[probe.ident] = (probe, verdict)

@@ -36,7 +36,7 @@ from ..compactor import Compactor
 from ..policy import Policy
 from ..session.recall import recall
 from ..store import FileStore, SqliteStore
-from ..store import schema as sqlite_schema
+from ..store.sqlite import schema as sqlite_schema
 from ..store.text import scan
 from ..testing.fakes import BenchSummarizer
 from ..testing.workload import synthetic_session

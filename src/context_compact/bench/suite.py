@@ -39,35 +39,31 @@ is the view plus one chunk, as an agent holds only what it sends.
 
 from __future__ import annotations
 
-import gc
 import json
-import math
-import os
-import pickle
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from ..compactor import Compactor
-from ..policy import Policy
-from ..store import FileStore, MemoryStore
-from ..testing.fakes import BenchSummarizer
-from ..testing.workload import Turn, synthetic_session
 from .goals import goals
+from .measures import Chunks as Chunks
+from .measures import _percentile as _percentile
+from .measures import _result_bytes as _result_bytes
+from .measures import written_bytes as written_bytes
+from .suite_run import REQUEST as REQUEST
+from .suite_run import STORES as STORES
+from .suite_run import RunSpec as RunSpec
+from .suite_run import _cold_start, _loop_run
+from .suite_run import make_policy as make_policy
+from .suite_run import make_store as make_store
 
-Message = dict[str, Any]
-REQUEST = synthetic_session(0).request
-STORES = ("file", "sqlite", "memory")
 ENGINES = ("default", "seed")
 
 # -- the suite -------------------------------------------------------------------------------
@@ -118,26 +114,6 @@ class SuiteConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One configuration: what a child process is asked to measure."""
-
-    kind: str  # "loop" or "cold"
-    engine: str
-    window: int
-    store: str
-    checkpoints: tuple[int, ...] = ()
-    messages: int = 0
-    dump_every: int = 17
-    chunk_turns: int = 1_000
-    chunks: str = ""
-
-    @property
-    def label(self) -> str:
-        size = f"{self.messages:,} msgs" if self.kind == "cold" else f"{max(self.checkpoints):,}"
-        return f"{self.kind} {self.engine} W={self.window:,} {self.store} {size}"
 
 
 def available_stores() -> tuple[str, ...]:
@@ -323,285 +299,6 @@ def execute(spec: RunSpec, step: Callable[[int, int], None] | None = None) -> di
         return _loop_run(spec, root, step)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-
-def make_policy(engine: str, window: int) -> Any:
-    if engine == "seed":
-        return Policy.seed(context_limit=4 * window, echo=False)
-    return Policy.default(context_limit=window)
-
-
-def make_store(kind: str, root: Path) -> Any:
-    if kind == "file":
-        return FileStore(root)
-    if kind == "memory":
-        return MemoryStore()
-    if kind == "sqlite":
-        return import_module("context_compact.store").SqliteStore(root / "sessions.db")
-    raise ValueError(f"unknown store {kind!r}; known: {', '.join(STORES)}")
-
-
-def _close(store: Any) -> None:
-    close = getattr(store, "close", None)
-    if callable(close):
-        close()
-
-
-class Chunks:
-    """The synthetic session in chunks, generated once and cached (zlib'd pickles)."""
-
-    def __init__(self, directory: str, chunk_turns: int) -> None:
-        self.directory = Path(directory or tempfile.gettempdir())
-        self.chunk_turns = max(1, chunk_turns)
-
-    def _path(self, k: int) -> Path:
-        # Pickles name their classes' module: a chunk cached before ``Turn`` moved to
-        # ``testing.workload`` (another checkout may still read it) keeps its own name.
-        return self.directory / f"chunk-{self.chunk_turns}-{k}.testing.pickle.z"
-
-    def chunk(self, k: int) -> tuple[Turn, ...]:
-        try:
-            turns: tuple[Turn, ...] = pickle.loads(zlib.decompress(self._path(k).read_bytes()))
-            return turns
-        except (OSError, zlib.error, pickle.UnpicklingError, EOFError, ImportError, AttributeError):
-            return self._generate(k)  # absent, damaged, or of classes this version lacks
-
-    def _generate(self, k: int) -> tuple[Turn, ...]:
-        path = self._path(k)
-        turns = synthetic_session(self.chunk_turns, seed=k).turns
-        # Written aside and renamed: runs in parallel may make the same chunk at once.
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(zlib.compress(pickle.dumps(turns, pickle.HIGHEST_PROTOCOL), 1))
-        os.replace(partial, path)
-        return turns
-
-    def ensure(self, count: int, step: Callable[[int, int], None] | None = None) -> None:
-        """Generate the chunks ``count`` turns need that are not cached yet."""
-        needed = math.ceil(count / self.chunk_turns)
-        for k in range(needed):
-            if not self._path(k).exists():
-                self._generate(k)
-            if step:
-                step(k + 1, needed)
-
-    def turns(self, count: int) -> Iterator[Turn]:
-        for k in range(math.ceil(count / self.chunk_turns)):
-            chunk = self.chunk(k)
-            yield from chunk[: count - k * self.chunk_turns]
-            del chunk
-
-
-class GcWatch:
-    """Garbage-collection pauses that land inside ``prepare`` (``gc.callbacks``)."""
-
-    def __init__(self) -> None:
-        self.inside = False
-        self.full = 0
-        self.max_s = 0.0
-        self.total_s = 0.0
-        self._started = 0.0
-
-    def __call__(self, phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            self._started = time.perf_counter()
-        elif self.inside:
-            pause = time.perf_counter() - self._started
-            self.total_s += pause
-            self.max_s = max(self.max_s, pause)
-            self.full += info.get("generation") == 2
-
-    def take(self) -> dict[str, Any]:
-        out = {"gc_full": self.full, "gc_max_ms": _ms(self.max_s), "gc_ms": _ms(self.total_s)}
-        self.full, self.max_s, self.total_s = 0, 0.0, 0.0
-        return out
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 3)
-
-
-def _percentile(values: Sequence[float], share: float) -> float:
-    """Nearest-rank percentile: a value that was observed."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)] if ordered else 0.0
-
-
-def memory() -> dict[str, float | None]:
-    """Resident memory now and at its peak, MB (Linux ``/proc``; None elsewhere)."""
-    out: dict[str, float | None] = {"rss_mb": None, "hwm_mb": None}
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    out["rss_mb" if key == "VmRSS" else "hwm_mb"] = round(
-                        int(value.split()[0]) / 1024, 1
-                    )
-    except OSError:
-        pass
-    return out
-
-
-def written_bytes() -> int | None:
-    """Bytes this process has handed to ``write`` (``wchar`` of ``/proc/self/io``)."""
-    try:
-        with open("/proc/self/io", encoding="ascii") as io:
-            for line in io:
-                if line.startswith("wchar:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def store_footprint(store: Any, root: Path) -> dict[str, Any]:
-    """Files and bytes the store keeps: under its root on disk, or in a MemoryStore's dict."""
-    files = getattr(store, "files", None)
-    if isinstance(files, dict):
-        return {"files": len(files), "disk_bytes": sum(map(len, files.values()))}
-    count, size = 0, 0
-    for directory, _, names in os.walk(root):
-        for name in names:
-            try:
-                size += os.path.getsize(os.path.join(directory, name))
-            except OSError:
-                continue
-            count += 1
-    return {"files": count, "disk_bytes": size}
-
-
-def _result_bytes(turn: Turn) -> int:
-    return sum(len(str(block.get("content", ""))) for block in turn.results["content"])
-
-
-@dataclass
-class _Segment:
-    times: list[float] = field(default_factory=list)
-    paired: list[tuple[float, float]] = field(default_factory=list)  # (prepare, dumps)
-    view_chars: int = 0
-
-
-def _loop_run(spec: RunSpec, root: Path, step: Callable[[int, int], None] | None) -> dict[str, Any]:
-    store = make_store(spec.store, root)
-    summarizer = BenchSummarizer()
-    compactor = Compactor(make_policy(spec.engine, spec.window), store, summarizer)
-    chunks = Chunks(spec.chunks, spec.chunk_turns)
-    total = max(spec.checkpoints)
-    watch = GcWatch()
-    rss_start, written_start = memory()["rss_mb"], written_bytes() or 0
-    points: list[dict[str, Any]] = []
-    segment = _Segment()
-    results = 0
-    messages: list[Message] = [{"role": "user", "content": REQUEST}]
-    started = time.perf_counter()
-    gc.callbacks.append(watch)
-    try:
-        for done, turn in enumerate(chunks.turns(total), start=1):
-            watch.inside = True
-            began = time.perf_counter()
-            messages = compactor.prepare(messages, REQUEST)
-            took = time.perf_counter() - began
-            watch.inside = False
-            segment.times.append(took)
-            if done % spec.dump_every == 0:
-                began = time.perf_counter()
-                text = json.dumps(messages)
-                segment.paired.append((took, time.perf_counter() - began))
-                segment.view_chars = len(text)
-            messages.append(turn.assistant)
-            messages.append(turn.results)
-            results += _result_bytes(turn)
-            if done in spec.checkpoints:
-                row = _checkpoint(done, segment, watch, messages, summarizer)
-                row.update(memory())
-                row.update(store_footprint(store, root))
-                row["written_bytes"] = (written_bytes() or 0) - written_start
-                row["result_bytes"] = results
-                points.append(row)
-                segment = _Segment()
-            if step and (done % 1_000 == 0 or done == total):
-                step(done, total)
-    finally:
-        gc.callbacks.remove(watch)
-        _close(store)
-    return {
-        "engine_name": compactor.name,
-        "tokens": _token_backend(compactor),
-        "pid": os.getpid(),
-        "rss_start_mb": rss_start,
-        "seconds": round(time.perf_counter() - started, 1),
-        "points": points,
-    }
-
-
-def _checkpoint(
-    turns: int,
-    segment: _Segment,
-    watch: GcWatch,
-    view: list[Message],
-    summarizer: BenchSummarizer,
-) -> dict[str, Any]:
-    ratios = [p / d for p, d in segment.paired if d > 0]
-    return {
-        "turns": turns,
-        "messages": 1 + 2 * turns,
-        "samples": len(segment.times),
-        "p50_ms": _ms(statistics.median(segment.times)),
-        "p99_ms": _ms(_percentile(segment.times, 0.99)),
-        "max_ms": _ms(max(segment.times)),
-        "dumps_p50_ms": _ms(statistics.median(d for _, d in segment.paired))
-        if segment.paired
-        else None,
-        "vs_dumps": round(statistics.median(ratios), 3) if ratios else None,
-        "view_messages": len(view) - 2,  # what prepare returned, before this turn's append
-        "view_chars": segment.view_chars,
-        "summaries": summarizer.calls,
-        **watch.take(),
-    }
-
-
-def _token_backend(compactor: Any) -> str | None:
-    counter = getattr(compactor, "tokens", None)
-    backend = getattr(counter, "backend", None)
-    return backend if isinstance(backend, str) else None
-
-
-def _cold_start(spec: RunSpec, root: Path) -> dict[str, Any]:
-    turns = (spec.messages - 1) // 2
-    chunks = Chunks(spec.chunks, spec.chunk_turns)
-    history: list[Message] = [{"role": "user", "content": REQUEST}]
-    following: Turn | None = None
-    for i, turn in enumerate(chunks.turns(turns + 1)):
-        if i == turns:
-            following = turn
-        else:
-            history += [turn.assistant, turn.results]
-    before = memory()
-    began = time.perf_counter()
-    store = make_store(spec.store, root)
-    compactor = Compactor(make_policy(spec.engine, spec.window), store, BenchSummarizer())
-    built = time.perf_counter()
-    view = compactor.prepare(history, REQUEST)
-    seconds = time.perf_counter() - built
-    row: dict[str, Any] = {
-        "engine_name": compactor.name,
-        "tokens": _token_backend(compactor),
-        "pid": os.getpid(),
-        "seconds": round(seconds, 3),
-        "init_ms": _ms(built - began),
-        "view_messages": len(view),
-        "rss_before_mb": before["rss_mb"],
-        **memory(),
-        **store_footprint(store, root),
-    }
-    if following is not None:
-        view.append(following.assistant)
-        view.append(following.results)
-        began = time.perf_counter()
-        compactor.prepare(view, REQUEST)
-        row["next_ms"] = _ms(time.perf_counter() - began)
-    _close(store)
-    return row
 
 
 def child(argv: Sequence[str]) -> int:

@@ -33,9 +33,9 @@ from typing import Any
 import click
 
 from ..events import CompactionEvent
+from ..history.inspect import Event, after_last, fill, pass_lines, shown_path
+from ..history.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..loaders import Session
-from ..session.inspect import Event, after_last, fill, pass_lines, shown_path
-from ..session.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..sizing import TokenCounter
 from ..store.base import Store
 from .policies import PolicyName, PolicyOption
@@ -137,7 +137,7 @@ def run_compact(
         outcome.dry_run = False
     else:
         outcome, view = replay_policy(session, policy, store)
-        from ..session.transfer import import_session
+        from ..history.transfer import import_session
 
         kept = replace(session, messages=view, skipped=0, notes={})
         sid = import_session(store, kept, meta).id

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..session.inspect import Event, after_last, fill, pass_lines, render_chart, timeline
+from ..history.inspect import Event, after_last, fill, pass_lines, render_chart, timeline
 from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store

@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
+from ..history.transfer import resumed
 from ..session.records import EventRecord, MessageRecord, journal, logged_messages
-from ..session.transfer import resumed
 from ..store.base import DeletesSessions, Store
 from ..store.meta import source_of as source_of  # kept importable from here
 from .store_errors import guards_store
@@ -39,7 +39,7 @@ def open_store(workdir: Path | None) -> Any:
     if selected() is None and not (root / WORKDIR_DB).is_file():
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
     from ..store import CorruptStore
-    from ..store.pg_base import ServerUnavailable
+    from ..store.postgres.base import ServerUnavailable
 
     try:
         return cli_store(root)

@@ -120,7 +120,7 @@ def corrupt_line(error: BaseException, db: Path | None) -> str:
 @contextlib.contextmanager
 def store_errors(db: Path) -> Iterator[None]:
     from ..errors import CorruptStore, LinkRefused
-    from ..store.pg_base import ServerUnavailable
+    from ..store.postgres.base import ServerUnavailable
     from ..store.url import selected, sqlite_file
 
     # ``--store sqlite:///...`` or CC_STORE_URL: that file, not the work directory's, is the one.

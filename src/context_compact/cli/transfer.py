@@ -17,9 +17,7 @@ from typing import Any
 
 import click
 
-from ..invariants import ensure_valid
-from ..loaders import EXTENSIONS, Failure, Limits, Session, candidates, describe, load_file
-from ..session.transfer import (
+from ..history.transfer import (
     EXPORT_FORMATS,
     LOAD_ERRORS,
     Imported,
@@ -29,6 +27,8 @@ from ..session.transfer import (
     quiet_loaders,
     report_of,
 )
+from ..invariants import ensure_valid
+from ..loaders import EXTENSIONS, Failure, Limits, Session, candidates, describe, load_file
 from ..store.base import Store
 from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option

@@ -13,7 +13,7 @@ the view as it stood then is the request that produced it; of that request it ke
 * whether it **broke the prompt cache**: its view does not open with the whole previous
   request's view, or the system prompt and tools (their tokens) changed.
 
-Events are the journal's (``session.inspect.Event``), at the request they shaped (the one
+Events are the journal's (``history.inspect.Event``), at the request they shaped (the one
 after the last answer: its ``turn``), with their absolute paths (what the view names).
 
 Links are never read from text alone (principle 7, "references are ours"): a path in a
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InspectorError as InspectorError  # kept importable from here
-from ..session.inspect import Event, shown_path
+from ..history.inspect import Event, shown_path
 from ..session.recall import message_text, recall, recover
 from ..session.records import EventRecord, MessageRecord, journal
 from ..session.state import SessionState
@@ -290,8 +290,8 @@ def compare(
 ) -> dict[str, Any]:
     """``compact --dry-run`` of policies ``a`` and ``b`` on the session, side by side:
     ``replay`` is ``cli.compact.replay_policy`` (given by the command: it lives above us)."""
+    from ..history.transfer import history
     from ..loaders import Session
-    from ..session.transfer import history
     from ..store.memory import MemoryStore
 
     meta = store.session_meta(session) or {}

@@ -41,8 +41,6 @@ without being counted.
 
 from __future__ import annotations
 
-import codecs
-import json
 import logging
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping
@@ -53,14 +51,24 @@ from typing import Any
 from ..errors import TooLarge as TooLarge  # the loaders' errors, kept importable from here
 from ..errors import Undecodable as Undecodable
 from ..errors import UnknownFormat as UnknownFormat
+from ._blocks import Block as Block
+from ._blocks import _keep
+from ._blocks import parse_arguments as parse_arguments
+from ._blocks import text_block as text_block
+from ._blocks import text_blocks as text_blocks
+from ._blocks import text_of as text_of
+from ._blocks import tool_result_block as tool_result_block
+from ._blocks import tool_use_block as tool_use_block
+from ._reading import Limits as Limits
+from ._reading import check_size as check_size
+from ._reading import read_jsonl as read_jsonl
+from ._reading import read_text as read_text
 
 log = logging.getLogger("context_compact.loaders")
 
 Message = dict[str, Any]
-Block = dict[str, Any]
 
 NO_OUTPUT = "(no output recorded)"
-IMAGE = "[image]"
 
 FORMATS: list[str] = [
     "claude_code",
@@ -105,94 +113,6 @@ class Session:
     """How the file's bytes were decoded: UTF-8 unless the caller named another encoding."""
 
 
-# ----------------------------------------------------------------------------- reading
-
-
-MAX_LINE_BYTES = 64 << 20
-MAX_FILE_BYTES = 1 << 30
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How a loader reads a file. How much before it refuses it (``TooLarge``): one line of a
-    JSON Lines file, and one file; a longer line is never held whole in memory: reading stops
-    at ``line_bytes`` + 1. And ``encoding``, the text encoding of its bytes: UTF-8 unless the
-    caller knows better. Bytes that are not text in it are refused (``Undecodable``), never
-    replaced: a log whose accents all became U+FFFD would import as if nothing were lost.
-    The encoding must write ASCII as ASCII (latin-1, cp1252, ...: not UTF-16), since lines
-    and JSON are found by their ASCII bytes."""
-
-    line_bytes: int = MAX_LINE_BYTES
-    file_bytes: int = MAX_FILE_BYTES
-    encoding: str = "utf-8"
-
-    def __post_init__(self) -> None:
-        try:
-            codecs.lookup(self.encoding)
-        except LookupError:
-            raise ValueError(f"unknown text encoding {self.encoding!r}") from None
-        try:
-            ascii_as_ascii = b'\n{}[]":,'.decode(self.encoding) == '\n{}[]":,'
-        except (UnicodeDecodeError, LookupError):  # LookupError: a str-to-str codec (rot13)
-            ascii_as_ascii = False
-        if not ascii_as_ascii:
-            raise ValueError(
-                f"encoding {self.encoding!r} does not write ASCII as ASCII: the loaders read "
-                "ASCII-compatible encodings only (utf-8, latin-1, cp1252, ...)"
-            )
-
-
-def decode(raw: bytes, path: Path, encoding: str, line: int = 1, offset: int = 0) -> str:
-    """``raw`` as text, strictly; ``line`` and ``offset`` are where ``raw`` starts in the
-    file, so a refusal names the bad byte's place in the file."""
-    try:
-        return raw.decode(encoding)
-    except UnicodeDecodeError as error:
-        bad = raw[error.start : error.end]
-        problem = f"{' '.join(f'0x{b:02x}' for b in bad[:4])}: {error.reason}"
-        at = line + raw.count(b"\n", 0, error.start)
-        raise Undecodable(path, offset + error.start, at, problem, encoding) from None
-
-
-def read_text(path: Path, limits: Limits) -> str:
-    """A whole file as text in ``limits.encoding`` (``Undecodable`` otherwise)."""
-    return decode(path.read_bytes(), path, limits.encoding)
-
-
-def check_size(path: Path, limits: Limits) -> None:
-    size = path.stat().st_size
-    if size > limits.file_bytes:
-        raise TooLarge(
-            f"{path}: {size:,} bytes, over the limit of {limits.file_bytes:,} per file "
-            "(raise it with --max-file-bytes)"
-        )
-
-
-def read_jsonl(path: Path, limits: Limits | None = None) -> tuple[list[Any], int]:
-    """The parsed lines of a JSON Lines file and the number of lines that did not parse."""
-    limits = limits or Limits()
-    check_size(path, limits)
-    records: list[Any] = []
-    bad = 0
-    offset = 0
-    with path.open("rb") as handle:
-        for number, raw in enumerate(iter(lambda: handle.readline(limits.line_bytes + 1), b""), 1):
-            if len(raw) > limits.line_bytes:
-                raise TooLarge(
-                    f"{path}: line {number} is over the limit of {limits.line_bytes:,} bytes "
-                    "per line (raise it with --max-line-bytes)"
-                )
-            line = decode(raw, path, limits.encoding, number, offset)
-            offset += len(raw)
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                bad += 1
-    return records, bad
-
-
 def stem(source: str | Path) -> str:
     """The file name without its trajectory extensions (``x.traj.json`` -> ``x``)."""
     name = Path(source).name
@@ -200,88 +120,6 @@ def stem(source: str | Path) -> str:
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return name
-
-
-# ----------------------------------------------------------------------------- blocks
-
-
-def text_block(text: str) -> Block:
-    return {"type": "text", "text": text}
-
-
-def tool_use_block(use_id: str, name: str, arguments: dict[str, Any]) -> Block:
-    return {"type": "tool_use", "id": use_id, "name": name, "input": arguments}
-
-
-def tool_result_block(use_id: str, content: str) -> Block:
-    return {"type": "tool_result", "tool_use_id": use_id, "content": content}
-
-
-def text_of(value: Any) -> str:
-    """Flatten a content value to a string.
-
-    Strings pass through; lists of parts (Anthropic blocks, OpenAI content parts, Responses
-    items) are joined with newlines, images becoming ``[image]``; ``None`` is empty.
-    """
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(part for part in (_part_text(p) for p in value) if part)
-    if isinstance(value, dict):
-        return _part_text(value)
-    return str(value)
-
-
-def _part_text(part: Any) -> str:
-    if isinstance(part, str):
-        return part
-    if not isinstance(part, dict):
-        return "" if part is None else str(part)
-    kind = part.get("type")
-    if isinstance(kind, str) and "image" in kind:
-        return IMAGE
-    for key in ("text", "content", "output"):
-        if key in part:
-            return text_of(part[key])
-    return f"[{kind}]" if isinstance(kind, str) else json.dumps(part, ensure_ascii=False)
-
-
-def text_blocks(value: Any) -> list[Block]:
-    """A content value as text blocks (none when it holds no text)."""
-    text = text_of(value)
-    return [text_block(text)] if text.strip() else []
-
-
-def parse_arguments(raw: Any) -> tuple[dict[str, Any], bool]:
-    """Tool-call arguments as the dict ``tool_use.input`` requires, and whether they parsed.
-
-    OpenAI-style logs store arguments as a JSON string. Anything that is not a JSON object
-    is kept, unparsed, under the key ``"arguments"``.
-    """
-    if raw is None:
-        return {}, True
-    if isinstance(raw, dict):
-        return raw, True
-    if isinstance(raw, str):
-        if not raw.strip():
-            return {}, True
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return {"arguments": raw}, False
-        if isinstance(value, dict):
-            return value, True
-        return {"arguments": value}, False
-    return {"arguments": raw}, False
-
-
-def _keep(block: Block) -> bool:
-    # The API rejects empty and whitespace-only text blocks; logs are full of them.
-    return block.get("type") != "text" or (
-        isinstance(block.get("text"), str) and bool(block["text"].strip())
-    )
 
 
 # ----------------------------------------------------------------------------- building

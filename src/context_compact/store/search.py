@@ -47,7 +47,7 @@ from ..errors import Incomplete as Incomplete  # kept importable from here
 from .base import Record
 from .disk import folder_mode, make_dirs
 from .nofollow import sqlite_files_plain
-from .sqlite_tx import begin
+from .sqlite.tx import begin
 from .text import matches, searchable
 
 VERSION = 1

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import witness
-from .journal_rows import check_blobs, check_chain, check_suffix
+from .. import witness
+from ..journal_rows import check_blobs, check_chain, check_suffix
 
 
 def verify_rows(session: str, where: str, rows: list[Any], seen: witness.Seen | None) -> list[str]:

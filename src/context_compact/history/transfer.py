@@ -34,12 +34,12 @@ from typing import Any
 from ..engine import Env
 from ..invariants import ensure_valid
 from ..loaders import Failure, Limits, Session, candidates, describe, load_file
+from ..session.engine import SessionEngine
+from ..session.policy import SessionPolicy, session_policy
+from ..session.records import MessageRecord, Restart, journal
 from ..sizing import TokenCounter
 from ..store.base import Store
 from ..summarize import extractive_summary
-from .engine import SessionEngine
-from .policy import SessionPolicy, session_policy
-from .records import MessageRecord, Restart, journal
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
 LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError, RecursionError)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .lease import (
+from ..lease import (
     HEARTBEAT_SECONDS,
     Owner,
     SessionLocked,
@@ -30,7 +30,7 @@ from .lease import (
     same_process,
     this_process,
 )
-from .pg_base import PgConnection
+from .base import PgConnection
 
 _NOW = "extract(epoch FROM clock_timestamp())"
 _WRITER = (

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import LinkRefused
-from .base import Record
-from .nofollow import open_file
-from .search import Found, Incomplete, SideIndex
-from .text import scan
+from ...errors import LinkRefused
+from ..base import Record
+from ..nofollow import open_file
+from ..search import Found, Incomplete, SideIndex
+from ..text import scan
 
 INDEX = ".task_outputs/search-index.db"
 READ = 4 << 20  # bytes read per step while catching up

@@ -30,8 +30,8 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from .sqlite_blobs import pack as pack_text
-from .sqlite_blobs import unpack as unpack_text
+from .blobs import pack as pack_text
+from .blobs import unpack as unpack_text
 
 SEPARATOR = "\n"
 LINK_CHARS = 32  # a witness.link: blake2b-128 as hex

@@ -44,21 +44,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptStore as CorruptStore
-from ..errors import ReadOnlyStore as ReadOnlyStore
-from . import sqlite_blobs, sqlite_checks, sqlite_journal, sqlite_tx, witness
-from .base import CHECKPOINT_KIND as MARK
-from .base import Record
-from .blobrefs import externalize, references, restore
-from .disk import folder_mode, make_dirs
-from .journal import (
+from ...errors import CorruptStore as CorruptStore
+from ...errors import ReadOnlyStore as ReadOnlyStore
+from .. import witness
+from ..base import CHECKPOINT_KIND as MARK
+from ..base import Record
+from ..blobrefs import externalize, references, restore
+from ..disk import folder_mode, make_dirs
+from ..journal import (
     SessionExists,
     check_records,
     dumps,
     new_meta,
     valid_session_id,
 )
-from .lease import (
+from ..lease import (
     HEARTBEAT_SECONDS,
     Owner,
     SessionLocked,
@@ -68,23 +68,17 @@ from .lease import (
     same_process,
     this_process,
 )
-from .nofollow import not_a_link, sqlite_files_plain
+from ..nofollow import not_a_link, sqlite_files_plain
+from ..search import SideIndex
+from . import blobs as sqlite_blobs
+from . import checks as sqlite_checks
+from . import journal as sqlite_journal
+from . import tx as sqlite_tx
+from .files import FileRow, SqliteFiles
 from .schema import connect, connect_read_only
-from .search import SideIndex
-from .sqlite_files import FileRow, SqliteFiles
-from .sqlite_search import SqliteSearch
-from .sqlite_tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
-from .sqlite_tx import Checkpointer, Transaction, unusable
-
-WORKDIR_DB = Path(".context-compact") / "sessions.db"
-
-
-def workdir_store(workdir: str | os.PathLike[str]) -> SqliteStore:
-    """The agent CLI's store: every session in ``<workdir>/.context-compact/sessions.db`` and
-    the files the model reads (saved results, archives, session indexes) under the work
-    directory itself, where its tools can open them."""
-    root = Path(workdir)
-    return SqliteStore(root / WORKDIR_DB, root=root)
+from .search import SqliteSearch
+from .tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
+from .tx import Checkpointer, Transaction, unusable
 
 
 class SqliteStore(SqliteFiles, SqliteSearch):

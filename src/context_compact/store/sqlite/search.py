@@ -18,13 +18,17 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import LinkRefused
-from . import sqlite_blobs, sqlite_checks, sqlite_journal, sqlite_tx, witness
-from .base import Record
-from .blobrefs import references, restore
-from .search import Found, Incomplete, SideIndex
-from .sqlite_journal import Entry
-from .text import scan
+from ...errors import LinkRefused
+from .. import witness
+from ..base import Record
+from ..blobrefs import references, restore
+from ..search import Found, Incomplete, SideIndex
+from ..text import scan
+from . import blobs as sqlite_blobs
+from . import checks as sqlite_checks
+from . import journal as sqlite_journal
+from . import tx as sqlite_tx
+from .journal import Entry
 
 PAGE = 500  # positions read per step while catching up
 

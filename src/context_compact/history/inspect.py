@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from ..keys import content_key
+from ..session.records import EventRecord, MessageRecord, journal
+from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
-from .records import EventRecord, MessageRecord, journal
-from .state import SessionState
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ import json
 import os
 from pathlib import Path
 
-from . import witness
-from .base import Record
-from .journal import CorruptJournal
-from .nofollow import open_file
+from .. import witness
+from ..base import Record
+from ..journal import CorruptJournal
+from ..nofollow import open_file
 
 _LINK_TAIL = len(b',"link":""}') + 32
 

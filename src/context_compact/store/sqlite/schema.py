@@ -37,8 +37,8 @@ import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from ..errors import UnknownMigration as UnknownMigration  # kept importable from here
-from .sqlite_blobs import tag as blob_tag
+from ...errors import UnknownMigration as UnknownMigration  # kept importable from here
+from .blobs import tag as blob_tag
 
 MIGRATIONS: list[tuple[str, str]] = [
     (

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import CorruptStore, MissingExtra
-from ..errors import ServerUnavailable as ServerUnavailable  # kept importable from here
-from .disk import DiskFiles
-from .pg_schema import check_schema, migrate
+from ...errors import CorruptStore, MissingExtra
+from ...errors import ServerUnavailable as ServerUnavailable  # kept importable from here
+from ..disk import DiskFiles
+from .schema import check_schema, migrate
 
 LEASE_SECONDS = 60.0
 """How long a writer on another host keeps a session without appending (its heartbeat)."""

@@ -48,10 +48,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptStore
-from . import file_journal, witness
-from .base import Record
-from .disk import (
+from ...errors import CorruptStore
+from .. import witness
+from ..base import Record
+from ..disk import (
     DiskFiles,
     append_bytes,
     folder_mode,
@@ -61,10 +61,7 @@ from .disk import (
     safe_id,
     write_all,
 )
-from .file_journal import Checked
-from .file_ledger import frame, parse
-from .file_search import FileSearch
-from .journal import (
+from ..journal import (
     SessionExists,
     check_records,
     dumps,
@@ -72,7 +69,7 @@ from .journal import (
     new_meta,
     valid_session_id,
 )
-from .lease import (
+from ..lease import (
     Owner,
     SessionLocked,
     changed_message,
@@ -80,8 +77,12 @@ from .lease import (
     same_process,
     this_process,
 )
-from .nofollow import open_file, read_file
-from .search import SideIndex
+from ..nofollow import open_file, read_file
+from ..search import SideIndex
+from . import journal as file_journal
+from .journal import Checked
+from .ledger import frame, parse
+from .search import FileSearch
 
 __all__ = ["FileStore", "safe_id"]
 

@@ -28,7 +28,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from .schema import UnknownMigration
+from ...errors import UnknownMigration
 
 MIGRATIONS: list[tuple[str, str]] = [
     (

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from .disk import (
+from ..disk import (
     _ISSUABLE,
     _same_bytes,
     append_bytes,
@@ -26,7 +26,7 @@ from .disk import (
     encode,
     sha256,
 )
-from .pg_base import PgConnection
+from .base import PgConnection
 
 _INSERT_BLOB = "INSERT INTO blobs (hash, size, body) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING"
 _INSERT_FILE = (

@@ -37,15 +37,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import witness
-from .base import CHECKPOINT_KIND, Record
-from .blobrefs import externalize, references, restore
-from .journal import CorruptJournal, SessionExists, check_records, dumps, new_meta, valid_session_id
-from .journal_rows import TABLES, chain, check_blobs, check_chain, check_suffix, column, route
-from .pg_base import LEASE_SECONDS, ServerUnavailable, shown_url
-from .pg_files import _INSERT_BLOB, PgFiles
-from .pg_lease import PgLease
-from .text import scan
+from .. import witness
+from ..base import CHECKPOINT_KIND, Record
+from ..blobrefs import externalize, references, restore
+from ..journal import (
+    CorruptJournal,
+    SessionExists,
+    check_records,
+    dumps,
+    new_meta,
+    valid_session_id,
+)
+from ..journal_rows import TABLES, chain, check_blobs, check_chain, check_suffix, column, route
+from ..text import scan
+from .base import LEASE_SECONDS, ServerUnavailable, shown_url
+from .files import _INSERT_BLOB, PgFiles
+from .lease import PgLease
 
 _INSERT = {
     "messages": "INSERT INTO messages (session, pos, id, parent, body, link) "

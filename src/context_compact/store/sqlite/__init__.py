@@ -1,0 +1,39 @@
+"""The SQLite backend: ``SqliteStore`` and its parts, one SQLite file per store.
+
+Its parts: the store and its journal API (``store.py``), the schema and how a connection opens
+(``schema.py``), the journal rows (``journal.py``), compressed texts (``blobs.py``), exported
+files (``files.py``), search (``search.py``), integrity checks (``checks.py``), transactions
+(``tx.py``) and the agent CLI's store in a work directory (``workdir.py``). The store's names
+are loaded the first time one is asked for (PEP 562): the shared search index imports ``tx``
+alone, without the store.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .store import CHECKPOINT_EVERY, SqliteStore
+    from .workdir import WORKDIR_DB, workdir_store
+
+# Each name and the module of this package it lives in.
+_LAZY = {
+    "CHECKPOINT_EVERY": ".store",
+    "SqliteStore": ".store",
+    "WORKDIR_DB": ".workdir",
+    "workdir_store": ".workdir",
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup finds it without coming here
+    return value
+
+
+__all__ = ["CHECKPOINT_EVERY", "WORKDIR_DB", "SqliteStore", "workdir_store"]
