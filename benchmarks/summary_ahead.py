@@ -1,4 +1,4 @@
-"""Issue 35's measure: how long the agent waits on summary turns, summaries made ahead or not.
+"""How long the agent waits on summary turns, summaries made ahead or not.
 
 A ``--steps``-step synthetic coding loop at ``--limit`` tokens, with a summarizer that takes
 ``--summary-seconds`` per call (a sleep, then ``BenchSummarizer``) and ``--model-seconds`` of
@@ -6,7 +6,8 @@ simulated model time between calls. Per mode it reports, over the turns whose ``
 applied a summary: the wall time spent in ``prepare``, the summarizer's time for those
 summaries, and their ratio (the goal: at most 0.2x with summaries made ahead; ~1x when the
 summary is made at the trigger); plus how many summaries, summarizer calls (one made ahead
-and voided counts too), invalid views (``check``) and planted facts lost (``bench.reach``).
+and voided counts too), turns that rewrote history, invalid views (``check``) and planted
+facts lost (``bench.reach``).
 
 Modes: ``inline`` (``summarize_ahead=False``), ``ahead`` (the default with a model
 summarizer), ``ahead-async`` (the same loop under asyncio, ``Compactor.aprepare``).
@@ -28,6 +29,8 @@ from context_compact.bench.report import markdown_table
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import Workload, synthetic_session
 
+REWRITES = ("summarize", "clear_old_results")
+
 
 class Slow:
     """A model summarizer's latency around the bench's deterministic summary."""
@@ -46,20 +49,31 @@ class Slow:
 @dataclass
 class Tally:
     summary_turns: int = 0
+    made_ahead: int = 0
+    rewrite_turns: int = 0
     prepare_seconds: float = 0.0
+    waited_seconds: float = 0.0
     invalid: int = 0
 
     def add(self, compactor: Compactor, before: int, seconds: float, view: list[Any]) -> None:
         self.invalid += check(view) != []
-        if any(e.stage == "summarize" for e in compactor.events[before:]):
+        events = compactor.events[before:]
+        self.rewrite_turns += any(e.stage in REWRITES for e in events)
+        summaries = [e for e in events if e.stage == "summarize"]
+        if summaries:
             self.summary_turns += 1
             self.prepare_seconds += seconds
+        for e in summaries:
+            self.made_ahead += bool(e.timing and e.timing["ahead"])
+            self.waited_seconds += float(e.timing["waited"]) if e.timing else 0.0
 
 
 def setup(ahead: bool, args: argparse.Namespace) -> tuple[Compactor, Slow, MemoryStore]:
     store = MemoryStore("/memory")
     summarizer = Slow(args.summary_seconds)
-    policy = Policy.default(context_limit=args.limit, summarize_ahead=ahead)
+    # Made ahead is the default with a model summarizer: only inline says so.
+    knobs = {} if ahead else {"summarize_ahead": False}
+    policy = Policy.default(context_limit=args.limit, **knobs)
     return Compactor(policy, store, summarizer), summarizer, store
 
 
@@ -73,6 +87,7 @@ def run_sync(ahead: bool, workload: Workload, args: argparse.Namespace) -> dict[
         tally.add(compactor, before, time.perf_counter() - started, view)
         time.sleep(args.model_seconds)  # the model answers
         messages = [*view, turn.assistant, turn.results]
+    compactor.record(messages)  # the last step too: its facts are then in view, not lost
     return row("ahead" if ahead else "inline", compactor, summarizer, store, tally, workload)
 
 
@@ -86,6 +101,7 @@ async def run_async(workload: Workload, args: argparse.Namespace) -> dict[str, A
         tally.add(compactor, before, time.perf_counter() - started, view)
         await asyncio.sleep(args.model_seconds)
         messages = [*view, turn.assistant, turn.results]
+    await compactor.arecord(messages)
     return row("ahead-async", compactor, summarizer, store, tally, workload)
 
 
@@ -104,8 +120,11 @@ def row(
     return {
         "mode": mode,
         "summary turns": tally.summary_turns,
+        "made ahead": tally.made_ahead,
         "summarizer calls": summarizer.calls,
+        "rewrite turns": tally.rewrite_turns,
         "prepare s (summary turns)": f"{tally.prepare_seconds:.2f}",
+        "waited s": f"{tally.waited_seconds:.2f}",
         "summarizer s": f"{summarizer_seconds:.2f}",
         "ratio": f"{ratio:.3f}x",
         "invalid views": tally.invalid,

@@ -10,15 +10,18 @@ has ``llama_cpp`` (``--python``, default this one). It prints the base URL once 
 answers ``/v1/models``, then waits (Ctrl-C stops the server); ``--detach`` leaves it running
 and prints its process id too.
 
-``--n-batch`` defaults to 1: the llama-cpp-python 0.3.36 build here crashes (SIGSEGV in
-``llama_decode``) on any batch of more than one token on a CPU with AMX; one token at a time
-is slower (a 1,500-token prompt in ~15 s on one core) but works everywhere.
+``--n-batch`` defaults to 512, or to 1 on a CPU with AMX: a llama-cpp-python 0.3.36 build
+crashed there (SIGSEGV in ``llama_decode``) on any batch of more than one token; one token at
+a time is slower (a 1,500-token prompt in ~15 s) but works everywhere. The server runs one
+thread with OpenMP's passive wait: on a busy machine (a test suite beside it) two spinning
+threads took ~3 s a token, one passive thread ~30 ms.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -61,15 +64,26 @@ def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 120) -
     raise SystemExit(f"the server did not answer at {url} within {seconds:.0f} s")
 
 
+def safe_batch() -> int:
+    """512, or 1 where the CPU has AMX (see above)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return 512
+    return 1 if "amx_tile" in flags else 512
+
+
 def start(
-    gguf: Path, port: int, n_ctx: int, n_batch: int, python: str, log: Path | None = None
+    gguf: Path, port: int, n_ctx: int, n_batch: int | None, python: str, log: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """The server process and its base URL, once it answers."""
+    """The server process and its base URL, once it answers (``n_batch`` None: ``safe_batch``)."""
+    batch = str(n_batch or safe_batch())
     command = [python, "-m", "llama_cpp.server", "--model", str(gguf), "--n_ctx", str(n_ctx)]
-    command += ["--n_batch", str(n_batch), "--n_ubatch", str(n_batch), "--n_threads", "2"]
+    command += ["--n_batch", batch, "--n_ubatch", batch, "--n_threads", "1"]
     command += ["--host", "127.0.0.1", "--port", str(port)]
     out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115
-    process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}/v1"
     wait_for(url, process)
     return process, url
@@ -81,7 +95,7 @@ def main() -> None:
     parser.add_argument("--wheel")
     parser.add_argument("--port", type=int, default=8181)
     parser.add_argument("--n-ctx", type=int, default=2048)
-    parser.add_argument("--n-batch", type=int, default=1)
+    parser.add_argument("--n-batch", type=int, default=None)
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--log")
     parser.add_argument("--detach", action="store_true")

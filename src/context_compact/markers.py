@@ -152,6 +152,7 @@ def previous_summary_note(previous: str) -> dict[str, Any]:
 
 
 SUMMARY_CUT = "[summary cut here: it was longer than its budget of {tokens:,} tokens]"
+SUMMARY_SINCE = "[messages {first}-{last} came after this summary was asked for: read off them]"
 
 
 # -- the session engine ------------------------------------------------------------------

@@ -57,4 +57,18 @@ class Policy:
         return policy_for(name, **overrides)
 
 
-__all__ = ["Policy", "PolicyLike", "SeedPolicy", "SessionPolicy", "with_overrides"]
+def stored_policy(meta: dict[str, Any]) -> SessionPolicy:
+    """The default policy a session was written with, as its meta recorded it: fields this
+    version does not know are left out, JSON's lists are tuples again. ``ValueError`` when
+    it is not usable here."""
+    raw = meta.get("policy")
+    known = set(SessionPolicy.__dataclass_fields__)
+    knobs = {k: v for k, v in raw.items() if k in known} if isinstance(raw, dict) else {}
+    knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in knobs.items()}
+    try:
+        return Policy.default(**knobs)
+    except TypeError as error:
+        raise ValueError(str(error)) from None
+
+
+__all__ = ["Policy", "PolicyLike", "SeedPolicy", "SessionPolicy", "stored_policy", "with_overrides"]

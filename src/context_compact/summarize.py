@@ -126,6 +126,17 @@ class Adapted:
         return self.summarizer(shown, **kwargs)
 
 
+def is_model_summarizer(summarizer: Any) -> bool:
+    """Whether ``summarizer`` stands for a model call: any summarizer but the extractive
+    one, unless it says otherwise with an attribute ``model_calls = False`` (a fast, local
+    summarizer). Summaries are made ahead of need by default for these only
+    (``SessionPolicy.summarize_ahead``): the extractive summary is fast, made at the trigger."""
+    inner = getattr(summarizer, "summarizer", summarizer)  # through ``Adapted``
+    if inner is extractive_summary:
+        return False
+    return getattr(inner, "model_calls", True) is not False
+
+
 def adapt(summarizer: Callable[..., Any] | Summarizes) -> Summarizes:
     """``summarizer`` as a typed one: itself if it has ``summarize(SummaryRequest)``
     (``LLMSummarizer``), else the callable adapted once."""
@@ -240,6 +251,9 @@ class LLMSummarizer:
         self.instructions = instructions
         self.calls = 0
 
+    model_calls = True
+    """A model call per summary: made ahead of need by default (``is_model_summarizer``)."""
+
     def __call__(
         self,
         messages: list[Any],
@@ -296,6 +310,7 @@ __all__ = [
     "call_summarizer",
     "extractive_summary",
     "focused",
+    "is_model_summarizer",
     "seed_form",
     "summary_input",
     "summary_message",

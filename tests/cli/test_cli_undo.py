@@ -58,3 +58,23 @@ def test_undo_with_nothing_left_to_take_back_is_one_line_and_changes_nothing(
     assert out.exit_code == 1
     assert out.output.count("\n") == 1 and out.output.startswith("Error:")
     assert "Traceback" not in out.output
+
+
+def test_inspect_marks_the_undone_compaction_and_times_each_summary(tmp_path: Path) -> None:
+    sid, _ = compacted_session(tmp_path)
+    assert CliRunner().invoke(main, ["undo", sid, "--workdir", str(tmp_path)]).exit_code == 0
+    out = CliRunner().invoke(main, ["inspect", sid, "--workdir", str(tmp_path), "--width", "100"])
+    assert out.exit_code == 0, out.output
+    undone = [line for line in out.output.splitlines() if "(undone)" in line]
+    assert len(undone) == 1 and "compact_history (undone)" in undone[0]
+    assert "undo_compaction" in out.output
+    assert "summary asked for at the trigger at " in out.output
+    assert "the agent waited" in out.output
+    data = json.loads(
+        CliRunner().invoke(main, ["inspect", sid, "--workdir", str(tmp_path), "--json"]).output
+    )
+    summaries = [e for e in data["events"] if e["stage"] == "compact_history"]
+    assert [e["undone"] for e in summaries] == [True]
+    timing = summaries[0]["timing"]
+    assert timing["ahead"] is False and timing["ready"] >= timing["started"]
+    assert timing["waited"] >= 0

@@ -52,7 +52,7 @@ def real_url() -> Iterator[str]:
     gguf = script.find_gguf(
         os.environ.get("CC_REAL_MODEL_GGUF"), os.environ.get("CC_REAL_MODEL_WHEEL")
     )
-    process, started = script.start(gguf, _free_port(), 2048, 1, python)
+    process, started = script.start(gguf, _free_port(), 2048, None, python)
     try:
         yield started
     finally:

@@ -207,23 +207,46 @@ def test_earlier_history_is_rewritten_on_at_most_a_tenth_of_turns_on_every_seed(
     summaries = []
     for seed in range(4):
         store, summarizer = MemoryStore(), BenchSummarizer()
-        # Summaries made at the trigger: made ahead, every compacting turn summarizes (the
-        # range is fixed before the trigger, a clearing in it would void it): see
-        # test_summaries_made_ahead_rewrite_history_about_as_often.
-        c = compactor(store, summarizer, context_limit=budget, summarize_ahead=False)
+        # The default: summaries made ahead (the bench summarizer stands for a model).
+        c = compactor(store, summarizer, context_limit=budget)
         workload = synthetic_session(300, seed=seed)
         out = replay(
             c, workload, store=store, root=store.root, overhead_tokens=0, summarizer=summarizer
         )
         assert out.rewrite_turns <= 30, (seed, out.rewrite_turns)
         assert out.lost == 0 and out.violations == 0
-        summaries.append(out.summary_calls)
+        made = len([e for e in c.events if e.stage == "summarize"])
+        summaries.append(made)
+        # A summary asked for ahead of a trigger whose clearing sufficed after all is a call
+        # in vain (the prediction missed).
+        assert out.summary_calls - made <= 5, (seed, out.summary_calls, made)
     # The rewrite bound is not bought with summaries: at 12,500 no seed takes more than the
     # 85% -> 40% rule did (12, 12, 13 and 12 now); at 25,000 one more (5 each against 4):
     # putting the fifth off costs more in cache than it saves (docs/benchmarks.md).
     before = SUMMARIES_BEFORE[budget]
     extra = 0 if budget == 12_500 else 1
     assert all(n <= b + extra for n, b in zip(summaries, before, strict=True)), summaries
+
+
+@pytest.mark.slow
+def test_summaries_made_ahead_rewrite_history_about_as_often() -> None:
+    # The trigger decides by the same rule whether a summary was asked for ahead or not, and
+    # summarizes the range it would inline: made ahead, a session compacts as often.
+    for seed in (1, 2):
+        counts = []
+        for ahead in (None, False):
+            store, summarizer = MemoryStore(), BenchSummarizer()
+            c = compactor(store, summarizer, context_limit=12_500, summarize_ahead=ahead)
+            workload = synthetic_session(300, seed=seed)
+            out = replay(
+                c, workload, store=store, root=store.root, overhead_tokens=0, summarizer=summarizer
+            )
+            made = [e for e in c.events if e.stage == "summarize"]
+            early = [e for e in made if e.timing and e.timing["ahead"]]
+            counts.append((out.rewrite_turns, len(made), len(early)))
+        (rewrites, summaries, early), (inline_rewrites, inline_summaries, _) = counts
+        assert early >= summaries * 2 // 3, counts
+        assert rewrites <= inline_rewrites + 1 and summaries <= inline_summaries + 1, counts
 
 
 def test_the_same_session_gives_byte_identical_views() -> None:
@@ -361,7 +384,8 @@ def test_first_and_latest_request_stay_in_view_through_many_compactions() -> Non
 
 def test_summaries_roll_the_previous_summary_into_the_next() -> None:
     spy = Spy()
-    c = compactor(summarizer=spy)
+    # Summaries made at the trigger: made ahead, a call may be in vain (the clearing sufficed).
+    c = compactor(summarizer=spy, summarize_ahead=False)
     drive(c, 80)
     assert len(spy.inputs) >= 2
     # A summarizer without a ``previous`` keyword gets the previous summary's text first, as
@@ -378,7 +402,8 @@ def test_a_summarizer_taking_previous_gets_the_last_summary_text_to_update() -> 
         calls.append((previous, messages))
         return f"summary number {len(calls)}"
 
-    c = compactor(summarizer=summarizer)
+    # Summaries made at the trigger: made ahead, a call may be in vain (the clearing sufficed).
+    c = compactor(summarizer=summarizer, summarize_ahead=False)
     drive(c, 80)
     assert len(calls) >= 2
     assert calls[0][0] is None
@@ -520,9 +545,8 @@ def test_invalid_input_is_refused_with_the_callers_index() -> None:
 
 
 def test_a_large_pinned_request_does_not_make_summaries_thrash() -> None:
-    # Seen in the bench on swe_agent:pydicom: pinned parts near 60% of the budget. Summaries
-    # made at the trigger (made ahead, every compacting turn summarizes).
-    c = compactor(context_limit=12_500, summarize_ahead=False)
+    # Seen in the bench on swe_agent:pydicom: pinned parts near 60% of the budget.
+    c = compactor(context_limit=12_500)
     c.set_request("s" * 4_800, [])
     workload = synthetic_session(60, seed=7)
     messages: list[dict[str, Any]] = [user("please " * 2_850)]  # ~5,000 tokens

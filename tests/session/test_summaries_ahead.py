@@ -7,7 +7,8 @@ import json
 import threading
 from typing import Any
 
-from context_compact import Compactor, MemoryStore, Policy, check
+from context_compact import Compactor, MemoryStore, Policy, check, markers
+from context_compact.history.inspect import timeline, timing_line
 from context_compact.session.records import (
     AheadMark,
     SummaryEdit,
@@ -41,7 +42,7 @@ def play(each_call: bool) -> tuple[list[str], MemoryStore, str, list[Any]]:
     """The views of one session; ``each_call``: a fresh process resumes before every call
     (whatever was in flight is gone with the one before)."""
     store = MemoryStore("/memory")
-    policy = Policy.default(context_limit=LIMIT, summarize_ahead=True)
+    policy = Policy.default(context_limit=LIMIT)
     workload = synthetic_session(STEPS, seed=3)
     # One session id for both runs: the index's path (in the summary) names it.
     c = Compactor(policy, store, Scripted(), session="s")
@@ -76,12 +77,33 @@ def test_a_summary_made_ahead_gives_the_views_of_one_made_at_the_trigger() -> No
 
 
 def test_a_summary_made_ahead_is_of_exactly_the_messages_it_replaces() -> None:
-    _, store, sid, _ = play(each_call=False)
+    # The text made ahead is of the range fixed ahead (a head of the archive), as the model
+    # saw it; what the trigger's cut takes after it is named and read off without a model.
+    _, store, sid, events = play(each_call=False)
     edits = [r for r in journal(store.records(sid)) if isinstance(r, SummaryEdit)]
-    assert edits
+    assert edits and any(e.timing and e.timing["ahead"] for e in events)
     for edit in edits:
         archived = [json.loads(line) for line in store.read_text(edit.archive).splitlines()]
-        assert edit.text is not None and digest(archived) in edit.text
+        assert len(archived) == edit.cut - edit.start
+        assert edit.text is not None
+        heads = [n for n in range(1, len(archived) + 1) if digest(archived[:n]) in edit.text]
+        assert len(heads) == 1, edit.text
+        if heads[0] < len(archived):
+            since = markers.SUMMARY_SINCE.format(first=edit.start + heads[0], last=edit.cut - 1)
+            assert since in edit.text
+
+
+def test_inspect_says_when_each_summary_was_asked_for_ready_and_waited_for() -> None:
+    _, store, sid, _ = play(each_call=False)
+    summaries = [e for e in timeline(store, sid).events if e.stage == "summarize"]
+    assert summaries and all(e.timing is not None for e in summaries)
+    for e in summaries:
+        assert e.timing is not None and e.timing["ready"] >= e.timing["started"]
+        line = timing_line(e.timing)
+        assert line is not None and "ready" in line and "the agent waited" in line
+        how = "asked for ahead" if e.timing["ahead"] else "asked for at the trigger"
+        assert how in line
+    assert any(e.timing and e.timing["ahead"] for e in summaries)
 
 
 def test_a_summary_in_flight_when_the_process_ends_is_asked_again_and_loses_nothing() -> None:
@@ -92,7 +114,7 @@ def test_a_summary_in_flight_when_the_process_ends_is_asked_again_and_loses_noth
         return "never used"
 
     store = MemoryStore("/memory")
-    policy = Policy.default(context_limit=LIMIT, summarize_ahead=True)
+    policy = Policy.default(context_limit=LIMIT)
     workload = synthetic_session(STEPS, seed=3)
     c = Compactor(policy, store, stuck)
     messages: list[Any] = [{"role": "user", "content": workload.request}]
@@ -118,10 +140,17 @@ def test_a_summary_in_flight_when_the_process_ends_is_asked_again_and_loses_noth
     assert texts and all(t is not None and "never used" not in t for t in texts)
 
 
-def test_no_summary_is_made_ahead_when_turned_off_or_with_the_extractive_summary() -> None:
-    for policy, summarizer in [
-        (Policy.default(context_limit=LIMIT, summarize_ahead=False), Scripted()),
-        (Policy.default(context_limit=LIMIT), None),
+def test_summaries_are_made_ahead_by_default_with_a_model_summarizer_only() -> None:
+    class Local(Scripted):
+        model_calls = False  # a fast summarizer says so
+
+    for policy, summarizer, made_ahead in [
+        (Policy.default(context_limit=LIMIT), Scripted(), True),
+        (Policy.default(context_limit=LIMIT, summarize_ahead=True), Scripted(), True),
+        (Policy.default(context_limit=LIMIT, summarize_ahead=False), Scripted(), False),
+        (Policy.default(context_limit=LIMIT), None, False),
+        (Policy.default(context_limit=LIMIT, summarize_ahead=True), None, False),
+        (Policy.default(context_limit=LIMIT), Local(), False),
     ]:
         c = Compactor(policy, MemoryStore("/memory"), summarizer)
         workload = synthetic_session(40, seed=3)
@@ -131,7 +160,26 @@ def test_no_summary_is_made_ahead_when_turned_off_or_with_the_extractive_summary
         assert c.session_id is not None
         records = list(journal(c.store.records(c.session_id)))
         assert any(isinstance(r, SummaryEdit) for r in records)
-        assert not any(isinstance(r, AheadMark) for r in records)
+        assert any(isinstance(r, AheadMark) for r in records) is made_ahead, (policy, summarizer)
+
+
+def test_a_summary_is_asked_for_ahead_only_when_the_coming_trigger_will_summarize() -> None:
+    # The trigger clears first and summarizes only when the clearing alone buys too few
+    # turns: a summary asked for ahead of a trigger that only clears is a wasted call.
+    store = MemoryStore("/memory")
+    summarizer = Scripted()
+    c = Compactor(Policy.default(context_limit=LIMIT), store, summarizer)
+    workload = synthetic_session(150, seed=1)
+    messages: list[Any] = [{"role": "user", "content": workload.request}]
+    for turn in workload.turns:
+        messages = [*c.prepare(messages, workload.request), turn.assistant, turn.results]
+    summaries = [e for e in c.events if e.stage == "summarize"]
+    clearings = [e for e in c.events if e.stage == "clear_old_results"]
+    assert len(clearings) > len(summaries) > 3
+    made_ahead = [e for e in summaries if e.timing and e.timing["ahead"]]
+    assert len(made_ahead) >= len(summaries) * 2 // 3
+    # A prediction can miss (the clearing sufficed after all): a call in vain, not a summary.
+    assert summarizer.calls <= len(summaries) * 3 // 2
 
 
 def test_ahead_marks_and_undos_read_back_to_the_same_bytes() -> None:

@@ -1,5 +1,5 @@
 """``context-compact inspect ID``: what compaction did to a session, turn by turn
-(``session/inspect.py`` replays it and writes one compaction as text, ``pass_lines``)."""
+(``history/inspect.py`` replays it and writes one compaction as text, ``pass_lines``)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,10 @@ def _print_events(events: list[Event], width: int, turns: int) -> None:
     if legend:
         click.echo(fill(legend, width))
     for e in events:
-        for text in pass_lines(e.turn, e.stage, e.before, e.after, e.note, e.paths, width):
+        lines = pass_lines(
+            e.turn, e.stage, e.before, e.after, e.note, e.paths, width, e.timing, e.undone
+        )
+        for text in lines:
             click.echo(text)
 
 

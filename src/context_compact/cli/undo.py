@@ -22,17 +22,11 @@ from .store_errors import guards_store
 
 def stored_policy(meta: dict[str, Any]) -> Any:
     """The default policy the session was written with, as its meta recorded it."""
-    from ..policy import Policy
-    from ..session.policy import SessionPolicy
+    from ..policy import stored_policy as stored
 
-    raw = meta.get("policy")
-    known = set(SessionPolicy.__dataclass_fields__)
-    knobs = {k: v for k, v in raw.items() if k in known} if isinstance(raw, dict) else {}
-    # JSON gave lists where the policy keeps tuples.
-    knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in knobs.items()}
     try:
-        return Policy.default(**knobs)
-    except (TypeError, ValueError) as error:
+        return stored(meta)
+    except ValueError as error:
         raise click.ClickException(
             f"the session's stored policy is not usable here: {error}"
         ) from None

@@ -11,6 +11,11 @@ record at a time, so every figure is what the live engine had:
   and where the full copy went (paths relative to the store's root);
 * **now**: the size of the view the session's next request would carry.
 
+A summary's event says when its summary was asked for, when the answer came in and how long
+the call waited for it (``timing_line``), made ahead of need or at the trigger. A compaction
+taken back (``Undo``) stays in the timeline, marked ``undone`` (``Undone``): its event is the
+one journaled right after its edit.
+
 ``render_chart`` draws the view tokens per turn as plain text (block characters, no markup:
 it reads the same in a terminal and in a pipe) in a given width, 80 columns by default,
 turns bucketed by their maximum when there are more turns than columns; a ``^`` under a
@@ -21,12 +26,21 @@ from __future__ import annotations
 
 import math
 import textwrap
-from dataclasses import asdict, dataclass, field
+import time
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..keys import content_key
-from ..session.records import EventRecord, MessageRecord, journal
+from ..session.records import (
+    BlockEdit,
+    EventRecord,
+    MessageRecord,
+    Read,
+    SummaryEdit,
+    Undo,
+    journal,
+)
 from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
@@ -43,6 +57,62 @@ class Event:
     saved: int
     note: str
     paths: list[str]
+    timing: dict[str, Any] | None = None
+    """A summary's: ``ahead``, ``started`` and ``ready`` (wall clock), ``waited`` (seconds)."""
+    undone: bool = False
+
+
+class Undone:
+    """Which events report a compaction an ``Undo`` took back: fed the journal's records in
+    order (``see``), it marks them (``mark``)."""
+
+    def __init__(self) -> None:
+        self._edit: int | None = None  # position of the edit whose event comes next
+        self._edits: dict[int, int] = {}  # event index -> position of its edit
+        self._undone: set[int] = set()
+
+    def see(self, at: int, record: Read, events: int) -> None:
+        """Record ``record`` at journal position ``at``, ``events`` events before it."""
+        if isinstance(record, SummaryEdit) or (
+            isinstance(record, BlockEdit) and record.op == "clear"
+        ):
+            self._edit = at
+        elif isinstance(record, EventRecord):
+            if self._edit is not None:
+                self._edits[events] = self._edit
+            self._edit = None
+        elif isinstance(record, Undo):
+            self._undone.add(record.record)
+
+    def mark(self, events: list[Event]) -> list[Event]:
+        return [
+            replace(e, undone=True) if self._edits.get(i, -1) in self._undone else e
+            for i, e in enumerate(events)
+        ]
+
+
+def timing_of(record: EventRecord) -> dict[str, Any] | None:
+    timing = record.extra.get("timing")
+    return timing if isinstance(timing, dict) else None
+
+
+def timing_line(timing: dict[str, Any] | None) -> str | None:
+    """When a summary was asked for, when it was ready and how long the call waited, as one
+    line; None for an event without timing."""
+    if not timing or not isinstance(timing.get("started"), (int, float)):
+        return None
+    started = float(timing["started"])
+    when = time.strftime("%H:%M:%S", time.gmtime(started)) + " UTC"
+    how = "asked for ahead" if timing.get("ahead") else "asked for at the trigger"
+    ready = timing.get("ready")
+    came = (
+        f"ready {float(ready) - started:.2f} s later"
+        if isinstance(ready, (int, float))
+        else "never ready"
+    )
+    waited = timing.get("waited")
+    wait = f"the agent waited {float(waited):.2f} s" if isinstance(waited, (int, float)) else ""
+    return ", ".join(x for x in (f"summary {how} at {when}", came, wait) if x)
 
 
 @dataclass
@@ -72,7 +142,9 @@ def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
     out = Timeline(session, limit if isinstance(limit, int) else None)
     state = SessionState(TokenCounter())
     base = Path(root or store.root)
-    for record in journal(store.records(session), f"session {session}"):
+    undone = Undone()
+    for at, record in enumerate(journal(store.records(session), f"session {session}")):
+        undone.see(at, record, len(out.events))
         if isinstance(record, MessageRecord):
             message = record.message
             if message.get("role") == "assistant":
@@ -90,10 +162,12 @@ def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
                     before - after,
                     record.note,
                     [shown_path(p, base) for p in record.paths],
+                    timing_of(record),
                 )
             )
         else:
             state.apply(record)
+    out.events = undone.mark(out.events)
     out.now = state.measure()
     return out
 
@@ -194,17 +268,24 @@ def pass_lines(
     note: str,
     paths: list[str],
     width: int = 80,
+    timing: dict[str, Any] | None = None,
+    undone: bool = False,
 ) -> list[str]:
     """One compaction as text in ``width`` columns: the numbers on one line, what it did and
     where the full copy went on the next ones (a path is never shortened: it is what the
-    model reads back)."""
+    model reads back); a summary's timing (``timing_line``), and ``(undone)`` after the
+    stage of a compaction taken back."""
     saved = f"(-{before - after:,})"
+    stage = f"{stage} (undone)" if undone else stage
     numbers = f"  turn {turn:>4}  {stage:<20} {before:>8,} -> {after:>8,} {saved}"
     if len(numbers) > width:  # narrow: the columns give way, then the line wraps
         numbers = f"  turn {turn}  {stage} {before:,} -> {after:,} {saved}"
     lines = fill(numbers, width, "      ", "").splitlines()
     if note:
         lines += fill(note, width, "      ").splitlines()
+    said = timing_line(timing)
+    if said:
+        lines += fill(said, width, "      ").splitlines()
     if paths:
         more = f"(+{len(paths) - 1} more)" if len(paths) > 1 else ""
         lines += fill(f"{paths[0]} {more}".rstrip(), width, "          ", "    copy: ").splitlines()
@@ -214,10 +295,13 @@ def pass_lines(
 __all__ = [
     "Event",
     "Timeline",
+    "Undone",
     "after_last",
     "fill",
     "pass_lines",
     "render_chart",
     "shown_path",
     "timeline",
+    "timing_line",
+    "timing_of",
 ]

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InspectorError as InspectorError  # kept importable from here
-from ..history.inspect import Event, shown_path
+from ..history.inspect import Event, Undone, shown_path, timing_line, timing_of
 from ..session.recall import message_text, recall, recover
 from ..session.records import EventRecord, MessageRecord, journal
 from ..session.state import SessionState
@@ -95,7 +95,11 @@ class Inspection:
         alive: list[Message] = []  # holds every object whose id() is a key of by_id
         previous: list[int] = []
         previous_overhead = 0
-        for record in journal(store.records(self.session), f"session {self.session}"):
+        undone = Undone()
+        for at, record in enumerate(
+            journal(store.records(self.session), f"session {self.session}")
+        ):
+            undone.see(at, record, len(self.events))
             if isinstance(record, MessageRecord):
                 message = record.message
                 if message.get("role") == "assistant":
@@ -130,6 +134,7 @@ class Inspection:
                 self.events.append(self._event(record))
             else:
                 state.apply(record)
+        self.events = undone.mark(self.events)
         self.now = state.measure()
 
     def _event(self, record: EventRecord) -> Event:
@@ -142,6 +147,7 @@ class Inspection:
             before - after,
             record.note,
             list(record.paths),
+            timing_of(record),
         )
 
     def event_rows(self, request: int | None = None) -> list[dict[str, Any]]:
@@ -156,6 +162,7 @@ class Inspection:
                 **asdict(e),
                 "request": e.turn,
                 "shown": [shown_path(p, Path(self.root)) for p in e.paths],
+                "when": timing_line(e.timing),
             }
             for e in events
         ]

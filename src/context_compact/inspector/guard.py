@@ -19,10 +19,18 @@ checked before it is answered, and a refusal is a short plain-text line:
 
 The page itself (``/``, its script and style) holds no data, so a link from elsewhere may open
 it; its script then asks the API from the page's own origin.
+
+One request writes: ``POST /api/undo`` (``post_refusal``). Besides the checks above it needs an
+``Origin`` (every browser sends one with a POST) naming the page's own, and the header
+``X-Context-Compact-Token`` holding the token this server made when it started, which the page
+reads from ``/api/sessions`` (an answer only the page's own script can read). A form posted from
+another site sends neither header; a script of another site cannot send them without the
+preflight this server never grants.
 """
 
 from __future__ import annotations
 
+import hmac
 from http import HTTPStatus
 from typing import Protocol
 
@@ -30,6 +38,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 API_HEADER = "X-Context-Compact"
 API_HEADER_VALUE = "inspector"
 SAME_ORIGIN_FETCH = ("same-origin", "none")
+TOKEN_HEADER = "X-Context-Compact-Token"
+POSTS = ("/api/undo",)
 
 
 class Headers(Protocol):
@@ -84,4 +94,31 @@ def refusal(path: str, headers: Headers, port: int) -> tuple[HTTPStatus, str] | 
     return None
 
 
-__all__ = ["API_HEADER", "API_HEADER_VALUE", "LOOPBACK", "accepted_host", "refusal"]
+def post_refusal(
+    path: str, headers: Headers, port: int, token: str
+) -> tuple[HTTPStatus, str] | None:
+    """Why a POST of ``path`` with these headers is not answered, or None (see the module
+    docstring): the API's checks, an ``Origin`` of the page's own, the server's token."""
+    if path not in POSTS:
+        return HTTPStatus.NOT_FOUND, f"nothing to post at {path}"
+    refused = refusal(path, headers, port)
+    if refused is not None:
+        return refused
+    if headers.get("Origin") is None:
+        return HTTPStatus.FORBIDDEN, "the inspector writes only when its own page asks"
+    given = (headers.get(TOKEN_HEADER) or "").strip()
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        return HTTPStatus.FORBIDDEN, f"the inspector writes only with its page's {TOKEN_HEADER}"
+    return None
+
+
+__all__ = [
+    "API_HEADER",
+    "API_HEADER_VALUE",
+    "LOOPBACK",
+    "POSTS",
+    "TOKEN_HEADER",
+    "accepted_host",
+    "post_refusal",
+    "refusal",
+]

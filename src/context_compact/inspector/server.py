@@ -9,6 +9,7 @@ files from the package (``static/``), and a small JSON API over ``data.py``.
     GET /api/archive?id=&path=     the archived original behind a path the store issued
     GET /api/search?id=&q=&offset= the engine's recall over the whole session
     GET /api/compare?id=&a=&b=&limit=   compact --dry-run of two policies, side by side
+    POST /api/undo?id=             undo the session's newest compaction (``undo.py``)
 
 A session is replayed once, on its first request, and kept (a 10,000-request session is a
 few lists of numbers plus its distinct messages); views are cut from it on demand, so the
@@ -16,12 +17,15 @@ page loads with the chart alone. One lock serializes the store: SQLite connectio
 shared between threads at once, and the page asks for little.
 
 Every request passes ``guard.refusal`` first: a loopback Host at the bound port, and for the
-API the page's own origin and its header (``X-Context-Compact: inspector``).
+API the page's own origin and its header (``X-Context-Compact: inspector``). The one write, a
+POST, passes ``guard.post_refusal``: also the token the server made (``Inspector.token``),
+which ``/api/sessions`` hands the page.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import threading
 from http import HTTPStatus
@@ -41,7 +45,8 @@ from .data import (
     sessions,
     worth_showing,
 )
-from .guard import refusal
+from .guard import post_refusal, refusal
+from .undo import undo_newest
 
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -77,6 +82,8 @@ class Inspector:
         self.replay = compare
         self.lock = threading.Lock()
         self.loaded: dict[str, Inspection] = {}
+        self.token = secrets.token_urlsafe(24)
+        """What a POST must carry (``guard.post_refusal``); only the page's script reads it."""
 
     def inspection(self, session: str) -> Inspection:
         if self.only is not None and session != self.only:
@@ -94,7 +101,12 @@ class Inspector:
                 if self.only is not None:
                     listed = [s for s in listed if s["id"] == self.only]
                 selected = self.only or worth_showing(self.store, listed)
-            return {"sessions": listed, "selected": selected, "policies": policy_names()}
+            return {
+                "sessions": listed,
+                "selected": selected,
+                "policies": policy_names(),
+                "token": self.token,
+            }
         if path not in API:
             raise LookupError(path)
         found = self.inspection(sid)
@@ -116,6 +128,19 @@ class Inspector:
                 a, b = query.get("a", ""), query.get("b", "")
                 return compare(self.store, sid, a, b, limit, self.replay)
         raise LookupError(path)
+
+    def act(self, path: str, query: dict[str, str]) -> Any:
+        """A POST the guard let through: undo the newest compaction of session ``id``; the
+        session is replayed again on its next request."""
+        if path != "/api/undo":
+            raise LookupError(path)
+        sid = query.get("id", "")
+        if self.only is not None and sid != self.only:
+            raise InspectorError(f"this page shows session {self.only} only, not {sid!r}")
+        with self.lock:
+            done = undo_newest(self.store, sid)
+            self.loaded.pop(sid, None)
+        return done
 
 
 def _number(query: dict[str, str], name: str, default: int | None = None) -> int:
@@ -142,11 +167,25 @@ class _Handler(BaseHTTPRequestHandler):
             name, kind = STATIC[url.path]
             self._send(HTTPStatus.OK, kind, asset(name).encode())
             return
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        self._answer(url.path, url.query, self.server.inspector.answer)
+
+    def do_POST(self) -> None:
+        url = urlsplit(self.path)
+        inspector = self.server.inspector
+        port = self.server.server_address[1]
+        refused = post_refusal(url.path, self.headers, port, inspector.token)
+        if refused is not None:
+            status, line = refused
+            self._send(status, "text/plain; charset=utf-8", (line + "\n").encode())
+            return
+        self._answer(url.path, url.query, inspector.act)
+
+    def _answer(self, path: str, raw: str, answer: Any) -> None:
+        query = {k: v[-1] for k, v in parse_qs(raw).items()}
         try:
-            body, status = self.server.inspector.answer(url.path, query), HTTPStatus.OK
+            body, status = answer(path, query), HTTPStatus.OK
         except LookupError:
-            body, status = {"error": f"no such page: {url.path}"}, HTTPStatus.NOT_FOUND
+            body, status = {"error": f"no such page: {path}"}, HTTPStatus.NOT_FOUND
         except InspectorError as error:
             body, status = {"error": str(error)}, HTTPStatus.BAD_REQUEST
         except STORE_ERRORS as error:

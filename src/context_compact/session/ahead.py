@@ -1,26 +1,35 @@
 """Summaries made ahead of need: the model call runs while the agent works, not at the trigger.
 
 With a model summarizer the summary turn is the one turn the agent waits for (a model call
-over the part being replaced). So once the request passes the soft mark (``soft_mark``:
-halfway from the low-water mark to the high-water mark in force), the engine fixes the range
-the next summary replaces (``mark``: an ``AheadMark`` in the journal) and asks for its summary
-on the summarizer's worker (``summarizing.SummaryCaller.ahead``). At the trigger the summary of
-that range comes first (``summary.fixed``): its answer is in already, or is waited for; what
-arrived since the mark stays verbatim.
+over the part being replaced). The trigger clears first and summarizes only when the clearing
+alone would buy too few turns (``SessionEngine._summary_due``). So once the request passes
+the soft mark (``soft_mark``: halfway from the low-water mark to the high-water mark in
+force), each call predicts the coming trigger with that same rule (``after_clearing``: what
+its clearing would leave, the turns until it at the recent pace); only when it will need a
+summary does the engine fix the range that summary replaces (``mark``: an ``AheadMark`` in
+the journal) and ask for its summary on the summarizer's worker
+(``summarizing.SummaryCaller.ahead``). At the trigger the clearing comes first, as always;
+when the same rule then calls for a summary, it is the summary of that range (``summary.fixed``)
+over the messages as the model last saw them (before this call's clearing), the text asked
+for ahead: in already, or waited for. What arrived since the mark stays verbatim.
 
 Invariants:
 
 - The view is a function of the journal alone: which range a summary replaces is decided by
   the ``AheadMark`` record (a resumed session replays it), never by whether an answer is in.
   An answer made ahead is used only for a request with the same content key as the one the
-  trigger makes (the range's messages as shown, the previous summary, the focus, the
-  budget): given the same summarizer, it is the text the trigger would have got. A range
-  that changed (a clearing in it, a summary since) gets a new request, never the old text.
+  trigger makes (the range's messages as shown before the trigger's clearing, the previous
+  summary, the focus, the budget): given the same summarizer, it is the text the trigger
+  would have got. A range that changed (a summary since, a provider's compaction) gets a new
+  request, never the old text; a clearing drops the mark (``SessionState.apply``).
+- Whether a trigger summarizes is the rule's answer on the state after its clearing, mark or
+  no mark: made ahead, a session compacts (and rewrites history) as often as inline.
 - Nothing made ahead is journaled until it is applied: a process killed while a summary is
   in flight loses nothing; the resumed one asks again (or at the trigger).
 - The summary lands at the trigger, not earlier: the prompt cache is broken when it was.
-- Only with a model summarizer and ``summarize_ahead`` (``enabled``): the extractive
-  summary is fast and stays at the trigger, the range the inline summary chooses.
+- Only with a model summarizer (``enabled``: ``summarize_ahead`` None, the default, means
+  ``summarize.is_model_summarizer``; False is off): the extractive summary is fast and stays
+  at the trigger, the range the inline summary chooses.
 - The summarizer is shown the range whole: a range too long for its input
   (``summary_input_limit``) is not asked for ahead (its cut names the archive, written at
   the trigger), and is summarized there.
@@ -28,11 +37,15 @@ Invariants:
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
+from .. import markers
+from ..extract import extractive_summary
 from ..messages import Message
-from ..summarize import extractive_summary
-from . import knobs, summary
+from ..summarize import is_model_summarizer
+from . import knobs, passes, summary
 from .policy import SessionPolicy
 from .records import AheadMark
 from .state import SessionState
@@ -42,9 +55,9 @@ SOFT = 0.5
 
 
 def enabled(policy: SessionPolicy, summarizer: Any) -> bool:
-    """Whether summaries are made ahead: ``summarize_ahead`` and a model summarizer."""
-    inner = getattr(summarizer, "summarizer", summarizer)
-    return policy.summarize_ahead and inner is not extractive_summary
+    """Whether summaries are made ahead: with a model summarizer, unless ``summarize_ahead``
+    is False (None, the default, and True both mean on)."""
+    return policy.summarize_ahead is not False and is_model_summarizer(summarizer)
 
 
 def soft_mark(state: SessionState, policy: SessionPolicy, limit: int) -> float:
@@ -62,6 +75,78 @@ def target(state: SessionState, policy: SessionPolicy, limit: int) -> int:
     return max(0, int(policy.low_water * limit - (high - state.measure())))
 
 
+LEAD = 3
+"""Calls before the trigger (at the recent pace) from which the summary is asked for ahead:
+enough for a model call to finish while the agent works, few enough that what arrives after
+the range fixed for it (kept verbatim, or cleared, by the trigger) stays small."""
+
+
+SLACK = 0.05
+"""Added to the rule's payoff share when predicting: the rule is sharp and the prediction is
+not, so a trigger close to summarizing is taken to summarize (a call in vain when the
+clearing sufficed after all, rather than a wait for one made at the trigger)."""
+
+
+def pace(state: SessionState, policy: SessionPolicy) -> tuple[int, float, float] | None:
+    """Where the newest ``keep_recent_turns`` turns start, their tokens (measured) and their
+    mean: the view's pace per call. ``None`` before there are that many."""
+    keep = policy.keep_recent_turns
+    if not keep or len(state.turn_starts()) < keep:
+        return None
+    recent_from = passes.protect_from(state, keep)
+    offset = len(state.prefix) - state.first_kept
+    recent = sum(state.shown.tokens[offset + recent_from :]) * state.ratio
+    return recent_from, recent, max(1.0, recent / keep)
+
+
+def calls_to_trigger(state: SessionState, policy: SessionPolicy, limit: int) -> int:
+    """Calls until the view passes the high-water mark, at its recent pace (at least 1)."""
+    high = knobs.high_water(state, policy) * limit
+    paced = pace(state, policy)
+    if paced is None:
+        return 1
+    return max(1, math.ceil((high - state.measure()) / paced[2]))
+
+
+def kept_from(state: SessionState, policy: SessionPolicy, keep: int, coming: float) -> int:
+    """Where the turns the coming trigger's clearing leaves alone start, of those in the log
+    now: the oldest of the newest ``keep`` that fits under the low-water mark with what
+    arrives until the trigger (``coming`` tokens), as ``cadence.recent_from`` decides at the
+    trigger; the end of the log when none does (the turns to come are the recent ones)."""
+    budget = policy.low_water * policy.context_limit
+    offset = len(state.prefix) - state.first_kept
+    for start in state.turn_starts()[-keep:]:
+        if sum(state.shown.tokens[offset + start :]) * state.ratio + coming <= budget:
+            return min(start, state.last_assistant() + 1)
+    return state.n
+
+
+def after_clearing(state: SessionState, policy: SessionPolicy, limit: int) -> float:
+    """The size the coming trigger's clearing would leave (``passes.clear`` down to the
+    low-water mark), predicted now: the view grows at the pace of its newest
+    ``keep_recent_turns`` turns until it passes the high-water mark; the turns that are
+    recent then are left alone, the rest of the seen results are cleared oldest first (a
+    clearing freeing less than ``clear_at_least`` is skipped), the turns to come as far as
+    the share of clearable results in the newest ones. Pure but for the count cache."""
+    high = knobs.high_water(state, policy) * limit
+    keep = policy.keep_recent_turns
+    paced = pace(state, policy)
+    if paced is None:
+        return high  # no pace to go by: predict no clearing (a summary is then due)
+    recent_from, recent, step = paced
+    coming = calls_to_trigger(state, policy, limit)
+    still_recent = max(0, keep - coming)
+    stop = kept_from(state, policy, still_recent, coming * step) if still_recent else state.n
+    old = state.results(state.first_kept, stop)
+    freed = sum(c[2] for c in passes.clearable(state, policy, old, False)) * state.ratio
+    if coming > keep:
+        fresh = state.results(recent_from, state.n)
+        share = sum(c[2] for c in passes.clearable(state, policy, fresh, False))
+        freed += (coming - keep) * step * share * state.ratio / max(1.0, recent)
+    freed = min(freed, high - policy.low_water * limit)
+    return high if freed < policy.clear_floor * state.ratio else high - freed
+
+
 def mark(state: SessionState, ask: summary.SummaryAsk) -> AheadMark | None:
     """The range to fix now (``summary.plan`` for ``ask``), or ``None``: nothing worth a
     summary, or a summary that would close the turn or save the first request's media
@@ -72,18 +157,76 @@ def mark(state: SessionState, ask: summary.SummaryAsk) -> AheadMark | None:
     return AheadMark(chosen.start, chosen.cut)
 
 
-def summarizer_input(
+def shown_range(
     state: SessionState, plan: summary.SummaryPlan, input_tokens: int
 ) -> list[Message] | None:
-    """The messages the summary of ``plan`` shows the summarizer (as ``passes.effects``
-    makes them), or ``None`` when they are over ``input_tokens`` (their cut names the
-    archive, written only at the trigger)."""
+    """The messages ``plan`` replaces as the view shows them now, or ``None`` when they are
+    over ``input_tokens`` (the summarizer would be shown a cut naming the archive, written
+    only at the trigger)."""
     offset = len(state.prefix) - state.first_kept
     lo, hi = offset + plan.start, offset + plan.cut
     if sum(state.shown.tokens[lo:hi]) > input_tokens:
         return None
+    return state.view[lo:hi]
+
+
+def summarizer_input(
+    state: SessionState, plan: summary.SummaryPlan, input_tokens: int
+) -> list[Message] | None:
+    """The messages the summary of ``plan`` shows the summarizer (as ``passes.effects``
+    makes them): the folded user messages before it, then ``shown_range``."""
+    shown = shown_range(state, plan, input_tokens)
+    if shown is None:
+        return None
     older = [state.msgs[seq] for seq in plan.words.folded if seq < plan.start]
-    return [*older, *state.view[lo:hi]]
+    return [*older, *shown]
 
 
-__all__ = ["enabled", "mark", "soft_mark", "summarizer_input", "target"]
+@dataclass(frozen=True)
+class Early:
+    """A range fixed ahead, at the trigger before its clearing."""
+
+    asked: list[Message]
+    """What its summary was asked for with (``summarizer_input``)."""
+    view: list[Message]
+    """The view from the range's start on, as the model last saw it."""
+
+
+def early(state: SessionState, plan: summary.SummaryPlan, input_tokens: int) -> Early | None:
+    """The range ``plan`` fixed ahead as it stands (``Early``), or ``None`` when it was not
+    asked for ahead (over ``input_tokens``)."""
+    asked = summarizer_input(state, plan, input_tokens)
+    if asked is None:
+        return None
+    offset = len(state.prefix) - state.first_kept
+    return Early(asked, state.view[offset + plan.start :])
+
+
+def with_tail(made: str, tail: list[Message], first: int, budget: int) -> str:
+    """The summary made ahead, then what came after its range up to the trigger's cut (the
+    messages from log position ``first`` on), read off them without a model: the next
+    summary, made ahead again, rolls it in."""
+    if not tail:
+        return made
+    note = markers.SUMMARY_SINCE.format(first=first, last=first + len(tail) - 1)
+    # A few turns against the many the summary covers: a note, not a second summary.
+    read = extractive_summary(tail, limit=max(200, min(len(made) // 8, 3 * budget)))
+    return f"{made}\n\n{note}\n{read}"
+
+
+__all__ = [
+    "LEAD",
+    "Early",
+    "after_clearing",
+    "calls_to_trigger",
+    "early",
+    "enabled",
+    "kept_from",
+    "mark",
+    "pace",
+    "shown_range",
+    "soft_mark",
+    "summarizer_input",
+    "target",
+    "with_tail",
+]

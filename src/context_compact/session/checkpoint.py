@@ -37,7 +37,10 @@ from .state import Replaced, SessionState
 from .turn import Turn
 
 KIND = "checkpoint"
-VERSION = 1
+VERSION = 2
+# Formats read: 1 also carried every tool_use id of the conversation (now built when a caller
+# first passes its full history, ``SessionState.log_ids``); it restores the same state.
+READS = (1, 2)
 EVERY = 128
 """Records between two checkpoints: a resume applies at most this many after the newest."""
 
@@ -116,7 +119,6 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         "own": [t is not None for t in shown.texts],
         "shared": sorted(shown.shared),
         "use_ids": sorted(shown.use_ids),
-        "log_use_ids": sorted(state.log_use_ids),
         "calibrated": state.calibrated,
         "native_seen": list(state.native_seen) if state.native_seen is not None else None,
         "native": as_json(state.native) if state.native is not None else None,
@@ -131,8 +133,8 @@ def restore(raw: dict[str, Any], counter: TokenCounter, at: int) -> tuple[Sessio
     """The state a checkpoint read at position ``at`` holds, and the event records before
     it; ``BadRecord`` when it is not one this version can trust there."""
     where = f"checkpoint at record {at}"
-    if raw.get("version") != VERSION:
-        raise BadRecord(f"{where}: format {raw.get('version')!r} is not {VERSION}")
+    if raw.get("version") not in READS:
+        raise BadRecord(f"{where}: format {raw.get('version')!r} is not one of {READS}")
     if raw.get("at") != at:
         raise BadRecord(f"{where}: it was written for record {raw.get('at')!r}")
     body = raw.get("state")
@@ -194,7 +196,6 @@ def _restore(body: dict[str, Any], counter: TokenCounter) -> SessionState:
         raise ValueError(f"not a window: {body['window']!r:.100}")
     state.window = window
     state.shown = _shown(body, state, counter)
-    state.log_use_ids = set(body["log_use_ids"])
     return state
 
 

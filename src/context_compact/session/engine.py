@@ -6,11 +6,13 @@ Each call, in this order:
    is new against the view's last message, and log it (a private copy, an id chained to its
    parent's).
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
-3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then, if
-   still over, **summarize** the oldest turns (``passes.clear``, ``passes.summarize``). A
-   range fixed ahead (``ahead.py``) is summarized first, its summary made ahead of need.
-4. **look ahead**: past the soft mark, fix the next summary's range and ask for its summary on
-   the summarizer's worker (``ahead.py``; with a model summarizer only).
+3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then,
+   when the clearing alone buys too few turns, **summarize** the oldest turns
+   (``passes.clear``, ``passes.summarize``, ``_summary_due``). A summary asked for ahead
+   (``ahead.py``) gives the text of the range fixed for it.
+4. **look ahead**: past the soft mark, a few calls before the trigger, when the trigger will
+   summarize, fix the next summary's range and ask for its summary on the summarizer's worker
+   (``ahead.py``; with a model summarizer only).
 5. **commit**: journal every record of the call (messages, edits, events) in one store
    append, then return the view (a copy: nothing in it is the engine's).
 
@@ -51,6 +53,7 @@ from ..summarize import adapt
 from . import ahead, cadence, checkpoint, knobs, limits, native, passes, summary, undo
 from .durable import SessionJournal
 from .faults import Faults
+from .handout import Handout
 from .policy import SessionPolicy
 from .recall import SearchableLog
 from .records import (
@@ -92,6 +95,7 @@ class SessionEngine(SearchableLog):
         self.journal = SessionJournal(self.store, self._meta, self)
         self._stale = False  # a call's append did not return: reload before going on
         self._lent = False  # the format edge copies the view it converts (``lent``)
+        self._handout = Handout()  # the copies of the view handed out last
         # The journal was continued by another writer since this engine's last call: a list
         # that extends neither view nor log is then that writer's session, not a new one.
         self._moved = False
@@ -315,7 +319,7 @@ class SessionEngine(SearchableLog):
         a ``cache_control`` marker) changes neither the state nor the next view."""
         self._current()
         shown = self.state.shown.owned()
-        out = list(shown) if self._lent else copy_json(shown)
+        out = list(shown) if self._lent else self._handout.copies(shown)
         self.recognizer.prime(out, self.state.shown.keys)
         self._returned = (len(out), self.state.estimate())
         return out
@@ -466,7 +470,14 @@ class SessionEngine(SearchableLog):
         after = summary.projected(state, ask)
         if after is None:
             return False
-        return cadence.summary_due(high - state.measure(), high - after)
+        return self._pays(state.measure(), after, high)
+
+    @staticmethod
+    def _pays(cleared: float, summarized: float, high: float, slack: float = 0.0) -> bool:
+        """The rule of ``_summary_due`` (``cadence.summary_due``) for a clearing to
+        ``cleared`` and a summary to ``summarized`` under ``high``; ``slack`` is added to the
+        payoff share for a prediction."""
+        return cadence.summary_due(high - cleared, high - summarized, slack)
 
     def _summarize(
         self,
@@ -514,33 +525,31 @@ class SessionEngine(SearchableLog):
             high = knobs.high_water(state, policy) * self.limit
             fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
             if fire:
-                # A range fixed ahead is summarized first: its summary was asked for when the
-                # view passed the soft mark (``ahead.py``), and a clearing in it would change
-                # what it summarized.
-                fixed = state.ahead is not None and self._summarize_fixed(target, request)
+                # A range fixed ahead (``ahead.py``) is summarized as the model last saw it:
+                # its messages are taken before the clearing, which comes first as always.
+                mark = state.ahead
+                early = self._early_input(mark, request) if mark is not None else None
                 # A clearing that cannot even get under the high-water mark is skipped: the
                 # summary that must follow would archive what it cleared (a cold start on a
                 # long history); clearing runs after the summary if still needed.
-                # After it, what arrived since the mark is cleared down to the low-water mark
-                # as at any trigger (seen results only, each with its copy), so the next
-                # trigger is as far off as after an inline summary.
-                futile = None if fixed else int(high)
                 self._guarded(
                     lambda: self._clear(
-                        target, force=state.measure() > self.limit, futile_below=futile
+                        target, force=state.measure() > self.limit, futile_below=int(high)
                     ),
                     "clear",
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
-                if not fixed and self._summary_due(target, high, request):
+                if self._summary_due(target, high, request):
+                    fixed = mark is not None and self._summarize_fixed(mark, early, target, request)
                     least = 1 if state.measure() > self.limit else policy.clear_floor
-                    self._guarded(
-                        lambda: self._summarize_old(
-                            target, request, policy.keep_recent_turns, least=least
-                        ),
-                        "summarize",
-                    )
+                    if not fixed:
+                        self._guarded(
+                            lambda: self._summarize_old(
+                                target, request, policy.keep_recent_turns, least=least
+                            ),
+                            "summarize",
+                        )
                 if state.measure() > high:
                     force = state.measure() > self.limit
                     self._guarded(lambda: self._clear(target, force=force), "clear")
@@ -563,28 +572,72 @@ class SessionEngine(SearchableLog):
                 self._look_ahead(request)
             return self.view()
 
-    def _summarize_fixed(self, target: int, request: str) -> bool:
-        """The summary of the range fixed ahead, if it still holds (``summary.fixed``);
-        whether it was made."""
+    def _early_input(self, mark: tuple[int, int], request: str) -> ahead.Early | None:
+        """The range fixed ahead as it stands before this call's clearing: what its summary
+        was asked for with, and the view from its start on (``ahead.early``)."""
+        ask = self._summary_ask(0, request, self.policy.keep_recent_turns, NEVER)
+        chosen = summary.fixed(self.state, ask, *mark)
+        if chosen is None:
+            return None
+        return ahead.early(self.state, chosen, self.policy.summary_input_limit // 4)
+
+    def _summarize_fixed(
+        self, mark: tuple[int, int], early: ahead.Early | None, target: int, request: str
+    ) -> bool:
+        """The summary the trigger would make (``summary.plan``, after the clearing), its
+        text the one asked for ahead of the range fixed at ``mark`` (``ahead.py``), what came
+        after that range read off without a model; whether it was made. Not when the range no
+        longer starts the plan, or the plan closes the turn or saves the first request's
+        media (decided at the trigger, with a summary made there)."""
         state, policy = self.state, self.policy
-        mark = state.ahead
+        if early is None:
+            return False
         least = 1 if state.measure() > self.limit else policy.clear_floor
         ask = self._summary_ask(target, request, policy.keep_recent_turns, least)
-        chosen = summary.fixed(state, ask, *mark) if mark is not None else None
-        if chosen is None:
+        chosen = summary.plan(state, ask)
+        if chosen is None or chosen.closes or chosen.first_media or chosen.start != mark[0]:
             return False
-        io, shown = self._io(), policy.summary_input_limit // 4
+        if chosen.cut < mark[1]:
+            # The trigger would keep more than the range: the range, made ahead, frees more.
+            fixed = summary.fixed(state, ask, *mark)
+            if fixed is None:
+                return False
+            chosen = fixed
+        budget, got, cut = self.summary_budget, early, chosen.cut
+
+        def text(_: list[Message], __: str, focus: str | None, previous: str | None) -> str:
+            made = self.summaries.text(got.asked, focus, previous, budget)
+            tail = got.view[mark[1] - mark[0] : cut - mark[0]]
+            return self.summaries.capped(ahead.with_tail(made, tail, mark[1], budget), budget)
+
+        io = passes.PassIO(self.store, self._io().index_name, text)
+        seen = early.view[: cut - mark[0]]
+        shown = policy.summary_input_limit // 4
         made = state.pinned.summaries
         self._guarded(
             lambda: self._take(
                 "summarize",
                 lambda: summary.edit(
-                    state, chosen, ask, passes.effects(state, io, chosen, ask, shown)
+                    state, chosen, ask, passes.effects(state, io, chosen, ask, shown, seen)
                 ),
             ),
             "summarize",
         )
         return state.pinned.summaries > made
+
+    def _summary_coming(self, request: str) -> bool:
+        """Whether the coming trigger will summarize, predicted by the rule it applies after
+        its clearing (``_summary_due``) on what that clearing would leave
+        (``ahead.after_clearing``)."""
+        state, policy = self.state, self.policy
+        high = knobs.high_water(state, policy) * self.limit
+        target = int(policy.low_water * self.limit)
+        ask = self._summary_ask(target, request, policy.keep_recent_turns, policy.clear_floor)
+        after = summary.projected(state, ask)
+        if after is None:
+            return False
+        cleared = ahead.after_clearing(state, policy, self.limit)
+        return self._pays(cleared, after, high, ahead.SLACK)
 
     def _look_ahead(self, request: str) -> None:
         """Past the soft mark, fix the next summary's range (journaled) and ask for its
@@ -593,6 +646,10 @@ class SessionEngine(SearchableLog):
         keep = policy.keep_recent_turns
         if state.ahead is None:
             if state.measure() <= ahead.soft_mark(state, policy, self.limit):
+                return
+            if ahead.calls_to_trigger(state, policy, self.limit) > ahead.LEAD:
+                return
+            if not self._summary_coming(request):
                 return
             goal = ahead.target(state, policy, self.limit)
             mark = ahead.mark(state, self._summary_ask(goal, request, keep, policy.clear_floor))

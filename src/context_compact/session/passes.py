@@ -146,25 +146,10 @@ def clear(
 ) -> BlockEdit | None:
     # Over the limit with nothing else left, only the newest turn's results are protected.
     keep = 1 if last_resort else policy.keep_recent_turns
-    protect_from = cadence.recent_from(state, policy, keep)
-    results = state.results(state.first_kept, protect_from)
+    results = state.results(state.first_kept, cadence.recent_from(state, policy, keep))
     if futile_below is not None and _futile_anyway(state, results, futile_below):
         return None
-    candidates = []
-    keep_result = knobs.protected(state, policy, force or last_resort)
-    # Each result's text is counted once while it stays the same (a clearing runs often in a
-    # large window: recounting every result each time was most of its cost).
-    sizes = state.result_sizes
-    for pos, block in results:
-        if pos in state.replaced.cleared or readable_text(block) is None or keep_result(pos):
-            continue
-        current = text_of(state.replaced.blocks.get(pos, block))
-        known = sizes.get(pos)
-        if known is None or known[0] != current:
-            known = sizes[pos] = (current, state.counter.text(current))
-        saving = known[1] - MARKER_TOKENS
-        if saving > 0:
-            candidates.append((pos, block, saving))
+    candidates = clearable(state, policy, results, force or last_resort)
     excess = (state.measure() - target) / state.ratio
     if futile_below is not None:
         # Clearing everything would still leave the view over this mark: a summary must
@@ -216,6 +201,45 @@ def clear(
     return BlockEdit("clear", tuple(edits), inputs)
 
 
+def protect_from(state: SessionState, keep: int) -> int:
+    """The start of the newest ``keep`` turns, never after the results the model has not
+    seen: the recent turns by count (``ahead.py`` paces by them; a clearing keeps them only
+    as far as they fit, ``cadence.recent_from``)."""
+    starts = state.turn_starts()
+    first = starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
+    return min(first, state.last_assistant() + 1)
+
+
+Candidate = tuple[Pos, dict[str, Any], int]
+
+
+def clearable(
+    state: SessionState,
+    policy: SessionPolicy,
+    results: list[tuple[Pos, dict[str, Any]]],
+    force: bool,
+) -> list[Candidate]:
+    """Of ``results``, oldest first, those a clearing may take, each with the tokens it
+    would free. Pure but for the count cache: what a clearing would free is known before
+    any copy is written (``ahead.py`` predicts the trigger's clearing with it)."""
+    candidates = []
+    keep_result = knobs.protected(state, policy, force)
+    # Each result's text is counted once while it stays the same (a clearing runs often in a
+    # large window: recounting every result each time was most of its cost).
+    sizes = state.result_sizes
+    for pos, block in results:
+        if pos in state.replaced.cleared or readable_text(block) is None or keep_result(pos):
+            continue
+        current = text_of(state.replaced.blocks.get(pos, block))
+        known = sizes.get(pos)
+        if known is None or known[0] != current:
+            known = sizes[pos] = (current, state.counter.text(current))
+        saving = known[1] - MARKER_TOKENS
+        if saving > 0:
+            candidates.append((pos, block, saving))
+    return candidates
+
+
 def _futile_anyway(
     state: SessionState, results: list[tuple[Pos, dict[str, Any]]], mark: int
 ) -> bool:
@@ -244,15 +268,22 @@ def effects(
     plan: summary.SummaryPlan,
     ask: summary.SummaryAsk,
     input_tokens: int,
+    seen: list[Message] | None = None,
 ) -> summary.SummaryEffects:
     """Everything a summary writes or asks for, in this order: the archive of the messages it
-    replaces, their images and documents as files, the summary text, the index lines."""
+    replaces, their images and documents as files, the summary text, the index lines.
+    ``seen``: those messages as the model last saw them, when the call cleared some of them
+    first (a range fixed ahead, ``ahead.py``); the view's otherwise."""
     start, cut, words = plan.start, plan.cut, plan.words
     offset = len(state.prefix) - state.first_kept
-    dropped = state.view[offset + start : offset + cut]
-    contents = state.shown.texts[offset + start : offset + cut]
-    archive = io.store.save_messages(EncodedMessages(dropped, contents))
     sizes = state.shown.tokens[offset + start : offset + cut]
+    if seen is None:
+        dropped = state.view[offset + start : offset + cut]
+        contents = state.shown.texts[offset + start : offset + cut]
+        archive = io.store.save_messages(EncodedMessages(dropped, contents))
+    else:
+        dropped = seen
+        archive = io.store.save_messages(seen)
     shown = summary_view(dropped, sizes, input_tokens, archive)
     # Pinned messages stay in view verbatim: the summary need not hold them. Folded ones
     # pinned by an earlier summary are shown again, so this summary takes them in.
@@ -330,10 +361,12 @@ def summary_view(
 __all__ = [
     "PassIO",
     "clear",
+    "clearable",
     "describe",
     "effects",
     "event_of",
     "persist",
+    "protect_from",
     "summarize",
     "summary_view",
 ]

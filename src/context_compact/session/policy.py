@@ -117,16 +117,16 @@ class SessionPolicy:
     fraction of the limit (``trigger=("fraction", f)``; Anthropic's ``trigger`` in
     ``input_tokens`` is ``high_water * context_limit``) and ``low_water`` the keep target
     (``keep=("fraction", f)``)."""
-    summarize_ahead: bool = False
-    """True, with a model summarizer (any but the extractive one): the summary is made ahead
-    of need, so the agent does not wait for it. Once the request passes the soft mark
-    (halfway from ``low_water`` to the high-water mark in force) the range the next summary
-    replaces is fixed (a journal record) and its summary asked for on the summarizer's
-    worker while the agent goes on; at the trigger it lands at once, what arrived since
-    staying verbatim (``session/ahead.py``). Off by default: a fixed range cannot be cleared
-    first, so every compaction becomes a summary (about twice the summaries, and rewrites of
-    history, of the default on the synthetic sessions). The extractive summary is always
-    made at the trigger (it is fast)."""
+    summarize_ahead: bool | None = None
+    """Whether the summary is made ahead of need, so the agent does not wait for it: None
+    (the default) makes it ahead with a model summarizer (``summarize.is_model_summarizer``:
+    any but the extractive one, which is fast and always made at the trigger); False makes
+    every summary at the trigger; True is the default said out loud. Past the soft mark
+    (halfway from ``low_water`` to the high-water mark in force) each call predicts whether
+    the coming trigger will summarize, by the rule the trigger applies after its clearing;
+    if so the range that summary replaces is fixed (a journal record) and its summary asked
+    for on the summarizer's worker while the agent goes on; at the trigger, after the
+    clearing, it lands at once, what arrived since staying verbatim (``session/ahead.py``)."""
     summary_prompt: str | None = None
     """Replaces the structured summary prompt a model summarizer is given (LangChain's
     ``summary_prompt``; ``instructions=`` and ``/compact focus`` only add a focus to ours).

@@ -120,7 +120,9 @@ class SessionState:
         self.shown = Shown(self.counter)
         # Every tool_use id of the conversation, also those a summary took out of the view: a
         # caller that passes its full history must not reuse one (check() of that history).
-        self.log_use_ids: set[str] = set()
+        # Built from that history the first time one is passed (``log_ids``), then kept as
+        # messages are logged; None until then, so memory and checkpoints stay O(view).
+        self.log_use_ids: set[str] | None = None
         # (messages of the view the API measured, its real count); None once that prefix changed.
         self.anchor: tuple[int, int] | None = None
         # The newest native compaction block logged (position, block index), and the one the
@@ -184,6 +186,15 @@ class SessionState:
                 return real + round(sum(self.shown.tokens[length:]) * self.ratio)
         return round(self.estimate() * self.ratio)
 
+    def log_ids(self, logged: list[Message]) -> set[str]:
+        """The tool_use ids of the conversation's log; ``logged`` is that log as the caller
+        passed it (its chain id is ``head``), read only the first time they are asked for."""
+        if self.log_use_ids is None:
+            self.log_use_ids = {
+                b["id"] for m in logged for b in blocks(m) if block_type(b) == "tool_use"
+            }
+        return self.log_use_ids
+
     def last_assistant(self) -> int:
         answers = self._answers
         return answers[-1] if answers and answers[-1] >= self.first_kept else self.first_kept - 1
@@ -231,7 +242,8 @@ class SessionState:
             ]
         ids = [b["id"] for b in blocks(message) if block_type(b) == "tool_use"]
         self.shown.use_ids.update(ids)
-        self.log_use_ids.update(ids)
+        if self.log_use_ids is not None:
+            self.log_use_ids.update(ids)
         at = compaction_at(message)
         if at is not None:
             self.native_seen = (seq, at)
@@ -256,6 +268,11 @@ class SessionState:
         if isinstance(record, BlockEdit):
             for seq in sorted(self.replaced.take(record, self.msgs)):
                 self._set_view(self.view_index(seq), self.render(seq))
+            if record.op == "clear":
+                # A range fixed ahead was fixed for the compaction that clears: whether a
+                # summary of it follows is that call's decision (``ahead.py``); the next one
+                # is fixed afresh.
+                self.ahead = None
         elif isinstance(record, SummaryEdit):
             self._summarized(record)
         elif isinstance(record, NativeEdit):

@@ -54,9 +54,12 @@ class Sync:
                 raise InvalidHistory(violations)
             restart()
             match = Match(0, "view")
-        ids = {"view": state.shown.use_ids, "log": state.log_use_ids}.get(
-            match.via, self._input_ids
-        )
+        if match.via == "view":
+            ids = state.shown.use_ids
+        elif match.via == "log":
+            ids = state.log_ids(as_dicts(messages[: match.start]))
+        else:
+            ids = self._input_ids
         new = as_dicts(messages[match.start :])
         if new:
             prev = state.view[-1] if state.view else None

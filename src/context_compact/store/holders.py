@@ -62,7 +62,10 @@ def _entry(store: Any, session: str) -> _Session:
 
             found = (weakref.ref(store, forget), {})
             _stores[key] = found
-        return found[1].setdefault(session, _Session())
+        entry = found[1].get(session)
+        if entry is None:
+            entry = found[1][session] = _Session()
+        return entry
 
 
 def _where(store: Any) -> str:

@@ -12,7 +12,7 @@ async function unpack(node) {
 }
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
-const state = { session: null, summary: null, request: 1, view: null };
+const state = { session: null, summary: null, request: 1, view: null, token: null };
 
 // -- the data: the API, or the embedded answers ------------------------------------------
 async function api(name, params) {
@@ -23,6 +23,26 @@ async function api(name, params) {
   const body = await response.json();
   if (!response.ok) throw new Error(body.error);
   return body;
+}
+
+// The one write (served only): undo the newest compaction. The server asks for the page's
+// origin, its header and the token /api/sessions gave this page (guard.py).
+async function post(name, params) {
+  const response = await fetch("/api/" + name + "?" + new URLSearchParams(params), {
+    method: "POST", headers: { "X-Context-Compact": "inspector", "X-Context-Compact-Token": state.token } });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error);
+  return body;
+}
+
+async function undoNewest() {
+  if (!confirm("Undo the newest compaction of this session? It stays in the log, marked undone.")) return;
+  try {
+    const done = await post("undo", { id: state.session });
+    await loadSession(state.session);
+    $("undo-facts").textContent = `${done.note}: the view is now ${fmt(done.tokens_after)} tokens ` +
+      `(was ${fmt(done.tokens_before)})`;
+  } catch (error) { $("undo-facts").textContent = String(error.message); }
 }
 
 function spansOf(spans) {
@@ -351,9 +371,12 @@ async function loadEvents(offset) {
 }
 
 function eventRows(events) {
-  const rows = events.map((e) => el("tr", { class: "event-row", onclick: () => showRequest(e.request) },
-    el("td", { class: "n" }, fmt(e.request)), el("td", {}, e.stage), el("td", { class: "n" }, fmt(e.before)),
-    el("td", { class: "n" }, fmt(e.after)), el("td", { class: "n" }, fmt(e.saved)), el("td", {}, e.note),
+  const rows = events.map((e) => el("tr", { class: "event-row" + (e.undone ? " undone" : ""),
+    onclick: () => showRequest(e.request) },
+    el("td", { class: "n" }, fmt(e.request)), el("td", {}, e.stage + (e.undone ? " (undone)" : "")),
+    el("td", { class: "n" }, fmt(e.before)), el("td", { class: "n" }, fmt(e.after)),
+    el("td", { class: "n" }, fmt(e.saved)),
+    el("td", {}, e.note, ...(e.when ? [el("div", { class: "when" }, e.when)] : [])),
     el("td", {}, ...copies(e))));
   return rows.length ? rows
     : [el("tr", {}, el("td", { colspan: 7 }, "no compaction events: the whole history was in view"))];
@@ -398,6 +421,8 @@ async function loadSession(id) {
     `${fmt(s.breaks.length)} cache breaks; largest request ${fmt(Math.max(0, ...s.tokens))} tokens${limit}`;
   drawChart($("chart"), s.tokens, { limit: s.limit, events: s.marks, breaks: s.breaks, onpick: showRequest });
   const events = loadEvents(0);
+  $("undo").disabled = !s.events;
+  $("undo-facts").textContent = "";
   $("compare-limit").value = s.compare_limit;
   $("compare").replaceChildren();
   $("compare-facts").textContent = "";
@@ -409,6 +434,9 @@ async function main() {
   const embedded = document.getElementById("cc-data");
   if (embedded) DATA = await unpack(embedded);
   const listed = await api("sessions", {});
+  state.token = listed.token || null;
+  $("undo").hidden = DATA !== null || !state.token;
+  $("undo").onclick = undoNewest;
   const pick = $("session-pick");
   pick.replaceChildren(...listed.sessions.map((s) => el("option", { value: s.id }, `${s.id}  ${s.source}`)));
   const policies = listed.policies || [];

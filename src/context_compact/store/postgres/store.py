@@ -113,31 +113,27 @@ class PostgresStore(PgLease, PgFiles):
         # The JSON and hashing work happens before the transaction starts.
         blobs: dict[str, bytes] = {}
         bodies = [dumps(externalize(record, blobs)) for record in records]
-        with self._connection() as conn, conn.transaction():
-            start, head, writer = self.lock_session(conn, session)
-            committed = self._hold(conn, session, start, writer)
-            if self._heads.get(session) != (start, head or witness.ROOT):
-                head = self._whole(conn, session, start, head)
-            links = chain(head or witness.ROOT, bodies)
-            rows = route(records, bodies, links, _column)
-            last = links[-1] if links else head
-            # One round trip for every row of the batch.
-            with conn.pipeline():
-                cursor = conn.cursor()
-                if blobs:
-                    # In hash order: two transactions inserting the same blobs never deadlock.
-                    cursor.executemany(
-                        _INSERT_BLOB, [(d, len(data), data) for d, data in sorted(blobs.items())]
-                    )
-                for table, table_rows in rows.items():
-                    if table_rows:
-                        cursor.executemany(
-                            _INSERT[table], [(session, start + r[0], *r[1:]) for r in table_rows]
-                        )
-                cursor.execute(
-                    "UPDATE sessions SET length = %s, head = %s WHERE id = %s",
-                    (start + len(records), last, session),
-                )
+        # Two round trips: BEGIN with the session's locked row (the lease and the journal's
+        # length and head are checked on it), then every row of the batch with the COMMIT.
+        # The connection is in autocommit mode: BEGIN and COMMIT are statements of the
+        # pipeline (a ``transaction()`` block would cost a round trip of its own for each).
+        with self._connection() as conn:
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    start, head, writer = self.lock_session(conn, session)
+                    committed = self._hold(conn, session, start, writer)
+                    if self._heads.get(session) != (start, head or witness.ROOT):
+                        head = self._whole(conn, session, start, head)
+                    links = chain(head or witness.ROOT, bodies)
+                    last = links[-1] if links else head
+                    self._write(conn, session, start, records, bodies, links, last, blobs)
+                    conn.execute("COMMIT")
+            except BaseException:
+                status = self._psycopg.pq.TransactionStatus
+                if conn.info.transaction_status in (status.INTRANS, status.INERROR):
+                    conn.execute("ROLLBACK")
+                raise
         committed()
         length = start + len(records)
         with self._lock:
@@ -145,6 +141,35 @@ class PostgresStore(PgLease, PgFiles):
             self._heads[session] = (length, last or witness.ROOT)
         if records:
             witness.write(self._witness(session), length, last or "", self.durable, self.file_mode)
+
+    def _write(
+        self,
+        conn: Any,
+        session: str,
+        start: int,
+        records: list[Record],
+        bodies: list[str],
+        links: list[str],
+        last: str | None,
+        blobs: dict[str, bytes],
+    ) -> None:
+        """Queue the batch's rows (its blobs, its records, the session's new length and
+        head) on ``conn``'s pipeline."""
+        cursor = conn.cursor()
+        if blobs:
+            # In hash order: two transactions inserting the same blobs never deadlock.
+            cursor.executemany(
+                _INSERT_BLOB, [(d, len(data), data) for d, data in sorted(blobs.items())]
+            )
+        for table, table_rows in route(records, bodies, links, _column).items():
+            if table_rows:
+                cursor.executemany(
+                    _INSERT[table], [(session, start + r[0], *r[1:]) for r in table_rows]
+                )
+        cursor.execute(
+            "UPDATE sessions SET length = %s, head = %s WHERE id = %s",
+            (start + len(records), last, session),
+        )
 
     def search(self, session: str, query: str) -> Iterator[Record]:
         """The generic search: every record read (and checked) and tested (``text.scan``)."""
@@ -155,9 +180,12 @@ class PostgresStore(PgLease, PgFiles):
 
     def checkpoints(self, session: str) -> list[int]:
         with self._connection() as conn:
+            # The kind written out, not a parameter: a prepared statement's generic plan could
+            # not use the partial index on it, and would read every record of the session.
             found = conn.execute(
-                "SELECT pos FROM records WHERE session = %s AND kind = %s ORDER BY pos",
-                (session, CHECKPOINT_KIND),
+                f"SELECT pos FROM records WHERE session = %s AND kind = '{CHECKPOINT_KIND}' "
+                "ORDER BY pos",
+                (session,),
             ).fetchall()
         return [int(row[0]) for row in found]
 

@@ -1,0 +1,48 @@
+"""``prepare``'s per-turn time against a ``json.dumps`` of the view it returns, at one window.
+
+    python benchmarks/turn_cost.py --window 200000 --turns 1000 --stores file sqlite memory
+
+The loop of ``bench --scaling`` (``suite._loop_run``: the SDK docs' loop over the suite's
+synthetic session, ``BenchSummarizer``), one configuration after another in this process,
+``json.dumps(view)`` timed on every ``--dump-every``-th turn right after the ``prepare`` that
+returned it. Printed per store: ``prepare`` p50 and p99 (ms), the ``json.dumps`` p50, and
+``vs_dumps``: the median over those turns of prepare time / dumps time (ratios within one
+turn: the machine is shared and noisy). PostgreSQL is measured by the fleet bench instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from context_compact.bench.suite import RunSpec, _loop_run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--window", type=int, default=200_000)
+    parser.add_argument("--turns", type=int, default=1_000)
+    parser.add_argument("--stores", nargs="+", default=["file", "sqlite", "memory"])
+    parser.add_argument("--dump-every", type=int, default=7)
+    args = parser.parse_args()
+    chunks = tempfile.mkdtemp(prefix="turn-cost-chunks-")
+    for store in args.stores:
+        spec = RunSpec(
+            "loop",
+            "default",
+            args.window,
+            store,
+            checkpoints=(args.turns,),
+            chunks=chunks,
+            dump_every=args.dump_every,
+        )
+        point = _loop_run(spec, Path(tempfile.mkdtemp(prefix="turn-cost-")), None)["points"][-1]
+        keys = ("p50_ms", "p99_ms", "dumps_p50_ms", "vs_dumps", "view_messages", "view_chars")
+        row = {"store": store, "window": args.window, "turns": args.turns}
+        print(json.dumps({**row, **{k: point[k] for k in keys}}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

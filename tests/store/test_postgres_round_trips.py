@@ -1,0 +1,97 @@
+"""PostgresStore's append: one transaction in two round trips to the server (the session's
+row locked and checked, then the batch's rows with the COMMIT), and a refused one leaves its
+connection outside any transaction."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from store_helpers import schema_of, turn, whole_turns
+
+from context_compact.store import SessionLocked
+from context_compact.store.postgres import PostgresStore
+from postgres_server import drop_schema, require
+
+psycopg = pytest.importorskip("psycopg", reason="pip install 'context-compact[postgres]'")
+
+
+@pytest.fixture
+def worker(tmp_path: Path) -> Iterator[Callable[[str], PostgresStore]]:
+    require()
+    stores: list[PostgresStore] = []
+
+    def open_(name: str) -> PostgresStore:
+        stores.append(PostgresStore(require(), root=tmp_path / name, schema=schema_of(tmp_path)))
+        return stores[-1]
+
+    yield open_
+    for store in stores:
+        store.close()
+    drop_schema(schema_of(tmp_path))
+
+
+def traced(store: PostgresStore, fd: int) -> list[Any]:
+    """Every connection the store takes from its pool from now on writes libpq's trace of
+    the protocol to ``fd``; the transaction status of each as the store gives it back to the
+    pool (before the pool resets it), in order."""
+    seen: list[Any] = []
+    original = store._pool.connection
+
+    @contextmanager
+    def connection(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        with original(*args, **kwargs) as conn:
+            conn.pgconn.trace(fd)
+            try:
+                yield conn
+            finally:
+                conn.pgconn.untrace()
+                seen.append(conn.info.transaction_status)
+
+    store._pool.connection = connection  # type: ignore[method-assign]
+    return seen
+
+
+def round_trips(trace: str) -> int:
+    """Times the client sent and then waited for the server's answer."""
+    way = [line.split("\t")[1] for line in trace.splitlines() if line.count("\t") >= 3]
+    return sum(1 for a, b in itertools.pairwise(way) if a == "F" and b == "B")
+
+
+def test_an_append_is_two_round_trips(worker: Callable[[str], PostgresStore]) -> None:
+    store = worker("a")
+    session = store.create_session({})
+    store.append(session, turn(0))  # the lease taken, statements prepared
+    with tempfile.TemporaryFile("w+") as out:
+        traced(store, out.fileno())
+        for n in range(1, 6):
+            store.append(session, turn(n))
+        out.flush()
+        os.fsync(out.fileno())
+        out.seek(0)
+        assert round_trips(out.read()) == 2 * 5
+    assert whole_turns(list(store.records(session))) == 6
+
+
+def test_a_refused_append_leaves_its_connection_outside_a_transaction(
+    worker: Callable[[str], PostgresStore],
+) -> None:
+    first, second = worker("a"), worker("b")
+    session = first.create_session({})
+    first.append(session, turn(0))
+    # As if the first writer were alive on another machine.
+    with psycopg.connect(require(), autocommit=True) as conn:
+        conn.execute(f"UPDATE {first.schema}.writers SET host = 'worker-7', pid = 4242")
+    second.records(session)
+    with tempfile.TemporaryFile("w+") as out:
+        seen = traced(second, out.fileno())
+        with pytest.raises(SessionLocked):
+            second.append(session, turn(1))
+    assert seen and set(seen) == {psycopg.pq.TransactionStatus.IDLE}
+    assert whole_turns(list(second.records(session))) == 1  # nothing of it got in
