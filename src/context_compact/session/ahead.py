@@ -45,7 +45,7 @@ from .. import markers
 from ..extract import extractive_summary
 from ..messages import Message
 from ..summarize import is_model_summarizer
-from . import knobs, passes, summary
+from . import cadence, knobs, passes, summary
 from .policy import SessionPolicy
 from .records import AheadMark
 from .state import SessionState
@@ -108,19 +108,6 @@ def calls_to_trigger(state: SessionState, policy: SessionPolicy, limit: int) -> 
     return max(1, math.ceil((high - state.measure()) / paced[2]))
 
 
-def kept_from(state: SessionState, policy: SessionPolicy, keep: int, coming: float) -> int:
-    """Where the turns the coming trigger's clearing leaves alone start, of those in the log
-    now: the oldest of the newest ``keep`` that fits under the low-water mark with what
-    arrives until the trigger (``coming`` tokens), as ``cadence.recent_from`` decides at the
-    trigger; the end of the log when none does (the turns to come are the recent ones)."""
-    budget = policy.low_water * policy.context_limit
-    offset = len(state.prefix) - state.first_kept
-    for start in state.turn_starts()[-keep:]:
-        if sum(state.shown.tokens[offset + start :]) * state.ratio + coming <= budget:
-            return min(start, state.last_assistant() + 1)
-    return state.n
-
-
 def after_clearing(state: SessionState, policy: SessionPolicy, limit: int) -> float:
     """The size the coming trigger's clearing would leave (``passes.clear`` down to the
     low-water mark), predicted now: the view grows at the pace of its newest
@@ -136,7 +123,9 @@ def after_clearing(state: SessionState, policy: SessionPolicy, limit: int) -> fl
     recent_from, recent, step = paced
     coming = calls_to_trigger(state, policy, limit)
     still_recent = max(0, keep - coming)
-    stop = kept_from(state, policy, still_recent, coming * step) if still_recent else state.n
+    stop = (
+        cadence.recent_from(state, policy, still_recent, coming * step) if still_recent else state.n
+    )
     old = state.results(state.first_kept, stop)
     freed = sum(c[2] for c in passes.clearable(state, policy, old, False)) * state.ratio
     if coming > keep:
@@ -221,7 +210,6 @@ __all__ = [
     "calls_to_trigger",
     "early",
     "enabled",
-    "kept_from",
     "mark",
     "pace",
     "shown_range",

@@ -34,12 +34,16 @@ summary would leave brings the summary along (measured on the synthetic sessions
 more rewrites, 0.6 more summaries; ``docs/benchmarks.md``)."""
 
 
-def recent_from(state: SessionState, policy: SessionPolicy, keep: int) -> int:
+def recent_from(state: SessionState, policy: SessionPolicy, keep: int, coming: float = 0.0) -> int:
     """The first log position whose results a clearing leaves in view: the start of the
     oldest of the newest ``keep`` turns that, with every turn after it, fits under the
     low-water mark; the newest turn's start whatever its size; the end of the log with no
     turn, the first turn's start with ``keep`` 0. Never after the newest results the model
-    has not seen."""
+    has not seen.
+
+    With ``coming`` tokens (measured) still to arrive before the clearing runs (a prediction,
+    ``ahead.after_clearing``), those are the newest turn: a turn in the log is left alone only
+    if it fits with them, and the end of the log is returned when none does."""
     starts = state.turn_starts()
     newest = state.last_assistant() + 1
     if not starts:
@@ -47,13 +51,13 @@ def recent_from(state: SessionState, policy: SessionPolicy, keep: int) -> int:
     if not keep:
         return min(starts[0], newest)
     recent = starts[-keep:]
-    budget = policy.low_water * policy.context_limit / state.ratio
+    budget = (policy.low_water * policy.context_limit - coming) / state.ratio
     offset = len(state.prefix) - state.first_kept
     tokens = state.shown.tokens
-    for start in recent[:-1]:
+    for start in recent if coming else recent[:-1]:
         if sum(tokens[offset + start :]) <= budget:
             return min(start, newest)
-    return min(recent[-1], newest)
+    return state.n if coming else min(recent[-1], newest)
 
 
 def summary_due(room: float, summary_room: float, slack: float = 0.0) -> bool:
