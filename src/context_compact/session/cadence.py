@@ -60,11 +60,11 @@ def recent_from(state: SessionState, policy: SessionPolicy, keep: int, coming: f
     return state.n if coming else min(recent[-1], newest)
 
 
-def summary_due(room: float, summary_room: float, slack: float = 0.0) -> bool:
+def summary_due(room: float, summary_room: float) -> bool:
     """Whether a summary should come with the clearing that left ``room`` tokens under the
-    high-water mark, a summary leaving ``summary_room`` (see the module docstring);
-    ``slack`` is added to the share when the rooms are predicted (``ahead.py``)."""
-    return room < (SUMMARY_PAYOFF + slack) * summary_room
+    high-water mark, a summary leaving ``summary_room`` (see the module docstring). The
+    trigger applies it to what its clearing left, ``ahead.py`` to what it predicts."""
+    return room < SUMMARY_PAYOFF * summary_room
 
 
 __all__ = ["SUMMARY_PAYOFF", "recent_from", "summary_due"]

@@ -473,11 +473,10 @@ class SessionEngine(SearchableLog):
         return self._pays(state.measure(), after, high)
 
     @staticmethod
-    def _pays(cleared: float, summarized: float, high: float, slack: float = 0.0) -> bool:
+    def _pays(cleared: float, summarized: float, high: float) -> bool:
         """The rule of ``_summary_due`` (``cadence.summary_due``) for a clearing to
-        ``cleared`` and a summary to ``summarized`` under ``high``; ``slack`` is added to the
-        payoff share for a prediction."""
-        return cadence.summary_due(high - cleared, high - summarized, slack)
+        ``cleared`` and a summary to ``summarized`` under ``high``."""
+        return cadence.summary_due(high - cleared, high - summarized)
 
     def _summarize(
         self,
@@ -628,7 +627,7 @@ class SessionEngine(SearchableLog):
     def _summary_coming(self, request: str) -> bool:
         """Whether the coming trigger will summarize, predicted by the rule it applies after
         its clearing (``_summary_due``) on what that clearing would leave
-        (``ahead.after_clearing``)."""
+        (``ahead.after_clearing``) and what its summary would (``ahead.after_summary``)."""
         state, policy = self.state, self.policy
         high = knobs.high_water(state, policy) * self.limit
         target = int(policy.low_water * self.limit)
@@ -637,7 +636,8 @@ class SessionEngine(SearchableLog):
         if after is None:
             return False
         cleared = ahead.after_clearing(state, policy, self.limit)
-        return self._pays(cleared, after, high, ahead.SLACK)
+        summarized = ahead.after_summary(state, policy, self.limit, after)
+        return self._pays(cleared, summarized, high)
 
     def _look_ahead(self, request: str) -> None:
         """Past the soft mark, fix the next summary's range (journaled) and ask for its
