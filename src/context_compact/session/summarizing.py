@@ -20,7 +20,8 @@ behind it. Nothing made ahead is journaled until ``text`` hands it out.
 
 Whatever goes wrong (an exception, a timeout, an empty or non-text answer) counts as a
 failure: the extractive summary is used instead and an event says so, and
-``max_summary_failures`` failures in a row raise ``CompactionFailed``. A text longer than
+``max_summary_failures`` failures in a row raise ``CompactionFailed`` (a text made ahead
+and not used, the trigger's clearing having sufficed, breaks the row). A text longer than
 the budget is cut at a line end, saying so.
 """
 
@@ -148,10 +149,19 @@ class SummaryCaller:
         key = request_key(ask)
         if self._pending is not None and self._pending[0] == key:
             return False
+        if self._pending is not None:
+            self._answered(self._pending[1])
         if self._pending is not None and not self._pending[1].done.is_set():
             self._abandon()  # its call would hold up this one: its worker goes with it
         self._pending = (key, self._submit(ask))
         return True
+
+    def _answered(self, job: _Job) -> None:
+        """A summary made ahead and not used (its range was not summarized after all) still
+        tells whether the summarizer answers: a text ends a run of failures."""
+        if job.done.is_set() and job.error is None and isinstance(job.value, str):
+            if job.value.strip():
+                self.failures = 0
 
     @property
     def asked_ahead(self) -> str | None:
@@ -163,6 +173,8 @@ class SummaryCaller:
         waited_from = time.monotonic()
         pending, self._pending = self._pending, None
         made_ahead = pending is not None and pending[0] == request_key(ask)
+        if pending is not None and not made_ahead:
+            self._answered(pending[1])
         if pending is not None and not made_ahead and not pending[1].done.is_set():
             self._abandon()  # never wait behind a summary of another range
         job = pending[1] if made_ahead and pending is not None else self._submit(ask)
