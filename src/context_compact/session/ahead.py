@@ -6,13 +6,14 @@ alone would buy too few turns (``SessionEngine._summary_due``). So once the requ
 the soft mark (``soft_mark``: halfway from the low-water mark to the high-water mark in
 force), each call predicts the coming trigger with that same rule (``cadence.summary_due``
 on ``after_clearing``, what its clearing would leave by the clearing's own fit rule, and
-``after_summary``, what its summary would, the turns until it at the recent pace); only when it will need a
-summary does the engine fix the range that summary replaces (``mark``: an ``AheadMark`` in
-the journal) and ask for its summary on the summarizer's worker
+``after_summary``, what its summary would, the turns until it at the recent pace); only
+when it will need a summary does the engine fix the range that summary replaces (``mark``:
+an ``AheadMark`` in the journal) and ask for its summary on the summarizer's worker
 (``summarizing.SummaryCaller.ahead``). At the trigger the clearing comes first, as always;
-when the same rule then calls for a summary, it is the summary of that range (``summary.fixed``)
-over the messages as the model last saw them (before this call's clearing), the text asked
-for ahead: in already, or waited for. What arrived since the mark stays verbatim.
+when the same rule then calls for a summary, it is the summary of that range
+(``summary.fixed``) over the messages as the model last saw them (before this call's
+clearing), the text asked for ahead: in already, or waited for. What came after that range,
+up to the cut the trigger chose, is a note read off without a model (``with_tail``).
 
 Invariants:
 
