@@ -218,8 +218,8 @@ def test_earlier_history_is_rewritten_on_at_most_a_tenth_of_turns_on_every_seed(
         made = len([e for e in c.events if e.stage == "summarize"])
         summaries.append(made)
         # A summary asked for ahead of a trigger whose clearing sufficed after all is a call
-        # in vain (the prediction missed): 1-2 per seed at 12,500, 0-1 at 25,000.
-        assert out.summary_calls - made <= 3, (seed, out.summary_calls, made)
+        # in vain (the prediction missed): 2-3 per seed at 12,500, 1-3 at 25,000.
+        assert out.summary_calls - made <= 4, (seed, out.summary_calls, made)
     # The rewrite bound is not bought with summaries: at 12,500 no seed takes more than the
     # 85% -> 40% rule did (12, 12, 13 and 12 now); at 25,000 one more (5 each against 4):
     # putting the fifth off costs more in cache than it saves (docs/benchmarks.md).

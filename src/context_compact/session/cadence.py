@@ -60,11 +60,12 @@ def recent_from(state: SessionState, policy: SessionPolicy, keep: int, coming: f
     return state.n if coming else min(recent[-1], newest)
 
 
-def summary_due(room: float, summary_room: float) -> bool:
+def summary_due(room: float, summary_room: float, slack: float = 0.0) -> bool:
     """Whether a summary should come with the clearing that left ``room`` tokens under the
     high-water mark, a summary leaving ``summary_room`` (see the module docstring). The
-    trigger applies it to what its clearing left, ``ahead.py`` to what it predicts."""
-    return room < SUMMARY_PAYOFF * summary_room
+    trigger applies it to what its clearing left; ``ahead.py`` to what it predicts, with
+    ``slack`` added to the share."""
+    return room < (SUMMARY_PAYOFF + slack) * summary_room
 
 
 __all__ = ["SUMMARY_PAYOFF", "recent_from", "summary_due"]

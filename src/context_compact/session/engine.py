@@ -473,10 +473,11 @@ class SessionEngine(SearchableLog):
         return self._pays(state.measure(), after, high)
 
     @staticmethod
-    def _pays(cleared: float, summarized: float, high: float) -> bool:
+    def _pays(cleared: float, summarized: float, high: float, slack: float = 0.0) -> bool:
         """The rule of ``_summary_due`` (``cadence.summary_due``) for a clearing to
-        ``cleared`` and a summary to ``summarized`` under ``high``."""
-        return cadence.summary_due(high - cleared, high - summarized)
+        ``cleared`` and a summary to ``summarized`` under ``high``; ``slack`` is added to the
+        payoff share for a prediction."""
+        return cadence.summary_due(high - cleared, high - summarized, slack)
 
     def _summarize(
         self,
@@ -637,7 +638,7 @@ class SessionEngine(SearchableLog):
             return False
         cleared = ahead.after_clearing(state, policy, self.limit)
         summarized = ahead.after_summary(state, policy, self.limit, after)
-        return self._pays(cleared, summarized, high)
+        return self._pays(cleared, summarized, high, ahead.SLACK)
 
     def _look_ahead(self, request: str) -> None:
         """Past the soft mark, fix the next summary's range (journaled) and ask for its
