@@ -281,6 +281,22 @@ def test_a_server_that_refuses_assistant_text_parts_gets_strings_from_then_on() 
     assert sent == [[{"type": "text", "text": "hello"}], "hello", "hello"]
 
 
+def test_a_chat_template_that_joins_strings_gets_every_text_message_as_one_string() -> None:
+    # llama-cpp-python's answer when the model's chat template (SmolLM2's) meets a list.
+    template_refusal = s.ErrorReply(
+        500, {"error": {"message": 'can only concatenate str (not "list") to str'}}
+    )
+    with StubAPI(template_refusal, Reply(text="ok")) as api:
+        provider = OpenAIChatProvider(MODEL, api_key="sk-test", base_url=api.openai_url)
+        question = [{"type": "text", "text": "the summary"}, {"type": "text", "text": " and?"}]
+        history = [{"role": "user", "content": question}]
+        reply = provider.complete(system="", messages=history, tools=[], max_tokens=8)
+        provider.close()
+    assert reply.text == "ok"
+    sent = [b["messages"][0]["content"] for b in api.bodies]
+    assert sent == [question, "the summary and?"]
+
+
 def test_check_model_names_an_unreachable_server_in_one_line() -> None:
     from click.testing import CliRunner
 

@@ -58,15 +58,14 @@ from .engine import (
     Summarizer,
 )
 from .events import CompactionEvent, EventLog
-from .formats import CONVERTERS, FORMATS, detect, has_system
-from .formats import openai_chat as chat_format
-from .formats.edge import Edge
+from .formats.choice import FormatChoice
 from .invariants import InvalidHistory, ensure_valid
 from .messages import as_dicts
 from .policy import Policy
 from .registry import build_engine
 from .session.engine import SessionEngine
 from .sizing import TokenCounter, to_json
+from .sizing.request import RequestOverhead, prompt_tokens_of
 from .store.base import Store
 from .summarize import extractive_summary
 from .telemetry import compaction_span, log_event
@@ -86,14 +85,9 @@ class Compactor:
         token_counter: Callable[[str], int] | None = None,
         should_compact: Callable[..., bool | None] | None = None,
     ) -> None:
-        if format != "auto" and format not in FORMATS:
-            raise ValueError(f"format={format!r}: expected 'auto' or one of {', '.join(FORMATS)}")
-        self.format = format
+        self._formats = FormatChoice(format)  # the caller's format and its edges
         self._made_with = (format, token_counter, should_compact)
-        self._edges: dict[str, Edge] = {}
-        self._edge: Edge | None = None
-        self._overheads = {"request": 0, "system": 0}
-        self._overhead_sources: dict[str, Any] = {}
+        self._overhead = RequestOverhead()  # counted into every budget
         self.policy: PolicyLike = policy if policy is not None else Policy.default()
         if store is None:
             from .store.files import FileStore  # loaded only when it is the store
@@ -126,16 +120,14 @@ class Compactor:
         self.engine: Engine = build_engine(self.policy, env)
         # An engine that journals its events keeps them in the store: only the newest stay
         # in memory, so a long session's memory stays flat (``events.EventLog``).
-        journal = getattr(self.engine, "journal", None)
-        reader = getattr(journal, "read_events", None)
-        if callable(reader):
-
-            def written() -> int:
-                return int(getattr(journal, "events_written", 0))
-
+        if isinstance(self.engine, SessionEngine):
+            journal = self.engine.journal
             # A resumed session's events are its own: those its journal holds come first.
             self.events = EventLog(
-                reader, written, window=event_module.EVENT_WINDOW, before=written()
+                journal.read_events,
+                lambda: journal.events_written,
+                window=event_module.EVENT_WINDOW,
+                before=journal.events_written,
             )
         if session is not None and not self.keeps_log:
             raise ValueError(
@@ -174,6 +166,15 @@ class Compactor:
         )
 
     @property
+    def format(self) -> str:
+        """The caller's list format: as given, or the one ``"auto"`` found (``formats``)."""
+        return self._formats.name
+
+    @format.setter
+    def format(self, name: str) -> None:
+        self._formats.name = FormatChoice(name).name  # checked as the constructor checks it
+
+    @property
     def name(self) -> str:
         """The engine's registry name (``default``, ``seed``, a bench peer...)."""
         return self.engine.name
@@ -201,10 +202,11 @@ class Compactor:
         with self._lock:
             if not self.keeps_log:
                 return []
-            if self._edge is None:
+            edge = self._formats.last
+            if edge is None:
                 return self.durable.view()
             with self._lent():
-                return self._edge.dump(self.durable.view())
+                return edge.dump(self.durable.view())
 
     def recall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
         """Search this session's whole log (text, a path the store issued, or ``message N``)
@@ -231,16 +233,12 @@ class Compactor:
         """Count the system prompt and tool schemas into every budget (system messages at
         the head of an OpenAI list are counted without this)."""
         key = (system or "", to_json(tools or []))
+        parts = getattr(self.engine, "request_parts", None)
         with self._lock:
-            self._set_overhead("request", key, lambda: sum(map(self.tokens.text, key)))
-
-    def _set_overhead(self, part: str, source: Any, count: Callable[[], int]) -> None:
-        # Called before every request (drop-in clients, OpenAI lists): count a system prompt
-        # or tool schemas only when they changed.
-        if self._overhead_sources.get(part) != source:
-            self._overhead_sources[part] = source
-            self._overheads[part] = count()
-        self.engine.overhead(sum(self._overheads.values()))
+            if parts is not None:
+                parts(system, tools)
+            total = self._overhead.set("request", key, lambda: sum(map(self.tokens.text, key)))
+            self.engine.overhead(total)
 
     def observe(self, usage: Any) -> None:
         """Calibrate with the API's usage for the request returned last.
@@ -258,16 +256,15 @@ class Compactor:
         refusal's "maximum context length is N"): under the default engine it caps the limit
         for the rest of the session, resumes included (journaled), and the next call says so
         in a ``window`` event. Other engines keep their policy's limit."""
-        use = getattr(self.engine, "use_window", None)
-        if callable(use):
+        if isinstance(self.engine, SessionEngine):
             with self._lock:
-                use(tokens, source)
+                self.engine.use_window(tokens, source)
 
     @property
     def window(self) -> tuple[int, str] | None:
         """``(tokens, source)`` of the window the server stated, None while none was."""
-        state = getattr(self.engine, "state", None)
-        window = getattr(state, "window", None)
+        engine = self.engine
+        window = engine.state.window if isinstance(engine, SessionEngine) else None
         return None if window is None else (window.tokens, window.source)
 
     @property
@@ -294,34 +291,15 @@ class Compactor:
             callback(event)
 
     # -- the format edge -------------------------------------------------------------------
-    def _edge_for(self, messages: Any) -> Edge | None:
-        """The edge converting ``messages`` (None: canonical, straight to the engine)."""
-        name = self.format
-        if name == "auto":
-            found = detect(messages)
-            if found is not None:
-                self.format = name = found
-            elif isinstance(messages, list) and has_system(messages):
-                name = chat_format.NAME  # plain messages read the same in both OpenAI formats
-            else:
-                name = self._edge.converter.name if self._edge is not None else "anthropic"
-        if name not in CONVERTERS:
-            self._edge = None
-            return None
-        if name not in self._edges:
-            self._edges[name] = Edge(CONVERTERS[name])
-        self._edge = self._edges[name]
-        return self._edge
-
     def _through_edge(
         self, messages: Any, call: Callable[[Any], list[Message] | None]
     ) -> list[Any]:
-        edge = self._edge_for(messages)
+        edge = self._formats.edge_for(messages)
         if edge is None:
             return call(messages) or []
         canonical = edge.load(messages)
         text = edge.system_text
-        self._set_overhead("system", text, lambda: self.tokens.text(text))
+        self.engine.overhead(self._overhead.set("system", text, lambda: self.tokens.text(text)))
         try:
             with self._lent():
                 view = call(canonical)
@@ -415,23 +393,6 @@ class Compactor:
 
     async def areactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
         return await asyncio.to_thread(self.reactive_compact, messages, active_request)
-
-
-def prompt_tokens_of(usage: Any) -> int:
-    """Every input token a usage report counts, cached or not; 0 when it says nothing."""
-    if isinstance(usage, bool):
-        return 0
-    if isinstance(usage, int):
-        return usage
-
-    def get(name: str) -> Any:
-        return usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
-
-    prompt = get("prompt_tokens")
-    if isinstance(prompt, int) and not isinstance(prompt, bool):
-        return prompt
-    names = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    return sum(v for v in map(get, names) if isinstance(v, int) and not isinstance(v, bool))
 
 
 __all__ = ["Compactor", "prompt_tokens_of"]

@@ -30,6 +30,7 @@ from typing import Any
 from .agent.loop import Agent, LoopEvent, Refusal, RunResult
 from .agent.tools import Workspace
 from .compactor import Compactor
+from .messages import Message
 from .policy import Policy
 from .session.records import logged_messages
 from .store import workdir_store
@@ -50,7 +51,6 @@ DEMO_TASK = (
     "logs/server.log and fix it."
 )
 
-Message = dict[str, Any]
 
 # -- the sample project ------------------------------------------------------------------
 

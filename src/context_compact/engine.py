@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .events import CompactionEvent
+from .messages import Message
 from .sizing import TokenCounter
 from .store.base import Store
 
-Message = dict[str, Any]
 LINES_LOGGER = "context_compact.seed"
 """The logger of the lines an engine says (``Env.say``): only the seed says any."""
 Summarizer = Callable[..., str]

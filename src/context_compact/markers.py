@@ -190,6 +190,15 @@ def native_note(first: int, last: int, archive: str, index: str) -> str:
     )
 
 
+def native_held(readable: str) -> str:
+    """The summary a summary message quotes when the provider's compaction block at the start
+    of the conversation holds it: where our readable copy of it is."""
+    return (
+        "The compaction block at the start of this conversation summarizes these messages. "
+        f"A readable summary of them: {readable}"
+    )
+
+
 INPUT_CLEARED = "input_cleared"
 """The one key of a cleared tool call's input (``clear_tool_inputs``)."""
 

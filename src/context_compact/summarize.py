@@ -72,7 +72,11 @@ def _keywords(summarizer: Callable[..., Any]) -> set[str]:
 class SummaryRequest:
     """One summary asked of a summarizer: the messages it replaces (as a model may see them),
     the previous summary to update, the caller's focus (``/compact focus on X``), the length
-    budget in tokens, the active request and a replacement system prompt."""
+    budget in tokens, the active request and a replacement system prompt; and, when the
+    engine knows them, the agent's own request up to the summary's cut: the view's messages
+    as sent (``sent``, the previous summary among them), its system prompt and tools, for a
+    summarizer that continues the agent's cached prefix (``LLMSummarizer(continue_cache=
+    True)``)."""
 
     messages: list[Any]
     previous: str | None = None
@@ -80,6 +84,9 @@ class SummaryRequest:
     budget: int | None = None
     request: str | None = None
     prompt: str | None = None
+    sent: list[Any] | None = None
+    system: str | None = None
+    tools: list[Any] | None = None
 
 
 @runtime_checkable
@@ -202,6 +209,17 @@ def summary_system_prompt(budget: int, focus: str | None, prompt: str | None = N
     return prompt if not focus else f"{prompt}\n\nFocus the summary on: {focus}"
 
 
+def continuing_instruction(budget: int, focus: str | None, prompt: str | None = None) -> str:
+    """The last user message of a summary request that continues the agent's own: stop the
+    task, call no tool, and write the summary of everything above (the previous summary, in
+    the conversation, updated)."""
+    return (
+        "[Context compaction: stop working on the task and do not call any tool. The older "
+        "part of this conversation is being removed from your context; answer only with the "
+        "summary you will continue from.]\n\n" + summary_system_prompt(budget, focus, prompt)
+    )
+
+
 def focused(summarizer: Callable[..., str], instructions: str | None) -> Callable[[list[Any]], str]:
     """``summarizer`` asked to focus on ``instructions`` (``/compact focus on X``): given the
     ``instructions`` keyword if it takes one, else one more user message after the history,
@@ -235,6 +253,12 @@ class LLMSummarizer:
     ``summary_max_tokens``); ``input_limit`` the most characters of transcript sent. An empty
     answer is returned as ``""``: the session engine counts it as a failure and falls back to
     the extractive summary (the seed form keeps S-4's ``(empty summary)``).
+
+    ``continue_cache=True``, when ``provider`` is the agent's own: the summary request is the
+    agent's request up to the summary's cut (its system prompt, tools and messages as sent,
+    which the engine passes in ``SummaryRequest.sent``) with the instruction as one more user
+    message at the end, so its input is read from the prompt cache the agent's requests
+    wrote. Without ``sent`` (the seed, a summary made ahead) the transcript call is made.
     """
 
     def __init__(
@@ -244,8 +268,10 @@ class LLMSummarizer:
         input_limit: int = 80_000,
         max_tokens: int = 2_000,
         instructions: str | None = None,
+        continue_cache: bool = False,
     ) -> None:
         self.provider = provider
+        self.continue_cache = continue_cache
         self.input_limit = input_limit
         self.max_tokens = max_tokens
         self.instructions = instructions
@@ -291,6 +317,8 @@ class LLMSummarizer:
 
     def summarize(self, ask: SummaryRequest) -> str:
         """The typed call: notes for what ``__call__`` takes as keywords need none."""
+        if self.continue_cache and ask.sent:
+            return self.continuing(ask)
         return self(
             [for_summarizer(m) for m in ask.messages],
             ask.focus,
@@ -298,6 +326,19 @@ class LLMSummarizer:
             max_tokens=ask.budget,
             prompt=ask.prompt,
         )
+
+    def continuing(self, ask: SummaryRequest) -> str:
+        """The summary asked at the end of the agent's own request (``continue_cache``)."""
+        self.calls += 1
+        budget = ask.budget or self.max_tokens
+        instruction = continuing_instruction(budget, ask.focus or self.instructions, ask.prompt)
+        reply = self.provider.complete(
+            system=ask.system or "",
+            messages=[*(ask.sent or []), {"role": "user", "content": instruction}],
+            tools=list(ask.tools or []),
+            max_tokens=budget,
+        )
+        return reply.text.strip()
 
 
 __all__ = [
@@ -308,6 +349,7 @@ __all__ = [
     "SummaryScore",
     "adapt",
     "call_summarizer",
+    "continuing_instruction",
     "extractive_summary",
     "focused",
     "is_model_summarizer",

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -286,7 +287,15 @@ def test_slash_compact_in_chat_summarizes_now_with_the_focus(stub_api: StubAPI, 
     assert result.exit_code == 0, result.output
     assert "⟳ compact_history" in result.stderr
     assert len(model.summary_requests) == 1
-    assert "keep the grocery list" in json.dumps(model.summary_requests[0]["system"])
+    # The summary continues the agent's own request (its system prompt, tools and messages,
+    # so its input is read from the prompt cache); the instruction, with the focus, last.
+    summary = model.summary_requests[0]
+    agent = stub_api.bodies[stub_api.bodies.index(summary) - 1]
+    assert summary["system"] == agent["system"] and summary["tools"] == agent["tools"]
+    assert "keep the grocery list" in json.dumps(summary["messages"][-1])
+    before = [unmarked(m) for m in agent["messages"]]
+    assert [unmarked(m) for m in summary["messages"][: len(before)]] == before
+
     after = json.dumps(stub_api.bodies[-1]["messages"])
     assert "[Compacted]" in after
     assert re.search(
@@ -349,3 +358,10 @@ def test_resuming_an_unknown_session_is_a_usage_error(stub_api: StubAPI, work: P
     result = cli(args, stub_env("anthropic", stub_api))
     assert result.exit_code == 2
     assert "no session 'nope'" in result.stderr
+
+
+def unmarked(message: dict[str, Any]) -> list[Any]:
+    """A message's content as the cache sees it: text blocks, no cache breakpoints."""
+    content = message["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return [message["role"], [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]]

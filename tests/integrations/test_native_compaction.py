@@ -16,8 +16,10 @@ import anthropic
 
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.bench.reach import reach
+from context_compact.history.transfer import export_session
 from context_compact.integrations import compacting
 from context_compact.messages import as_dicts
+from context_compact.session.native_tier import READABLE
 from context_compact.session.records import NativeEdit, journal
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
@@ -144,6 +146,9 @@ def test_the_callers_own_compaction_edit_is_adopted_the_block_first_unchanged_no
     # Reopened from its journal, the session sends the same view.
     again = Compactor(Policy.default(context_limit=WINDOW), store, session=session)
     assert again.view() == compactor.view()
+    # Exported for Chat Completions, which cannot read the block: our readable summary instead.
+    exported = export_session(store, session, "openai", view=True)
+    assert READABLE in exported and compactions.blocks[-1]["signature"] not in exported
 
 
 def test_our_own_summaries_after_a_native_block_keep_it_first_and_unchanged() -> None:

@@ -101,7 +101,7 @@ def test_tool_schemas_count_into_the_budget() -> None:
         _run(agent)
     assert any(t.get("description") == SCHEMA_WORDS for t in stub.bodies[0]["tools"])
     # The request's fixed part (instructions and both tools' schemas) is in every budget.
-    assert cc._overheads["request"] > cc.tokens.text(SCHEMA_WORDS)
+    assert cc._overhead.of("request") > cc.tokens.text(SCHEMA_WORDS)
 
 
 def test_a_second_refusal_propagates() -> None:

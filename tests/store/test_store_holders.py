@@ -55,3 +55,22 @@ def test_a_compactor_that_resumes_after_the_other_wrote_takes_the_session_over()
     assert [m["role"] for m in view] == ["user", "assistant", "user"]
     with pytest.raises(SessionLocked):
         first.prepare(step([user("t")], "a0"), "t")
+
+
+def test_a_store_object_that_is_gone_takes_its_sessions_generations_with_it() -> None:
+    import gc
+    import weakref
+
+    from context_compact.store import holders
+
+    store = MemoryStore()
+    engine = object()
+    with holders.writing(store, "s", engine, holders.opened(store, "s", engine)):
+        pass
+    assert holders.opened(store, "s", engine) == 1
+    gone = weakref.ref(store)
+    del store
+    gc.collect()
+    assert gone() is None  # the holders kept no strong reference to the store
+    other = MemoryStore()
+    assert holders.opened(other, "s", engine) == 0  # a new store object starts afresh

@@ -43,7 +43,7 @@ from typing import Any
 from ..compactor import Compactor
 from ..errors import AgentError as AgentError  # defined with the others, kept here too
 from ..events import CompactionEvent
-from ..messages import has_tool_use
+from ..messages import Message, has_tool_use
 from ..providers.base import Provider
 from ..providers.errors import OverflowFigures, is_context_overflow, overflow_figures
 from .tools import (
@@ -53,8 +53,6 @@ from .tools import (
     TOOL_SCHEMAS,
     Workspace,
 )
-
-Message = dict[str, Any]
 
 COMPACT_RESULT = "Compaction requested after this tool batch."
 # Below this much room for the answer, lowering max_tokens would only buy a truncated reply:

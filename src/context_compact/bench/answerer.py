@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from ..agent.tools import RECALL_SCHEMA, RECALL_TOOL_NAME, TOOL_SCHEMAS
 from ..facts import squash
-from ..messages import block_type, blocks
+from ..messages import Message, block_type, blocks
 from ..providers.errors import is_context_overflow, overflow_figures
 from ..sizing import TokenCounter
 from ..sizing.estimate import text_tokens
@@ -59,8 +59,6 @@ SYSTEM = (
     "sentence), nothing else. If it is not in the conversation, use read_file on a path the "
     "conversation names, or recall to search the log, then answer."
 )
-
-Message = dict[str, Any]
 
 
 @dataclass(frozen=True)

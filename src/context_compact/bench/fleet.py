@@ -41,11 +41,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from ..compactor import Compactor
 from ..errors import StoreUnavailable
+from ..messages import Message
 from ..session.records import logged_messages
 from ..store import Store, store_from_url
 from ..testing.fakes import BenchSummarizer
 from ..testing.workload import synthetic_session
-from .load import Message, SessionRun, _stats, _TimedCompactor, digest, policy
+from .load import SessionRun, _stats, _TimedCompactor, digest, policy
 
 # A path the view names: under some root, in the store's layout, ending in its extension
 # (a path clipped inside a summary's text is not a reference).

@@ -42,13 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from ..compactor import Compactor
+from ..messages import Message
 from ..policy import Policy
 from ..session.records import logged_messages
 from ..store import SqliteStore
 from ..testing.fakes import BenchSummarizer
 from ..testing.workload import synthetic_session
-
-Message = dict[str, Any]
 
 
 @dataclass(frozen=True)

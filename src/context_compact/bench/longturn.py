@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from typing import Any
 
+from ..messages import Message
 from ..testing.workload import synthetic_session
 from .api_check import final_turn_opener, thinking_block
 from .script import Script, from_workload
-
-Message = dict[str, Any]
 
 DEFAULT_STEPS = 2_000
 BUDGETS = (12_500, 200_000)

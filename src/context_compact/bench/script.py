@@ -20,10 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import block_type, blocks, is_request, result_text
+from ..messages import Message, block_type, blocks, is_request, result_text
 from ..testing.workload import Workload
-
-Message = dict[str, Any]
 
 FACT_PATTERN = re.compile(r"FACT-\d+-\d+: [0-9a-f]{12}")
 

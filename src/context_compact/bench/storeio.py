@@ -65,9 +65,8 @@ def measure_writes(
     try:
         store = _store(kind, root, compress)
         commits = [0]
-        db = getattr(store, "_db", None)
-        if db is not None:
-            db.set_trace_callback(
+        if isinstance(store, SqliteStore):
+            store._db.set_trace_callback(
                 lambda sql: commits.__setitem__(0, commits[0] + (sql == "COMMIT"))
             )
         compactor = Compactor(Policy.default(context_limit=12_500), store, BenchSummarizer())
@@ -94,7 +93,7 @@ def measure_writes(
         "result_bytes": results,
         "written_bytes": written,
         "written_ratio": round(written / results, 2) if results else None,
-        "commits": commits[0] if db is not None else None,
+        "commits": commits[0] if isinstance(store, SqliteStore) else None,
         "ms_per_turn": round(seconds * 1000 / turns, 3),
     }
 

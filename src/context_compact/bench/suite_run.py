@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compactor import Compactor
+from ..messages import Message
 from ..policy import Policy
 from ..store import FileStore, MemoryStore
 from ..testing.fakes import BenchSummarizer
@@ -45,7 +46,6 @@ from .measures import (
     written_bytes as written_bytes,
 )
 
-Message = dict[str, Any]
 REQUEST = synthetic_session(0).request
 STORES = ("file", "sqlite", "memory")
 

@@ -195,6 +195,8 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         summary_side,
         input_limit=getattr(policy, "summary_input_limit", 80_000),
         max_tokens=getattr(policy, "summary_max_tokens", 2_000),
+        # The agent's own provider: the summary continues its cached prefix.
+        continue_cache=True,
     )
     # A local server counts exactly and knows its window: asked once, before the first turn.
     ask_counter = getattr(provider, "token_counter", None)

@@ -20,7 +20,6 @@ traceback, and the other sessions of the store stay usable.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +37,14 @@ def check_session(store: Store, session: str) -> dict[str, Any]:
     """One session's health: ``ok``, and where it is damaged and what is whole when not."""
     from ..compactor import Compactor
     from ..policy import Policy
+    from ..session.engine import SessionEngine
 
     try:
         records = list(store.records(session))
         resumed = Compactor(Policy.default(), store, session=session)
         view = resumed.view()
-        fallback = getattr(getattr(resumed.engine, "journal", None), "fallback", None)
+        engine = resumed.engine
+        fallback = engine.journal.fallback if isinstance(engine, SessionEngine) else None
         replayed = Compactor(Policy.default(), _FullReplay(store), session=session).view()
     except BROKEN as error:
         row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error, store)}
@@ -92,14 +93,9 @@ def integrity(store: Store) -> str | None:
         return str(store.check_database())
     if not isinstance(store, OnDatabaseFile):
         return None
-    path = store.db_path
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return "; ".join(str(row[0]) for row in db.execute("PRAGMA integrity_check"))
-    except sqlite3.DatabaseError as error:
-        return str(error)
-    finally:
-        db.close()
+    from ..store.sqlite.checks import integrity as check
+
+    return "; ".join(check(store.db_path))
 
 
 @click.command("doctor")

@@ -17,7 +17,6 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ParamSpec, TypeVar
-from urllib.parse import quote
 
 import click
 
@@ -29,13 +28,9 @@ STORE_PACKAGE = str(Path(__file__).resolve().parents[1] / "store")
 
 def integrity(db: Path) -> str:
     """SQLite's own verdict on ``db``: ``PRAGMA integrity_check``'s first answers, read only."""
-    try:
-        uri = f"file:{quote(str(db))}?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
-            rows = connection.execute("PRAGMA integrity_check(3)").fetchall()
-    except sqlite3.Error as error:
-        return str(error)
-    answer = "; ".join(" ".join(str(row[0]).split()) for row in rows)
+    from ..store.sqlite.checks import integrity as check
+
+    answer = "; ".join(" ".join(line.split()) for line in check(db, 3))
     return answer if len(answer) <= 200 else answer[:199] + "…"
 
 

@@ -35,6 +35,7 @@ from ..engine import Env
 from ..invariants import ensure_valid
 from ..loaders import Failure, Limits, Session, candidates, describe, load_file
 from ..session.engine import SessionEngine
+from ..session.native_tier import readable
 from ..session.policy import SessionPolicy, session_policy
 from ..session.records import MessageRecord, Restart, journal
 from ..sizing import TokenCounter
@@ -218,6 +219,8 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
         return json.dumps(document, ensure_ascii=True, indent=1) + "\n"
     from ..providers.openai_chat import to_openai
 
+    if view:  # Chat Completions cannot read a compaction block: our readable summary instead
+        messages = readable(messages, journal(store.records(session)))
     return json.dumps(to_openai(messages, system), ensure_ascii=True, indent=1) + "\n"
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import InspectorError as InspectorError  # kept importable from here
 from ..history.inspect import Event, Undone, shown_path, timing_line, timing_of
+from ..messages import Message
 from ..session.recall import message_text, recall, recover
 from ..session.records import EventRecord, MessageRecord, journal
 from ..session.state import SessionState
@@ -42,7 +43,6 @@ from ..sizing import TokenCounter
 from ..store.base import Store
 from ..store.meta import source_of
 
-Message = dict[str, Any]
 # (session, policy, store) -> (outcome with ``as_dict()``, final view): ``replay_policy``.
 Replay = Callable[[Any, Any, Store], tuple[Any, list[Message]]]
 # A candidate path in a view's text; only those the store issued become links.

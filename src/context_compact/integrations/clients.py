@@ -53,6 +53,7 @@ from ..compactor import Compactor
 from ..messages import plain
 from ..providers.errors import is_context_overflow
 from ..telemetry import integrations_log
+from .native_client import handed
 from .streams import AsyncStreamManager, StreamManager, watch
 
 __all__ = ["compacting", "latest_request"]
@@ -215,15 +216,18 @@ class _Endpoint:
         if args or not self.applies(kwargs):
             return create(*args, **kwargs)
         items, request = self.before(kwargs)
-        view = self.compactor.prepare(items, request)
-        try:
-            result = create(**self.sent(kwargs, view))
-        except Exception as error:
-            if not is_context_overflow(error):
-                raise
-            integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
-            view = self.compactor.reactive_compact(items, request)
-            result = create(**self.sent(kwargs, view))
+        with handed(self.compactor, self.format, create, kwargs):
+            view = self.compactor.prepare(items, request)
+            try:
+                result = create(**self.sent(kwargs, view))
+            except Exception as error:
+                if not is_context_overflow(error):
+                    raise
+                integrations_log.debug(
+                    "%s refused for length, compacting once: %s", self.format, error
+                )
+                view = self.compactor.reactive_compact(items, request)
+                result = create(**self.sent(kwargs, view))
         return self.after(result, streaming or kwargs.get("stream") is True)
 
     async def acall(

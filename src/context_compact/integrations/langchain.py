@@ -96,7 +96,7 @@ def to_dict(unit: tuple[BaseMessage, ...]) -> Message:
     """One unit (a message, or the run of ToolMessages after an AIMessage) as a canonical dict."""
     first = unit[0]
     if isinstance(first, ToolMessage):
-        return {"role": "user", "content": [_result(m) for m in unit]}  # type: ignore[arg-type]
+        return {"role": "user", "content": [_result(m) for m in unit]}  # type: ignore[arg-type, unused-ignore]
     if isinstance(first, AIMessage):
         return _assistant(first)
     if isinstance(first, SystemMessage):
@@ -217,7 +217,7 @@ def thread_id() -> str | None:
     return None if found is None else str(found)
 
 
-class CompactionMiddleware(AgentMiddleware):
+class CompactionMiddleware(AgentMiddleware):  # type: ignore[misc, unused-ignore]
     """Send the model the compactor's view of the agent's messages; keep the state whole.
 
     ``CompactionMiddleware(compactor)``, or the compactor's settings as keywords, by

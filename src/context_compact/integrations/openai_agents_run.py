@@ -72,7 +72,7 @@ class RunCompaction:
         request = self._latest_request(messages)
         view = await self.compactor.aprepare(messages, request)
         out = ModelInputData(
-            input=openai_responses.from_canonical(view, system),  # type: ignore[arg-type]
+            input=openai_responses.from_canonical(view, system),  # type: ignore[arg-type, unused-ignore]
             instructions=model_data.instructions,
         )
         self._call = _Call(out, messages, system, request)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-Block = dict[str, Any]
+from ..messages import Block
+
 IMAGE = "[image]"
 
 

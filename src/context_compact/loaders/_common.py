@@ -51,7 +51,8 @@ from typing import Any
 from ..errors import TooLarge as TooLarge  # the loaders' errors, kept importable from here
 from ..errors import Undecodable as Undecodable
 from ..errors import UnknownFormat as UnknownFormat
-from ._blocks import Block as Block
+from ..messages import Block as Block
+from ..messages import Message
 from ._blocks import _keep
 from ._blocks import parse_arguments as parse_arguments
 from ._blocks import text_block as text_block
@@ -66,7 +67,6 @@ from ._reading import read_text as read_text
 
 log = logging.getLogger("context_compact.loaders")
 
-Message = dict[str, Any]
 
 NO_OUTPUT = "(no output recorded)"
 

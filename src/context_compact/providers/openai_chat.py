@@ -141,12 +141,15 @@ def is_local_url(url: str) -> bool:
     return address.is_loopback or address.is_private or address.is_unspecified
 
 
-def _plain_assistant(message: dict[str, Any]) -> dict[str, Any]:
-    """An assistant message whose content is text parts, with that text as one string:
-    llama-cpp-python 0.3 refuses a list there (HTTP 500 naming its request schema), so a
-    provider that met that refusal sends strings from then on."""
+def _plain_text(message: dict[str, Any]) -> dict[str, Any]:
+    """A message whose content is text parts only, with that text as one string (the parts
+    joined as the API joins them: end to end). llama-cpp-python 0.3 refuses a list in an
+    assistant message (HTTP 500 naming its request schema), and a chat template that joins
+    strings (SmolLM2's, many others) fails on a list in any message (HTTP 500, "can only
+    concatenate str (not "list") to str"): a provider that met either sends strings from
+    then on. Images and other parts stay a list: no string can carry them."""
     content = message.get("content")
-    if message.get("role") != "assistant" or not isinstance(content, list):
+    if not isinstance(content, list):
         return message
     if not all(isinstance(p, dict) and p.get("type") == "text" for p in content):
         return message
@@ -154,9 +157,10 @@ def _plain_assistant(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _wants_strings(error: BaseException) -> bool:
-    """llama-cpp-python's refusal of an assistant message whose content is a list."""
+    """A server's refusal of a message whose content is a list (see ``_plain_text``)."""
     text = str(error)
-    return "ChatCompletionRequestAssistantMessage" in text and "valid string" in text
+    schema = "ChatCompletionRequestAssistantMessage" in text and "valid string" in text
+    return schema or 'can only concatenate str (not "list") to str' in text
 
 
 class OpenAIChatProvider:
@@ -248,7 +252,7 @@ class OpenAIChatProvider:
             max_tokens_param=self.max_tokens_param,
         )
         if self._plain_text:
-            request["messages"] = [_plain_assistant(m) for m in request["messages"]]
+            request["messages"] = [_plain_text(m) for m in request["messages"]]
         try:
             response = raising_overflow(lambda: self.client.chat.completions.create(**request))
         except Exception as error:

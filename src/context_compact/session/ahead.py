@@ -58,8 +58,12 @@ SOFT = 0.5
 
 def enabled(policy: SessionPolicy, summarizer: Any) -> bool:
     """Whether summaries are made ahead: with a model summarizer, unless ``summarize_ahead``
-    is False (None, the default, and True both mean on)."""
-    return policy.summarize_ahead is not False and is_model_summarizer(summarizer)
+    is False (None, the default, and True both mean on). Under the native tier only when
+    asked (True): the provider makes the summary at the trigger, ours would go unused."""
+    wanted = policy.summarize_ahead is True or (
+        policy.summarize_ahead is None and not policy.native
+    )
+    return wanted and is_model_summarizer(summarizer)
 
 
 def soft_mark(state: SessionState, policy: SessionPolicy, limit: int) -> float:

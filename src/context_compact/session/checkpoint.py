@@ -109,6 +109,7 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
             "folded_more": pinned.folded_more,
             "prefix": pinned.prefix,
             "first": pinned.first,
+            "block": pinned.block,
         },
         "result_sizes": [[p[0], p[1], t, c] for p, (t, c) in state.result_sizes.items()],
         "answers": state._answers,
@@ -211,6 +212,7 @@ def _pinned(raw: dict[str, Any]) -> Pinned:
     pinned.folded_more = raw["folded_more"]
     pinned.prefix = list(raw["prefix"])
     pinned.first = raw["first"]
+    pinned.block = raw.get("block")
     return pinned
 
 

@@ -50,10 +50,22 @@ from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import ahead, cadence, checkpoint, knobs, limits, native, passes, summary, undo
+from . import (
+    ahead,
+    cadence,
+    checkpoint,
+    knobs,
+    limits,
+    native,
+    native_tier,
+    passes,
+    summary,
+    undo,
+)
 from .durable import SessionJournal
 from .faults import Faults
 from .handout import Handout
+from .native_tier import NativeCompact
 from .policy import SessionPolicy
 from .recall import SearchableLog
 from .records import (
@@ -107,6 +119,9 @@ class SessionEngine(SearchableLog):
             lambda stage, before, after, note: self._emit(stage, before, after, (), note),
         )
         self.ahead = ahead.enabled(policy, env.summarizer)
+        # The provider's compaction, handed in by the drop-in client (``native_tier.py``).
+        self.native: NativeCompact | None = None
+        self._native_off = False  # ``native="auto"`` and the provider refused it once
         self._undone: set[int] = set()  # journal positions of the edits undone (undo.py)
         self.over_limit = 0
         self.faults = Faults()
@@ -266,7 +281,34 @@ class SessionEngine(SearchableLog):
         self.env.emit(event)
 
     def _io(self) -> passes.PassIO:
-        return passes.PassIO(self.store, f"sessions/{self.sid()}.index.md", self._summarize)
+        # ``True`` asks every time (and says why not when nothing was handed in); ``"auto"``
+        # only where a compaction was handed in and the provider has not refused one.
+        mode = self.policy.native
+        tier = mode is True or (mode == "auto" and self.native is not None and not self._native_off)
+        return passes.PassIO(
+            self.store,
+            f"sessions/{self.sid()}.index.md",
+            self._summarize,
+            self._native_block if tier else None,
+        )
+
+    def _native_block(self, messages: list[Message]) -> dict[str, Any] | None:
+        """The provider's block for ``messages`` (``native_tier.py``), or None after saying
+        why our own summary is used instead."""
+        compact = self.native
+        try:
+            if compact is None:
+                raise RuntimeError(
+                    "none here: the drop-in client's synchronous Anthropic calls offer it"
+                )
+            return native_tier.usable(compact(messages))
+        except Exception as error:
+            if self.policy.native == "auto":
+                self._native_off = True
+            off = "; native compaction off for this session" if self._native_off else ""
+            note = f"native compaction failed ({type(error).__name__}: {error}"[:300]
+            self._emit("native_fallback", 0, 0, (), f"{note}); our own summary used{off}")
+            return None
 
     # -- syncing with the caller -----------------------------------------------------------
     def sync(self, messages: Any) -> None:
@@ -406,10 +448,15 @@ class SessionEngine(SearchableLog):
             self._emit(stage, before, self.state.measure(), paths, note, score, timing)
 
     def _persist(self) -> None:
-        io = self._io()
-        self._take(
-            "persist_new_results", lambda: passes.persist(self.state, self.policy, io, self.limit)
-        )
+        io, counted = self._io(), passes.Sizes()
+
+        def make() -> Edit | None:
+            edit, sizes = passes.persist(self.state, self.policy, io, self.limit)
+            counted.update(sizes)
+            return edit
+
+        self._take("persist_new_results", make)
+        self.state.result_sizes.update(counted)  # once the edit is in the journal
 
     def _clear(
         self, target: int, force: bool, futile_below: int | None = None, last_resort: bool = False
@@ -485,8 +532,14 @@ class SessionEngine(SearchableLog):
         request: str,
         instructions: str | None,
         previous: str | None,
+        sent: list[Message] | None = None,
     ) -> str:
-        return self.summaries.text(messages, instructions, previous, self.summary_budget)
+        return self.summaries.text(messages, instructions, previous, self.summary_budget, sent)
+
+    def request_parts(self, system: str | None, tools: list[Any] | None) -> None:
+        """The request's system prompt and tools, for a summarizer that continues the
+        agent's cached prefix (``SummaryRequest.sent``)."""
+        self.summaries.fixed = (system, tools)
 
     def _check_limit(self) -> None:
         size = self.state.measure()
@@ -605,7 +658,13 @@ class SessionEngine(SearchableLog):
             chosen = fixed
         budget, got, cut = self.summary_budget, early, chosen.cut
 
-        def text(_: list[Message], __: str, focus: str | None, previous: str | None) -> str:
+        def text(
+            _: list[Message],
+            __: str,
+            focus: str | None,
+            previous: str | None,
+            sent: list[Message] | None = None,
+        ) -> str:
             made = self.summaries.text(got.asked, focus, previous, budget)
             tail = got.view[mark[1] - mark[0] : cut - mark[0]]
             return self.summaries.capped(ahead.with_tail(made, tail, mark[1], budget), budget)

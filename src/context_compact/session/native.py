@@ -27,12 +27,10 @@ from __future__ import annotations
 from .. import markers
 from ..extract import extractive_summary
 from ..store.disk import EncodedMessages
+from .native_tier import SUMMARY_CHARS
 from .passes import PassIO
 from .records import NativeEdit
 from .state import SessionState
-
-SUMMARY_CHARS = 4_000
-"""Characters of the readable summary kept beside a native block."""
 
 
 def pending(state: SessionState) -> tuple[int, int] | None:

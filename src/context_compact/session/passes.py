@@ -35,12 +35,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers
+from ..extract import extractive_summary
 from ..facts import read_once
-from ..messages import Message, block_type, blocks, readable_text, result_text
+from ..messages import Message, block_type, blocks, clone, readable_text, result_text
 from ..store.base import Store
 from ..store.disk import EncodedMessages
 from . import cadence, knobs, summary
 from .exports import export_media, without_media
+from .native_tier import SUMMARY_CHARS
 from .policy import SessionPolicy
 from .records import BlockCopy, BlockEdit, NativeEdit, SummaryEdit
 from .state import Pos, SessionState
@@ -60,13 +62,21 @@ def odd_breaks(text: str) -> bool:
     return not text.isascii() and any(c in text for c in _OTHER_BREAKS)
 
 
+Sizes = dict[Pos, tuple[str, int]]
+"""Tokens of results' texts by position, with the text each was counted on."""
+
+
 @dataclass
 class PassIO:
     """What passes may touch: the store, the session's index file and the summarizer."""
 
     store: Store
     index_name: str
-    summarize: Callable[[list[Message], str, str | None, str | None], str]
+    summarize: Callable[..., str]
+    """``(messages, request, instructions, previous, sent=None)``: the summary's text."""
+    native: Callable[[list[Message]], dict[str, Any] | None] | None = None
+    """The provider's compaction of the view's messages before a summary's cut (a block),
+    None when it failed (``native_tier.py``); absent: our own summary only."""
 
     def index(self, lines: list[str]) -> str:
         return self.store.append_file(self.index_name, "".join(lines))
@@ -97,7 +107,13 @@ def describe(state: SessionState, pos: Pos) -> str:
     return f"message {seq}, {tool} -> {head}"
 
 
-def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) -> BlockEdit | None:
+def persist(
+    state: SessionState, policy: SessionPolicy, io: PassIO, limit: int
+) -> tuple[BlockEdit | None, Sizes]:
+    """The edit that persists the newest unseen results too large to send (None: none is),
+    and the sizes counted on the way, each with the text it was counted on (the result's,
+    or its preview's): the engine keeps them in ``state.result_sizes`` once the edit is
+    recorded, so a later clearing need not count these texts again."""
     # Results holding images or documents stay whole: they cannot become a text preview.
     unseen = [
         (pos, block)
@@ -105,12 +121,11 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
         if pos not in state.replaced.blocks and readable_text(block) is not None
     ]
     if not unseen:
-        return None
+        return None, {}
     counter = state.counter
     texts = {pos: text_of(block) for pos, block in unseen}
     sizes = {pos: counter.text(text) for pos, text in texts.items()}
-    # Kept for a later clearing, which then need not count these texts again.
-    state.result_sizes.update((pos, (texts[pos], size)) for pos, size in sizes.items())
+    counted: Sizes = {pos: (texts[pos], size) for pos, size in sizes.items()}
     total = sum(sizes.values())
     batch_limit = int(policy.batch_budget * limit)
     cap = min(policy.large_result_limit, int(policy.large_result_share * limit))
@@ -127,12 +142,12 @@ def persist(state: SessionState, policy: SessionPolicy, io: PassIO, limit: int) 
         chosen.append(BlockCopy(pos[0], pos[1], path, preview))
         lines.append(markers.index_line("result", path, describe(state, pos)))
         shown = counter.text(preview)
-        state.result_sizes[pos] = (preview, shown)
+        counted[pos] = (preview, shown)
         total += shown - sizes[pos]
     if not chosen:
-        return None
+        return None, counted
     io.index(lines)
-    return BlockEdit("persist", tuple(chosen))
+    return BlockEdit("persist", tuple(chosen)), counted
 
 
 def clear(
@@ -305,11 +320,22 @@ def effects(
         exports = [*saved, *exports]
     source = [*older, *(m for m in shown if id(m) not in kept)]
     previous = state.pinned.summary_text if state.pinned.summary is not None else None
+    block = io.native([clone(m) for m in state.view[: offset + cut]]) if io.native else None
+    readable = None
     with read_once():  # the summarizer (an extractive one) and the score read the same messages
-        text = io.summarize([*older, *shown], ask.request, ask.instructions, previous)
+        if block is None:
+            sent = state.view[: offset + cut]  # copied by the summary caller if it wants it
+            text = io.summarize([*older, *shown], ask.request, ask.instructions, previous, sent)
+        else:  # the block holds the summary; ours, readable, is kept beside it
+            text = extractive_summary([*older, *shown], ask.request, SUMMARY_CHARS, previous)
         score = summary.score(text, source)
-    index = io.index(summary.index_entries(state, plan, archive, exports))
-    return summary.SummaryEffects(archive, exports, text, index, score, first)
+    entries = summary.index_entries(state, plan, archive, exports)
+    if block is not None:
+        readable = io.store.save_blob(text)
+        what = f"readable summary of messages {start}-{cut - 1} (a compaction block holds them)"
+        entries.append(markers.index_line("summary", readable, what))
+    index = io.index(entries)
+    return summary.SummaryEffects(archive, exports, text, index, score, first, block, readable)
 
 
 def event_of(edit: BlockEdit | SummaryEdit | NativeEdit) -> tuple[tuple[str, ...], str, Score]:

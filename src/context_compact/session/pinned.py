@@ -1,7 +1,12 @@
 """What the summaries put before the kept messages: the summary, the pinned user words.
 
-    prefix = [first request] + [summary message] + pinned user messages older than the cut
-             (each after the assistant text it answered) + [closing message of recent steps]
+    prefix = [compaction block] + [first request] + [summary message] + pinned user messages
+             older than the cut (each after the assistant text it answered) + [closing message
+             of recent steps]
+
+The compaction block is the provider's, returned by a compaction request of ours
+(``native_tier.py``): the API drops what comes before one, so it goes first, unchanged, and
+stays there through the summaries of ours that follow until a newer block replaces it.
 
 Pinned user messages (``pins``, oldest first, the newest always among them) are the user's
 own words, verbatim (but the first request's images and documents, saved as files once they
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..messages import Message
+from ..messages import Message, compaction_at
 from .records import SummaryEdit
 
 
@@ -37,6 +42,7 @@ class Pinned:
         self.folded_more = 0
         self.prefix: list[Message] = []
         self.first: Message | None = None
+        self.block: Message | None = None
 
     def apply(
         self,
@@ -65,6 +71,10 @@ class Pinned:
         if edit.first is not None:
             self.first = edit.first
         head = [self.first or render(seq) for seq in pins if seq == first_request]
+        if edit.block is not None:
+            self.block = {"role": "assistant", "content": [dict(edit.block)]}
+            # An adopted block in the head is older than the one the edit brings: it goes.
+            head = [m for m in head if compaction_at(m) is None]
         tail: list[Message] = []
         for seq in pins:
             if seq == first_request:
@@ -73,7 +83,8 @@ class Pinned:
                 tail.append(answer_message(self.answered[seq]))
             tail.append(render(seq))
         carry = [edit.carry] if edit.carry is not None else []
-        self.prefix = [*head, self.summary, *tail, *carry]
+        block = [self.block] if self.block is not None else []
+        self.prefix = [*block, *head, self.summary, *tail, *carry]
 
 
 __all__ = ["Pinned", "answer_message"]

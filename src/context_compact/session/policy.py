@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from ..overrides import positive, with_overrides
 from ..sizing import DEFAULT_WINDOW, context_window, known_window
 from ..telemetry import policy_log
+from .native_tier import check_mode
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,17 @@ class SessionPolicy:
     ``summary_prompt``; ``instructions=`` and ``/compact focus`` only add a focus to ours).
     Summarizers that take a ``prompt`` keyword get it (``LLMSummarizer``, the framework
     models' summarizers); the extractive summary has no prompt."""
+    native: bool | str = False
+    """The provider's own compaction as the summary tier: True, or ``"auto"`` (where the
+    client and model offer it, our own summary elsewhere). A summary the policy decides on
+    becomes a compaction request through the drop-in client (``compacting``: Anthropic's
+    on-demand ``compaction``, the Responses API's ``compact`` endpoint), its block first in
+    every later request, unchanged; what it replaced archived and a readable summary of ours
+    kept beside it. A failed or refused request falls back to our own summary
+    (``native_fallback`` event); under ``"auto"`` the first one turns the tier off for the
+    session. Without a client that offers it (an async client, Chat Completions, a plain
+    ``prepare`` loop) our own summary is used, silently under ``"auto"``, with a
+    ``native_fallback`` event under ``True`` (``session/native_tier.py``)."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.
@@ -190,6 +202,7 @@ def _check_knobs(policy: SessionPolicy) -> None:
         object.__setattr__(policy, "clear_tool_inputs", tuple(inputs))
     if policy.trigger_messages is not None and policy.trigger_messages < 2:
         raise ValueError(f"trigger_messages must be >= 2 or None, got {policy.trigger_messages}")
+    check_mode(policy.native)
     if policy.summary_prompt is not None and not policy.summary_prompt.strip():
         raise ValueError("summary_prompt must be None or a non-empty text")
 

@@ -75,6 +75,9 @@ class SummaryEdit:
     carry: Message | None = None
     first: Message | None = None
     """The first request as shown from now on, when its images were saved as files."""
+    block: dict[str, Any] | None = None
+    """The provider's compaction block standing for messages before ``cut`` (a compaction
+    request of ours: ``native_tier.py``); ``text`` is then our readable summary of them."""
     op: Literal["summarize"] = field(default="summarize", init=False)
     kind: Literal["edit"] = field(default="edit", init=False)
 

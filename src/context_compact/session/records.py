@@ -11,7 +11,8 @@ A session's journal is an append-only list of records, in the order things happe
   ``inputs``, only when there are any);
 * ``SummaryEdit``: messages ``start .. cut-1`` replaced by a summary message, with the
   pinned user messages, the folded ones and, when the summary closed the turn, the closing
-  message of recent steps;
+  message of recent steps; with ``block``, the provider's compaction block that a compaction
+  request of ours returned (``native_tier.py``), sent first, unchanged, before that prefix;
 * ``NativeEdit`` (op ``native``): the provider's own compaction block (Anthropic's
   ``compaction`` block, an OpenAI Responses ``compaction`` item) in message ``cut`` at
   ``block`` now stands for everything before it: the view starts at the block; what it
@@ -118,6 +119,7 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
                 closes=bool(raw.get("closes", False)),
                 carry=raw.get("carry"),
                 first=raw.get("first"),
+                block=raw.get("block"),
             )
         if op == "native":
             archive = raw.get("archive")
@@ -223,6 +225,8 @@ def as_json(record: Read) -> dict[str, Any]:
             out["carry"] = record.carry
         if record.first is not None:
             out["first"] = record.first
+        if record.block is not None:
+            out["block"] = record.block
         return out
     if isinstance(record, NativeEdit):
         return {

@@ -38,7 +38,7 @@ from typing import Any
 from .. import markers
 from ..errors import CompactionFailed
 from ..errors import EmptySummary as EmptySummary  # kept importable from here
-from ..messages import Message
+from ..messages import Message, clone
 from ..sizing import TokenCounter, to_json
 from ..summarize import Summarizes, SummaryRequest, extractive_summary
 from .policy import SessionPolicy
@@ -114,6 +114,8 @@ class SummaryCaller:
         self._worker: Worker | None = None
         self._pending: tuple[str, _Job] | None = None  # a summary asked for ahead, by key
         self.timing: dict[str, Any] | None = None  # of the last ``text``: see ``take_timing``
+        # The request's system prompt and tools (``Compactor.set_request``).
+        self.fixed: tuple[str | None, list[Any] | None] = (None, None)
 
     def _abandon(self) -> None:
         self._pending = None
@@ -132,16 +134,30 @@ class SummaryCaller:
         return self._worker.submit(lambda: context.run(self.summarizer.summarize, ask))
 
     def request(
-        self, messages: list[Message], focus: str | None, previous: str | None, budget: int
+        self,
+        messages: list[Message],
+        focus: str | None,
+        previous: str | None,
+        budget: int,
+        sent: list[Message] | None = None,
     ) -> SummaryRequest:
         """What the summarizer is asked (the active request is not passed: the summary
-        message states it, or points at the message holding it, on its own)."""
+        message states it, or points at the message holding it, on its own); ``sent``, the
+        view's messages before the cut, with the request's system prompt and tools."""
+        if sent is not None and getattr(self.summarizer, "continue_cache", False):
+            system, tools = self.fixed
+            sent = [clone(m) for m in sent]
+        else:
+            sent, system, tools = None, None, None
         return SummaryRequest(
             messages,
             previous=previous,
             focus=focus,
             budget=budget,
             prompt=self.policy.summary_prompt,
+            sent=sent,
+            system=system,
+            tools=tools,
         )
 
     def ahead(self, ask: SummaryRequest) -> bool:
@@ -211,10 +227,11 @@ class SummaryCaller:
         focus: str | None,
         previous: str | None,
         budget: int,
+        sent: list[Message] | None = None,
     ) -> str:
         """The summarizer's text, or the extractive summary if it raised, timed out or gave
         no text, cut to ``budget`` tokens if longer."""
-        ask = self.request(messages, focus, previous, budget)
+        ask = self.request(messages, focus, previous, budget, sent)
         try:
             text = self._ask(ask)
             if not isinstance(text, str) or not text.strip():
@@ -269,7 +286,9 @@ class SummaryCaller:
 
 
 def request_key(ask: SummaryRequest) -> str:
-    """The content key of a summary request: two requests with the same key ask the same."""
+    """The content key of a summary request: two requests with the same key ask the same
+    (what the agent's request held before the cut, ``sent``, is how it may be asked, not what:
+    a summary made ahead without it answers the call at the trigger)."""
     fields = [ask.messages, ask.previous, ask.focus, ask.budget, ask.request, ask.prompt]
     return hashlib.blake2b(to_json(fields).encode(), digest_size=16).hexdigest()
 

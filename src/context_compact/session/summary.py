@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .. import markers
 from ..extract import summary_score
@@ -114,6 +115,10 @@ class SummaryEffects:
     """``summary_score`` of ``text`` against what the summarizer was given."""
     first: Message | None = None
     """The first request with its images and documents saved as files (``first_media``)."""
+    block: dict[str, Any] | None = None
+    """The provider's compaction block standing for the replaced messages (``native_tier``);
+    ``text`` is then our readable summary of them, saved at ``readable``."""
+    readable: str | None = None
 
 
 def answered_text(state: SessionState, seq: int, longest: int) -> str | None:
@@ -435,10 +440,11 @@ def edit(
     ]
     more = state.pinned.folded_more + max(0, len(named) - FOLDED_NAMED)
     named = named[-FOLDED_NAMED:]
+    held = effects.block is not None and effects.readable is not None
     message = markers.session_summary(
         ask.label,
         request_shown(state, ask.request, words.pins, cut),
-        effects.text,
+        markers.native_held(str(effects.readable)) if held else effects.text,
         effects.archive,
         start,
         cut - 1,
@@ -463,6 +469,7 @@ def edit(
         closes=plan.closes,
         carry=carried(state, plan) if plan.closes else None,
         first=effects.first,
+        block=effects.block,
     )
 
 

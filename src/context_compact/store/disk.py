@@ -280,8 +280,7 @@ class DiskFiles:
     Subclasses say where issued paths are remembered: ``_remember(rel, kind, data)`` runs
     *before* the file is written (so a crash in between leaves the store knowing more, never
     less; the path was not returned yet), ``_known(rel)`` answers ``issued``, and
-    ``_recover(rel)`` may return the bytes of a file that was deleted behind our back.
-    """
+    ``_recover(rel)`` may return the bytes of a file that was deleted behind our back."""
 
     def __init__(
         self, root: str | os.PathLike[str], durable: bool = False, private: bool = True
@@ -292,6 +291,7 @@ class DiskFiles:
         self.transcripts_dir = self.root_path / TRANSCRIPTS
         self.durable = durable
         self.file_mode = PRIVATE_FILE if private else SHARED_FILE
+        self.read_only: str | None = None  # why writes are refused: a database store's
         self._abs_root = os.path.abspath(self.root)
         self._real_root = os.path.realpath(self.root)
 
@@ -377,7 +377,7 @@ class DiskFiles:
             data = self._recover(rel)
             if data is None:
                 raise
-            if getattr(self, "read_only", None) is None:  # a read-only store only serves it
+            if self.read_only is None:  # a read-only store only serves it
                 atomic_write(file, data, self.durable, self.file_mode)
             return data
 

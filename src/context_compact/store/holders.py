@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .base import Store
 from .lease import SessionLocked
 
 _lock = threading.Lock()
@@ -47,39 +48,35 @@ class _Session:
         return current is not None and current is not engine
 
 
-# id(store) -> (a weak reference to the store, {session: its entry})
-_stores: dict[int, tuple[weakref.ref[Any], dict[str, _Session]]] = {}
+# The entries of each live store object, kept as long as the store itself is: a store that
+# is gone takes its entries with it, and a new store never finds an old one's (as a table
+# keyed by ``id()`` could, ids being reused). Stores compare by identity.
+_stores: weakref.WeakKeyDictionary[Any, dict[str, _Session]] = weakref.WeakKeyDictionary()
 
 
 def _entry(store: Any, session: str) -> _Session:
     with _lock:
-        key = id(store)
-        found = _stores.get(key)
-        if found is None or found[0]() is not store:
-
-            def forget(_: object, key: int = key) -> None:
-                _stores.pop(key, None)
-
-            found = (weakref.ref(store, forget), {})
-            _stores[key] = found
-        entry = found[1].get(session)
+        sessions = _stores.get(store)
+        if sessions is None:
+            sessions = _stores[store] = {}
+        entry = sessions.get(session)  # a new entry (and its lock) only for a new session
         if entry is None:
-            entry = found[1][session] = _Session()
+            entry = sessions[session] = _Session()
         return entry
 
 
-def _where(store: Any) -> str:
-    return str(getattr(store, "root", None) or type(store).__name__)
+def _where(store: Store) -> str:
+    return store.root or type(store).__name__
 
 
-def _refuse(store: Any, session: str, why: str) -> SessionLocked:
+def _refuse(store: Store, session: str, why: str) -> SessionLocked:
     return SessionLocked(
         f"session {session!r} in {_where(store)} {why} (two live compactors on one session "
         "and store object); use one Compactor per session, or resume it again to continue"
     )
 
 
-def opened(store: Any, session: str, engine: Any) -> int:
+def opened(store: Store, session: str, engine: Any) -> int:
     """The generation ``engine`` reads ``session`` at."""
     entry = _entry(store, session)
     with entry.lock:
@@ -89,14 +86,14 @@ def opened(store: Any, session: str, engine: Any) -> int:
 
 
 @contextmanager
-def reading(store: Any, session: str) -> Iterator[None]:
+def reading(store: Store, session: str) -> Iterator[None]:
     """Hold the session's lock while its journal is read (no append lands half-way)."""
     with _entry(store, session).lock:
         yield
 
 
 @contextmanager
-def writing(store: Any, session: str, engine: Any, generation: int) -> Iterator[int]:
+def writing(store: Store, session: str, engine: Any, generation: int) -> Iterator[int]:
     """Around one append by ``engine``, which last saw ``generation``: the generation after
     it (valid only once the block returned)."""
     entry = _entry(store, session)
@@ -112,7 +109,7 @@ def writing(store: Any, session: str, engine: Any, generation: int) -> Iterator[
 
 
 @contextmanager
-def busy(store: Any, session: str | None, engine: Any) -> Iterator[None]:
+def busy(store: Store, session: str | None, engine: Any) -> Iterator[None]:
     """``engine`` is inside a call on ``session`` (None: not created yet, nothing to mark)."""
     if session is None:
         yield

@@ -15,17 +15,22 @@ What a database store (``SqliteStore``, ``PostgresStore``) does the same way, wh
   stored before it and reaching the witness's link (a reader that skips the prefix).
 * ``check_blobs``: every text a record refers to by hash (``blobrefs.py``) is there and hashes
   to its name.
+* ``settled_records``: ``records_from``: a session's records from a position, read in one
+  snapshot after the witness (``witness.settled``: written after each commit, it counts no
+  more than the snapshot holds), their texts put back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import witness
 from .base import Record
+from .blobrefs import restore
 from .disk import sha256
-from .journal import CorruptJournal, dumps
+from .journal import CorruptJournal, dumps, valid_session_id
 
 TABLES = ("messages", "edits", "events", "records")
 _TABLE_OF = {"message": "messages", "edit": "edits", "event": "events"}
@@ -152,6 +157,20 @@ def column(value: Any, nul: bool = True) -> str | None:
     return dumps(value)
 
 
+def settled_records(
+    session: str,
+    where: object,
+    witness_path: Path,
+    read: Callable[[witness.Seen | None], tuple[list[Any], dict[str, bytes]]],
+) -> Iterator[dict[str, Any]]:
+    """The records ``read`` returns (bodies and the blobs they refer to), read after the
+    witness at ``witness_path``; ``KeyError`` naming ``where`` for an id no store issues."""
+    if not valid_session_id(session):
+        raise KeyError(f"no session {session!r} in {where}")
+    bodies, blobs = witness.settled(witness_path, read)
+    return iter([restore(body, blobs.__getitem__) for body in bodies])
+
+
 __all__ = [
     "TABLES",
     "chain",
@@ -160,5 +179,6 @@ __all__ = [
     "check_suffix",
     "column",
     "route",
+    "settled_records",
     "table_of",
 ]

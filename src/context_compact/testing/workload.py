@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-Message = dict[str, Any]
+from ..messages import Message
 
 _WORDS = [
     "config",

@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from ...messages import Message
 from ...sizing import TokenCounter
 
-Message = dict[str, Any]
 T = TypeVar("T")
 
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ...messages import block_type, blocks
-from .base import Message, PeerStrategy, Summary, merge_runs
+from ...messages import Message, block_type, blocks
+from .base import PeerStrategy, Summary, merge_runs
 
 FRACTION = 0.8
 KEEP_MESSAGES = 20
@@ -51,7 +51,7 @@ def summary_model(summary: Summary, budget: int) -> Any:
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
 
-    class BenchSummaryChatModel(BaseChatModel):
+    class BenchSummaryChatModel(BaseChatModel):  # type: ignore[misc, unused-ignore]
         @property
         def _llm_type(self) -> str:
             return "bench-summary"
@@ -190,7 +190,7 @@ class LangChainSummarization(PeerStrategy):
             self.state.extend(self.convert.to_native(message))
 
         def hook() -> None:
-            update = self.middleware.before_model({"messages": self.state}, None)  # type: ignore[arg-type]
+            update = self.middleware.before_model({"messages": self.state}, None)  # type: ignore[arg-type, unused-ignore]
             if update is not None:
                 self.state = cast(list[Any], add_messages(self.state, update["messages"]))
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ...messages import block_type, blocks
+from ...messages import Message, block_type, blocks
 from ...sizing import text_tokens
-from .base import Message, PeerStrategy, Summary, merge_runs
+from .base import PeerStrategy, Summary, merge_runs
 
 
 def version() -> str:

@@ -33,8 +33,8 @@ import json
 import os
 from typing import Any
 
-from ...messages import block_type, blocks, result_text
-from .base import Message, PeerStrategy, Summary, merge_runs
+from ...messages import Message, block_type, blocks, result_text
+from .base import PeerStrategy, Summary, merge_runs
 
 MAX_RETRIES = 5
 ERROR_HEADER = "[An error occurred during execution.]\n"

@@ -18,6 +18,9 @@ own engines.
     codex                 Codex CLI auto-compact (summary + recent user messages <= 20k)
     langchain-summarizer  LangChain SummarizationMiddleware (80% trigger, keep last 20 messages)
     llamaindex-summary    LlamaIndex ChatSummaryMemoryBuffer (0.75 x window, history start rule)
+    default-native        the default, its summaries the provider's compaction (native=True)
+    anthropic-compaction  compact_20260112 (trigger min(150k, 0.75 x budget), drops all before)
+    openai-compaction     Responses compaction (same trigger; user messages + encrypted item)
 
 ``bench --real-peers`` runs the real LangChain, LlamaIndex and OpenHands code beside these
 models and checks each model against its peer (``bench/peers``).
@@ -37,6 +40,7 @@ from . import (
     langchain_summarizer,
     llamaindex_summary,
     masking,
+    native,
     none,
     openhands,
 )
@@ -63,6 +67,9 @@ NAMES: tuple[str, ...] = (
     "codex",
     "langchain-summarizer",
     "llamaindex-summary",
+    "default-native",
+    "anthropic-compaction",
+    "openai-compaction",
 )
 
 
@@ -77,6 +84,9 @@ def register_peers() -> None:
         "langchain-summarizer", langchain_summarizer.engine, "LangChain SummarizationMiddleware"
     )
     register("llamaindex-summary", llamaindex_summary.engine, "LlamaIndex ChatSummaryMemoryBuffer")
+    register("default-native", native.default_native_engine, "ours, the provider's compaction")
+    register("anthropic-compaction", native.anthropic_engine, "Anthropic compact_20260112")
+    register("openai-compaction", native.openai_engine, "OpenAI Responses compaction")
 
 
 def build(name: str, setup: Setup) -> Compactor:

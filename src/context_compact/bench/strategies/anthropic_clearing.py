@@ -25,9 +25,9 @@ from functools import partial
 from typing import Any
 
 from ...engine import Env
-from ...messages import block_type, blocks, result_text
+from ...messages import Message, block_type, blocks, result_text
 from ...sizing import TokenCounter
-from .base import LoggedStrategy, Message, result_positions, with_result
+from .base import LoggedStrategy, result_positions, with_result
 
 TRIGGER = 100_000
 KEEP = 3

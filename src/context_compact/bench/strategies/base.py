@@ -18,9 +18,7 @@ from typing import Any
 from ...engine import StatelessEngine
 from ...invariants import InvalidHistory, check, check_appended
 from ...keys import Known
-from ...messages import as_dicts, block_type, blocks
-
-Message = dict[str, Any]
+from ...messages import Message, as_dicts, block_type, blocks
 
 
 def truncate_middle(text: str, limit: int, unit: str = "chars") -> str:

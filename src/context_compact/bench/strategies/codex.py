@@ -24,10 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import Env
-from ...messages import blocks, is_request, result_text
+from ...messages import Message, blocks, is_request, result_text
 from ...sizing import TokenCounter, text_tokens
 from ..script import request_text
-from .base import LoggedStrategy, Message, result_positions, truncate_middle, with_result
+from .base import LoggedStrategy, result_positions, truncate_middle, with_result
 
 USER_MESSAGE_MAX_TOKENS = 20_000
 MAX_OUTPUT_BYTES = 10_000

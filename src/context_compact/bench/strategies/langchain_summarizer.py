@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import Env
-from ...messages import block_type, blocks
+from ...messages import Message, block_type, blocks
 from ...sizing import TokenCounter
-from .base import LoggedStrategy, Message
+from .base import LoggedStrategy
 from .parts import Renderer, split
 
 KEEP = 20

@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import Env
-from ...messages import block_type, blocks, result_text
+from ...messages import Message, block_type, blocks, result_text
 from ...sizing import text_tokens
-from .base import LoggedStrategy, Message
+from .base import LoggedStrategy
 from .parts import Renderer, split
 
 RATIO = 0.75

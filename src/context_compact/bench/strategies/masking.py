@@ -19,8 +19,8 @@ from functools import partial
 from typing import Any
 
 from ...engine import Env
-from ...messages import blocks, result_text
-from .base import LoggedStrategy, Message, result_positions, with_result
+from ...messages import Message, blocks, result_text
+from .base import LoggedStrategy, result_positions, with_result
 
 KEEP = 10
 MAX_OBSERVATION_CHARS = 100_000

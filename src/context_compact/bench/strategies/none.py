@@ -11,8 +11,7 @@ from typing import Any
 
 from ...engine import Env, StatelessEngine
 from ...invariants import ensure_valid
-from ...messages import as_dicts
-from .base import Message
+from ...messages import Message, as_dicts
 
 
 class NoManagement(StatelessEngine):

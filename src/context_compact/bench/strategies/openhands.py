@@ -39,9 +39,9 @@ from typing import Any
 
 from ...engine import Env
 from ...invariants import thinking_kept
-from ...messages import block_type, blocks, result_text, turn_start
+from ...messages import Message, block_type, blocks, result_text, turn_start
 from ...sizing import TokenCounter
-from .base import LoggedStrategy, Message, result_positions, truncate_middle, with_result
+from .base import LoggedStrategy, result_positions, truncate_middle, with_result
 
 MAX_SIZE = 80
 KEEP_FIRST = 4

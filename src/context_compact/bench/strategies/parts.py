@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...messages import block_type, blocks
-from .base import Message
+from ...messages import Message, block_type, blocks
 
 
 def split(message: Message) -> list[Message]:

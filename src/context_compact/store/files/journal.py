@@ -1,6 +1,6 @@
 """FileStore's journal lines: parsing one, checking all of them, cutting a torn tail.
 
-The format is ``files.py``'s: one line per append, ``{"batch": [records...],"link": H}\\n``,
+The format is ``files/store.py``'s: one line per append, ``{"batch": [records...],"link": H}\\n``,
 ``H`` the chain link after the batch (``witness.py``); a line written before links has none.
 ``check`` reads every whole line, recomputes the chain and compares it with each stored link
 and with the witness read *before* the journal (so the journal holds at least what the

@@ -1,4 +1,4 @@
-"""FileStore's ``search``: the side FTS5 index (``search.py``) over its journal lines.
+"""FileStore's ``search``: the side FTS5 index (``store/search.py``) over its journal lines.
 
 A search first checks the journal against its chain and witness as ``records`` does, unless
 this store object wrote or checked it as it is now (its size is the one it knows): a process

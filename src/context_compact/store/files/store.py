@@ -10,7 +10,7 @@ Files the model opens follow the shared layout (``disk.py``). Besides them:
 
 The ledger makes ``issued`` exact across restarts: a file that merely exists under root (left
 by another program, or named in a tool's output) is not ours. Its entries are framed
-(``file_ledger.py``): one cut short by a full disk is skipped, never glued to the next.
+(``files/ledger.py``): one cut short by a full disk is skipped, never glued to the next.
 
 No symbolic link is followed under root (``nofollow.py``): the store makes none, so a meta
 file, journal, witness, lock or ledger that is one (or sits in a folder that is one) was
@@ -31,7 +31,7 @@ is never taken for a cut tail. Without ``durable=True`` nothing
 is fsynced: the OS has every accepted write and a killed process loses nothing; with it,
 every write (and the directory entry of a new file) is fsynced before the call returns.
 
-One writer per session (``lease.py``): the first append of a store to a session takes an
+One writer per session (``store/lease.py``): the first append of a store to a session takes an
 exclusive ``flock`` on its ``.lock`` file, held until ``close`` (the kernel releases it when
 the process dies, SIGKILL included), and writes its pid and host there for the error another
 process gets. Another object of the same process may write too (the lease is the

@@ -1,9 +1,9 @@
 """What every part of ``PostgresStore`` stands on: psycopg loaded lazily, the pool, the errors.
 
-``PgConnection`` opens the store: migrates the schema (``pg_schema.py``), records this
+``PgConnection`` opens the store: migrates the schema (``postgres/schema.py``), records this
 worker's root, and keeps a pool of autocommit connections shared by threads. The shared
-state of the store's parts (files: ``pg_files.py``, the lease: ``pg_lease.py``, the journal:
-``postgres.py``) lives here, behind one lock that is never held during a query.
+state of the store's parts (files: ``postgres/files.py``, the lease: ``postgres/lease.py``,
+the journal: ``postgres/store.py``) lives here, behind one lock that is never held during a query.
 
 Errors, so that a caller sees one line and never a driver's traceback:
 

@@ -1,6 +1,6 @@
 """One writer per session across machines: ``PostgresStore``'s lease with fencing tokens.
 
-``lease.py`` says who holds a session and how its messages read; here is how the lease is
+``store/lease.py`` says who holds a session and how its messages read; here is how the lease is
 kept on a server every worker shares:
 
 * The first append (or ``claim``) takes the session's row in ``writers`` with a *fencing

@@ -1,4 +1,4 @@
-"""The PostgreSQL schema of ``PostgresStore``: ordered, named migrations, as in ``schema.py``.
+"""PostgresStore's schema: ordered, named migrations, as in ``sqlite/schema.py``.
 
 ``MIGRATIONS`` is append-only (a released migration is never edited or reordered). Each is
 applied at most once, in its own transaction together with its row in ``schema_migrations``,
@@ -6,7 +6,7 @@ under a transaction-scoped advisory lock on the schema's name, so workers starti
 a new database apply it once and a failing statement leaves nothing of it. A database that
 records a migration this code does not know raises ``UnknownMigration`` naming it.
 
-The tables are SQLite's (``schema.py``), in PostgreSQL types, plus:
+The tables are SQLite's (``sqlite/schema.py``), in PostgreSQL types, plus:
 
 * ``writers.token``, the fencing token, only grows: a writer that takes a session over gets
   the previous token plus one, and ``close`` marks the lease released (heartbeat 0) without
@@ -19,7 +19,7 @@ The tables are SQLite's (``schema.py``), in PostgreSQL types, plus:
   written before it), and ``sessions.head`` is the link of the session's last row, written
   with ``length`` in the append's transaction: a row deleted or altered behind the store's
   back is found (``journal_rows.py``). ``instance`` holds one id made with the schema, which
-  names this worker's witnesses of it (``postgres.py``).
+  names this worker's witnesses of it (``postgres/store.py``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """PostgresStore: the journal and a copy of every text in PostgreSQL, for a fleet of workers.
 
-The same store as ``SqliteStore`` (``sqlite.py``), on a server every worker reaches: the
-database (``pg_schema.py``) is the truth; the files under ``root`` are a local cache the
-model opens with a plain file tool, at ``FileStore``'s layout (``disk.py``). Needs the extra
-``context-compact[postgres]`` (psycopg 3 and its pool). Its parts: the connection and errors
-(``pg_base.py``), the files any worker reads (``pg_files.py``), one writer per session with
-fencing tokens (``pg_lease.py``), and here the journal.
+The same store as ``SqliteStore`` (``sqlite/store.py``), on a server every worker reaches: the
+database (``postgres/schema.py``) is the truth; the files under ``root`` are a local cache the
+model opens with a plain file tool, at ``FileStore``'s layout (``store/disk.py``). Needs the
+extra ``context-compact[postgres]`` (psycopg 3 and its pool). Its parts: the connection and
+errors (``postgres/base.py``), the files any worker reads (``postgres/files.py``), one writer
+per session with fencing tokens (``postgres/lease.py``), and here the journal.
 
 Invariants:
 
@@ -39,7 +39,7 @@ from typing import Any
 
 from .. import witness
 from ..base import CHECKPOINT_KIND, Record
-from ..blobrefs import externalize, references, restore
+from ..blobrefs import externalize, references
 from ..journal import (
     CorruptJournal,
     SessionExists,
@@ -48,7 +48,16 @@ from ..journal import (
     new_meta,
     valid_session_id,
 )
-from ..journal_rows import TABLES, chain, check_blobs, check_chain, check_suffix, column, route
+from ..journal_rows import (
+    TABLES,
+    chain,
+    check_blobs,
+    check_chain,
+    check_suffix,
+    column,
+    route,
+    settled_records,
+)
 from ..text import scan
 from .base import LEASE_SECONDS, ServerUnavailable, shown_url
 from .files import _INSERT_BLOB, PgFiles
@@ -190,14 +199,12 @@ class PostgresStore(PgLease, PgFiles):
         return [int(row[0]) for row in found]
 
     def records_from(self, session: str, start: int) -> Iterator[Record]:
-        if not valid_session_id(session):
-            raise KeyError(f"no session {session!r} in {self.where}")
-        # The witness is read before the snapshot (witness.settled): written after each
-        # commit, it counts no more than the snapshot holds.
-        bodies, blobs = witness.settled(
-            self._witness(session), lambda s: self._read(session, s, start)
+        return settled_records(
+            session,
+            self.where,
+            self._witness(session),
+            lambda seen: self._read(session, seen, start),
         )
-        return iter([restore(body, blobs.__getitem__) for body in bodies])
 
     def _read(
         self, session: str, seen: witness.Seen | None, start: int = 0

@@ -85,7 +85,7 @@ class SqliteFiles(DiskFiles):
     _known_paths: set[str]
     _pending: list[FileRow]
     _turns: threading.local  # .depth: the turn() blocks this thread is inside
-    compress: bool  # texts stored zlib-compressed (sqlite_blobs.py)
+    compress: bool  # texts stored zlib-compressed (sqlite/blobs.py)
 
     def _transaction(self) -> Any:
         raise NotImplementedError

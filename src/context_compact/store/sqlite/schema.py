@@ -16,17 +16,17 @@ order. ``body`` is the whole record as ASCII JSON with long strings moved to ``b
 ``blobs`` holds each text once, keyed by the sha256 of its UTF-8. ``files`` is every path the
 store issued, relative to its root, with the blob it can be re-exported from (``file_chunks``
 for appended files and packs, in order). ``writers`` holds the lease of the process writing
-each session (``lease.py``). ``link`` (0003) chains each journal row to the one before
+each session (``store/lease.py``). ``link`` (0003) chains each journal row to the one before
 (``witness.link`` of the previous row's link and this row's ``body``; NULL in rows written
 before it), so an altered row is found by its position. ``codec`` (0004) says how a blob's
-body is stored (``sqlite_blobs.py``).
+body is stored (``sqlite/blobs.py``).
 
 Since 0006 ``blobs`` is found by ``tag`` (a hash prefix as an integer, not unique) rather
 than a unique index on ``hash``; ``files`` and ``file_chunks`` no longer declare references to
 it, a pack lists its pieces' hashes in ``files.pieces`` and an appended file's pieces are in
 ``file_chunks.body`` (``codec`` as in ``blobs``; rows from before name a ``hash`` instead).
 Since 0007 the journal is one table, ``journal``, one row per append holding its records and
-their links (``sqlite_journal.py``); the four record tables are gone, their rows copied into
+their links (``sqlite/journal.py``); the four record tables are gone, their rows copied into
 it one record a row. Both copy what was there, so a database written before still reads and
 verifies; the bytes each saves are in the migration's comment and the README's "The stores".
 """
@@ -134,10 +134,10 @@ MIGRATIONS: list[tuple[str, str]] = [
     ),
     (
         # Texts found by an integer tag instead of a unique index on their 64-character hash
-        # (sqlite_blobs.py): ~1.8 index pages written per new text instead of ~3. ``files``
+        # (sqlite/blobs.py): ~1.8 index pages written per new text instead of ~3. ``files``
         # and ``file_chunks`` are rebuilt first without their references to ``blobs`` (no
         # unique key to refer to any more; the store writes a text before the rows that name
-        # it, sqlite_files.py), each as one b-tree (WITHOUT ROWID), with a pack's pieces in
+        # it, sqlite/files.py), each as one b-tree (WITHOUT ROWID), with a pack's pieces in
         # its ``files`` row and an appended file's pieces in their ``file_chunks`` rows
         # rather than in ``blobs``.
         "0006_blobs_by_tag",
@@ -178,7 +178,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     (
-        # One row per append instead of one per record in four tables (sqlite_journal.py).
+        # One row per append instead of one per record in four tables (sqlite/journal.py).
         # The rows written before are copied one record a row, bodies and links as they were.
         "0007_journal_rows_per_append",
         """

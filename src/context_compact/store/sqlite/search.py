@@ -1,9 +1,9 @@
-"""SqliteStore's ``search``: the side FTS5 index (``search.py``) over its message records.
+"""SqliteStore's ``search``: the side FTS5 index (``store/search.py``) over its message records.
 
 The index file is ``<db>-search``. A search first checks the session's rows against their
 hash chain and witness (once per store object and journal length; ``CorruptJournal`` as
 ``records`` raises it), and the blobs of every row it returns against their hashes.
-Catching up reads the session's journal rows (``sqlite_journal.py``) from the position indexed
+Catching up reads the session's journal rows (``sqlite/journal.py``) from the position indexed
 so far to the journal's length, ``PAGE`` positions at a time, and indexes the message records
 among them; a candidate is read back by its position. A store that
 cannot write the index (read only) or finds the journal shorter than indexed scans instead

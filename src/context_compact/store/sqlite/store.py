@@ -1,26 +1,26 @@
 """SqliteStore: the journal and a copy of every text in one SQLite file, files exported to root.
 
-The database (``schema.py``) is the store's truth; the files under ``root`` are exports the
-model opens with a plain file tool, at the same layout as ``FileStore`` (``disk.py``).
+The database (``sqlite/schema.py``) is the store's truth; the files under ``root`` are exports the
+model opens with a plain file tool, at the same layout as ``FileStore`` (``store/disk.py``).
 
 Invariants:
 
 * ``append`` is one ``BEGIN IMMEDIATE`` transaction: a batch is wholly in or wholly out, also
   when the process is killed mid-way; WAL lets readers and other sessions' writers proceed.
   Inside ``turn()`` the files the turn issued are recorded in that same transaction
-  (``sqlite_files.py``): one commit per turn.
+  (``sqlite/files.py``): one commit per turn.
   Different sessions may be appended from several processes at once (the write lock is held
   for one batch; ``busy_timeout`` waits for it); one writer per session.
 * Every text is stored once: strings of 1 KiB or more in records go to ``blobs`` by hash
   (``blobrefs.py``), and so do the texts of exported files, so persisting a tool result that
-  a message already holds costs only its file; stored compressed (``sqlite_blobs.py``).
+  a message already holds costs only its file; stored compressed (``sqlite/blobs.py``).
 * An append is one row of ``journal`` holding the batch's records and their chain links
-  (``sqlite_journal.py``): a turn's commit writes one b-tree's pages for its journal.
+  (``sqlite/journal.py``): a turn's commit writes one b-tree's pages for its journal.
 * A file is recorded in the database before it is exported, so every issued path can be
   re-exported: ``read_text`` of a file deleted behind our back serves it from the database and
   writes it again. ``issued`` is exactly the paths in ``files`` (kept relative to root, so a
   database and its root can move together).
-* One writer per session (``lease.py``): the first append of a process to a session takes
+* One writer per session (``store/lease.py``): the first append of a process to a session takes
   its row in ``writers`` in the same transaction, and is refused with ``SessionLocked`` while
   another live process holds it; an append to a journal that grew since this store read or
   wrote it is refused too. ``close`` releases the leases.
@@ -28,7 +28,7 @@ Invariants:
   between root and it, its witnesses' and its index's are checked before SQLite opens them
   (``nofollow.py``); one there was planted and is ``LinkRefused`` naming it.
 * One connection, shared by threads under a lock; ``close`` releases it. ``search`` reads a
-  side index (``sqlite_search.py``); integrity checks are ``sqlite_checks.py``.
+  side index (``sqlite/search.py``); integrity checks are ``sqlite/checks.py``.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from ...errors import ReadOnlyStore as ReadOnlyStore
 from .. import witness
 from ..base import CHECKPOINT_KIND as MARK
 from ..base import Record
-from ..blobrefs import externalize, references, restore
+from ..blobrefs import externalize, references
 from ..disk import folder_mode, make_dirs
 from ..journal import (
     SessionExists,
@@ -58,6 +58,7 @@ from ..journal import (
     new_meta,
     valid_session_id,
 )
+from ..journal_rows import settled_records
 from ..lease import (
     HEARTBEAT_SECONDS,
     Owner,
@@ -260,14 +261,12 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         return [int(row[0]) for row in found]
 
     def records_from(self, session: str, start: int) -> Iterator[Record]:
-        if not valid_session_id(session):
-            raise KeyError(f"no session {session!r} in {self.db_path}")
-        # The witness is read before the snapshot (witness.settled): it is written after
-        # each commit, so the snapshot holds at least what it counts.
-        bodies, blobs = witness.settled(
-            self._witness(session), lambda s: self._read(session, s, start)
+        return settled_records(
+            session,
+            self.db_path,
+            self._witness(session),
+            lambda seen: self._read(session, seen, start),
         )
-        return iter([restore(body, blobs.__getitem__) for body in bodies])
 
     def _read(
         self, session: str, seen: witness.Seen | None, start: int = 0
@@ -299,7 +298,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
                 self._db.execute("COMMIT")
         return bodies, blobs
 
-    # -- integrity (witness.py, sqlite_checks.py) -------------------------------------------------
+    # -- integrity (witness.py, sqlite/checks.py) -------------------------------------------------
     def _witness(self, session: str) -> Path:
         not_a_link(self._witnesses)
         return self._witnesses / session

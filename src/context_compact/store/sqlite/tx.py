@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from .checks import integrity
+
 CHECKPOINT_EVERY = 256  # appends between two background WAL checkpoints (bench --store-io)
 
 
@@ -102,13 +104,5 @@ class Checkpointer:
 
 
 def unusable(path: Path, error: BaseException) -> str:
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows = db.execute("PRAGMA integrity_check").fetchall()
-            answer = "; ".join(str(row[0]) for row in rows[:3])
-        finally:
-            db.close()
-    except sqlite3.Error as check:
-        answer = str(check)
+    answer = "; ".join(integrity(path, 3))
     return f"{path}: not a usable SQLite database ({error}; integrity_check: {answer})"
