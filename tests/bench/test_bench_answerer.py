@@ -55,21 +55,30 @@ def gave(tool_id: str, text: str) -> Message:
 
 
 def session() -> Script:
-    """A request, a build whose long output ends in an error, edits, then short reads."""
+    """A request, a build whose long output ends in an error, short reads, an edit, more reads."""
     steps: list[tuple[Message, ...]] = [
         (
             said("Running the build.", use("b1", "bash", command="make build")),
             gave("b1", f"{BIG}\n{ERROR}\nbuild stopped"),
         ),
+    ]
+    for i in range(2, 24):
+        steps.append(
+            (
+                said(f"Checking file {i}.", use(f"b{i}", "bash", command=f"cat notes/f{i}.txt")),
+                gave(f"b{i}", f"line {i} of a short file, nothing to see here\n" * 30),
+            )
+        )
+    steps.append(
         (
             said(
                 "Fixing it.",
                 use("e1", "edit_file", path="src/rates.py", old_text="a", new_text="b"),
             ),
             gave("e1", "Edited src/rates.py"),
-        ),
-    ]
-    for i in range(2, 14):
+        )
+    )
+    for i in range(24, 28):
         steps.append(
             (
                 said(f"Checking file {i}.", use(f"b{i}", "bash", command=f"cat notes/f{i}.txt")),
