@@ -30,6 +30,7 @@ from context_compact.bench.probes import KINDS, OUTCOMES
 from context_compact.bench.run import run_one
 from context_compact.bench.script import Script
 from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
 from stub_api import Reply, StubAPI, ToolCall
 
 Message = dict[str, Any]
@@ -176,7 +177,14 @@ def totals(counts: AnswerCounts) -> dict[str, int]:
 # -- the tests ----------------------------------------------------------------------------------
 
 
-def test_a_model_that_answers_from_its_prompt_is_right_exactly_where_the_answer_was_in_it() -> None:
+def test_a_model_that_answers_from_its_prompt_is_right_exactly_where_the_answer_was_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Summaries made at the trigger: with a summary made ahead, the edit this session makes
+    # falls in the few messages after the range fixed ahead, whose short note does not name
+    # it, and no probe's answer is left in the prompt (a gap of summaries made ahead, stated
+    # in docs/policies.md); this test is about scoring what is in the prompt.
+    monkeypatch.setattr(BenchSummarizer, "model_calls", False, raising=False)
     with StubAPI(*forever(from_view)) as stub:
         counts, answerer, _ = asked(stub)
     got = totals(counts)
