@@ -91,7 +91,9 @@ def test_compaction_events_are_debug_records_of_the_compactor_logger(
 def test_a_failing_summarizer_is_a_warning_that_prints_nothing_by_default(
     capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    failures = [RuntimeError("summarizer down")]
+    # Down for the call made ahead and for the trigger's call again: a summary made ahead that
+    # failed is asked for again at the trigger, and only a failure there falls back.
+    failures = [RuntimeError("summarizer down"), RuntimeError("summarizer down")]
 
     def broken(messages: list[Any]) -> str:
         if failures:

@@ -50,7 +50,9 @@ def test_views_are_kept_as_runs_over_distinct_messages(
     logged = sum(1 for r in store.records(sid) if r["kind"] == "message")
     assert len(found.messages) < 2 * logged
     runs = sum(len(r.spans) for r in found.requests)
-    assert runs * 3 < sum(r.messages for r in found.requests)
+    # Under the default's cadence, ~5 runs a view of ~10 messages here (2 of ~7 before it):
+    # still each distinct message kept once, views as runs over them.
+    assert runs * 2 < sum(r.messages for r in found.requests)
 
 
 def test_a_string_that_left_the_view_500_requests_ago_is_found_by_search(
@@ -73,7 +75,8 @@ def test_every_link_is_a_path_the_store_issued_and_opens_its_original(
     last = inspector.answer("/api/view", {"id": sid, "request": "620"})
     assert last["links"] and all(store.issued(p) for p in last["links"])
     summary = next(m for m in last["messages"] if "Conversation summary" in str(m["content"]))
-    archived = next(p for p in last["links"] if p in str(summary["content"]))
+    # The summary names its archive (and may quote a cleared result's saved output too).
+    archived = next(p for p in last["links"] if p in str(summary["content"]) and "/archive_" in p)
     text = inspector.answer("/api/archive", {"id": sid, "path": archived})["text"]
     assert "toolu_" in text
     with pytest.raises(InspectorError, match="not a file"):
