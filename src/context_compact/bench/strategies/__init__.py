@@ -12,6 +12,8 @@ own engines.
     none                  no management (reports where it overflows)
     seed                  Compactor(Policy.seed()), limit 4 x budget chars
     default               Compactor(Policy.default(context_limit=budget))
+    default-continued     the default, its summarizer continuing the agent's cached prefix
+                          (as ``LLMSummarizer(continue_cache=True)``)
     masking               last 10 observations verbatim (Lindenbauer et al. 2025, SWE-agent)
     openhands-summarizer  OpenHands default condenser (max_size=80, keep_first=4, window)
     anthropic-clearing    clear_tool_uses_20250919 (trigger min(100k, budget), keep 3)
@@ -34,6 +36,7 @@ from typing import Any
 from ...compactor import Compactor
 from ...registry import entry, policy_at, register
 from ...store.base import Store
+from ..summary_cost import ContinuingSummarizer
 from . import (
     anthropic_clearing,
     codex,
@@ -68,6 +71,7 @@ NAMES: tuple[str, ...] = (
     "langchain-summarizer",
     "llamaindex-summary",
     "default-native",
+    "default-continued",
     "anthropic-compaction",
     "openai-compaction",
 )
@@ -85,6 +89,7 @@ def register_peers() -> None:
     )
     register("llamaindex-summary", llamaindex_summary.engine, "LlamaIndex ChatSummaryMemoryBuffer")
     register("default-native", native.default_native_engine, "ours, the provider's compaction")
+    register("default-continued", native.default_continued_engine, "ours, summaries continue")
     register("anthropic-compaction", native.anthropic_engine, "Anthropic compact_20260112")
     register("openai-compaction", native.openai_engine, "OpenAI Responses compaction")
 
@@ -96,7 +101,10 @@ def build(name: str, setup: Setup) -> Compactor:
         raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}")
     register_peers()
     scale = CHARS_PER_TOKEN if entry(name).unit == "chars" else 1
-    compactor = Compactor(policy_at(name, scale * setup.budget), setup.store, setup.summarizer)
+    summarizer = setup.summarizer
+    if name == "default-continued":  # priced as sent: its requests continue the agent's
+        summarizer = ContinuingSummarizer(summarizer)
+    compactor = Compactor(policy_at(name, scale * setup.budget), setup.store, summarizer)
     compactor.engine.overhead(setup.overhead)
     return compactor
 
