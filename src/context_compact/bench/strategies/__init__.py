@@ -12,8 +12,6 @@ own engines.
     none                  no management (reports where it overflows)
     seed                  Compactor(Policy.seed()), limit 4 x budget chars
     default               Compactor(Policy.default(context_limit=budget))
-    default-continued     the default, its summarizer continuing the agent's cached prefix
-                          (as ``LLMSummarizer(continue_cache=True)``)
     masking               last 10 observations verbatim (Lindenbauer et al. 2025, SWE-agent)
     openhands-summarizer  OpenHands default condenser (max_size=80, keep_first=4, window)
     anthropic-clearing    clear_tool_uses_20250919 (trigger min(100k, budget), keep 3)
@@ -71,10 +69,17 @@ NAMES: tuple[str, ...] = (
     "langchain-summarizer",
     "llamaindex-summary",
     "default-native",
-    "default-continued",
     "anthropic-compaction",
     "openai-compaction",
 )
+
+
+VARIANTS: dict[str, str] = {"default-continued": "default"}
+"""Bench-only rows: an engine of the registry with another summarizer. ``default-continued``
+is the default with ``LLMSummarizer(continue_cache=True)``'s requests (``summary_cost.py``):
+run it by name (``--strategies``), it is not among the default rows."""
+
+STRATEGIES: tuple[str, ...] = (*NAMES, *VARIANTS)
 
 
 def register_peers() -> None:
@@ -89,7 +94,6 @@ def register_peers() -> None:
     )
     register("llamaindex-summary", llamaindex_summary.engine, "LlamaIndex ChatSummaryMemoryBuffer")
     register("default-native", native.default_native_engine, "ours, the provider's compaction")
-    register("default-continued", native.default_continued_engine, "ours, summaries continue")
     register("anthropic-compaction", native.anthropic_engine, "Anthropic compact_20260112")
     register("openai-compaction", native.openai_engine, "OpenAI Responses compaction")
 
@@ -97,16 +101,25 @@ def register_peers() -> None:
 def build(name: str, setup: Setup) -> Compactor:
     """A Compactor over strategy ``name`` from the registry, at the bench's budget (tokens; the
     seed's characters are ``CHARS_PER_TOKEN`` x the budget)."""
-    if name not in NAMES:
-        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}")
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}")
     register_peers()
-    scale = CHARS_PER_TOKEN if entry(name).unit == "chars" else 1
+    engine = VARIANTS.get(name, name)
+    scale = CHARS_PER_TOKEN if entry(engine).unit == "chars" else 1
     summarizer = setup.summarizer
-    if name == "default-continued":  # priced as sent: its requests continue the agent's
+    if name in VARIANTS:  # its summary requests continue the agent's own
         summarizer = ContinuingSummarizer(summarizer)
-    compactor = Compactor(policy_at(name, scale * setup.budget), setup.store, summarizer)
+    compactor = Compactor(policy_at(engine, scale * setup.budget), setup.store, summarizer)
     compactor.engine.overhead(setup.overhead)
     return compactor
 
 
-__all__ = ["CHARS_PER_TOKEN", "NAMES", "Setup", "build", "register_peers"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "NAMES",
+    "STRATEGIES",
+    "VARIANTS",
+    "Setup",
+    "build",
+    "register_peers",
+]

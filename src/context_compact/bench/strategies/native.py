@@ -132,18 +132,10 @@ def default_native_engine(policy: Any, env: Env) -> SessionEngine:
     return engine
 
 
-def default_continued_engine(policy: Any, env: Env) -> SessionEngine:
-    """The default; ``build`` gives it a summarizer that continues the agent's request."""
-    engine = SessionEngine(session_policy(context_limit=policy.context_limit), env)
-    engine.name = "default-continued"
-    return engine
-
-
 __all__ = [
     "ModelledCompaction",
     "ThresholdCompaction",
     "anthropic_engine",
-    "default_continued_engine",
     "default_native_engine",
     "openai_engine",
     "trigger_for",
