@@ -48,7 +48,15 @@ COUNTER = TokenCounter()
 # LangChain summarizer's model keeps the last 20 messages as LangChain does, wherever that
 # cuts a turn; the LlamaIndex buffer's model, as LlamaIndex does, moves the assistant
 # messages that would open the kept history into the summary, a turn's opener included.
-THINKING_GAPS = ("openhands-summarizer", "langchain-summarizer", "llamaindex-summary")
+# The models of the APIs' own compaction keep only their block, as the APIs do: what came
+# before it, a turn's opener included, is dropped.
+THINKING_GAPS = (
+    "openhands-summarizer",
+    "langchain-summarizer",
+    "llamaindex-summary",
+    "anthropic-compaction",
+    "openai-compaction",
+)
 EXAMPLES = max(200, settings.default.max_examples)
 STATS: Counter[str] = Counter()
 

@@ -30,6 +30,7 @@ from context_compact.bench.probes import KINDS, OUTCOMES
 from context_compact.bench.run import run_one
 from context_compact.bench.script import Script
 from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
 from stub_api import Reply, StubAPI, ToolCall
 
 Message = dict[str, Any]
@@ -55,21 +56,30 @@ def gave(tool_id: str, text: str) -> Message:
 
 
 def session() -> Script:
-    """A request, a build whose long output ends in an error, edits, then short reads."""
+    """A request, a build whose long output ends in an error, short reads, an edit, more reads."""
     steps: list[tuple[Message, ...]] = [
         (
             said("Running the build.", use("b1", "bash", command="make build")),
             gave("b1", f"{BIG}\n{ERROR}\nbuild stopped"),
         ),
+    ]
+    for i in range(2, 24):
+        steps.append(
+            (
+                said(f"Checking file {i}.", use(f"b{i}", "bash", command=f"cat notes/f{i}.txt")),
+                gave(f"b{i}", f"line {i} of a short file, nothing to see here\n" * 30),
+            )
+        )
+    steps.append(
         (
             said(
                 "Fixing it.",
                 use("e1", "edit_file", path="src/rates.py", old_text="a", new_text="b"),
             ),
             gave("e1", "Edited src/rates.py"),
-        ),
-    ]
-    for i in range(2, 14):
+        )
+    )
+    for i in range(24, 28):
         steps.append(
             (
                 said(f"Checking file {i}.", use(f"b{i}", "bash", command=f"cat notes/f{i}.txt")),
@@ -167,7 +177,14 @@ def totals(counts: AnswerCounts) -> dict[str, int]:
 # -- the tests ----------------------------------------------------------------------------------
 
 
-def test_a_model_that_answers_from_its_prompt_is_right_exactly_where_the_answer_was_in_it() -> None:
+def test_a_model_that_answers_from_its_prompt_is_right_exactly_where_the_answer_was_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Summaries made at the trigger: with a summary made ahead, the edit this session makes
+    # falls in the few messages after the range fixed ahead, whose short note does not name
+    # it, and no probe's answer is left in the prompt (a gap of summaries made ahead, stated
+    # in docs/policies.md); this test is about scoring what is in the prompt.
+    monkeypatch.setattr(BenchSummarizer, "model_calls", False, raising=False)
     with StubAPI(*forever(from_view)) as stub:
         counts, answerer, _ = asked(stub)
     got = totals(counts)

@@ -24,7 +24,7 @@ from stub_api import ErrorReply, Reply, ToolCall
 
 TURNS = 64
 LIMIT = 24_000
-MODES = {"equal": LIMIT, "below": int(0.6 * LIMIT)}
+MODES = {"equal": LIMIT, "below": int(0.5 * LIMIT)}
 THINKING = "I should read the next part."
 
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import context_compact.session.engine as session_engine
+import context_compact.session.cadence as cadence
 from api_rules import sign, thinking_request, violation_text
 from context_compact import Compactor, MemoryStore, Policy, check
 from context_compact.markers import INPUT_CLEARED
@@ -59,7 +59,7 @@ def views(cc: Compactor, turns: int = 40, tool_of: Any = lambda k: "grep") -> li
 def clearings_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     # A summary only when a clearing cannot reach the low-water mark: what is tested is what
     # a clearing does to inputs, which a summary riding on it would take away at once.
-    monkeypatch.setattr(session_engine, "SUMMARY_PAYOFF", 0.0)
+    monkeypatch.setattr(cadence, "SUMMARY_PAYOFF", 0.0)
 
 
 def compactor(**knobs: Any) -> Compactor:

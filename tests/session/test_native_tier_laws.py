@@ -72,7 +72,8 @@ def test_whatever_compactions_fail_the_newest_block_opens_the_view_and_nothing_i
     fails: set[int],
 ) -> None:
     provider = Provider(fails)
-    compactor, sent = run(provider, 40)
+    # 80 steps: two compactions at the default cadence (40 held one).
+    compactor, sent = run(provider, 80)
     assert provider.calls >= 2
     stages = [e.stage for e in compactor.events]
     assert stages.count("native_fallback") == len(fails & set(range(1, provider.calls + 1)))
@@ -93,7 +94,7 @@ def test_an_interrupted_compaction_leaves_the_session_as_its_journal_holds_it() 
     compactor.engine.native = again  # type: ignore[attr-defined]
     history: list[Any] = [{"role": "user", "content": TASK}]
     interrupted = False
-    for step in range(40):
+    for step in range(80):
         use = {"type": "tool_use", "id": f"t{step}", "name": "bash", "input": {"n": step}}
         history = [
             *history,

@@ -16,6 +16,10 @@ from context_compact import Compactor, MemoryStore, Policy, check
 from context_compact.bench.reach import reach
 from context_compact.bench.replay import replay
 from context_compact.markers import SUMMARY_CUT, summary_quotes
+from context_compact.session.policy import SessionPolicy
+from context_compact.session.summarizing import SummaryCaller
+from context_compact.sizing import TokenCounter
+from context_compact.summarize import adapt
 from context_compact.testing.workload import synthetic_session
 from histories import pair, user
 
@@ -189,3 +193,29 @@ def test_a_next_step_too_long_to_keep_is_cut_like_the_rest() -> None:
     c, _ = compactor(Faulty(f"## Files and their state\n- a.py\n\n{step}"), summary_max_tokens=500)
     text = summary_text(c.compact_history(HISTORY, "fix the parser"))
     assert text.rstrip().endswith(SUMMARY_CUT.format(tokens=500))
+
+
+def test_a_summary_made_ahead_and_never_used_breaks_a_run_of_failures() -> None:
+    answers: list[Any] = [TimeoutError("slow"), "## Next step\n- go on", TimeoutError("slow")]
+
+    def summarizer(messages: Any, **_: Any) -> str:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return str(answer)
+
+    events: list[str] = []
+    caller = SummaryCaller(
+        adapt(summarizer),
+        SessionPolicy(context_limit=4_000, max_summary_failures=2),
+        TokenCounter(),
+        lambda stage, *_: events.append(stage),
+    )
+    caller.text([user("a")], None, None, 500)  # fails: the extractive summary stands in
+    # Asked for ahead and answered, then not used: the trigger's clearing sufficed.
+    assert caller.ahead(caller.request([user("b")], None, None, 500))
+    pending = caller._pending
+    assert pending is not None and pending[1].done.wait(5)
+    caller.text([user("c")], None, None, 500)  # fails again, but not twice in a row
+    assert events == ["summary_fallback", "summary_fallback"]
+    caller.close()

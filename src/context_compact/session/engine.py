@@ -50,7 +50,18 @@ from ..messages import copy_json
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import ahead, checkpoint, knobs, limits, native, native_tier, passes, summary, undo
+from . import (
+    ahead,
+    cadence,
+    checkpoint,
+    knobs,
+    limits,
+    native,
+    native_tier,
+    passes,
+    summary,
+    undo,
+)
 from .durable import SessionJournal
 from .faults import Faults
 from .handout import Handout
@@ -78,9 +89,6 @@ from .syncing import Sync
 
 NEVER = -(10**12)
 SUMMARY_SHARE = 0.15
-# A clearing that leaves less than this share of the room under the high-water mark that a
-# summary would leave brings the summary along (``SessionEngine._summary_due``).
-SUMMARY_PAYOFF = 0.55
 
 
 class SessionEngine(SearchableLog):
@@ -498,10 +506,8 @@ class SessionEngine(SearchableLog):
         """After the clearing of a call that compacts: whether its summary should come now.
         A summary is lossy and costs a call, a clearing is neither, but every compaction
         rewrites history: each should buy as many turns as it can. So the summary comes with
-        this clearing (whose rewrite is paid anyway) when the clearing alone would leave less
-        than ``SUMMARY_PAYOFF`` of the room under the high-water mark the summary would: the
-        next compaction would come that much sooner, and would be the summary. Turns buy room
-        at the session's own pace, so the rooms compare as turns."""
+        this clearing (whose rewrite is paid anyway) when the clearing alone would buy too
+        few turns (``cadence.summary_due``)."""
         state = self.state
         if not target or state.measure() > high:
             return True  # a trigger by count asks for a summary; still over: no choice left
@@ -515,10 +521,10 @@ class SessionEngine(SearchableLog):
 
     @staticmethod
     def _pays(cleared: float, summarized: float, high: float, slack: float = 0.0) -> bool:
-        """The rule of ``_summary_due``: the room under ``high`` a clearing to ``cleared``
-        leaves is under ``SUMMARY_PAYOFF`` (plus ``slack``, for a prediction) of the room a
-        summary to ``summarized`` would."""
-        return high - cleared < (SUMMARY_PAYOFF + slack) * (high - summarized)
+        """The rule of ``_summary_due`` (``cadence.summary_due``) for a clearing to
+        ``cleared`` and a summary to ``summarized`` under ``high``; ``slack`` is added to the
+        payoff share for a prediction."""
+        return cadence.summary_due(high - cleared, high - summarized, slack)
 
     def _summarize(
         self,
@@ -681,7 +687,7 @@ class SessionEngine(SearchableLog):
     def _summary_coming(self, request: str) -> bool:
         """Whether the coming trigger will summarize, predicted by the rule it applies after
         its clearing (``_summary_due``) on what that clearing would leave
-        (``ahead.after_clearing``)."""
+        (``ahead.after_clearing``) and what its summary would (``ahead.after_summary``)."""
         state, policy = self.state, self.policy
         high = knobs.high_water(state, policy) * self.limit
         target = int(policy.low_water * self.limit)
@@ -690,7 +696,8 @@ class SessionEngine(SearchableLog):
         if after is None:
             return False
         cleared = ahead.after_clearing(state, policy, self.limit)
-        return self._pays(cleared, after, high, ahead.SLACK)
+        summarized = ahead.after_summary(state, policy, self.limit, after)
+        return self._pays(cleared, summarized, high, ahead.SLACK)
 
     def _look_ahead(self, request: str) -> None:
         """Past the soft mark, fix the next summary's range (journaled) and ask for its

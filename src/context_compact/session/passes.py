@@ -7,7 +7,8 @@ In order of cost to the prompt cache:
    saved and the block becomes a preview naming the file. New text only: seen history is
    never rewritten by this pass.
 2. ``clear``: over the high-water mark, seen results outside the last ``keep_recent_turns``
-   turns are cleared oldest first, down to the low-water mark, and only when that frees at
+   turns (as far as those fit under the low-water mark: ``cadence.recent_from``) are cleared
+   oldest first, down to the low-water mark, and only when that frees at
    least ``clear_at_least`` tokens (a tenth of a small window); each names its saved copy.
 3. ``summarize``: still over the low-water mark, the oldest turns are archived and replaced
    by one summary message (rolling: the previous summary is passed in to be updated), the
@@ -39,7 +40,7 @@ from ..facts import read_once
 from ..messages import Message, block_type, blocks, clone, readable_text, result_text
 from ..store.base import Store
 from ..store.disk import EncodedMessages
-from . import knobs, summary
+from . import cadence, knobs, summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS
 from .policy import SessionPolicy
@@ -160,7 +161,7 @@ def clear(
 ) -> BlockEdit | None:
     # Over the limit with nothing else left, only the newest turn's results are protected.
     keep = 1 if last_resort else policy.keep_recent_turns
-    results = state.results(state.first_kept, protect_from(state, keep))
+    results = state.results(state.first_kept, cadence.recent_from(state, policy, keep))
     if futile_below is not None and _futile_anyway(state, results, futile_below):
         return None
     candidates = clearable(state, policy, results, force or last_resort)
@@ -216,8 +217,9 @@ def clear(
 
 
 def protect_from(state: SessionState, keep: int) -> int:
-    """The first log message a clearing leaves alone: the start of the newest ``keep``
-    turns, and never before the results the model has not seen."""
+    """The start of the newest ``keep`` turns, never after the results the model has not
+    seen: the recent turns by count (``ahead.py`` paces by them; a clearing keeps them only
+    as far as they fit, ``cadence.recent_from``)."""
     starts = state.turn_starts()
     first = starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
     return min(first, state.last_assistant() + 1)

@@ -45,8 +45,9 @@ class SessionPolicy:
     prompt cache (unless the request is over the limit)."""
     keep_recent_turns: int = 3
     """The newest assistant turns kept as they are, as far as they fit. Clearing leaves their
-    results in view (under the limit's pressure, a refusal or a last resort, they are cleared
-    too: the request must fit). A summary keeps at most this many turns verbatim: the most of
+    results in view as far as those turns fit under the low-water mark, the newest turn always
+    (``session/cadence.py``; still over the limit, as a last resort, only the newest turn's:
+    the request must fit). A summary keeps at most this many turns verbatim: the most of
     them whose kept part fits under the low-water mark, else only as many as fit the limit
     (the newest alone, say); when not even the newest fits, the summary closes the turn and
     its newest steps ride along as text (``session/summary.py``). ``compact_history(...,

@@ -20,7 +20,8 @@ behind it. Nothing made ahead is journaled until ``text`` hands it out.
 
 Whatever goes wrong (an exception, a timeout, an empty or non-text answer) counts as a
 failure: the extractive summary is used instead and an event says so, and
-``max_summary_failures`` failures in a row raise ``CompactionFailed``. A text longer than
+``max_summary_failures`` failures in a row raise ``CompactionFailed`` (a text made ahead
+and not used, the trigger's clearing having sufficed, breaks the row). A text longer than
 the budget is cut at a line end, saying so.
 """
 
@@ -110,6 +111,7 @@ class SummaryCaller:
         self.counter = counter
         self.emit = emit
         self.failures = 0
+        self._unused: list[_Job] = []  # made ahead, dropped unused: answered yet? (``_heard``)
         self._worker: Worker | None = None
         self._pending: tuple[str, _Job] | None = None  # a summary asked for ahead, by key
         self.timing: dict[str, Any] | None = None  # of the last ``text``: see ``take_timing``
@@ -168,10 +170,22 @@ class SummaryCaller:
         key = request_key(ask)
         if self._pending is not None and self._pending[0] == key:
             return False
+        if self._pending is not None:
+            self._unused.append(self._pending[1])
         if self._pending is not None and not self._pending[1].done.is_set():
             self._abandon()  # its call would hold up this one: its worker goes with it
         self._pending = (key, self._submit(ask))
         return True
+
+    def _heard(self) -> None:
+        """Summaries made ahead and dropped unused (the trigger's clearing sufficed, or it
+        chose another range) still tell whether the summarizer answers: one answered with a
+        text ends a run of failures. Those not done yet are looked at next time."""
+        for job in self._unused:
+            value = job.value if job.done.is_set() and job.error is None else None
+            if isinstance(value, str) and value.strip():
+                self.failures = 0
+        self._unused = [job for job in self._unused if not job.done.is_set()][-4:]
 
     @property
     def asked_ahead(self) -> str | None:
@@ -183,6 +197,8 @@ class SummaryCaller:
         waited_from = time.monotonic()
         pending, self._pending = self._pending, None
         made_ahead = pending is not None and pending[0] == request_key(ask)
+        if pending is not None and not made_ahead:
+            self._unused.append(pending[1])
         if pending is not None and not made_ahead and not pending[1].done.is_set():
             self._abandon()  # never wait behind a summary of another range
         job = pending[1] if made_ahead and pending is not None else self._submit(ask)
@@ -230,6 +246,7 @@ class SummaryCaller:
                 raise EmptySummary(f"the summarizer returned {got}")
             self.failures = 0
         except Exception as error:
+            self._heard()
             self.failures += 1
             if self.failures >= self.policy.max_summary_failures:
                 raise CompactionFailed(
