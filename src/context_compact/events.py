@@ -30,7 +30,10 @@ class CompactionEvent:
     timing: Mapping[str, Any] | None = None
     """A summary's: ``started`` and ``ready`` (wall clock, seconds since the epoch; ready
     None if its answer never came in), ``waited`` (seconds the call waited for it) and
-    ``ahead`` (asked for ahead of need, ``session/ahead.py``); None for other stages."""
+    ``ahead`` (asked for ahead of need, ``session/ahead.py``); with a summarizer that reports
+    its model call's usage (``LLMSummarizer``), that call's ``input_tokens`` (cached ones
+    included), ``cached_tokens`` and ``output_tokens``, beside the tokens the summary saved
+    (``before - after``); None for other stages."""
 
     def __str__(self) -> str:
         where = f" -> {', '.join(self.paths)}" if self.paths else ""

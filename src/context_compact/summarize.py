@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -246,6 +247,24 @@ def seed_form(summarizer: Callable[..., str]) -> Callable[..., str]:
     return call
 
 
+CALL_USAGE: ContextVar[dict[str, int] | None] = ContextVar("summary_call_usage", default=None)
+"""The usage the API reported for the summary call made last in this context (``LLMSummarizer``
+sets it): ``input_tokens`` (every input token, cached ones included), ``cached_tokens`` (read
+from the prompt cache) and ``output_tokens``. The session engine runs each summary in a context
+of its own and puts it on the summary's event (``CompactionEvent.timing``)."""
+
+
+def note_usage(reply: Any) -> None:
+    """Set ``CALL_USAGE`` from ``reply.usage`` (a ``providers.Usage``), unless it is unknown."""
+    usage = getattr(reply, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", 0)
+    output = getattr(usage, "output_tokens", 0)
+    if not prompt and not output:
+        return
+    cached = getattr(usage, "cache_read_tokens", 0)
+    CALL_USAGE.set({"input_tokens": prompt, "cached_tokens": cached, "output_tokens": output})
+
+
 class LLMSummarizer:
     """A summary from a model, on any Provider: a callable ``(messages) -> str``.
 
@@ -302,6 +321,7 @@ class LLMSummarizer:
                 tools=[],
                 max_tokens=self.max_tokens,
             )
+            note_usage(reply)
             return reply.text.strip() or "(empty summary)"
         budget = max_tokens or self.max_tokens
         shown = transcript(messages, self.input_limit, also=[previous] if previous else [])
@@ -313,6 +333,7 @@ class LLMSummarizer:
             tools=[],
             max_tokens=budget,
         )
+        note_usage(reply)
         return reply.text.strip()
 
     def summarize(self, ask: SummaryRequest) -> str:
@@ -338,10 +359,12 @@ class LLMSummarizer:
             tools=list(ask.tools or []),
             max_tokens=budget,
         )
+        note_usage(reply)
         return reply.text.strip()
 
 
 __all__ = [
+    "CALL_USAGE",
     "Adapted",
     "LLMSummarizer",
     "Summarizes",
@@ -353,6 +376,7 @@ __all__ = [
     "extractive_summary",
     "focused",
     "is_model_summarizer",
+    "note_usage",
     "seed_form",
     "summary_input",
     "summary_message",

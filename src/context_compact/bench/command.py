@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .pricing import Pricing
-from .strategies import NAMES
+from .strategies import STRATEGIES
 
 if TYPE_CHECKING:
     pass
@@ -63,7 +63,9 @@ LONG_TURN_QUICK = 300
     help="Synthetic session lengths, e.g. 300,1000 (with --scaling alone: its checkpoints).",
 )
 @click.option("--seeds", default=None, help="Synthetic generator seeds, e.g. 0,1,2.")
-@click.option("--strategies", default=None, help=f"Comma-separated subset of: {', '.join(NAMES)}.")
+@click.option(
+    "--strategies", default=None, help=f"Comma-separated subset of: {', '.join(STRATEGIES)}."
+)
 @click.option(
     "--scaling",
     "scaling",
@@ -336,10 +338,10 @@ def bench(
         changes["synthetic"] = tuple((t, s) for t in lengths for s in seed_list if t > 0)
     if strategies is not None:
         chosen = tuple(s.strip() for s in strategies.split(",") if s.strip())
-        unknown = [s for s in chosen if s not in NAMES]
+        unknown = [s for s in chosen if s not in STRATEGIES]
         if unknown:
             raise click.BadParameter(
-                f"unknown {', '.join(unknown)}; known: {', '.join(NAMES)}",
+                f"unknown {', '.join(unknown)}; known: {', '.join(STRATEGIES)}",
                 param_hint="--strategies",
             )
         changes["strategies"] = chosen

@@ -12,7 +12,9 @@ its compactor the usage the API reported: the bench's count stands for the API's
 Anthropic's prompt-caching multipliers (cache reads 0.1x base input, cache writes 1.25x: Anthropic
 "Prompt caching" docs, 2025): the shared prefix is read, the rest is written (a cache
 breakpoint at the end of every request, as agent loops set it). Summary calls are priced as
-plain input plus output; the assistant's own replies are output tokens.
+input plus output; a summary request that continues the previous request (the summarizer's
+``sends``) reads its shared prefix from the cache (``summary_cost.py``: ``summary_cached_tokens``
+of ``summary_input_tokens``); the assistant's own replies are output tokens.
 
 A ``Workload`` (synthetic) or a ``Script`` (any session, see ``script.py``) can be replayed.
 At the end, every needle (planted fact, or full tool-result text) is classified by
@@ -46,6 +48,7 @@ from ..testing.workload import Workload
 from .api_check import final_turn_opener, refusal
 from .reach import reach
 from .script import Script, as_script
+from .summary_cost import common_prefix, price_send
 
 
 class Strategy(Protocol):
@@ -75,6 +78,7 @@ class Replay:
     summary_calls: int = 0
     summary_input_tokens: int = 0
     summary_output_tokens: int = 0
+    summary_cached_tokens: int = 0
     output_tokens: int = 0
     overflow_turn: int | None = None
     over_budget_calls: int = 0
@@ -100,8 +104,11 @@ class Replay:
         return self.cache_read / self.total_input_tokens if self.total_input_tokens else 0.0
 
     def weighted_input(self) -> float:
-        """Input cost in base-input-token units: reads 0.1x, writes 1.25x, summaries 1x."""
-        return 0.1 * self.cache_read + 1.25 * self.cache_write + self.summary_input_tokens
+        """Input cost in base-input-token units: reads 0.1x, writes 1.25x, summaries 1x
+        (their cached prefix 0.1x)."""
+        cached = self.summary_cached_tokens
+        summaries = self.summary_input_tokens - cached + 0.1 * cached
+        return 0.1 * self.cache_read + 1.25 * self.cache_write + summaries
 
     def p(self, q: float) -> float:
         """The ``q`` quantile of prepare times (nearest rank), in ms."""
@@ -121,15 +128,6 @@ class Replay:
 
 def _role(message: Any) -> Any:
     return message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
-
-
-def _common_prefix(a: list[Any], b: list[Any]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x is not y and x != y:
-            break
-        n += 1
-    return n
 
 
 def replay(
@@ -152,6 +150,9 @@ def replay(
     out = Replay(strategy.name, script.name)
     messages: list[Any] = list(script.head)
     previous: list[Any] = []
+    previous_sizes: list[int] = []
+    sends = getattr(summarizer, "sends", None)
+    sent_input = 0
     appended: list[Any] = list(script.head)
     calls = script.turns + 1
     for index in range(calls):
@@ -177,9 +178,16 @@ def replay(
                 out.first_refusal = f"call {index}: {refused}"
         if script.thinking and final_turn_opener(view) is None:
             out.turn_starts += 1
+        for send in sends or ():  # made by this prepare: it continues the previous request
+            size = [counter.message(m) for m in send[0]]
+            whole, cached = price_send(send, previous, previous_sizes, size, overhead_tokens)
+            sent_input += whole
+            out.summary_cached_tokens += cached
+        if sends:
+            sends.clear()
         sizes = [counter.message(m) for m in view]
         total = sum(sizes) + overhead_tokens
-        shared = _common_prefix(view, previous)
+        shared = common_prefix(view, previous)
         if previous and shared < len(previous):
             out.rewrite_turns += 1
         read = overhead_tokens + sum(sizes[:shared]) if previous else 0
@@ -197,7 +205,7 @@ def replay(
         fits = window is None or total <= window
         if observe is not None and sent and refused is None and fits:
             observe(total)
-        previous = view
+        previous, previous_sizes = view, sizes
         if index < script.turns:
             step = script.step(index, view)
             out.output_tokens += sum(counter.message(m) for m in step if m["role"] == "assistant")
@@ -210,7 +218,7 @@ def replay(
     out.turns = script.turns
     if summarizer is not None:
         out.summary_calls = summarizer.calls
-        out.summary_input_tokens = summarizer.input_tokens
+        out.summary_input_tokens = summarizer.input_tokens + sent_input
         out.summary_output_tokens = summarizer.output_tokens
     out.needles = len(script.needles)
     # The steps in the last view: all of them, or those before the call that gave up.

@@ -42,7 +42,7 @@ from .probing import ProbeTracker, recall_of
 from .replay import Replay, replay
 from .scaling import ScalingPoint, measure_scaling
 from .script import Script, from_session, from_workload
-from .strategies import NAMES, Setup, build
+from .strategies import STRATEGIES, Setup, build
 
 ROOT = "/memory"
 
@@ -168,8 +168,8 @@ def run_bench(config: BenchConfig | None = None, progress: Progress | None = Non
     """Replay every strategy on every workload, time the scaling, return the report."""
     config = config or BenchConfig()
     for name in config.strategies:
-        if name not in NAMES:
-            raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}")
+        if name not in STRATEGIES:
+            raise ValueError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}")
     started = time.perf_counter()
     skipped: list[str] = []
     synthetic = [from_workload(synthetic_session(t, seed)) for t, seed in config.synthetic]

@@ -112,7 +112,17 @@ def timing_line(timing: dict[str, Any] | None) -> str | None:
     )
     waited = timing.get("waited")
     wait = f"the agent waited {float(waited):.2f} s" if isinstance(waited, (int, float)) else ""
-    return ", ".join(x for x in (f"summary {how} at {when}", came, wait) if x)
+    return ", ".join(x for x in (f"summary {how} at {when}", came, wait, call_cost(timing)) if x)
+
+
+def call_cost(timing: dict[str, Any]) -> str:
+    """The summary call's tokens as the API reported them, or "" when it reported none."""
+    sent, out = timing.get("input_tokens"), timing.get("output_tokens")
+    if not isinstance(sent, int) or not isinstance(out, int):
+        return ""
+    cached = timing.get("cached_tokens")
+    read = f" ({cached:,} from the cache)" if isinstance(cached, int) and cached else ""
+    return f"its call read {sent:,} tokens{read} and wrote {out:,}"
 
 
 @dataclass

@@ -32,7 +32,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from contextvars import copy_context
+from contextvars import Context, copy_context
 from typing import Any
 
 from .. import markers
@@ -40,7 +40,7 @@ from ..errors import CompactionFailed
 from ..errors import EmptySummary as EmptySummary  # kept importable from here
 from ..messages import Message, clone
 from ..sizing import TokenCounter, to_json
-from ..summarize import Summarizes, SummaryRequest, extractive_summary
+from ..summarize import CALL_USAGE, Summarizes, SummaryRequest, extractive_summary
 from .policy import SessionPolicy
 
 Emit = Callable[[str, int, int, str], None]
@@ -58,6 +58,7 @@ class _Job:
         self.started = time.time()
         self.clock = time.monotonic()
         self.ready: float | None = None  # wall time the answer came in
+        self.context: Context | None = None  # the call's: the model call's usage is read there
 
     def wait(self, timeout: float | None) -> Any:
         """The call's answer; ``TimeoutError`` when not in within ``timeout`` seconds."""
@@ -131,7 +132,10 @@ class SummaryCaller:
             self._worker = Worker()
         # In a copy of this context: what the call set up (``facts.read_once``) holds there.
         context = copy_context()
-        return self._worker.submit(lambda: context.run(self.summarizer.summarize, ask))
+        context.run(CALL_USAGE.set, None)  # only this call's usage is read back from it
+        job = self._worker.submit(lambda: context.run(self.summarizer.summarize, ask))
+        job.context = context
+        return job
 
     def request(
         self,
@@ -213,6 +217,9 @@ class SummaryCaller:
                 "ready": round(job.ready, 3) if job.ready is not None else None,
                 "waited": round(time.monotonic() - waited_from, 4),
             }
+            usage = job.context.get(CALL_USAGE) if job.done.is_set() and job.context else None
+            if usage:
+                self.timing.update(usage)
 
     def take_timing(self) -> dict[str, Any] | None:
         """When the last summary was asked for (``started``, wall clock), when its answer

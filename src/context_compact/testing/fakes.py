@@ -26,6 +26,9 @@ class BenchSummarizer:
         self.input_tokens = 0
         self.output_tokens = 0
         self.scores: list[float] = []
+        # Requests that continue an earlier one, priced as sent by the bench's replay
+        # (``bench/summary_cost.py``): their messages, and the tokens after them.
+        self.sends: list[tuple[list[Any], int]] = []
 
     def __call__(
         self, messages: list[Any], previous: str | None = None, request: str | None = None

@@ -34,6 +34,7 @@ from typing import Any
 from ...compactor import Compactor
 from ...registry import entry, policy_at, register
 from ...store.base import Store
+from ..summary_cost import ContinuingSummarizer
 from . import (
     anthropic_clearing,
     codex,
@@ -73,6 +74,14 @@ NAMES: tuple[str, ...] = (
 )
 
 
+VARIANTS: dict[str, str] = {"default-continued": "default"}
+"""Bench-only rows: an engine of the registry with another summarizer. ``default-continued``
+is the default with ``LLMSummarizer(continue_cache=True)``'s requests (``summary_cost.py``):
+run it by name (``--strategies``), it is not among the default rows."""
+
+STRATEGIES: tuple[str, ...] = (*NAMES, *VARIANTS)
+
+
 def register_peers() -> None:
     """Register the peers with the registry (again: the same entries)."""
     register("none", none.engine, "no management: the whole history every time")
@@ -92,13 +101,25 @@ def register_peers() -> None:
 def build(name: str, setup: Setup) -> Compactor:
     """A Compactor over strategy ``name`` from the registry, at the bench's budget (tokens; the
     seed's characters are ``CHARS_PER_TOKEN`` x the budget)."""
-    if name not in NAMES:
-        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(NAMES)}")
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}")
     register_peers()
-    scale = CHARS_PER_TOKEN if entry(name).unit == "chars" else 1
-    compactor = Compactor(policy_at(name, scale * setup.budget), setup.store, setup.summarizer)
+    engine = VARIANTS.get(name, name)
+    scale = CHARS_PER_TOKEN if entry(engine).unit == "chars" else 1
+    summarizer = setup.summarizer
+    if name in VARIANTS:  # its summary requests continue the agent's own
+        summarizer = ContinuingSummarizer(summarizer)
+    compactor = Compactor(policy_at(engine, scale * setup.budget), setup.store, summarizer)
     compactor.engine.overhead(setup.overhead)
     return compactor
 
 
-__all__ = ["CHARS_PER_TOKEN", "NAMES", "Setup", "build", "register_peers"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "NAMES",
+    "STRATEGIES",
+    "VARIANTS",
+    "Setup",
+    "build",
+    "register_peers",
+]

@@ -20,10 +20,11 @@ Sources: Anthropic, "Compaction" (context-management edit ``compact_20260112``, 
   summarize; the summary is the provider's block from an on-demand compaction request of the
   messages it replaces, as sent (``session/native_tier.py``).
 
-Pricing: a compaction is one model pass over what it replaces, as sent (plain input; the
-bench prices every summary call so) plus the summary as output. The peers keep no copy the
-model can reach (the client's history is not addressable by the model): what a block or
-item replaced counts as lost. Ours archives it first.
+Pricing: a compaction is one model pass over what it replaces, as sent, plus the summary as
+output. The request starts with what the previous request sent (system prompt, tools, the
+messages up to the cut), so that part is priced as a cache read (``bench/summary_cost.py``).
+The peers keep no copy the model can reach (the client's history is not addressable by the
+model): what a block or item replaced counts as lost. Ours archives it first.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def trigger_for(budget: int) -> int:
 
 class ModelledCompaction:
     """A provider's compaction of ``messages``: the bench's summarizer writes the summary;
-    its input is priced as the messages were sent, whatever the summarizer was shown."""
+    its input is priced as the messages were sent, whatever the summarizer was shown (as a
+    ``sends`` entry when the summarizer keeps them, so its cached prefix is a cache read)."""
 
     def __init__(self, summarizer: Any, counter: TokenCounter | None = None) -> None:
         self.summarizer = summarizer
@@ -57,6 +59,13 @@ class ModelledCompaction:
         self.blocks = 0
 
     def summary(self, messages: list[Message]) -> str:
+        sends = getattr(self.summarizer, "sends", None)
+        if sends is not None:  # priced by the replay as sent: its shared prefix is cached
+            before = self.summarizer.input_tokens
+            text = str(self.adapted.summarize(SummaryRequest(messages)))
+            self.summarizer.input_tokens = before
+            sends.append((list(messages), 0))
+            return text
         text = str(self.adapted.summarize(SummaryRequest(messages)))
         shown = getattr(self.summarizer, "input_limit", None)
         if shown is not None and hasattr(self.summarizer, "input_tokens"):
