@@ -7,8 +7,7 @@ SQLite's nor PostgreSQL's store.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import (
     CorruptJournal,
@@ -19,6 +18,7 @@ from ..errors import (
     UnknownMigration,
 )
 from .base import Record, Store
+from .lazy import loader
 
 if TYPE_CHECKING:
     from .files import FileStore, safe_id
@@ -40,14 +40,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup finds it without coming here
-    return value
+__getattr__ = loader(__name__, _LAZY)
 
 
 __all__ = [

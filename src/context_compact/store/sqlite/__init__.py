@@ -10,8 +10,9 @@ alone, without the store.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import loader
 
 if TYPE_CHECKING:
     from .store import CHECKPOINT_EVERY, SqliteStore
@@ -26,14 +27,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup finds it without coming here
-    return value
+__getattr__ = loader(__name__, _LAZY)
 
 
 __all__ = ["CHECKPOINT_EVERY", "WORKDIR_DB", "SqliteStore", "workdir_store"]
