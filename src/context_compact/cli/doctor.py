@@ -28,7 +28,7 @@ import click
 from ..errors import CorruptStore
 from ..store.base import ChecksDatabase, KnowsWriters, OnDatabaseFile, Store
 from ..store.witness import CorruptJournal
-from .damage import BROKEN, problem, readable
+from .damage import BROKEN, problem, readable, whole_store
 from .sessions import json_option, open_store, workdir_option
 from .store_errors import corrupt_line, guards_store, select_store
 
@@ -47,6 +47,8 @@ def check_session(store: Store, session: str) -> dict[str, Any]:
         fallback = engine.journal.fallback if isinstance(engine, SessionEngine) else None
         replayed = Compactor(Policy.default(), _FullReplay(store), session=session).view()
     except BROKEN as error:
+        if whole_store(error, store):
+            raise
         row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error, store)}
         if isinstance(error, CorruptJournal):
             row.update(unit=error.unit, at=error.at, whole=error.whole)

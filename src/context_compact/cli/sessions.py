@@ -180,7 +180,7 @@ def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool
     import shutil
     import textwrap
 
-    from .damage import BROKEN, problem
+    from .damage import BROKEN, problem, whole_store
 
     ctx.obj = {"workdir": workdir}
     if ctx.invoked_subcommand is not None:
@@ -192,6 +192,8 @@ def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool
             try:
                 rows.append(summary(store, meta))
             except BROKEN as error:  # one damaged session: named, the others still listed
+                if whole_store(error, store):
+                    raise
                 damaged.append({"id": meta["id"], "problem": problem(error, store)})
     finally:
         store.close()
