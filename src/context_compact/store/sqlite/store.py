@@ -123,7 +123,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             except sqlite3.DatabaseError as error:
                 if isinstance(error, sqlite3.OperationalError):
                     raise
-                raise CorruptStore(unusable(self.db_path, error)) from None
+                raise CorruptStore(unusable(self.db_path, error)) from error
         self._checkpointer: Checkpointer | None = None
         self._appends = 0
         self._lengths: dict[str, int] = {}  # journal length last read or written, per session
@@ -151,7 +151,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         except sqlite3.DatabaseError as error:
             if isinstance(error, sqlite3.OperationalError):
                 raise  # locked, read-only, no such folder: not damage
-            raise CorruptStore(unusable(self.db_path, error)) from None
+            raise CorruptStore(unusable(self.db_path, error)) from error
         return db
 
     def _refuse_writes(self) -> None:
