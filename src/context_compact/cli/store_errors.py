@@ -85,7 +85,9 @@ def refused_line(db: Path, error: StoreRefused) -> str | None:
         return None
     where = Path(error.where)
     if not error.code.startswith("SQLITE"):
-        return str(error).rstrip(".") + "."  # a server's refusal: its own words name it
+        # A server's refusal, or the store's own words (a schema it cannot upgrade while
+        # read only): they name the store and say what is wrong.
+        return str(error).rstrip(".") + "."
     if where.resolve() == db.resolve():
         where = db
     backend = error.backend_error
