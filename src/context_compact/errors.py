@@ -50,8 +50,10 @@
      │    │                                  permissions, server gone): nothing left the view
      │    │                                  without its copy; the message names the store's own
      │    │                                  error, which is also the exception's __cause__
-     │    └── EmptySummary (ValueError)      the summarizer answered without text (a failed
-     │                                       attempt, counted as such)
+     │    ├── EmptySummary (ValueError)      the summarizer answered without text (a failed
+     │    │                                  attempt, counted as such)
+     │    └── UndoRefused (ValueError)       undo cannot take the compaction back (none left,
+     │                                       or the view would be over the limit)
      ├── ConfigError (ValueError)            a setting (config file, option) that cannot be applied
      ├── MissingExtra (ImportError)          an optional dependency (an SDK, psycopg, a
      │                                       framework) is not installed: what needs it and the
