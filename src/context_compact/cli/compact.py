@@ -158,13 +158,13 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
         store = cli_store(workdir)
         try:
             meta = need_session(store, target)
-            target = str(meta["id"])
+            target = meta.id
             messages = history(store, target)
         finally:
             store.close()
-        name = str(meta.get("name") or target)
-        fmt = str(meta.get("format") or "session")
-        return Session(name, fmt, meta.get("system"), messages, 0, str(db)), target
+        name = meta.name or target
+        fmt = meta.format or "session"
+        return Session(name, fmt, meta.system, messages, 0, str(db)), target
     path = Path(target)
     if not path.exists():
         raise click.UsageError(f"{target!r} is neither a session in {db} nor a file")

@@ -40,6 +40,7 @@ from ..session.policy import SessionPolicy, session_policy
 from ..session.records import MessageRecord, Restart, journal
 from ..sizing import TokenCounter
 from ..store.base import Store
+from ..store.meta import meta_of
 from ..summarize import extractive_summary
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
@@ -204,10 +205,10 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
     """The session's history in ``fmt`` (one of ``EXPORT_FORMATS``), as text."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(EXPORT_FORMATS)}")
-    meta = store.session_meta(session)
+    meta = meta_of(store, session)
     if meta is None:
         raise KeyError(session)
-    system = meta.get("system") or ""
+    system = meta.system or ""
     messages = resumed(store, session).view() if view else history(store, session)
     if fmt == "jsonl":
         lines = [{"role": "system", "content": system}] if system else []
