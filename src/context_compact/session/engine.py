@@ -632,7 +632,7 @@ class SessionEngine(SearchableLog):
         chosen = summary.fixed(self.state, ask, *mark)
         if chosen is None:
             return None
-        return ahead.early(self.state, chosen, self.policy.summary_input_limit // 4)
+        return ahead.early(self.state, self.policy, chosen)
 
     def _summarize_fixed(
         self, mark: tuple[int, int], early: ahead.Early | None, target: int, request: str
@@ -721,7 +721,7 @@ class SessionEngine(SearchableLog):
         chosen = summary.fixed(state, ask, start, cut)
         if chosen is None:
             return
-        messages = ahead.summarizer_input(state, chosen, policy.summary_input_limit // 4)
+        messages = ahead.summarizer_input(state, policy, chosen)
         if messages is None:
             return
         previous = state.pinned.summary_text if state.pinned.summary is not None else None
