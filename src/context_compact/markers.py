@@ -179,6 +179,12 @@ def cleared_marker(path: str, chars: int, lines: tuple[int, int] | None = None) 
     return f"[Tool result cleared from context: {chars:,} chars, full text at {where}]"
 
 
+def result_cleared_with_summary(chars: int) -> str:
+    """A result in a range summarized ahead, shown to the summarizer as the trigger's
+    clearing will leave it (its file is written then; the summary's archive holds it)."""
+    return f"[Tool result cleared from context: {chars:,} chars]"
+
+
 def native_note(first: int, last: int, archive: str, index: str) -> str:
     """What the view says after a provider's own compaction block: which messages it stands
     for and where they are, as they were in context (the block itself is opaque, or the
@@ -384,6 +390,7 @@ __all__ = [
     "quoted_summary",
     "recent_steps",
     "request_kept",
+    "result_cleared_with_summary",
     "saved_placeholder",
     "session_summary",
     "snip_marker",

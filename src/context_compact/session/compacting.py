@@ -191,7 +191,7 @@ class CompactingSession(WindowedSession):
         chosen = summary.fixed(self.state, ask, *mark)
         if chosen is None:
             return None
-        return ahead.early(self.state, chosen, self.policy.summary_input_limit // 4)
+        return ahead.early(self.state, self.policy, chosen)
 
     def _summarize_fixed(
         self, mark: tuple[int, int], early: ahead.Early | None, target: int, request: str
@@ -280,7 +280,7 @@ class CompactingSession(WindowedSession):
         chosen = summary.fixed(state, ask, start, cut)
         if chosen is None:
             return
-        messages = ahead.summarizer_input(state, chosen, policy.summary_input_limit // 4)
+        messages = ahead.summarizer_input(state, policy, chosen)
         if messages is None:
             return
         previous = state.pinned.summary_text if state.pinned.summary is not None else None
