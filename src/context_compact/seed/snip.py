@@ -48,7 +48,7 @@ def snip_compact(messages: list[Message], ctx: StageContext) -> list[Message]:
         return list(messages)
     before = ctx.size(messages)
     transcript = ctx.store.write_transcript(messages)
-    marker = {
+    marker: Message = {
         "role": "user",
         "content": snip_marker(tail_start - head_end, transcript),
     }
