@@ -28,11 +28,11 @@ the account does not offer it); under ``True`` each summary tries again.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import cast
 
 from ..messages import Block, Message, block_type, blocks, native_compaction
 from ..sizing import to_json
-from .records import MessageRecord, NativeEdit, SummaryEdit
+from .records import MessageRecord, NativeEdit, Read, SummaryEdit
 
 NativeCompact = Callable[[list[Message]], object]
 """The messages a compaction block should stand for -> the provider's block, unchanged."""
@@ -59,7 +59,7 @@ def check_mode(value: object) -> None:
 READABLE = "[Summary of the earlier conversation, in place of the provider's compaction block]"
 
 
-def readable(messages: list[Message], records: Iterable[Any]) -> list[Message]:
+def readable(messages: list[Message], records: Iterable[Read]) -> list[Message]:
     """``messages`` with each compaction block our journal knows (issued for a summary of
     ours, or adopted) replaced by our readable summary of what it stands for, as text."""
     texts: dict[str, str] = {}
