@@ -76,16 +76,18 @@ _T = TypeVar("_T")
 def clone(value: _T) -> _T:
     """A private deep copy of JSON-shaped data (several times faster than ``copy.deepcopy``
     on messages); anything else is deep-copied the slow way."""
-    out: object
+    copied: _T = _clone(value)
+    return copied
+
+
+def _clone(value: Any) -> Any:
     if isinstance(value, dict):
-        out = {k: clone(v) for k, v in value.items()}
-    elif isinstance(value, list):
-        out = [clone(v) for v in value]
-    elif isinstance(value, _ATOMS):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    if isinstance(value, _ATOMS):
         return value
-    else:
-        return copy.deepcopy(value)
-    return cast(_T, out)
+    return copy.deepcopy(value)
 
 
 def copy_json(messages: list[_T]) -> list[_T]:
@@ -96,7 +98,8 @@ def copy_json(messages: list[_T]) -> list[_T]:
         out = marshal.loads(marshal.dumps(messages))
     except ValueError:  # an SDK object or another type marshal does not know
         return [clone(m) for m in messages]
-    return cast("list[_T]", out) if isinstance(out, list) else [clone(m) for m in messages]
+    copied: list[_T] = out if isinstance(out, list) else [clone(m) for m in messages]
+    return copied
 
 
 def model_visible(content: Any) -> Any:
