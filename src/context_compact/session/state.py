@@ -27,7 +27,7 @@ Memory is O(view): messages before ``first_kept`` leave memory when a summary co
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import cast
+from typing import Any, cast
 
 from ..keys import ROOT
 from ..messages import (
@@ -221,8 +221,10 @@ class SessionState:
         at = self._results
         lo = bisect_left(at, (max(start, self.first_kept), -1))
         hi = bisect_left(at, (stop, -1), lo)
-        msgs = self.msgs
-        return [((seq, bi), block_at(msgs[seq], bi)) for seq, bi in at[lo:hi]]
+        # Untyped on purpose: indexed inline, no call per result (``block_at`` says why the
+        # content at a recorded position is a list).
+        msgs: dict[int, Any] = self.msgs
+        return [((seq, bi), msgs[seq]["content"][bi]) for seq, bi in at[lo:hi]]
 
     # -- changing ----------------------------------------------------------------------
     def _set_view(self, index: int, message: Message) -> None:
