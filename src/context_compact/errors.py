@@ -84,6 +84,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .messages import Message
+
 
 class ContextCompactError(Exception):
     """The base of every exception this library raises on purpose."""
@@ -370,7 +372,7 @@ class MissingExtra(ContextCompactError, ImportError):
 class AgentError(ContextCompactError, RuntimeError):
     """The run cannot go on; ``history`` is the conversation so far, ``__cause__`` the error."""
 
-    def __init__(self, message: str, history: list[dict[str, Any]]) -> None:
+    def __init__(self, message: str, history: list[Message]) -> None:
         super().__init__(message)
         self.history = history
 

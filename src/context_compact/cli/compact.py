@@ -36,6 +36,7 @@ from ..events import CompactionEvent
 from ..history.inspect import Event, after_last, fill, pass_lines, shown_path
 from ..history.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..loaders import Session
+from ..messages import Message
 from ..sizing import TokenCounter
 from ..store.base import Store
 from .policies import PolicyName, PolicyOption
@@ -62,7 +63,7 @@ class Outcome:
 
 def replay_policy(
     session: Session, policy: Any, store: Store, new_session: str | None = None
-) -> tuple[Outcome, list[dict[str, Any]]]:
+) -> tuple[Outcome, list[Message]]:
     """Drive ``policy`` through ``session`` turn by turn; the outcome and the final view."""
     from ..bench.script import from_session
     from ..compactor import Compactor

@@ -34,6 +34,7 @@ from typing import Any
 from ..engine import Env
 from ..invariants import ensure_valid
 from ..loaders import Failure, Limits, Session, candidates, describe, load_file
+from ..messages import Message, blocks
 from ..session.engine import SessionEngine
 from ..session.native_tier import readable
 from ..session.policy import SessionPolicy, session_policy
@@ -116,7 +117,7 @@ def report_of(session: Session, sid: str) -> Imported:
     uses = sum(
         1
         for message in session.messages
-        for block in message["content"]
+        for block in blocks(message)
         if block.get("type") == "tool_use"
     )
     return Imported(
@@ -184,9 +185,9 @@ def import_path(
     return imported, failures
 
 
-def history(store: Store, session: str) -> list[dict[str, Any]]:
+def history(store: Store, session: str) -> list[Message]:
     """The messages of the session's latest conversation, as they were logged."""
-    messages: list[dict[str, Any]] = []
+    messages: list[Message] = []
     for record in journal(store.records(session), f"session {session}"):
         if isinstance(record, MessageRecord):
             messages.append(record.message)
@@ -211,7 +212,7 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
     system = meta.system or ""
     messages = resumed(store, session).view() if view else history(store, session)
     if fmt == "jsonl":
-        lines = [{"role": "system", "content": system}] if system else []
+        lines: list[object] = [{"role": "system", "content": system}] if system else []
         lines += messages
         return "".join(json.dumps(m) + "\n" for m in lines)
     if fmt == "anthropic":

@@ -240,7 +240,7 @@ class Inspection:
             "next_offset": page.next_offset,
             "text": page.text,
             "messages": [{"message": s, "first_sent": self.first_sent(s)} for s in hits],
-            "links": self.links(store, [{"content": page.text}]),
+            "links": self.links(store, [{"role": "user", "content": page.text}]),
         }
 
     def links(self, store: Store, messages: list[Message]) -> list[str]:

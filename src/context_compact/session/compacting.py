@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine import Message
-from ..messages import copy_json
+from ..messages import Block, copy_json
 from . import ahead, cadence, knobs, native, native_tier, passes, summary
 from .records import Edit, NativeEdit, SummaryEdit
 from .windowed import WindowedSession
@@ -41,7 +41,7 @@ class CompactingSession(WindowedSession):
             self._native_block if tier else None,
         )
 
-    def _native_block(self, messages: list[Message]) -> dict[str, Any] | None:
+    def _native_block(self, messages: list[Message]) -> Block | None:
         """The provider's block for ``messages`` (``native_tier.py``), or None after saying
         why our own summary is used instead."""
         compact = self.native
