@@ -40,6 +40,7 @@ PARTS = [
     ("context_compact.session.passes", None, "clear"),
     ("context_compact.session.passes", None, "effects"),
     ("context_compact.session.summary", None, "plan"),
+    ("context_compact.session.summary_plan", None, "plan"),  # its own callers (``projected``)
     ("context_compact.session.summary", None, "score"),
 ]
 STORE_PARTS = ("append", "save_blob", "save_pack", "save_messages", "append_file")
