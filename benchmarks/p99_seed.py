@@ -3,8 +3,8 @@
     python benchmarks/p99_seed.py --turns 20000 --window 1000 [--profile 12]
 
 Per store, our policy and the seed's each drive one ``Compactor`` through ``--turns`` turns of
-the synthetic coding session (``testing/workload.py``: results 80% 0.2-3k chars, 15% 5-20k, 5%
-40-120k) at a 12,500-token limit, as an agent loop drives it (handed back what it returned
+the bench's synthetic coding session (``bench --scaling``'s, streamed 1,000 turns at a time;
+``testing/workload.py``: results 80% 0.2-3k chars, 15% 5-20k, 5% 40-120k) at a 12,500-token limit, as an agent loop drives it (handed back what it returned
 plus the new turn), the bench's summarizer, in step: turn k of both before turn k+1 of
 either, so the load of a shared machine falls on both alike. Reported over the last
 ``--window`` turns: p50, p99 and max (ms), and our p99 over the seed's. Then our policy alone
@@ -26,14 +26,16 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from context_compact import Compactor, Policy
-from context_compact.bench.measures import written_bytes
+from context_compact.bench.measures import Chunks, written_bytes
+from context_compact.bench.suite_run import REQUEST
 from context_compact.store import FileStore, SqliteStore
 from context_compact.testing.fakes import BenchSummarizer
-from context_compact.testing.workload import synthetic_session
+from context_compact.testing.workload import Turn
 
 LIMIT = 12_500
 POLICIES = ("default", "seed")
@@ -49,24 +51,31 @@ def _store(kind: str, root: Path) -> Any:
     return FileStore(root) if kind == "file" else SqliteStore(root / "s.db")
 
 
-def lockstep(kind: str, turns: int, window: int, seed: int = 7) -> list[dict[str, Any]]:
+def _turns(count: int) -> Iterator[Turn]:
+    """The bench's session (``bench --scaling``'s), streamed a chunk of turns at a time: the
+    loop holds only what the agent would (the view), not 20,000 turns it has yet to play."""
+    chunks = Chunks(str(Path(tempfile.gettempdir()) / "p99-seed-chunks"), 1_000)
+    chunks.directory.mkdir(exist_ok=True)
+    return chunks.turns(count)
+
+
+def lockstep(kind: str, turns: int, window: int) -> list[dict[str, Any]]:
     """Our policy and the seed's driven turn by turn in step on two stores of ``kind``, each
     turn's two calls in alternating order: a load that comes and goes on a shared machine
     falls on both alike. Their p50, p99 and max over the last ``window`` turns."""
-    work = synthetic_session(turns, seed=seed)
     roots = {p: Path(tempfile.mkdtemp(prefix=f"p99-{p}-")) for p in POLICIES}
     try:
         stores = {p: _store(kind, roots[p]) for p in POLICIES}
         compactors = {p: Compactor(_policy(p), stores[p], BenchSummarizer()) for p in POLICIES}
         messages: dict[str, list[Any]] = {
-            p: [{"role": "user", "content": work.request}] for p in POLICIES
+            p: [{"role": "user", "content": REQUEST}] for p in POLICIES
         }
         times: dict[str, list[float]] = {p: [] for p in POLICIES}
-        for number, turn in enumerate(work.turns):
+        for number, turn in enumerate(_turns(turns)):
             order = POLICIES if number % 2 == 0 else POLICIES[::-1]
             for p in order:
                 started = time.perf_counter()
-                messages[p] = compactors[p].prepare(messages[p], work.request)
+                messages[p] = compactors[p].prepare(messages[p], REQUEST)
                 times[p].append((time.perf_counter() - started) * 1000)
                 messages[p] += [turn.assistant, turn.results]
         for store in stores.values():
@@ -90,24 +99,23 @@ def lockstep(kind: str, turns: int, window: int, seed: int = 7) -> list[dict[str
     return rows
 
 
-def alone(kind: str, turns: int, window: int, profile: int, seed: int = 7) -> dict[str, Any]:
+def alone(kind: str, turns: int, window: int, profile: int) -> dict[str, Any]:
     """Our policy alone on a store of ``kind``: bytes written per byte of tool results over
     the loop, and with ``profile`` the summed cProfile of the slowest calls of the window."""
-    work = synthetic_session(turns, seed=seed)
     root = Path(tempfile.mkdtemp(prefix="p99-alone-"))
     slow: list[tuple[float, int, pstats.Stats]] = []
     try:
         store = _store(kind, root)
         compactor = Compactor(_policy("default"), store, BenchSummarizer())
-        messages: list[Any] = [{"role": "user", "content": work.request}]
+        messages: list[Any] = [{"role": "user", "content": REQUEST}]
         given = 0
         wrote = written_bytes() or 0
-        for number, turn in enumerate(work.turns):
+        for number, turn in enumerate(_turns(turns)):
             profiler = cProfile.Profile() if profile and number >= turns - window else None
             started = time.perf_counter()
             if profiler is not None:
                 profiler.enable()
-            messages = compactor.prepare(messages, work.request)
+            messages = compactor.prepare(messages, REQUEST)
             if profiler is not None:
                 profiler.disable()
                 item = (time.perf_counter() - started, number, pstats.Stats(profiler))
