@@ -4,8 +4,9 @@
 
 Per store, our policy and the seed's each drive one ``Compactor`` through ``--turns`` turns of
 the bench's synthetic coding session (``bench --scaling``'s, streamed 1,000 turns at a time;
-``testing/workload.py``: results 80% 0.2-3k chars, 15% 5-20k, 5% 40-120k) at a 12,500-token limit, as an agent loop drives it (handed back what it returned
-plus the new turn), the bench's summarizer, in step: turn k of both before turn k+1 of
+``testing/workload.py``: results 80% 0.2-3k chars, 15% 5-20k, 5% 40-120k) at a 12,500-token
+limit, as an agent loop drives it (handed back what it returned plus the new turn), the
+bench's summarizer, in step: turn k of both before turn k+1 of
 either, so the load of a shared machine falls on both alike. Reported over the last
 ``--window`` turns: p50, p99 and max (ms), and our p99 over the seed's. Then our policy alone
 per store: ``written`` is ``wchar`` of ``/proc/self/io`` over its loop (journal, WAL, the
