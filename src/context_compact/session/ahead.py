@@ -48,7 +48,7 @@ from typing import Any
 
 from .. import markers
 from ..extract import extractive_summary
-from ..messages import Message
+from ..messages import Block, Message, blocks
 from ..summarize import is_model_summarizer
 from . import cadence, knobs, passes, summary
 from .policy import SessionPolicy
@@ -212,11 +212,11 @@ def unshown(
     out = list(shown)
     for seq in sorted({seq for seq, _ in taken}):
         message = out[seq - plan.start]
-        content = [
+        content: list[Block] = [
             {**b, "content": markers.result_cleared_with_summary(len(passes.text_of(b)))}
             if (seq, i) in taken
             else b
-            for i, b in enumerate(message["content"])
+            for i, b in enumerate(blocks(message))
         ]
         out[seq - plan.start] = {**message, "content": content}
     return out
