@@ -224,3 +224,54 @@ def test_flipped_bytes_in_a_journal_row_name_the_session_and_the_database_file(
     assert "decode" not in result.output
     line = result.output if command == "doctor" else result.stderr
     assert str(work / DB) in line and f"'{sid}'" in line and "record 0 was altered" in line
+
+
+# -- a page overwritten (integrity_check answers in lines), a store path that does not exist --
+
+
+def overwritten_page(db: Path) -> None:
+    """A page of the database overwritten with 0xFF: SQLite's integrity_check answers with
+    line breaks inside its rows."""
+    data = checkpointed(db)
+    size = int.from_bytes(data[16:18], "big")
+    assert len(data) >= 4 * size, "the test needs a database of four pages or more"
+    data[2 * size : 3 * size] = b"\xff" * size
+    db.write_bytes(data)
+
+
+@pytest.mark.parametrize("command", ["sessions", "doctor", "recall", "inspect", "export"])
+def test_a_page_overwritten_is_still_one_line_and_doctor_does_not_send_you_to_doctor(
+    tmp_path: Path, command: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    sid = imported(work)
+    db = work / DB
+    overwritten_page(db)
+    args = {"recall": ["recall", sid, "hi"], "inspect": ["inspect", sid], "export": ["export", sid]}
+    line = one_line_naming(cli(*args.get(command, [command]), "--workdir", str(work)), db.resolve())
+    assert "context-compact doctor" not in line
+    assert line.count("Restore") == 1
+
+
+@pytest.mark.parametrize("command", ["sessions", "doctor", "recall", "inspect", "export"])
+@pytest.mark.parametrize("form", ["sqlite-relative", "sqlite-absolute", "file"])
+def test_a_command_that_reads_refuses_a_store_path_that_does_not_exist_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, form: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "nowhere" / "sessions.db"
+    url = {
+        # What a user means by /tmp/... written after three slashes: relative, as SQLAlchemy.
+        "sqlite-relative": f"sqlite://{missing}",
+        "sqlite-absolute": f"sqlite:///{missing}",
+        "file": f"file://{missing.parent}",
+    }[form]
+    args = {"recall": ["recall", "x", "y"], "inspect": ["inspect", "x"], "export": ["export", "x"]}
+    result = cli("--store", url, *args.get(command, [command]))
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    line = result.stderr.splitlines()[-1]
+    assert "no session store at" in line and "does not exist" in line
+    if form == "sqlite-relative":
+        assert f"sqlite:///{missing}" in line  # the absolute form, spelled out
+    assert sorted(p.name for p in tmp_path.rglob("*")) == []

@@ -124,7 +124,9 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
         answer = integrity(store)
         rows = [check_session(store, meta.id) for meta in sessions_of(store)]
     except CorruptStore as error:  # the store itself, not one session: one line for all
-        raise click.ClickException(corrupt_line(error, None)) from None
+        # Damage to the database itself: what to do with the file, not "run doctor".
+        db = Path(store.db_path).resolve() if isinstance(store, OnDatabaseFile) else None
+        raise click.ClickException(corrupt_line(error, db)) from None
     finally:
         store.close()
     bad = [row for row in rows if not row["ok"]]

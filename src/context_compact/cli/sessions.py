@@ -37,8 +37,12 @@ def open_store(workdir: Path | None) -> Any:
     from ..store.url import cli_store, selected
 
     root = Path(workdir or Path.cwd()).resolve()
-    if selected() is None and not (root / WORKDIR_DB).is_file():
+    url = selected()
+    if url is None and not (root / WORKDIR_DB).is_file():
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
+    missing = absent_store(url)
+    if missing:
+        raise click.UsageError(missing)
     from ..store import CorruptStore
     from ..store.postgres.base import ServerUnavailable
 
@@ -46,6 +50,32 @@ def open_store(workdir: Path | None) -> Any:
         return cli_store(root)
     except (CorruptStore, ServerUnavailable) as error:
         raise click.ClickException(str(error)) from None
+
+
+def absent_store(url: str | None) -> str | None:
+    """Why the SQLite or file store ``url`` names cannot be read (None when it exists, or
+    names another kind): a command that only reads never creates a store, and an empty
+    list from a mistyped path would read as "no sessions"."""
+    from ..store.url import sqlite_file
+
+    database = sqlite_file(url)
+    if url and database is not None and not database.is_file():
+        rest = url.partition(":")[2][3:]
+        hint = (
+            f"; sqlite:///{rest} is relative to the current directory, an absolute path is "
+            f"sqlite:////{rest}"
+            if not rest.startswith("/")
+            else ""
+        )
+        return f"no session store at {database}: the file does not exist{hint}"
+    if url and url.lower().startswith("file:"):
+        from urllib.parse import urlsplit
+
+        rest = url.partition(":")[2]
+        folder = Path(urlsplit(url).path if rest.startswith("//") else rest).resolve()
+        if not folder.is_dir():
+            return f"no session store at {folder}: the folder does not exist"
+    return None
 
 
 def need_session(store: Store, session: str) -> SessionMeta:

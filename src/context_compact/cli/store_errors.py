@@ -191,7 +191,10 @@ def store_errors(db: Path) -> Iterator[None]:
     except click.ClickException as error:
         # The store's own one line (``CorruptStore``: the file and integrity_check's answer),
         # with what to do about it.
-        if isinstance(error.__context__, CorruptStore) and "aside" not in error.message:
+        said = error.message
+        if isinstance(error.__context__, CorruptStore) and not (
+            "aside" in said or "Restore" in said
+        ):
             raise click.ClickException(f"{error.message.rstrip('.')}. {advice(db)}") from None
         raise
     except Exception as error:

@@ -105,5 +105,7 @@ class Checkpointer:
 
 def unusable(path: Path, error: object) -> str:
     """A file that is not a usable database, in one line: ``error`` is SQLite's words."""
-    answer = "; ".join(integrity(path, 3))
+    # One line whatever SQLite answers: a row of integrity_check may hold line breaks.
+    answer = "; ".join(" ".join(line.split()) for line in integrity(path, 3))
+    answer = answer if len(answer) <= 300 else answer[:299] + "…"
     return f"{path}: not a usable SQLite database ({error}; integrity_check: {answer})"
