@@ -8,7 +8,8 @@ kept on a server every worker shares:
   without deleting the row, so a token is never given twice).
 * Every append checks, under the session's row lock (``lock_session``), that the token is
   still its own: a worker that lost its lease (another took the session over after its
-  heartbeat went stale) cannot append, even if it never noticed.
+  heartbeat went stale) cannot append, even if it never noticed, nor when the takeover
+  committed while its append waited for the row (the token is read once the lock is held).
 * A holder on the same host is alive while its pid is (SIGKILL frees the session at once);
   on another host while its heartbeat, the server's clock at its last append, is younger
   than ``lease_seconds``.
@@ -36,11 +37,7 @@ _NOW = "extract(epoch FROM clock_timestamp())"
 _WRITER = (
     f"SELECT token, pid, host, started, heartbeat, {_NOW}::float8 FROM writers WHERE session = %s"
 )
-_LOCK = (
-    "SELECT s.length, s.head, w.token, w.pid, w.host, w.started, w.heartbeat, "
-    f"{_NOW}::float8 FROM sessions s LEFT JOIN writers w ON w.session = s.id "
-    "WHERE s.id = %s FOR UPDATE OF s"
-)
+_LOCK = "SELECT length, head FROM sessions WHERE id = %s FOR UPDATE"
 _BEAT = f"UPDATE writers SET heartbeat = {_NOW} WHERE session = %s"
 _TAKE = (
     "INSERT INTO writers (session, token, pid, host, started, heartbeat) "
@@ -87,11 +84,20 @@ class PgLease(PgConnection):
                 )
 
     def lock_session(self, conn: Any, session: str) -> tuple[int, str | None, Writer | None]:
-        """Lock the session's row: its journal length and head link, and its writer's row."""
-        row = conn.execute(_LOCK, (session,)).fetchone()
+        """Lock the session's row: its journal length and head link, and its writer's row.
+
+        The writer's row is read by a statement of its own, after the lock is held: a
+        statement sees what was committed when it started, so a takeover committed while
+        this one waited for the row would be missed by a join in the locking statement (and
+        a writer that lost its lease could append). On a pipeline both are sent at once:
+        one round trip."""
+        locked = conn.execute(_LOCK, (session,))
+        writer = conn.execute(_WRITER, (session,))
+        row = locked.fetchone()
         if row is None:
             raise KeyError(f"no session {session!r} in {self.where}")
-        return int(row[0]), row[1], None if row[2] is None else tuple(row[2:])
+        found = writer.fetchone()
+        return int(row[0]), row[1], None if found is None else tuple(found)
 
     def _alive(self, owner: Owner, now: float) -> bool:
         if owner.heartbeat <= 0:
