@@ -120,6 +120,27 @@ class PgConnection(DiskFiles):
                 f"({_first_line(error)})"
             ) from error
 
+    @contextlib.contextmanager
+    def _batch(self) -> Iterator[Any]:
+        """A pooled connection with one transaction on a pipeline: BEGIN, the statements
+        queued in the block, and COMMIT go to the server together, one round trip (a
+        ``transaction()`` block would wait for BEGIN and for COMMIT each). A result read
+        inside the block costs a round trip of its own; read after it, none. The block
+        raising (or a statement failing) rolls the whole transaction back."""
+        with self._connection() as conn:
+            try:
+                with conn.pipeline():
+                    # The connection is in autocommit mode: BEGIN and COMMIT are statements
+                    # of the pipeline (a failed statement turns the COMMIT into a rollback).
+                    conn.execute("BEGIN")
+                    yield conn
+                    conn.execute("COMMIT")
+            except BaseException:
+                status = self._psycopg.pq.TransactionStatus
+                if conn.info.transaction_status in (status.INTRANS, status.INERROR):
+                    conn.execute("ROLLBACK")
+                raise
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({shown_url(self.url)!r}, root={self.root!r})"
 

@@ -124,25 +124,14 @@ class PostgresStore(PgLease, PgFiles):
         bodies = [dumps(externalize(record, blobs)) for record in records]
         # Two round trips: BEGIN with the session's locked row (the lease and the journal's
         # length and head are checked on it), then every row of the batch with the COMMIT.
-        # The connection is in autocommit mode: BEGIN and COMMIT are statements of the
-        # pipeline (a ``transaction()`` block would cost a round trip of its own for each).
-        with self._connection() as conn:
-            try:
-                with conn.pipeline():
-                    conn.execute("BEGIN")
-                    start, head, writer = self.lock_session(conn, session)
-                    committed = self._hold(conn, session, start, writer)
-                    if self._heads.get(session) != (start, head or witness.ROOT):
-                        head = self._whole(conn, session, start, head)
-                    links = chain(head or witness.ROOT, bodies)
-                    last = links[-1] if links else head
-                    self._write(conn, session, start, records, bodies, links, last, blobs)
-                    conn.execute("COMMIT")
-            except BaseException:
-                status = self._psycopg.pq.TransactionStatus
-                if conn.info.transaction_status in (status.INTRANS, status.INERROR):
-                    conn.execute("ROLLBACK")
-                raise
+        with self._batch() as conn:
+            start, head, writer = self.lock_session(conn, session)
+            committed = self._hold(conn, session, start, writer)
+            if self._heads.get(session) != (start, head or witness.ROOT):
+                head = self._whole(conn, session, start, head)
+            links = chain(head or witness.ROOT, bodies)
+            last = links[-1] if links else head
+            self._write(conn, session, start, records, bodies, links, last, blobs)
         committed()
         length = start + len(records)
         with self._lock:
