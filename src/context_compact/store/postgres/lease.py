@@ -18,6 +18,7 @@ kept on a server every worker shares:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,13 @@ _WRITER = (
     f"SELECT token, pid, host, started, heartbeat, {_NOW}::float8 FROM writers WHERE session = %s"
 )
 _LOCK = "SELECT length, head FROM sessions WHERE id = %s FOR UPDATE"
+_STILL_MINE = (
+    # Divides by zero (``DivisionByZero``) unless the row is as the writer knows it: the
+    # count is not a constant, so the planner cannot fold the division.
+    "SELECT 1 / count(*) FROM sessions s JOIN writers w ON w.session = s.id "
+    "WHERE s.id = %(s)s AND s.length = %(n)s AND s.head IS NOT DISTINCT FROM %(h)s "
+    "AND w.token = %(t)s AND w.heartbeat > 0"
+)
 _BEAT = f"UPDATE writers SET heartbeat = {_NOW} WHERE session = %s"
 _TAKE = (
     "INSERT INTO writers (session, token, pid, host, started, heartbeat) "
@@ -99,6 +107,32 @@ class PgLease(PgConnection):
         found = writer.fetchone()
         return int(row[0]), row[1], None if found is None else tuple(found)
 
+    def steady(self, session: str) -> tuple[int, str, int] | None:
+        """What this store's next append to ``session`` may take as known without reading it
+        first: the journal's length and head link, and its fencing token (this store holds
+        the lease, its heartbeat younger than ``HEARTBEAT_SECONDS`` by this machine's clock).
+        None: the append reads and checks them first (``lock_session``, ``_hold``)."""
+        with self._lock:
+            token = self._tokens.get(session)
+            known = self._heads.get(session)
+            length = self._lengths.get(session)
+            beat = self._beat_clock.get(session)
+        if token is None or known is None or length != known[0] or beat is None:
+            return None
+        if time.monotonic() - beat >= HEARTBEAT_SECONDS:
+            return None
+        return known[0], known[1], token
+
+    def still_mine(
+        self, conn: Any, session: str, length: int, head: str | None, token: int
+    ) -> None:
+        """Queue the lock of the session's row, then the statement that fails with
+        ``DivisionByZero`` (and so rolls the transaction back) unless the journal is at
+        ``length`` and ``head`` and the lease still has ``token``, unreleased. The second
+        statement starts once the lock is held: it sees a takeover committed meanwhile."""
+        conn.execute(_LOCK, (session,))
+        conn.execute(_STILL_MINE, {"s": session, "n": length, "h": head, "t": token})
+
     def _alive(self, owner: Owner, now: float) -> bool:
         if owner.heartbeat <= 0:
             return False  # released by close
@@ -154,6 +188,7 @@ class PgLease(PgConnection):
             if token is not None:
                 self._tokens[session] = token
             self._beats[session] = beat
+            self._beat_clock[session] = time.monotonic()
 
 
 def _lost_message(

@@ -122,8 +122,43 @@ class PostgresStore(PgLease, PgFiles):
         # The JSON and hashing work happens before the transaction starts.
         blobs: dict[str, bytes] = {}
         bodies = [dumps(externalize(record, blobs)) for record in records]
-        # Two round trips: BEGIN with the session's locked row (the lease and the journal's
-        # length and head are checked on it), then every row of the batch with the COMMIT.
+        done = self._append_steady(session, records, bodies, blobs)
+        length, last = done or self._append_checked(session, records, bodies, blobs)
+        with self._lock:
+            self._lengths[session] = length
+            self._heads[session] = (length, last or witness.ROOT)
+        if records:
+            witness.write(self._witness(session), length, last or "", self.durable, self.file_mode)
+
+    def _append_steady(
+        self, session: str, records: list[Record], bodies: list[str], blobs: dict[str, bytes]
+    ) -> tuple[int, str | None] | None:
+        """The append of a writer that holds the lease and knows the journal (``steady``),
+        in one round trip: the server checks, once the row is locked, what the writer takes
+        as known (``still_mine``); if it is not so, nothing of the batch is written and None
+        is returned (as when not steady): ``_append_checked`` reads and says why."""
+        steady = self.steady(session)
+        if steady is None:
+            return None
+        start, known, token = steady
+        head = None if known == witness.ROOT else known  # the session's row: NULL before any
+        links = chain(known, bodies)
+        last = links[-1] if links else head
+        with self._connection() as conn:
+            try:
+                with self._one_trip(conn):
+                    self.still_mine(conn, session, start, head, token)
+                    self._write(conn, session, start, records, bodies, links, last, blobs)
+            except self._psycopg.errors.DivisionByZero:
+                return None
+        return start + len(records), last
+
+    def _append_checked(
+        self, session: str, records: list[Record], bodies: list[str], blobs: dict[str, bytes]
+    ) -> tuple[int, str | None]:
+        """The append in two round trips: BEGIN with the session's locked row (the lease and
+        the journal's length and head are checked on it, the journal read whole if this
+        store has not checked it at that length), then the batch's rows with the COMMIT."""
         with self._batch() as conn:
             start, head, writer = self.lock_session(conn, session)
             committed = self._hold(conn, session, start, writer)
@@ -133,12 +168,7 @@ class PostgresStore(PgLease, PgFiles):
             last = links[-1] if links else head
             self._write(conn, session, start, records, bodies, links, last, blobs)
         committed()
-        length = start + len(records)
-        with self._lock:
-            self._lengths[session] = length
-            self._heads[session] = (length, last or witness.ROOT)
-        if records:
-            witness.write(self._witness(session), length, last or "", self.durable, self.file_mode)
+        return start + len(records), last
 
     def _write(
         self,
