@@ -121,3 +121,17 @@ def test_a_refused_append_leaves_its_connection_outside_a_transaction(
             second.append(session, turn(1))
     assert seen and set(seen) == {psycopg.pq.TransactionStatus.IDLE}
     assert whole_turns(list(second.records(session))) == 1  # nothing of it got in
+
+
+def test_reading_a_session_is_three_round_trips_whatever_its_length(
+    worker: Callable[[str], PostgresStore],
+) -> None:
+    writer = worker("a")
+    session = writer.create_session({})
+    for n in range(6):
+        writer.append(session, turn(n))
+    reader = worker("b")
+    for _ in range(6):  # the statements prepared on the pool's connection
+        list(reader.records(session))
+    assert trips_of(reader, lambda: list(reader.records(session))) == 3
+    assert trips_of(reader, lambda: list(reader.records_from(session, 4))) == 3

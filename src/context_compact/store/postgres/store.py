@@ -28,6 +28,11 @@ Invariants:
 * An append first makes sure the journal it continues is whole: unless this store read or
   wrote the session at its present length and head, the chain is checked before anything is
   written.
+* The writer holding the lease appends in one round trip: BEGIN, the session's row locked,
+  a statement that fails unless the journal's length and head and the lease's token are
+  those this store knows, the batch's rows and COMMIT, sent together. Any mismatch rolls the
+  whole batch back and the append is made again the checked way (two round trips: the row
+  read and checked, then the rows), which writes or says why not.
 """
 
 from __future__ import annotations
@@ -228,21 +233,25 @@ class PostgresStore(PgLease, PgFiles):
     def _read(
         self, session: str, seen: witness.Seen | None, start: int = 0
     ) -> tuple[list[Any], dict[str, bytes]]:
-        with self._connection() as conn, conn.transaction():
-            # One snapshot: the journal and its blobs as of one moment; no lock taken.
+        with self._connection() as conn, self._one_trip(conn):
+            # One snapshot: the journal and its blobs as of one moment; no lock taken. The
+            # session's row and its journal are asked for at once (one round trip), the
+            # blobs once the journal names them (a second), the COMMIT a third.
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            found = conn.execute(
-                "SELECT length, head FROM sessions WHERE id = %s", (session,)
-            ).fetchone()
-            if found is None:
-                raise KeyError(f"no session {session!r} in {self.where}")
+            row = conn.execute("SELECT length, head FROM sessions WHERE id = %s", (session,))
             if start > 0:
                 query = {"s": session, "a": start - 1}
-                rows = conn.execute(_JOURNAL_FROM + " ORDER BY pos", query).fetchall()
+                journal = conn.execute(_JOURNAL_FROM + " ORDER BY pos", query)
+            else:
+                journal = conn.execute(_JOURNAL + " ORDER BY pos", {"s": session})
+            found = row.fetchone()
+            if found is None:
+                raise KeyError(f"no session {session!r} in {self.where}")
+            rows = journal.fetchall()
+            if start > 0:
                 links = self._verify_suffix(session, rows, int(found[0]), found[1], seen, start)
                 rows = rows[1:]
             else:
-                rows = conn.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
                 links = self._verify(session, rows, int(found[0]), found[1], seen)
             bodies = [json.loads(row[1]) for row in rows]
             wanted = [references(body, set()) for body in bodies]
