@@ -1,6 +1,6 @@
 """What a worker pays to pick up a session: resume + ``view()`` + one ``prepare``, by length.
 
-    python benchmarks/resume_cost.py --turns 1000 16000 --stores sqlite postgres
+    python benchmarks/resume_cost.py --turns 1000 16000 --stores file sqlite postgres
 
 Each session is played for N turns of a synthetic coding loop (default policy at 12,500
 tokens, the fake summarizer), then resumed by a fresh store object and ``Compactor`` (as a
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from context_compact import Compactor, Policy
-from context_compact.store import SqliteStore
+from context_compact.store import FileStore, SqliteStore
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import synthetic_session
 
@@ -37,6 +37,8 @@ LIMIT = 12_500
 def opener(kind: str, where: Path, schema: str) -> Any:
     if kind == "sqlite":
         return lambda: SqliteStore(where / "sessions.db")
+    if kind == "file":
+        return lambda: FileStore(where)
     from context_compact.store.postgres import PostgresStore
 
     return lambda: PostgresStore(URL, root=where, schema=schema)

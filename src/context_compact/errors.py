@@ -9,6 +9,15 @@
      │    │                                  with: the file, byte offset and line
      │    └── TooLarge (ValueError)          a file or one of its lines is over the import's limit
      ├── StoreError                          the store cannot do what was asked
+     │    ├── StoreRefused (OSError)         the database or its disk refused the operation:
+     │    │    │                             locked past the wait, full, an I/O error, a file
+     │    │    │                             that cannot be written; ``reason``, ``where``,
+     │    │    │                             ``code`` and the backend's own exception
+     │    │    │                             (``backend_error``, also ``__cause__``)
+     │    │    ├── ReadOnlyStore (PermissionError)
+     │    │    │                             a write to a store opened for reading only
+     │    │    └── ServerUnavailable         the PostgreSQL server did not answer or refused a
+     │    │                                  write
      │    ├── SessionLocked (RuntimeError)   another live process writes this session
      │    ├── SessionExists (ValueError)     create_session was given an id the store already has
      │    ├── CorruptJournal (ValueError)    a journal is not what the store wrote (torn, cut,
@@ -16,12 +25,8 @@
      │    │                                  whole
      │    ├── CorruptStore (OSError)         a store file that is not a database, or a damaged one
      │    │    └── BadRecord (ValueError)    a journal record without the shape its kind requires
-     │    ├── ReadOnlyStore (PermissionError)
-     │    │                                  a write to a store opened for reading only
      │    ├── LinkRefused (PermissionError)  a symbolic link the store did not make, where it keeps
      │    │                                  its files (never followed)
-     │    ├── ServerUnavailable (OSError)    the PostgreSQL server did not answer or refused a
-     │    │                                  write
      │    ├── UnknownMigration (RuntimeError)
      │    │                                  the database was migrated by a newer version of this
      │    │                                  library
@@ -45,8 +50,10 @@
      │    │                                  permissions, server gone): nothing left the view
      │    │                                  without its copy; the message names the store's own
      │    │                                  error, which is also the exception's __cause__
-     │    └── EmptySummary (ValueError)      the summarizer answered without text (a failed
-     │                                       attempt, counted as such)
+     │    ├── EmptySummary (ValueError)      the summarizer answered without text (a failed
+     │    │                                  attempt, counted as such)
+     │    └── UndoRefused (ValueError)       undo cannot take the compaction back (none left,
+     │                                       or the view would be over the limit)
      ├── ConfigError (ValueError)            a setting (config file, option) that cannot be applied
      ├── MissingExtra (ImportError)          an optional dependency (an SDK, psycopg, a
      │                                       framework) is not installed: what needs it and the
@@ -60,9 +67,14 @@ that raises it (``loaders``, ``agent.loop``, ``store.postgres.base``...); the pu
 exported from ``context_compact`` too. Errors of the model APIs themselves are the SDKs' own;
 a refused prompt is recognized with ``is_context_overflow``.
 
-A store's callers that treat a refused write softly (``store.base.STORE_ERRORS``: ``OSError``
-and ``sqlite3.Error``) let a damaged store (``CorruptStore``) and a planted link
-(``LinkRefused``) through as themselves: those are not refused writes to retry.
+Each store backend maps its driver's exceptions once, where its methods are called
+(``store.boundary``): ``sqlite3.Error`` and ``psycopg.Error`` never leave a store. What the
+database or its disk refused is ``StoreRefused`` (the driver's exception kept as
+``backend_error`` and ``__cause__``), a damaged file ``CorruptStore``. A store's callers that
+treat a refused write softly (``store.base.STORE_ERRORS``: ``StoreRefused`` and ``OSError``,
+a file under the store's root that cannot be written) let a damaged store (``CorruptStore``)
+and a planted link (``LinkRefused``) through as themselves: those are not refused writes to
+retry.
 """
 
 from __future__ import annotations
@@ -70,7 +82,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from .messages import Message
 
 
 class ContextCompactError(Exception):
@@ -203,8 +217,41 @@ class CorruptJournal(StoreError, ValueError):
         self.unit = unit
 
 
-class ReadOnlyStore(StoreError, PermissionError):
+Refusal = Literal["busy", "full", "read-only", "io", "unreachable", "other"]
+"""Why a store refused, in the words every backend shares: its database locked by another
+writer past the wait (``busy``), no space left (``full``), a file or database that cannot
+be written (``read-only``), the disk failing (``io``), the server gone (``unreachable``)."""
+
+
+class StoreRefused(StoreError, OSError):
+    """The database or its disk refused what the store asked: ``reason`` (a ``Refusal``),
+    ``where`` (the file or server), ``code`` (the backend's name for it: ``SQLITE_BUSY``, a
+    PostgreSQL SQLSTATE; "" when it gives none) and ``backend_error`` (the driver's own
+    exception, also ``__cause__``). ``str()`` is one line naming where, in the backend's
+    words."""
+
+    reason: Refusal = "other"
+
+    def __init__(
+        self,
+        *args: object,
+        reason: Refusal | None = None,
+        where: str = "",
+        code: str = "",
+        backend_error: BaseException | None = None,
+    ) -> None:
+        super().__init__(*args)
+        if reason is not None:
+            self.reason = reason
+        self.where = where
+        self.code = code
+        self.backend_error = backend_error
+
+
+class ReadOnlyStore(StoreRefused, PermissionError):
     """A write to a store that was opened for reading only; the message says why."""
+
+    reason: Refusal = "read-only"
 
 
 class LinkRefused(StoreError, PermissionError):
@@ -238,9 +285,11 @@ class BadRecord(CorruptStore, ValueError):
     edited or damaged outside this library (one line naming the record)."""
 
 
-class ServerUnavailable(StoreError, OSError):
+class ServerUnavailable(StoreRefused):
     """The PostgreSQL server did not answer, or refused the write (connection lost, disk
     full, shutting down)."""
+
+    reason: Refusal = "unreachable"
 
 
 class Incomplete(StoreError):
@@ -323,7 +372,7 @@ class MissingExtra(ContextCompactError, ImportError):
 class AgentError(ContextCompactError, RuntimeError):
     """The run cannot go on; ``history`` is the conversation so far, ``__cause__`` the error."""
 
-    def __init__(self, message: str, history: list[dict[str, Any]]) -> None:
+    def __init__(self, message: str, history: list[Message]) -> None:
         super().__init__(message)
         self.history = history
 
@@ -352,11 +401,13 @@ __all__ = [
     "MissingExtra",
     "ProviderError",
     "ReadOnlyStore",
+    "Refusal",
     "ScriptExhausted",
     "ServerUnavailable",
     "SessionExists",
     "SessionLocked",
     "StoreError",
+    "StoreRefused",
     "StoreUnavailable",
     "TooLarge",
     "Undecodable",

@@ -28,10 +28,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from .markers import ours
-from .messages import Message, block_type, blocks, is_request, readable_text, result_text
+from .messages import Block, Message, block_type, blocks, is_request, readable_text, result_text
 
 _EXTENSIONS = (
     "py|pyi|js|mjs|ts|tsx|jsx|rs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|sh|md|rst|txt|"
@@ -168,7 +168,7 @@ class _Result:
 
     __slots__ = ("_errors", "_head", "_shown", "is_error", "use_id")
 
-    def __init__(self, block: dict[str, Any]) -> None:
+    def __init__(self, block: Block) -> None:
         text = readable_text(block)
         self._head = (result_text(block) if text is None else text)[:20_000]
         self.use_id = str(block.get("tool_use_id"))
@@ -206,7 +206,7 @@ _WRITING = re.compile("|".join(WRITES))  # a tool whose name holds one of them w
 _ARGS = json.JSONEncoder(ensure_ascii=False, default=str)  # json.dumps builds one a call
 
 
-def _use(block: dict[str, Any]) -> _Use:
+def _use(block: Block) -> _Use:
     name = str(block.get("name") or "tool")
     args = block.get("input")
     if not isinstance(args, dict):

@@ -40,7 +40,7 @@ from typing import Any
 
 from .errors import InvalidHistory as InvalidHistory  # raised by check's callers
 from .errors import Violation as Violation
-from .messages import block_type, opens_with_thinking, turn_opener, turn_start
+from .messages import Message, block_type, opens_with_thinking, turn_opener, turn_start
 
 ROLES = ("user", "assistant")
 MAX_DEPTH = 100
@@ -296,7 +296,7 @@ def check_appended(prev: Any, new: list[Any], seen_ids: set[str]) -> list[Violat
     return sorted(dict.fromkeys(found), key=lambda v: v.index)
 
 
-def thinking_kept(before: list[Any], after: list[Any]) -> bool:
+def thinking_kept(before: list[Message], after: list[Message]) -> bool:
     """Whether a compaction kept the API's thinking rule: when the turn in progress of
     ``before`` opens with a (redacted) thinking block, the turn in progress of ``after`` opens
     with one too, or holds no assistant message at all (everything of it was summarized).
@@ -311,7 +311,7 @@ def thinking_kept(before: list[Any], after: list[Any]) -> bool:
     return kept is None or opens_with_thinking(kept)
 
 
-def thinking_start(messages: list[Any], start: int, before: list[Any]) -> int:
+def thinking_start(messages: list[Message], start: int, before: list[Message]) -> int:
     """Where a kept tail ``messages[start:]`` may start, once ``before`` (a marker, a summary,
     a kept head) is put in front of it, so that ``thinking_kept`` holds: ``start`` itself, or
     the nearest assistant message before it that keeps the turn in progress opening with its

@@ -14,8 +14,8 @@ change is byte-identical to the one sent before and the provider's prompt cache 
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from .messages import Message
 from .quoting import boundary, one_line, opening, quote, unquote
 
 # -- the seed preset ---------------------------------------------------------------------
@@ -47,7 +47,7 @@ def saved_placeholder(path: str) -> str:
     return f"[Earlier tool result saved at {path}]"
 
 
-def summary_message(label: str, request: str, summary: str, transcript: Any) -> dict[str, Any]:
+def summary_message(label: str, request: str, summary: str, transcript: object) -> Message:
     """S-4.4: the message that stands in for summarized history (the seed's, JSON-escaped)."""
     return {
         "role": "user",
@@ -60,7 +60,7 @@ def summary_message(label: str, request: str, summary: str, transcript: Any) -> 
     }
 
 
-def summary_focus(instructions: str) -> dict[str, Any]:
+def summary_focus(instructions: str) -> Message:
     """Appended after the history for a summarizer that takes no ``instructions`` keyword."""
     return {"role": "user", "content": f"[Summary focus: {instructions}]"}
 
@@ -146,7 +146,7 @@ def summary_request(previous: str | None, transcript: str, token: str) -> str:
 PREVIOUS_SUMMARY = "[Previous summary, to update with the messages that follow]\n"
 
 
-def previous_summary_note(previous: str) -> dict[str, Any]:
+def previous_summary_note(previous: str) -> Message:
     """Put first for a summarizer that takes no ``previous`` keyword."""
     return {"role": "user", "content": PREVIOUS_SUMMARY + previous}
 
@@ -177,6 +177,12 @@ def cleared_marker(path: str, chars: int, lines: tuple[int, int] | None = None) 
     its own, or ``lines`` first-last of a pack shared by the results cleared together)."""
     where = f"{path} lines {lines[0]}-{lines[1]}" if lines else path
     return f"[Tool result cleared from context: {chars:,} chars, full text at {where}]"
+
+
+def result_cleared_with_summary(chars: int) -> str:
+    """A result in a range summarized ahead, shown to the summarizer as the trigger's
+    clearing will leave it (its file is written then; the summary's archive holds it)."""
+    return f"[Tool result cleared from context: {chars:,} chars]"
 
 
 def native_note(first: int, last: int, archive: str, index: str) -> str:
@@ -273,7 +279,7 @@ def session_summary(
     index: str,
     folded: str = "",
     media: str = "",
-) -> dict[str, Any]:
+) -> Message:
     """What stands for summarized turns under the session engine.
 
     The request and the summary are plain text (not JSON-escaped), each quoted between lines
@@ -315,7 +321,7 @@ def summary_quotes(content: str) -> tuple[str, str] | None:
 RECENT_TAG = "recent_steps"
 
 
-def recent_steps(steps: str, token: str, first: int, last: int) -> dict[str, Any]:
+def recent_steps(steps: str, token: str, first: int, last: int) -> Message:
     """The closing message of a summary that ended the turn in progress: the newest steps
     (tool calls and their results, as they were in view; ``transcript.steps``, whose headers
     carry ``token``) as quoted text, so the next assistant message opens a new turn without
@@ -384,6 +390,7 @@ __all__ = [
     "quoted_summary",
     "recent_steps",
     "request_kept",
+    "result_cleared_with_summary",
     "saved_placeholder",
     "session_summary",
     "snip_marker",

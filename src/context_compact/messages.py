@@ -14,34 +14,83 @@ from __future__ import annotations
 import copy
 import marshal
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final, Literal, NotRequired, Required, TypedDict, TypeVar, cast
 
-Message = dict[str, Any]
-Block = dict[str, Any]
+Role = Literal["user", "assistant"]
+
+
+class Block(TypedDict, total=False):
+    """One content block. Every block has a ``type``; which other keys it carries depends on
+    it: ``text`` (text, citations), ``tool_use`` (id, name, input), ``tool_result``
+    (tool_use_id, content, is_error), ``thinking`` (thinking, signature),
+    ``redacted_thinking`` (data), ``image`` / ``document`` (source, title), ``compaction``
+    (content, null when the provider's compaction failed), ``passthrough`` (format, and
+    item or part: what a format holds that we cannot read, carried whole).
+
+    One TypedDict rather than a union of one per type: the helpers read blocks of any type
+    by key (``block.get("content")``), and a union would need narrowing at each of those
+    reads. The values a provider or model wrote and we only carry (``input``, ``source``,
+    ``item``, the format metadata) stay JSON: ``Any``."""
+
+    type: Required[str]
+    text: str
+    citations: list[Any]
+    cache_control: dict[str, Any]
+    id: str
+    name: str
+    input: Any
+    tool_use_id: str
+    content: str | list[Block] | None
+    is_error: bool
+    thinking: str
+    signature: str
+    data: str
+    source: dict[str, Any]
+    title: str
+    item: Any
+    part: Any
+    format: str
+    openai: dict[str, Any]
+
+
+class Message(TypedDict):
+    """One message of the canonical history: a role and its content (and, from a format
+    converter, its metadata under ``FORMAT_META``)."""
+
+    role: Role
+    content: str | list[Block]
+    openai: NotRequired[dict[str, Any]]
+
 
 # Where a format converter keeps the fields of a caller's item that the canonical block does
 # not carry (ids, status, verbatim arguments): metadata, not text the model reads.
-FORMAT_META = "openai"
-PASSTHROUGH = "passthrough"
+FORMAT_META: Final = "openai"
+PASSTHROUGH: Final = "passthrough"
 """The block type a format uses for what we cannot read and pass through whole."""
 
 
 _ATOMS = (str, int, float, bool, type(None))
+_T = TypeVar("_T")
 
 
-def clone(value: Any) -> Any:
+def clone(value: _T) -> _T:
     """A private deep copy of JSON-shaped data (several times faster than ``copy.deepcopy``
     on messages); anything else is deep-copied the slow way."""
+    copied: _T = _clone(value)
+    return copied
+
+
+def _clone(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
+        return {k: _clone(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [clone(v) for v in value]
+        return [_clone(v) for v in value]
     if isinstance(value, _ATOMS):
         return value
     return copy.deepcopy(value)
 
 
-def copy_json(messages: list[Any]) -> list[Any]:
+def copy_json(messages: list[_T]) -> list[_T]:
     """Private deep copies of JSON-shaped messages, fast (``marshal`` copies plain dicts,
     lists and scalars in C, several times faster than ``clone``); anything else goes through
     ``clone``."""
@@ -49,7 +98,8 @@ def copy_json(messages: list[Any]) -> list[Any]:
         out = marshal.loads(marshal.dumps(messages))
     except ValueError:  # an SDK object or another type marshal does not know
         return [clone(m) for m in messages]
-    return out if isinstance(out, list) else [clone(m) for m in messages]
+    copied: list[_T] = out if isinstance(out, list) else [clone(m) for m in messages]
+    return copied
 
 
 def model_visible(content: Any) -> Any:
@@ -69,7 +119,7 @@ def model_visible(content: Any) -> Any:
     return out
 
 
-def plain_role(message: Any) -> str | None:
+def plain_role(message: object) -> str | None:
     """The role of a message that is ``{"role": <str>, "content": ...}``, those two keys in
     that order and nothing else; None for any other: a JSON text of it can then be built
     around its content's JSON, key order kept."""
@@ -110,13 +160,21 @@ def as_dicts(messages: Any) -> Any:
     return messages if out is None else out
 
 
-def blocks(message: Message) -> list[Any]:
+def blocks(message: Message) -> list[Block]:
     """The content blocks of a message; a string content has none."""
     content = message.get("content")
     return content if isinstance(content, list) else []
 
 
-def block_type(block: Any) -> str | None:
+def block_at(message: Message, index: int) -> Block:
+    """The block at ``index`` of a message whose content is a list: the positions the
+    engines record come from block lists only (no check here: this sits on hot paths)."""
+    return cast("list[Block]", message["content"])[index]
+
+
+def block_type(block: object) -> str | None:
+    """The ``type`` of a block, None for anything that is not a dict (a caller's list before
+    it is checked may hold anything)."""
     return block.get("type") if isinstance(block, dict) else None
 
 
@@ -250,7 +308,7 @@ def replace_blocks(messages: list[Message], changes: dict[tuple[int, int], Block
         by_message.setdefault(mi, {})[bi] = block
     out = list(messages)
     for mi, replaced in by_message.items():
-        content = list(out[mi]["content"])
+        content = list(blocks(out[mi]))
         for bi, block in replaced.items():
             content[bi] = block
         out[mi] = {**out[mi], "content": content}
@@ -262,7 +320,7 @@ def with_content(block: Block, content: str) -> Block:
     return {**block, "content": content}
 
 
-def native_compaction(block: Any) -> bool:
+def native_compaction(block: object) -> bool:
     """Whether ``block`` is a provider's own compaction that stands for everything before it:
     an Anthropic ``compaction`` block with a summary (one whose ``content`` is null is a
     failed compaction, which the API treats as a no-op), or an OpenAI Responses

@@ -15,13 +15,16 @@ ignored typo, and values are checked (``ValueError`` naming the field). Every po
 
 from __future__ import annotations
 
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .engine import PolicyLike
 from .overrides import with_overrides
 from .registry import policy_for
 from .seed.policy import SeedPolicy, seed_policy
 from .session.policy import SessionPolicy, session_policy
+
+if TYPE_CHECKING:
+    from .store.meta import SessionMeta
 
 
 class Policy:
@@ -57,13 +60,12 @@ class Policy:
         return policy_for(name, **overrides)
 
 
-def stored_policy(meta: dict[str, Any]) -> SessionPolicy:
+def stored_policy(meta: SessionMeta) -> SessionPolicy:
     """The default policy a session was written with, as its meta recorded it: fields this
     version does not know are left out, JSON's lists are tuples again. ``ValueError`` when
     it is not usable here."""
-    raw = meta.get("policy")
     known = set(SessionPolicy.__dataclass_fields__)
-    knobs = {k: v for k, v in raw.items() if k in known} if isinstance(raw, dict) else {}
+    knobs = {k: v for k, v in (meta.policy or {}).items() if k in known}
     knobs = {k: tuple(v) if isinstance(v, list) else v for k, v in knobs.items()}
     try:
         return Policy.default(**knobs)

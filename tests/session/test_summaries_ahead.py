@@ -76,9 +76,31 @@ def test_a_summary_made_ahead_gives_the_views_of_one_made_at_the_trigger() -> No
     assert later and not any(e.timing and e.timing["ahead"] for e in later)
 
 
+def as_cleared(messages: list[Any]) -> list[Any]:
+    """``messages`` as the trigger's clearing leaves them for its summary: each result still
+    in full (every result here is large enough to clear) a note of its size."""
+    out = []
+    for m in messages:
+        if m["role"] == "user" and isinstance(m["content"], list):
+            m = {
+                **m,
+                "content": [
+                    {**b, "content": markers.result_cleared_with_summary(len(b["content"]))}
+                    if b.get("type") == "tool_result"
+                    and not b["content"].startswith("[Tool result cleared from context: ")
+                    else b
+                    for b in m["content"]
+                ],
+            }
+        out.append(m)
+    return out
+
+
 def test_a_summary_made_ahead_is_of_exactly_the_messages_it_replaces() -> None:
     # The text made ahead is of the range fixed ahead (a head of the archive), as the model
-    # saw it; what the trigger's cut takes after it is named and read off without a model.
+    # saw it but for the results the trigger's clearing takes (shown cleared, as to a summary
+    # made at the trigger); what the trigger's cut takes after it is named and read off
+    # without a model.
     _, store, sid, events = play(each_call=False)
     edits = [r for r in journal(store.records(sid)) if isinstance(r, SummaryEdit)]
     assert edits and any(e.timing and e.timing["ahead"] for e in events)
@@ -86,7 +108,9 @@ def test_a_summary_made_ahead_is_of_exactly_the_messages_it_replaces() -> None:
         archived = [json.loads(line) for line in store.read_text(edit.archive).splitlines()]
         assert len(archived) == edit.cut - edit.start
         assert edit.text is not None
-        heads = [n for n in range(1, len(archived) + 1) if digest(archived[:n]) in edit.text]
+        heads = [
+            n for n in range(1, len(archived) + 1) if digest(as_cleared(archived[:n])) in edit.text
+        ]
         assert len(heads) == 1, edit.text
         if heads[0] < len(archived):
             since = markers.SUMMARY_SINCE.format(first=edit.start + heads[0], last=edit.cut - 1)

@@ -9,6 +9,7 @@ trusted is passed over for the one before or a full replay, and the resume says 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +20,9 @@ import pytest
 from context_compact import Compactor, Policy
 from context_compact.errors import CorruptJournal
 from context_compact.session import checkpoint
-from context_compact.store import MemoryStore, SqliteStore, Store
+from context_compact.store import FileStore, MemoryStore, SqliteStore, Store
 from context_compact.store.base import Checkpointed
+from context_compact.store.files import journal as file_journal
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import synthetic_session
 
@@ -59,8 +61,6 @@ def test_a_session_resumed_after_every_call_sends_the_live_view_byte_for_byte(
         assert again.engine.journal.fallback is None  # type: ignore[attr-defined]
 
     loop(live, compare)
-    if kind == "files":
-        return  # FileStore does not read from a position yet: its resumes replay everything
     assert isinstance(live, Checkpointed)
     assert len(live.checkpoints("s")) > 10
     # Each resume started from the newest checkpoint there was, not from the first record.
@@ -209,3 +209,134 @@ def test_a_checkpoint_restores_every_field_of_the_state_it_captured() -> None:
         if name in ("counter",):
             continue
         assert _fields(getattr(restored, name)) == _fields(getattr(live, name)), name
+
+
+# -- FileStore: checkpoints found through its marks file, read from their line ---------------
+
+
+def _lines(root: Path) -> tuple[Path, list[bytes]]:
+    path = root / ".transcripts" / "sessions" / "s.jsonl"
+    return path, path.read_bytes().split(b"\n")[:-1]
+
+
+def _rewrite(root: Path, batches: list[bytes]) -> None:
+    """The journal written again from the JSON of its ``batches`` with a chain and witness
+    that match it (what a writer with a bug would leave: nothing but the checkpoint's own
+    digest can tell)."""
+    from context_compact.store import witness
+
+    path, _ = _lines(root)
+    head, out = witness.ROOT, b""
+    for data in batches:
+        head = witness.link(head, data)
+        out += b'{"batch":' + data + b',"link":"' + head.encode("ascii") + b'"}\n'
+    path.write_bytes(out)
+    witness.write(path.with_suffix(".head"), len(batches), head)
+
+
+def test_a_filestore_resume_reads_from_the_newest_checkpoints_line_not_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoint, "EVERY", 8)
+    view = loop(FileStore(tmp_path))
+    store = FileStore(tmp_path)
+    newest = store.checkpoints("s")[-1]
+    whole = list(FileStore(tmp_path).records("s"))
+    assert list(store.records_from("s", newest)) == whole[newest:]
+    read: list[int] = []
+    real = file_journal.read
+    monkeypatch.setattr(file_journal, "read", lambda p, o=0: read.append(o) or real(p, o))
+    again = resumed(FileStore(tmp_path))
+    assert json.dumps(again.view()) == json.dumps(view)
+    assert again.engine.journal.checkpointed == newest  # type: ignore[attr-defined]
+    w = synthetic_session(TURNS + 1, seed=5)
+    again.prepare([*again.view(), w.turns[-1].assistant, w.turns[-1].results], w.request)
+    # Neither the resume nor the append after it read the journal from its first byte.
+    assert read and min(read) > 0
+
+
+def test_a_filestore_checkpoint_whose_state_was_altered_is_passed_over_and_doctor_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from context_compact.cli.doctor import check_session
+
+    monkeypatch.setattr(checkpoint, "EVERY", 8)
+    view = loop(FileStore(tmp_path))
+    newest = FileStore(tmp_path).checkpoints("s")[-1]
+    _, lines = _lines(tmp_path)
+    batches = [file_journal.batch_of(line)[2] for line in lines]
+    index = max(i for i, b in enumerate(batches) if b'"kind":"checkpoint"' in b)
+    # Its state no longer what its digest says.
+    batches[index] = re.sub(rb'"first_kept":(\d+)', rb'"first_kept":1\1', batches[index])
+    _rewrite(tmp_path, batches)
+    again = resumed(FileStore(tmp_path))
+    assert json.dumps(again.view()) == json.dumps(view)
+    journal = again.engine.journal  # type: ignore[attr-defined]
+    assert 0 < journal.checkpointed < newest, journal.fallback
+    assert f"the checkpoint at record {newest} was not used" in journal.fallback
+    row = check_session(FileStore(tmp_path), "s")
+    assert row["ok"] and f"the checkpoint at record {newest} was not used" in row["checkpoint"]
+
+
+@pytest.mark.parametrize("damage", ["lost", "garbage", "wrong offset", "wrong link"])
+def test_a_filestore_marks_file_lost_or_wrong_costs_a_longer_replay_never_another_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    monkeypatch.setattr(checkpoint, "EVERY", 8)
+    view = loop(FileStore(tmp_path))
+    marks = tmp_path / ".transcripts" / "sessions" / "s.marks"
+    rows = marks.read_bytes().split(b"\n")[:-1]
+    if damage == "lost":
+        marks.unlink()
+    elif damage == "garbage":
+        marks.write_bytes(b"\x00" * 40 + b"\n12 x\n" + rows[-1][:7])
+    else:
+        at, offset, lines, records, link = rows[-1].split(b" ")
+        if damage == "wrong offset":
+            offset = str(int(offset) + 5).encode()
+        else:
+            link = (b"0" if link[:1] != b"0" else b"1") + link[1:]
+        rows[-1] = b" ".join([at, offset, lines, records, link])
+        marks.write_bytes(b"\n".join(rows) + b"\n")
+    again = resumed(FileStore(tmp_path))
+    assert json.dumps(again.view()) == json.dumps(view)
+    journal = again.engine.journal  # type: ignore[attr-defined]
+    if damage.startswith("wrong"):
+        assert journal.fallback and "was not used" in journal.fallback
+        assert journal.checkpointed > 0
+    else:
+        assert journal.fallback is None and journal.checkpointed == 0
+    # The next call appends after what the resume checked, and a resume after it agrees.
+    w = synthetic_session(TURNS + 1, seed=5)
+    nxt = again.prepare([*again.view(), w.turns[-1].assistant, w.turns[-1].results], w.request)
+    assert json.dumps(resumed(FileStore(tmp_path)).view()) == json.dumps(nxt)
+
+
+def test_a_filestore_journal_cut_after_its_newest_checkpoint_is_refused_not_resumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoint, "EVERY", 8)
+    view = loop(FileStore(tmp_path))
+    monkeypatch.setattr(checkpoint, "EVERY", 10**9)
+    more = resumed(FileStore(tmp_path))
+    more.prepare([*view, {"role": "user", "content": "one more thing"}], "one more thing")
+    path, lines = _lines(tmp_path)
+    assert b'"kind":"checkpoint"' not in lines[-1]
+    path.write_bytes(b"\n".join(lines[:-1]) + b"\n")
+    with pytest.raises(CorruptJournal, match="cut or rolled back"):
+        resumed(FileStore(tmp_path))
+
+
+def test_a_filestore_reader_from_a_checkpoint_checks_the_chain_up_to_the_witness(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoint, "EVERY", 8)
+    loop(FileStore(tmp_path))
+    path, lines = _lines(tmp_path)
+    # A line after the newest checkpoint altered, its stored link kept: the chain breaks.
+    store = FileStore(tmp_path)
+    newest = store.checkpoints("s")[-1]
+    lines[-1] = lines[-1].replace(b'"role":"assistant"', b'"role":"assistant" ', 1)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(CorruptJournal):
+        list(store.records_from("s", newest))

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from store_helpers import big_text, schema_of, turn, whole_turns
 
+from context_compact.errors import CorruptStore
 from context_compact.store import SessionLocked, UnknownMigration
 from context_compact.store.postgres import PostgresStore
 from context_compact.store.postgres import schema as schema_module
@@ -89,8 +90,9 @@ def test_a_failing_migration_leaves_nothing_of_itself(
 ) -> None:
     broken = ("0003_broken", "CREATE TABLE half (x int); CREATE TABLE (;")
     monkeypatch.setattr(schema_module, "MIGRATIONS", [*schema_module.MIGRATIONS, broken])
-    with pytest.raises(psycopg.errors.SyntaxError):
+    with pytest.raises(CorruptStore) as raised:
         worker()
+    assert isinstance(raised.value.__cause__, psycopg.errors.SyntaxError)
     assert (
         query(
             schema, "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'half'", schema

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from store_helpers import big_text, turn, whole_turns
 
+from context_compact.errors import StoreRefused
 from context_compact.store import SqliteStore, UnknownMigration
 from context_compact.store.sqlite import journal as sqlite_journal
 from context_compact.store.sqlite import schema as schema_module
@@ -145,8 +146,9 @@ def test_a_failing_migration_leaves_nothing_of_itself(
     db = tmp_path / "s.db"
     broken = ("0002_broken", "CREATE TABLE half (x);\nCREATE TABLE (;\n")
     monkeypatch.setattr(schema_module, "MIGRATIONS", [*schema_module.MIGRATIONS, broken])
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreRefused) as refused:
         SqliteStore(db)
+    assert isinstance(refused.value.__cause__, sqlite3.OperationalError)
     assert query(db, "SELECT name FROM sqlite_master WHERE name = 'half'") == []
     assert "0002_broken" not in {n for (n,) in query(db, "SELECT name FROM schema_migrations")}
     monkeypatch.undo()

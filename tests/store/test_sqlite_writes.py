@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor
+from context_compact.errors import StoreRefused
 from context_compact.policy import Policy
 from context_compact.store import CorruptJournal, SqliteStore, witness
 from context_compact.store.blobrefs import externalize
@@ -105,8 +106,9 @@ def test_a_failed_append_keeps_the_turns_files_for_the_next_commit(tmp_path: Pat
     with store.turn():
         path = store.save_blob("a result " * 200)
         store._db.execute("PRAGMA query_only = 1")  # the disk refuses every write from here
-        with pytest.raises(sqlite3.OperationalError):
+        with pytest.raises(StoreRefused) as refused:
             store.append(session, [{"kind": "edit", "path": path}])
+        assert refused.value.reason == "read-only" and refused.value.where == str(store.db_path)
     assert store.issued(path)
     assert query(store.db_path, "SELECT count(*) FROM files") == [(0,)]
     store._db.execute("PRAGMA query_only = 0")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from context_compact import Compactor, Policy
+from context_compact.errors import StoreRefused
 from context_compact.session.recall import recall
 from context_compact.store import ReadOnlyStore, SqliteStore
 from histories import call, results, user
@@ -56,5 +57,5 @@ def test_a_read_only_open_of_an_old_schema_says_to_upgrade_it_where_it_can_be_wr
     db.execute("DELETE FROM schema_migrations WHERE name = '0003_journal_links'")
     db.commit()
     db.close()
-    with pytest.raises(sqlite3.OperationalError, match="lacks migration '0003_journal_links'"):
+    with pytest.raises(StoreRefused, match="lacks migration '0003_journal_links'"):
         SqliteStore(tmp_path / "s.db", read_only=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compactor import Compactor
+from ..messages import Block, Message
 from ..providers.base import ModelReply, Provider
 from .loop import Agent, Compaction, LoopEvent, ModelCall, Refusal
 from .tools import Workspace
@@ -67,7 +68,7 @@ class ToolDriver:
         self,
         *,
         system: str,
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         tools: list[dict[str, Any]],
         max_tokens: int,
     ) -> ModelReply:
@@ -78,7 +79,7 @@ class ToolDriver:
             max_tokens=min(max_tokens, self.reply_tokens),
         )
         said = reply.text.strip() or "Reading the next file."
-        content: list[dict[str, Any]] = [{"type": "text", "text": said}]
+        content: list[Block] = [{"type": "text", "text": said}]
         if self.replies < self.turns:
             path = self.paths[self.replies % len(self.paths)]
             content.append(

@@ -38,12 +38,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..compactor import Compactor
 from ..errors import AgentError as AgentError  # defined with the others, kept here too
 from ..events import CompactionEvent
-from ..messages import Message, has_tool_use
+from ..messages import Block, Message, has_tool_use
 from ..providers.base import Provider
 from ..providers.errors import OverflowFigures, is_context_overflow, overflow_figures
 from .tools import (
@@ -170,7 +170,7 @@ class Agent:
 
         The request is not appended again when ``history`` already ends with it.
         """
-        request_message = {"role": "user", "content": active_request}
+        request_message: Message = {"role": "user", "content": active_request}
         history = list(history)
         if history and has_tool_use(history[-1]):
             # A resumed session that stopped between a tool call and its result: the calls
@@ -266,8 +266,8 @@ class Agent:
             return None
         return room
 
-    def _run_batch(self, uses: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
-        results: list[dict[str, Any]] = []
+    def _run_batch(self, uses: list[Block]) -> tuple[list[Block], bool]:
+        results: list[Block] = []
         compact = False
         for use in uses:
             name, args = str(use.get("name")), use.get("input") or {}
@@ -278,11 +278,10 @@ class Agent:
             else:
                 ran = self.workspace.run(name, args)
                 output, is_error = ran.text, ran.is_error
-            block: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": use.get("id"),
-                "content": output,
-            }
+            # The call's id as the model gave it (a provider may pass on a missing one).
+            block = cast(
+                Block, {"type": "tool_result", "tool_use_id": use.get("id"), "content": output}
+            )
             if is_error:
                 block["is_error"] = True
             results.append(block)

@@ -29,12 +29,12 @@ import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from ..agent.tools import RECALL_SCHEMA, RECALL_TOOL_NAME, TOOL_SCHEMAS
 from ..facts import squash
-from ..messages import Message, block_type, blocks
+from ..messages import Block, Message, block_type, blocks
 from ..providers.errors import is_context_overflow, overflow_figures
 from ..sizing import TokenCounter
 from ..sizing.estimate import text_tokens
@@ -145,6 +145,7 @@ def fit(view: list[Any], room: int, counter: TokenCounter) -> tuple[list[Message
     for message in reversed(view):
         if not isinstance(message, dict):
             continue
+        message = cast(Message, message)  # a view: canonical dicts
         size = counter.message(message)
         if used + size > room:
             break
@@ -318,13 +319,12 @@ class Asking:
             if not uses or not offer:
                 answer = reply_text(reply.message)
                 continue
-            results = []
+            results: list[Block] = []
             for use in uses:
                 calls += 1
                 text = self.tool(use) if calls <= MAX_TOOL_CALLS else "Error: no more tool calls"
-                results.append(
-                    {"type": "tool_result", "tool_use_id": use.get("id"), "content": text}
-                )
+                result = {"type": "tool_result", "tool_use_id": use.get("id"), "content": text}
+                results.append(cast(Block, result))  # the model's id, as it gave it
             loop += [reply.message, {"role": "user", "content": results}]
         self.counts.record(
             probe,
@@ -340,7 +340,7 @@ class Asking:
         """Characters of one tool answer: a sixth of the window, at about 3 a token."""
         return max(300, min(4_000, self.window // 2))
 
-    def tool(self, use: dict[str, Any]) -> str:
+    def tool(self, use: Block) -> str:
         """One tool call's answer for the model; a bad call is an error text, never raised."""
         given = use.get("input")
         args: dict[str, Any] = given if isinstance(given, dict) else {}

@@ -25,6 +25,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from ..messages import Block
+
 THINKING = ("thinking", "redacted_thinking")
 SIGNATURE_PREFIX = "benchsig-"
 
@@ -36,7 +38,7 @@ def sign(thinking: str) -> str:
     return SIGNATURE_PREFIX + hashlib.sha256(thinking.encode("utf-8")).hexdigest()[:32]
 
 
-def thinking_block(text: str) -> dict[str, Any]:
+def thinking_block(text: str) -> Block:
     return {"type": "thinking", "thinking": text, "signature": sign(text)}
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from ..messages import Message
+from ..messages import Message, blocks
 from ..testing.workload import synthetic_session
 from .api_check import final_turn_opener, thinking_block
 from .script import Script, from_workload
@@ -63,7 +63,7 @@ class LongTurn(Script):
         if final_turn_opener(view) is not None:
             return self.steps[index]
         thinks = thinking_block(thinking_text(self.seed, index))
-        opened = {**assistant, "content": [thinks, *assistant["content"]]}
+        opened: Message = {**assistant, "content": [thinks, *blocks(assistant)]}
         return (opened, *rest)
 
 

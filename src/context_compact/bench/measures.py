@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..messages import blocks
 from ..testing.workload import Turn, synthetic_session
 
 
@@ -145,4 +146,4 @@ def store_footprint(store: Any, root: Path) -> dict[str, Any]:
 
 
 def _result_bytes(turn: Turn) -> int:
-    return sum(len(str(block.get("content", ""))) for block in turn.results["content"])
+    return sum(len(str(block.get("content", ""))) for block in blocks(turn.results))

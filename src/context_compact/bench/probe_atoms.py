@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..facts import squash
-from ..messages import block_type, blocks, readable_text, result_text
+from ..messages import Block, Message, block_type, blocks, readable_text, result_text
 
 KINDS = ("error", "file", "last_read", "last_result", "next_step", "constraint")
 OUTCOMES = ("view", "recall", "lost")
@@ -81,7 +81,7 @@ class Atom:
     role: str
     text: str = ""
     """The text of a text atom, or the readable text of a result."""
-    block: dict[str, Any] | None = None
+    block: Block | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def _command(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def classify(block: dict[str, Any]) -> Call:
+def classify(block: Block) -> Call:
     """The command, reads and writes of one ``tool_use`` block (its input as given)."""
     name = str(block.get("name") or "tool")
     lowered = name.lower()
@@ -151,7 +151,7 @@ def classify(block: dict[str, Any]) -> Call:
     )
 
 
-def _result_text(block: dict[str, Any]) -> str:
+def _result_text(block: Block) -> str:
     text = readable_text(block)
     return text if text is not None else result_text(block)
 
@@ -175,7 +175,7 @@ def sentences(text: str) -> list[str]:
     return [s for s in (squash(p) for p in SENTENCE.split(text)) if s]
 
 
-def atoms(message: dict[str, Any]) -> list[tuple[Key, Any]]:
+def atoms(message: Message) -> list[tuple[Key, Any]]:
     """The atoms of one message, each with how it is rendered (what a view must hold
     unchanged for the atom to still be in it)."""
     role = str(message.get("role"))
@@ -199,5 +199,5 @@ def renderings(messages: Iterable[Any]) -> dict[Key, Any]:
     out: dict[Key, Any] = {}
     for message in messages:
         if isinstance(message, dict):
-            out.update(atoms(message))
+            out.update(atoms(cast(Message, message)))  # a peer's view: canonical dicts
     return out

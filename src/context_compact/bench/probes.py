@@ -38,12 +38,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..engine import PAGE
 from ..facts import squash
 from ..markers import ours
-from ..messages import block_type, blocks, is_request
+from ..messages import Message, block_type, blocks, is_request
 from .probe_atoms import (
     CONSTRAINT,
     MAX_ANSWER,
@@ -90,6 +90,7 @@ class Ledger:
         for message in messages:
             if not isinstance(message, dict):
                 continue
+            message = cast(Message, message)  # a peer's view: dicts of the canonical shape
             user_typed = is_request(message)
             for key, _ in atoms(message):
                 if key in self.originals:
@@ -109,7 +110,7 @@ class Ledger:
                     if call.command is not None:
                         self.last_command = call.id
 
-    def _atom(self, key: Key, message: dict[str, Any]) -> Atom:
+    def _atom(self, key: Key, message: Message) -> Atom:
         role = str(message.get("role"))
         if key[0] == "text":
             return Atom(key, self.count, role, key[2])
@@ -166,12 +167,11 @@ class Ledger:
         call = self.calls.get(atom.key[1])
         if call is None:
             return []
-        block = atom.block or {}
+        flagged = atom.block is not None and atom.block.get("is_error") is True
         target = call.command or next(iter(call.writes + call.reads), None) or call.name
         # Typed as it was written (recall matches inputs as written), first line only.
         key = _first_line(target)[:MAX_KEY].strip()
         out = []
-        flagged = block.get("is_error") is True
         # A file the agent read may hold "Error" in its code: only what a command printed,
         # or a result the tool flagged, says an error happened.
         error = error_line(atom.text, flagged) if call.command is not None or flagged else None
@@ -219,6 +219,7 @@ def view_text(messages: Iterable[Any]) -> str:
         if not isinstance(message, dict):
             parts.append(str(message))
             continue
+        message = cast(Message, message)  # a peer's view: dicts of the canonical shape
         content = message.get("content")
         if isinstance(content, str):
             parts.append(content)

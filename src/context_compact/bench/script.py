@@ -55,7 +55,7 @@ class Script:
 
 
 def from_workload(workload: Workload) -> Script:
-    head = ({"role": "user", "content": workload.request},)
+    head: tuple[Message, ...] = ({"role": "user", "content": workload.request},)
     steps = tuple((t.assistant, t.results) for t in workload.turns)
     return Script(
         name=workload.name,

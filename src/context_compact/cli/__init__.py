@@ -217,10 +217,11 @@ def slash_command(session: Session, word: str) -> None:
     if word == "/help":
         out.print(CHAT_HELP, markup=False, highlight=False)
     elif word == "/sessions":
+        from ..store.meta import sessions_of
         from .sessions import summary, table_lines
 
         store = session.store
-        rows = [summary(store, meta) for meta in store.list_sessions()]
+        rows = [summary(store, meta) for meta in sessions_of(store)]
         for text in table_lines(rows, out.width, wide=False):
             out.print(text, markup=False, highlight=False)
         if session.compactor.keeps_log:

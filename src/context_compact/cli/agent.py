@@ -172,15 +172,15 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         raise click.ClickException(str(error)) from None
     resume = options.get("resume")
     if resume is not None and store.session_meta(resume) is None:
-        from .sessions import by_prefix
+        from .sessions import by_prefix, newest
 
         meta = by_prefix(store, resume)
         if meta is None:
-            known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none yet"
+            known = newest(store, none="none yet")
             raise click.UsageError(
                 f"no session {shown_id(resume)} in {workdir / WORKDIR_DB} (newest: {known})"
             )
-        resume = str(meta["id"])  # the one session whose id starts with it
+        resume = meta.id  # the one session whose id starts with it
     if resume is not None:
         try:
             store.claim(resume)  # one writer per session: say so before any model call

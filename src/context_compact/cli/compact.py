@@ -36,6 +36,7 @@ from ..events import CompactionEvent
 from ..history.inspect import Event, after_last, fill, pass_lines, shown_path
 from ..history.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..loaders import Session
+from ..messages import Message
 from ..sizing import TokenCounter
 from ..store.base import Store
 from .policies import PolicyName, PolicyOption
@@ -62,7 +63,7 @@ class Outcome:
 
 def replay_policy(
     session: Session, policy: Any, store: Store, new_session: str | None = None
-) -> tuple[Outcome, list[dict[str, Any]]]:
+) -> tuple[Outcome, list[Message]]:
     """Drive ``policy`` through ``session`` turn by turn; the outcome and the final view."""
     from ..bench.script import from_session
     from ..compactor import Compactor
@@ -158,13 +159,13 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
         store = cli_store(workdir)
         try:
             meta = need_session(store, target)
-            target = str(meta["id"])
+            target = meta.id
             messages = history(store, target)
         finally:
             store.close()
-        name = str(meta.get("name") or target)
-        fmt = str(meta.get("format") or "session")
-        return Session(name, fmt, meta.get("system"), messages, 0, str(db)), target
+        name = meta.name or target
+        fmt = meta.format or "session"
+        return Session(name, fmt, meta.system, messages, 0, str(db)), target
     path = Path(target)
     if not path.exists():
         raise click.UsageError(f"{target!r} is neither a session in {db} nor a file")

@@ -27,8 +27,9 @@ import click
 
 from ..errors import CorruptStore
 from ..store.base import ChecksDatabase, KnowsWriters, OnDatabaseFile, Store
+from ..store.meta import sessions_of
 from ..store.witness import CorruptJournal
-from .damage import BROKEN, problem, readable
+from .damage import BROKEN, problem, readable, whole_store
 from .sessions import json_option, open_store, workdir_option
 from .store_errors import corrupt_line, guards_store, select_store
 
@@ -47,6 +48,8 @@ def check_session(store: Store, session: str) -> dict[str, Any]:
         fallback = engine.journal.fallback if isinstance(engine, SessionEngine) else None
         replayed = Compactor(Policy.default(), _FullReplay(store), session=session).view()
     except BROKEN as error:
+        if whole_store(error, store):
+            raise
         row: dict[str, Any] = {"id": session, "ok": False, "problem": problem(error, store)}
         if isinstance(error, CorruptJournal):
             row.update(unit=error.unit, at=error.at, whole=error.whole)
@@ -119,7 +122,7 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
     label = "check" if isinstance(store, ChecksDatabase) else "integrity_check"
     try:
         answer = integrity(store)
-        rows = [check_session(store, meta["id"]) for meta in store.list_sessions()]
+        rows = [check_session(store, meta.id) for meta in sessions_of(store)]
     except CorruptStore as error:  # the store itself, not one session: one line for all
         raise click.ClickException(corrupt_line(error, None)) from None
     finally:

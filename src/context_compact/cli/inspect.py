@@ -57,7 +57,7 @@ def inspect_command(
         return
     store = open_store(workdir)
     try:
-        session = str(need_session(store, session)["id"])
+        session = need_session(store, session).id
         with readable(session, store):
             line = timeline(store, session)
     finally:

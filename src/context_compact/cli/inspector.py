@@ -55,7 +55,7 @@ def inspect_page(
     from ..inspector import Inspector, write_report
 
     with readable_store(workdir) as store:
-        session = str(need_session(store, session)["id"])
+        session = need_session(store, session).id
         if html is not None:
             try:
                 size = write_report(store, session, html, replay_policy)

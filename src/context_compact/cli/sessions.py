@@ -18,6 +18,7 @@ import click
 from ..history.transfer import resumed
 from ..session.records import EventRecord, MessageRecord, journal, logged_messages
 from ..store.base import DeletesSessions, Store
+from ..store.meta import SessionMeta, meta_of, sessions_of
 from ..store.meta import source_of as source_of  # kept importable from here
 from .store_errors import guards_store
 
@@ -47,34 +48,38 @@ def open_store(workdir: Path | None) -> Any:
         raise click.ClickException(str(error)) from None
 
 
-def need_session(store: Store, session: str) -> dict[str, Any]:
+def need_session(store: Store, session: str) -> SessionMeta:
     """The meta of session ``session`` (its ``id`` the full id): an id, or the start of one
     that no other session's id starts with; else a usage error naming the candidates or the
     newest sessions."""
-    meta = store.session_meta(session) or by_prefix(store, session)
+    meta = meta_of(store, session) or by_prefix(store, session)
     if meta is None:
-        known = ", ".join(str(m["id"]) for m in store.list_sessions()[:5]) or "none"
-        raise click.UsageError(f"no session {session!r} (newest: {known})")
-    return dict(meta)
+        raise click.UsageError(f"no session {session!r} (newest: {newest(store)})")
+    return meta
 
 
-def by_prefix(store: Store, prefix: str) -> dict[str, Any] | None:
+def newest(store: Store, most: int = 5, none: str = "none") -> str:
+    """The ids of the store's newest sessions, for a message naming what there is."""
+    return ", ".join(m.id for m in sessions_of(store)[:most]) or none
+
+
+def by_prefix(store: Store, prefix: str) -> SessionMeta | None:
     """The meta of the one session whose id starts with ``prefix`` (None when none does); a
     usage error naming them when several do."""
-    matching = [m for m in store.list_sessions() if prefix and str(m["id"]).startswith(prefix)]
+    matching = [m for m in sessions_of(store) if prefix and m.id.startswith(prefix)]
     if len(matching) > 1:
-        ids = ", ".join(str(m["id"]) for m in matching[:5])
+        ids = ", ".join(m.id for m in matching[:5])
         more = f" and {len(matching) - 5} more" if len(matching) > 5 else ""
         raise click.UsageError(
             f"session {prefix!r} is ambiguous: {len(matching)} sessions start with it "
             f"({ids}{more}); give more of the id"
         )
-    return dict(matching[0]) if matching else None
+    return matching[0] if matching else None
 
 
-def summary(store: Store, meta: dict[str, Any]) -> dict[str, Any]:
+def summary(store: Store, meta: SessionMeta) -> dict[str, Any]:
     """One session's line: when it started, its turns, its view's tokens, its compactions."""
-    sid = meta["id"]
+    sid = meta.id
     turns = compactions = messages = 0
     for record in journal(store.records(sid), f"session {sid}"):
         if isinstance(record, MessageRecord):
@@ -84,9 +89,9 @@ def summary(store: Store, meta: dict[str, Any]) -> dict[str, Any]:
             compactions += 1
     return {
         "id": sid,
-        "started": meta.get("created"),
-        "source": source_of(meta),
-        "engine": meta.get("engine"),
+        "started": meta.created,
+        "source": meta.source_text,
+        "engine": meta.engine,
         "messages": messages,
         "turns": turns,
         "tokens_in_view": resumed(store, sid).measure(),
@@ -180,7 +185,7 @@ def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool
     import shutil
     import textwrap
 
-    from .damage import BROKEN, problem
+    from .damage import BROKEN, problem, whole_store
 
     ctx.obj = {"workdir": workdir}
     if ctx.invoked_subcommand is not None:
@@ -188,11 +193,13 @@ def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool
     store = open_store(workdir)
     rows, damaged = [], []
     try:
-        for meta in store.list_sessions():
+        for meta in sessions_of(store):
             try:
                 rows.append(summary(store, meta))
             except BROKEN as error:  # one damaged session: named, the others still listed
-                damaged.append({"id": meta["id"], "problem": problem(error, store)})
+                if whole_store(error, store):
+                    raise
+                damaged.append({"id": meta.id, "problem": problem(error, store)})
     finally:
         store.close()
     for bad in damaged:
@@ -225,7 +232,7 @@ def remove_command(ctx: click.Context, ids: tuple[str, ...], workdir: Path | Non
     store: Store = open_store(_workdir(ctx, workdir))
     try:
         # Prefixes resolved first: an unknown or ambiguous one removes nothing.
-        full = [str(need_session(store, sid)["id"]) for sid in ids]
+        full = [need_session(store, sid).id for sid in ids]
         if not isinstance(store, DeletesSessions):
             raise click.ClickException(
                 f"{type(store).__name__} cannot remove sessions; {', '.join(full)} kept"
@@ -259,9 +266,9 @@ def prune_command(ctx: click.Context, empty: bool, dry_run: bool, workdir: Path 
     store = open_store(_workdir(ctx, workdir))
     try:
         found = [
-            meta["id"]
-            for meta in store.list_sessions()
-            if not any(True for _ in logged_messages(store.records(meta["id"])))
+            meta.id
+            for meta in sessions_of(store)
+            if not any(True for _ in logged_messages(store.records(meta.id)))
         ]
         for sid in found:
             if dry_run:
@@ -303,7 +310,7 @@ def recall_command(
 
     store = open_store(workdir)
     try:
-        session = str(need_session(store, session)["id"])
+        session = need_session(store, session).id
         try:
             page = recall(store, session, query, offset=offset, limit=limit)
         except ValueError as error:
@@ -330,6 +337,7 @@ __all__ = [
     "json_option",
     "middle",
     "need_session",
+    "newest",
     "open_store",
     "recall_command",
     "sessions",

@@ -1,24 +1,32 @@
-"""A damaged session store as one line: ``guards_store`` wraps a command so that an SQLite error
-out of ``<workdir>/.context-compact/sessions.db`` (garbage bytes, flipped bytes, a file that
-is no database, a read-only file) ends the command with one line naming the file, what
-SQLite's ``integrity_check`` says about it and what to do, never a traceback.
+"""A damaged or refusing session store as one line: ``guards_store`` wraps a command so that a
+store error out of ``<workdir>/.context-compact/sessions.db`` (or the ``--store``) ends the
+command with one line naming the file and what to do, never a traceback:
+
+* ``CorruptStore`` (garbage bytes, flipped bytes, a file that is no database): the store's
+  own line (SQLite's words and ``integrity_check``'s), and how to restore or move it aside;
+* ``StoreRefused`` (the store maps its driver's errors to it, ``store.boundary``), by its
+  ``reason``: locked by another process past the wait, a full disk, a file that cannot be
+  written, a failing disk, the server gone;
+* an ``OSError`` of the store's files (a folder that is a file, no permission);
+* a value the store could not decode (bad JSON read back from it).
 
 The catch is at the command, not at opening the store: a few flipped bytes surface only when a
-damaged page or value is read, deep inside a replay. A store that raises its own error for a
-corrupt file composes with this as long as it chains the SQLite error (``raise ... from``).
+damaged page or value is read, deep inside a replay, and a refused write may come back
+wrapped (``StoreUnavailable``): the store's error is found along the ``__cause__`` chain.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import sqlite3
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 import click
+
+from ..errors import CorruptStore, LinkRefused, ServerUnavailable, StoreRefused
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -35,13 +43,14 @@ def integrity(db: Path) -> str:
 
 
 def store_damage(error: BaseException) -> BaseException | None:
-    """The SQLite error behind ``error`` (itself or a cause), or a value the store could not
-    decode (bad JSON or UTF-8 read back from it); None for anything else."""
+    """The store's error behind ``error`` (itself or a cause: ``CorruptStore`` or
+    ``StoreRefused``), or a value the store could not decode (bad JSON or UTF-8 read back
+    from it); None for anything else."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, sqlite3.Error):
+        if isinstance(current, (CorruptStore, StoreRefused)):
             return current
         current = current.__cause__ or (
             None if current.__suppress_context__ else current.__context__
@@ -53,7 +62,7 @@ def store_damage(error: BaseException) -> BaseException | None:
     return None
 
 
-def damage_line(db: Path, error: BaseException) -> str:
+def damage_line(db: Path, error: BaseException | str) -> str:
     """What went wrong with ``db`` and what to do, in one line."""
     # SQLite quotes the undecodable text itself: the column is enough.
     said = " ".join(str(error).split(" with text ")[0].split())[:200]
@@ -65,6 +74,44 @@ def damage_line(db: Path, error: BaseException) -> str:
     verdict = integrity(db) if db.exists() else "the file does not exist"
     what = f"cannot use the session store {db}: {said} (SQLite integrity_check: {verdict})"
     return f"{what}. {advice(db)}"
+
+
+def refused_line(db: Path, error: StoreRefused) -> str | None:
+    """A store that refused, by why, in one line naming it and what to do; None for one
+    that names no file or server of its own (``ReadOnlyStore``: an ``OSError`` line)."""
+    if isinstance(error, ServerUnavailable):
+        return str(error)
+    if not error.where:
+        return None
+    where = Path(error.where)
+    if not error.code.startswith("SQLITE"):
+        # A server's refusal, or the store's own words (a schema it cannot upgrade while
+        # read only): they name the store and say what is wrong.
+        return str(error).rstrip(".") + "."
+    if where.resolve() == db.resolve():
+        where = db
+    backend = error.backend_error
+    said = " ".join(str(backend if backend is not None else error).split())[:200]
+    if error.reason == "busy":
+        return (
+            f"the session store {where} is busy: {said} (another process held its write "
+            "lock longer than the store waits). Retry once that process is done with it."
+        )
+    if error.reason == "full":
+        return (
+            f"cannot write the session store {where}: {said}. Free space on its disk, then retry."
+        )
+    if error.reason == "read-only":
+        return (
+            f"cannot write the session store {where}: {said}. Make it writable "
+            "(check its permissions and those of its folder), or use another --workdir."
+        )
+    if error.reason == "io":
+        return (
+            f"cannot use the session store {where}: {said}. Check the disk it is on, then "
+            "retry; `context-compact doctor` says which sessions are whole."
+        )
+    return damage_line(where, said)
 
 
 def advice(db: Path | None) -> str:
@@ -112,10 +159,27 @@ def corrupt_line(error: BaseException, db: Path | None) -> str:
     return said if "aside" in said else f"{said}. {advice(db)}"
 
 
+def store_line(db: Path, error: BaseException) -> str | None:
+    """The one line for a store error out of a command (None: not the store's)."""
+    if isinstance(error, CorruptStore):
+        return corrupt_line(error, db)
+    if isinstance(error, LinkRefused):  # a planted link: named, never followed
+        return str(error)
+    damage = store_damage(error)
+    if isinstance(damage, CorruptStore):
+        return corrupt_line(damage, db)
+    if isinstance(damage, StoreRefused):
+        line = refused_line(db, damage)
+        if line is not None:
+            return line
+        damage = None
+    if damage is None:
+        return unusable_line(db, error) if isinstance(error, OSError) else None
+    return damage_line(db, damage)
+
+
 @contextlib.contextmanager
 def store_errors(db: Path) -> Iterator[None]:
-    from ..errors import CorruptStore, LinkRefused
-    from ..store.postgres.base import ServerUnavailable
     from ..store.url import selected, sqlite_file
 
     # ``--store sqlite:///...`` or CC_STORE_URL: that file, not the work directory's, is the one.
@@ -130,21 +194,11 @@ def store_errors(db: Path) -> Iterator[None]:
         if isinstance(error.__context__, CorruptStore) and "aside" not in error.message:
             raise click.ClickException(f"{error.message.rstrip('.')}. {advice(db)}") from None
         raise
-    except CorruptStore as error:
-        raise click.ClickException(corrupt_line(error, db)) from None
-    except LinkRefused as error:  # a planted link: named, never followed
-        raise click.ClickException(str(error)) from None
-    except ServerUnavailable as error:  # a store on a server that did not answer
-        raise click.ClickException(str(error)) from None
     except Exception as error:
-        damage = store_damage(error)
-        if damage is None and isinstance(error, OSError):
-            line = unusable_line(db, error)
-            if line is not None:
-                raise click.ClickException(line) from None
-        if damage is None:
+        line = store_line(db, error)
+        if line is None:
             raise
-        raise click.ClickException(damage_line(db, damage)) from None
+        raise click.ClickException(line) from None
 
 
 def select_store(url: str | None, option: str = "--store") -> None:
@@ -180,8 +234,10 @@ __all__ = [
     "damage_line",
     "guards_store",
     "integrity",
+    "refused_line",
     "select_store",
     "store_damage",
     "store_errors",
+    "store_line",
     "unusable_line",
 ]

@@ -30,6 +30,7 @@ from ..history.transfer import (
 from ..invariants import ensure_valid
 from ..loaders import EXTENSIONS, Failure, Limits, Session, candidates, describe, load_file
 from ..store.base import Store
+from ..store.meta import sessions_of
 from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
@@ -56,7 +57,7 @@ def import_target(
     there already and what was kept in another form (``Session.converted``), the files that
     could not be read, and how many files were tried. A single file that cannot be read
     raises."""
-    known = {m["content"]: m["id"] for m in store.list_sessions() if m.get("content")}
+    known = {m.content: m.id for m in sessions_of(store) if m.content}
     files = candidates(path) if path.is_dir() else [path]
     done: list[Done] = []
     failures: list[Failure] = []
@@ -236,7 +237,7 @@ def export_command(
     format, file or the text itself, notes)."""
     store = open_store(workdir)
     try:
-        session = str(need_session(store, session)["id"])
+        session = need_session(store, session).id
         with readable(session, store):
             if not view:  # the journal must replay: a damaged one is refused, not exported
                 from ..compactor import Compactor

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,8 +19,11 @@ from ..errors import UndoRefused
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
 
+if TYPE_CHECKING:
+    from ..store.meta import SessionMeta
 
-def stored_policy(meta: dict[str, Any]) -> Any:
+
+def stored_policy(meta: SessionMeta) -> Any:
     """The default policy the session was written with, as its meta recorded it."""
     from ..policy import stored_policy as stored
 
@@ -45,7 +48,7 @@ def undo_command(session: str, workdir: Path | None, as_json: bool) -> None:
     store = open_store(workdir)
     try:
         meta = need_session(store, session)
-        sid = str(meta["id"])
+        sid = meta.id
         compactor = Compactor(stored_policy(meta), store, session=sid)
         before = len(compactor.view())
         try:

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol, overload
 
 from ..invariants import InvalidHistory, Violation
-from ..messages import FORMAT_META, PASSTHROUGH, Message, plain
+from ..messages import FORMAT_META, PASSTHROUGH, Block, Message, plain
 
-META = FORMAT_META
+META: Final = FORMAT_META
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Converter(Protocol):
         """The caller's items for one canonical message."""
 
 
-def passthrough(fmt: str, item: Any = None, *, part: Any = None) -> dict[str, Any]:
+def passthrough(fmt: str, item: Any = None, *, part: Any = None) -> Block:
     """A block carrying a whole ``item`` (or a content ``part``) of ``fmt`` untouched."""
     if part is not None:
         return {"type": PASSTHROUGH, "format": fmt, "part": part}
@@ -71,7 +71,11 @@ def without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if k not in keys}
 
 
-def with_meta(target: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+@overload
+def with_meta(target: Message, meta: dict[str, Any]) -> Message: ...
+@overload
+def with_meta(target: Block, meta: dict[str, Any]) -> Block: ...
+def with_meta(target: Message | Block, meta: dict[str, Any]) -> Message | Block:
     """``target`` with ``meta`` under the ``"openai"`` key, when there is any."""
     if meta:
         target[META] = meta
@@ -148,8 +152,8 @@ def dump_all(
 
 def dump_user(
     message: Message,
-    dump_result: Callable[[dict[str, Any]], dict[str, Any]],
-    block_to_part: Callable[[dict[str, Any]], Any],
+    dump_result: Callable[[Block], dict[str, Any]],
+    block_to_part: Callable[[Block], Any],
 ) -> list[dict[str, Any]]:
     """An OpenAI user message for ``message``, split where a tool result or a passthrough
     item stands: each of those becomes its own item (``dump_result``, or the item as it came),

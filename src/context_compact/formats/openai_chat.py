@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..messages import Message
+from ..messages import Block, Message
 from .base import (
     META,
     Unit,
@@ -50,7 +50,7 @@ SYSTEM_ROLES = ("system", "developer")
 USER_SIDE = ("tool", "function")
 
 
-def _part_to_block(part: Any) -> dict[str, Any]:
+def _part_to_block(part: Any) -> Block:
     if isinstance(part, dict):
         if part.get("type") == "text" and isinstance(part.get("text"), str):
             return with_meta({"type": "text", "text": part["text"]}, without(part, "type", "text"))
@@ -65,7 +65,7 @@ def _part_to_block(part: Any) -> dict[str, Any]:
     return passthrough(NAME, part=part)
 
 
-def _block_to_part(block: dict[str, Any]) -> Any:
+def _block_to_part(block: Block) -> Any:
     kind = block.get("type")
     meta = dict(block.get(META) or {})
     if kind == "text":
@@ -84,7 +84,7 @@ def _block_to_part(block: dict[str, Any]) -> Any:
 
 
 def _user(message: dict[str, Any]) -> Message:
-    content = message.get("content")
+    content: Any = message.get("content")  # checked with the converted list (check())
     if isinstance(content, list):
         content = [_part_to_block(p) for p in content]
     return with_meta({"role": "user", "content": content}, without(message, "role", "content"))
@@ -104,7 +104,7 @@ def _assistant(message: dict[str, Any], index: int) -> Message:
         meta["_content"] = "str"
     if "tool_calls" in message:
         meta["_tool_calls"] = "none" if message["tool_calls"] is None else "list"
-    blocks: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     if isinstance(content, str):
         blocks.append({"type": "text", "text": content})
     elif isinstance(content, list):
@@ -114,21 +114,22 @@ def _assistant(message: dict[str, Any], index: int) -> Message:
     return with_meta({"role": "assistant", "content": blocks}, meta)
 
 
-def _tool_use(call: dict[str, Any], index: int) -> dict[str, Any]:
+def _tool_use(call: dict[str, Any], index: int) -> Block:
     call_id = call.get("id")
     if not isinstance(call_id, str):
         raise bad_item(index, "a tool call without a string id")
+    name: Any  # the caller's, checked with the converted list (check())
     if call.get("type") == "custom":
         custom = call.get("custom") or {}
         name, tool_input = custom.get("name"), {"input": custom.get("input")}
     else:
         function = call.get("function") or {}
         name, tool_input = function.get("name"), parse_arguments(function.get("arguments"))
-    block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
+    block: Block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
     return with_meta(block, without(call, "id"))
 
 
-def _tool_result(message: dict[str, Any], index: int) -> dict[str, Any]:
+def _tool_result(message: dict[str, Any], index: int) -> Block:
     if message.get("role") == "function":
         return passthrough(NAME, message)
     call_id = message.get("tool_call_id")
@@ -139,7 +140,7 @@ def _tool_result(message: dict[str, Any], index: int) -> dict[str, Any]:
         content = [_part_to_block(p) for p in content]
     elif not isinstance(content, str):
         raise bad_item(index, f"tool message content must be a str or a list, got {content!r}")
-    block = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    block: Block = {"type": "tool_result", "tool_use_id": call_id, "content": content}
     return with_meta(block, without(message, "role", "tool_call_id", "content"))
 
 
@@ -162,6 +163,7 @@ class ChatConverter:
                 out.append(Unit(j - i, {"role": "user", "content": results}))
                 i = j
                 continue
+            message: Message
             if role == "user":
                 message = _user(items[i])
             elif role == "assistant":
@@ -184,7 +186,7 @@ def _dump_user(message: Message) -> list[dict[str, Any]]:
     return dump_user(message, _dump_result, _block_to_part)
 
 
-def _dump_result(block: dict[str, Any]) -> dict[str, Any]:
+def _dump_result(block: Block) -> dict[str, Any]:
     content = block.get("content")
     if isinstance(content, list):
         content = [_block_to_part(b) for b in content]
@@ -215,7 +217,7 @@ def _dump_assistant(message: Message) -> dict[str, Any]:
     return out
 
 
-def _dump_call(block: dict[str, Any]) -> dict[str, Any]:
+def _dump_call(block: Block) -> dict[str, Any]:
     meta = block.get(META) or {}
     call: dict[str, Any] = {"type": "function", **meta, "id": block.get("id")}
     tool_input = block.get("input") or {}

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..messages import Message
+from ..messages import Block, Message
 from .base import (
     META,
     Unit,
@@ -113,7 +113,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
 # -- items -> canonical ------------------------------------------------------------------
 
 
-def _part_to_block(part: Any) -> dict[str, Any]:
+def _part_to_block(part: Any) -> Block:
     if isinstance(part, dict):
         if part.get("type") in ("input_text", "output_text") and isinstance(part.get("text"), str):
             rest = without(part, "text")
@@ -128,14 +128,14 @@ def _part_to_block(part: Any) -> dict[str, Any]:
 
 
 def _user(item: dict[str, Any]) -> Message:
-    content = item.get("content")
+    content: Any = item.get("content")  # checked with the converted list (check())
     meta = without(item, "role", "content")
     if isinstance(content, list):
         content = [_part_to_block(p) for p in content]
     return with_meta({"role": "user", "content": content}, meta)
 
 
-def _model_block(item: dict[str, Any], index: int) -> dict[str, Any]:
+def _model_block(item: dict[str, Any], index: int) -> Block:
     k = kind(item)
     if k == "message":
         content = item.get("content")
@@ -164,12 +164,12 @@ def _model_block(item: dict[str, Any], index: int) -> dict[str, Any]:
         else:
             tool_input = {}
             meta = without(item, "call_id")
-        name = item.get("name") if isinstance(item.get("name"), str) else k
+        name = item["name"] if isinstance(item.get("name"), str) else k
         return {"type": "tool_use", "id": call_id, "name": name, "input": tool_input, META: meta}
     return passthrough(NAME, item)
 
 
-def _result_block(item: dict[str, Any], index: int) -> dict[str, Any]:
+def _result_block(item: dict[str, Any], index: int) -> Block:
     if kind(item) in CALLER_ITEMS:
         return passthrough(NAME, item)
     meta = without(item, "call_id", "output")
@@ -183,7 +183,11 @@ def _result_block(item: dict[str, Any], index: int) -> dict[str, Any]:
         # A screenshot, a missing output...: kept whole, never cleared or persisted.
         content = [passthrough(NAME, part=output)]
         meta["_output"] = "value" if "output" in item else "absent"
-    block = {"type": "tool_result", "tool_use_id": _call_id(item, index), "content": content}
+    block: Block = {
+        "type": "tool_result",
+        "tool_use_id": _call_id(item, index),
+        "content": content,
+    }
     return with_meta(block, meta)
 
 
@@ -222,6 +226,7 @@ class ResponsesConverter:
             j = i + 1
             while j < n and _side(items[j], offset + j) == side and not _easy_assistant(items[j]):
                 j += 1
+            message: Message
             if side == "assistant":
                 message = {
                     "role": "assistant",
@@ -245,7 +250,7 @@ class ResponsesConverter:
 # -- canonical -> items ------------------------------------------------------------------
 
 
-def _block_to_part(block: dict[str, Any]) -> Any:
+def _block_to_part(block: Block) -> Any:
     kind_ = block.get("type")
     meta = block.get(META) or {}
     if kind_ == "text":
@@ -262,7 +267,7 @@ def _block_to_part(block: dict[str, Any]) -> Any:
     raise ValueError(f"{NAME}: a {kind_!r} block has no Responses form")
 
 
-def _dump_result(block: dict[str, Any]) -> dict[str, Any]:
+def _dump_result(block: Block) -> dict[str, Any]:
     meta = dict(block.get(META) or {})
     form = meta.pop("_output", None)
     item: dict[str, Any] = {"type": "function_call_output", **meta}
@@ -308,7 +313,7 @@ def _dump_assistant(message: Message) -> list[dict[str, Any]]:
     return out
 
 
-def _dump_call(block: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+def _dump_call(block: Block, meta: dict[str, Any]) -> dict[str, Any]:
     k = meta.get("type", "function_call")
     item: dict[str, Any] = {"type": k, **meta, "call_id": block.get("id")}
     tool_input = block.get("input")

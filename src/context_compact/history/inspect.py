@@ -44,6 +44,7 @@ from ..session.records import (
 from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
+from ..store.meta import meta_of
 
 
 @dataclass(frozen=True)
@@ -146,10 +147,8 @@ class Timeline:
 
 def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
     """Replay ``session``'s journal (see the module docstring)."""
-    meta = store.session_meta(session) or {}
-    policy = meta.get("policy")
-    limit = policy.get("context_limit") if isinstance(policy, dict) else None
-    out = Timeline(session, limit if isinstance(limit, int) else None)
+    meta = meta_of(store, session)
+    out = Timeline(session, meta.context_limit if meta is not None else None)
     state = SessionState(TokenCounter())
     base = Path(root or store.root)
     undone = Undone()

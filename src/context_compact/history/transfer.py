@@ -34,12 +34,14 @@ from typing import Any
 from ..engine import Env
 from ..invariants import ensure_valid
 from ..loaders import Failure, Limits, Session, candidates, describe, load_file
+from ..messages import Message, blocks
 from ..session.engine import SessionEngine
 from ..session.native_tier import readable
 from ..session.policy import SessionPolicy, session_policy
 from ..session.records import MessageRecord, Restart, journal
 from ..sizing import TokenCounter
 from ..store.base import Store
+from ..store.meta import meta_of
 from ..summarize import extractive_summary
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
@@ -115,7 +117,7 @@ def report_of(session: Session, sid: str) -> Imported:
     uses = sum(
         1
         for message in session.messages
-        for block in message["content"]
+        for block in blocks(message)
         if block.get("type") == "tool_use"
     )
     return Imported(
@@ -183,9 +185,9 @@ def import_path(
     return imported, failures
 
 
-def history(store: Store, session: str) -> list[dict[str, Any]]:
+def history(store: Store, session: str) -> list[Message]:
     """The messages of the session's latest conversation, as they were logged."""
-    messages: list[dict[str, Any]] = []
+    messages: list[Message] = []
     for record in journal(store.records(session), f"session {session}"):
         if isinstance(record, MessageRecord):
             messages.append(record.message)
@@ -204,13 +206,13 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
     """The session's history in ``fmt`` (one of ``EXPORT_FORMATS``), as text."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(EXPORT_FORMATS)}")
-    meta = store.session_meta(session)
+    meta = meta_of(store, session)
     if meta is None:
         raise KeyError(session)
-    system = meta.get("system") or ""
+    system = meta.system or ""
     messages = resumed(store, session).view() if view else history(store, session)
     if fmt == "jsonl":
-        lines = [{"role": "system", "content": system}] if system else []
+        lines: list[object] = [{"role": "system", "content": system}] if system else []
         lines += messages
         return "".join(json.dumps(m) + "\n" for m in lines)
     if fmt == "anthropic":

@@ -41,7 +41,7 @@ from ..session.records import EventRecord, MessageRecord, journal
 from ..session.state import SessionState
 from ..sizing import TokenCounter
 from ..store.base import Store
-from ..store.meta import source_of
+from ..store.meta import SessionMeta, meta_of, sessions_of
 
 # (session, policy, store) -> (outcome with ``as_dict()``, final view): ``replay_policy``.
 Replay = Callable[[Any, Any, Store], tuple[Any, list[Message]]]
@@ -66,7 +66,7 @@ class Request:
 @dataclass
 class Inspection:
     session: str
-    meta: dict[str, Any]
+    meta: SessionMeta
     limit: int | None
     root: str
     requests: list[Request] = field(default_factory=list)
@@ -78,13 +78,11 @@ class Inspection:
 
     @classmethod
     def load(cls, store: Store, session: str) -> Inspection:
-        meta = store.session_meta(session)
+        meta = meta_of(store, session)
         if meta is None:
-            known = ", ".join(m["id"] for m in store.list_sessions()[:5]) or "none"
+            known = ", ".join(m.id for m in sessions_of(store)[:5]) or "none"
             raise InspectorError(f"no session {session!r} in this store (newest: {known})")
-        policy = meta.get("policy")
-        limit = policy.get("context_limit") if isinstance(policy, dict) else None
-        out = cls(session, dict(meta), limit if isinstance(limit, int) else None, store.root)
+        out = cls(session, meta, meta.context_limit, store.root)
         out._replay(store)
         return out
 
@@ -172,8 +170,8 @@ class Inspection:
         """Everything the page draws before any click: small, whatever the session's size."""
         return {
             "session": self.session,
-            "source": source_of(self.meta),
-            "created": self.meta.get("created"),
+            "source": self.meta.source_text,
+            "created": self.meta.created,
             "limit": self.limit,
             "logged": self.logged,
             "now": self.now,
@@ -242,7 +240,7 @@ class Inspection:
             "next_offset": page.next_offset,
             "text": page.text,
             "messages": [{"message": s, "first_sent": self.first_sent(s)} for s in hits],
-            "links": self.links(store, [{"content": page.text}]),
+            "links": self.links(store, [{"role": "user", "content": page.text}]),
         }
 
     def links(self, store: Store, messages: list[Message]) -> list[str]:
@@ -274,10 +272,7 @@ def archive(store: Store, session: str, path: str) -> dict[str, Any]:
 
 def sessions(store: Store) -> list[dict[str, Any]]:
     """Every session of the store, newest first: id, when, where from (no replay)."""
-    return [
-        {"id": m["id"], "created": m.get("created"), "source": source_of(m)}
-        for m in store.list_sessions()
-    ]
+    return [{"id": m.id, "created": m.created, "source": m.source_text} for m in sessions_of(store)]
 
 
 def worth_showing(store: Store, listed: list[dict[str, Any]]) -> str | None:
@@ -301,11 +296,11 @@ def compare(
     from ..loaders import Session
     from ..store.memory import MemoryStore
 
-    meta = store.session_meta(session) or {}
+    meta = meta_of(store, session) or SessionMeta(session)
     source = Session(
-        str(meta.get("name") or session),
-        str(meta.get("format") or "session"),
-        meta.get("system"),
+        meta.name or session,
+        meta.format or "session",
+        meta.system,
         history(store, session),
         0,
         session,

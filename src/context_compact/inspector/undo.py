@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import InspectorError, SessionLocked, UndoRefused
 from ..store.base import Store
+from ..store.meta import meta_of
 
 
 def undo_newest(store: Store, session: str) -> dict[str, Any]:
@@ -24,7 +25,7 @@ def undo_newest(store: Store, session: str) -> dict[str, Any]:
     from ..compactor import Compactor
     from ..policy import stored_policy
 
-    meta = store.session_meta(session)
+    meta = meta_of(store, session)
     if meta is None:
         raise InspectorError(f"no session {session!r} in this store")
     try:
@@ -32,7 +33,7 @@ def undo_newest(store: Store, session: str) -> dict[str, Any]:
     except ValueError as error:
         raise InspectorError(f"the session's stored policy is not usable here: {error}") from None
     try:
-        compactor = Compactor(policy, store, session=str(meta["id"]))
+        compactor = Compactor(policy, store, session=meta.id)
         view = compactor.undo()
     except (UndoRefused, SessionLocked) as error:
         raise InspectorError(str(error)) from None

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..errors import MissingExtra
 
@@ -42,6 +42,7 @@ try:
         BaseMessage,
         HumanMessage,
         SystemMessage,
+        ToolCall,
         ToolMessage,
     )
 except ImportError as error:  # pragma: no cover - the message is the point
@@ -148,7 +149,9 @@ def _new_user(message: Message, origins: Origins) -> list[BaseMessage]:
         known = origins.result(block["tool_use_id"])
         if known is None:
             out.append(
-                ToolMessage(content=block.get("content", ""), tool_call_id=block["tool_use_id"])
+                ToolMessage(
+                    content=_lc(block.get("content", "")), tool_call_id=block["tool_use_id"]
+                )
             )
         elif known[0] == block:
             out.append(known[1])
@@ -158,20 +161,25 @@ def _new_user(message: Message, origins: Origins) -> list[BaseMessage]:
     if isinstance(message["content"], str):
         out.append(HumanMessage(content=message["content"]))
     elif rest:
-        out.append(HumanMessage(content=rest))
+        out.append(HumanMessage(content=_lc(rest)))
     return out
 
 
 def _new_assistant(message: Message) -> AIMessage:
     if isinstance(message["content"], str):
         return AIMessage(content=message["content"])
-    calls = [
+    calls: list[ToolCall] = [
         {"id": b["id"], "name": b["name"], "args": b.get("input", {}), "type": "tool_call"}
         for b in blocks(message)
         if block_type(b) == "tool_use"
     ]
     kept = [b for b in blocks(message) if block_type(b) != "tool_use"]
-    return AIMessage(content=kept, tool_calls=calls)
+    return AIMessage(content=_lc(kept), tool_calls=calls)
+
+
+def _lc(content: str | list[Block] | None) -> str | list[str | dict[Any, Any]]:
+    """Our content as LangChain types it: a block is a plain dict at runtime."""
+    return cast("str | list[str | dict[Any, Any]]", content)
 
 
 def latest_request(messages: Sequence[BaseMessage]) -> str:

@@ -25,7 +25,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..compactor import Compactor
-from ..messages import Message, plain
+from ..messages import Block, Message, block_at, plain
+from ..session.native_tier import NativeCompact
 
 COMPACT_BETA = "compact-2026-09-04"
 LEFT_OUT = ("messages", "stream", "context_management", "thread")
@@ -78,9 +79,7 @@ def sdk_create(create: Callable[..., Any]) -> Callable[..., Any] | None:
     return method
 
 
-def responses_compaction(
-    resource: Any, kwargs: dict[str, Any]
-) -> Callable[[list[Message]], dict[str, Any]]:
+def responses_compaction(resource: Any, kwargs: dict[str, Any]) -> Callable[[list[Message]], Block]:
     """A ``NativeCompact`` through the Responses API's ``compact`` endpoint of ``resource``
     (``client.responses``), with the call's model and instructions: the compaction item it
     returns, as the passthrough block the view carries it in."""
@@ -88,14 +87,14 @@ def responses_compaction(
 
     fixed = {k: kwargs[k] for k in ("model", "instructions") if kwargs.get(k) is not None}
 
-    def compact(messages: list[Message]) -> dict[str, Any]:
+    def compact(messages: list[Message]) -> Block:
         result = resource.compact(**fixed, input=from_canonical(messages))
         for item in getattr(result, "output", None) or []:
             kind = item.get("type") if isinstance(item, dict) else getattr(item, "type", None)
             shown = plain(item) if kind == "compaction" else None  # only the item is ours
             if isinstance(shown, dict):
                 _, canonical = to_canonical([shown])
-                return dict(canonical[0]["content"][0])
+                return block_at(canonical[0], 0).copy()
         raise ValueError("the compact endpoint returned no compaction item")
 
     return compact
@@ -109,7 +108,7 @@ def handed(
     policy with ``native`` on, an engine that takes one); nothing otherwise."""
     engine: Any = compactor.engine
     on = getattr(compactor.policy, "native", False) and hasattr(engine, "native")
-    compact: Callable[[list[Message]], dict[str, Any]] | None = None
+    compact: NativeCompact | None = None
     if on and fmt == "anthropic":
         method = sdk_create(create)
         compact = anthropic_compaction(method, kwargs) if method is not None else None

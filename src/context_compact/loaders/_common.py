@@ -46,13 +46,14 @@ from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import TooLarge as TooLarge  # the loaders' errors, kept importable from here
 from ..errors import Undecodable as Undecodable
 from ..errors import UnknownFormat as UnknownFormat
 from ..messages import Block as Block
 from ..messages import Message
+from ..messages import blocks as blocks_of
 from ._blocks import _keep
 from ._blocks import parse_arguments as parse_arguments
 from ._blocks import text_block as text_block
@@ -152,7 +153,7 @@ class HistoryBuilder:
         if not kept:
             return
         if key is not None and self._turn is not None and key == self._turn_key and self._at_turn():
-            self._turn["content"].extend(kept)
+            blocks_of(self._turn).extend(kept)
             return
         message: Message = {"role": "assistant", "content": kept}
         self._messages.append(message)
@@ -171,7 +172,7 @@ class HistoryBuilder:
             if self._answer is None:
                 self._answer = {"role": "user", "content": []}
                 self._messages.append(self._answer)
-            self._answer["content"].extend(kept)
+            blocks_of(self._answer).extend(kept)
             return
         self._messages.append({"role": "user", "content": kept})
         self._turn, self._turn_key, self._answer = None, None, None
@@ -199,7 +200,7 @@ def repair(messages: list[Message], notes: Counter[str]) -> list[Message]:
                 )
             waiting, order = {}, []
             blocks: list[Block] = []
-            for block in message["content"]:
+            for block in blocks_of(message):
                 kind = block.get("type")
                 if kind == "tool_result":
                     notes["misplaced_tool_result"] += 1
@@ -220,7 +221,7 @@ def repair(messages: list[Message], notes: Counter[str]) -> list[Message]:
             continue
         results: list[Block] = []
         rest: list[Block] = []
-        for block in message["content"]:
+        for block in blocks_of(message):
             kind = block.get("type")
             if kind == "tool_result":
                 queue = waiting.get(block["tool_use_id"])
@@ -345,7 +346,7 @@ def message_blocks(builder: HistoryBuilder, content: Any, malformed: str) -> lis
                 result["is_error"] = True
             out.append(result)
         elif kind in KEPT_AS_IS:
-            out.append(dict(block))
+            out.append(cast(Block, dict(block)))  # a log's block of a kind kept whole
         else:
             builder.skip("unsupported_block")
     return out

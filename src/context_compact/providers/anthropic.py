@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from context_compact.errors import MissingExtra
+from context_compact.messages import Block, Message
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
 
@@ -43,14 +44,14 @@ EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 
 
 def with_cache_breakpoints(
-    system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]], list[dict[str, Any]]]:
+    system: str, messages: list[Message], tools: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]] | None, list[Message], list[dict[str, Any]]]:
     """Copies of ``(system blocks, messages, tools)`` carrying ``cache_control`` markers.
 
     The system prompt becomes a one-block list (``None`` when it is empty, since the API
     rejects empty text blocks). Untouched messages are shared with the input list.
     """
-    system_blocks = (
+    system_blocks: list[dict[str, Any]] | None = (
         [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}] if system else None
     )
     new_tools = list(tools)
@@ -68,12 +69,12 @@ def with_cache_breakpoints(
     return system_blocks, new_messages, new_tools
 
 
-def _mark_last_block(message: dict[str, Any]) -> dict[str, Any] | None:
+def _mark_last_block(message: Message) -> Message | None:
     content = message.get("content")
     if isinstance(content, str):
         if not content:
             return None
-        blocks: list[Any] = [{"type": "text", "text": content}]
+        blocks: list[Block] = [{"type": "text", "text": content}]
     elif isinstance(content, list) and content and isinstance(content[-1], dict):
         blocks = list(content)
     else:
@@ -86,7 +87,7 @@ def build_request(
     *,
     model: str,
     system: str,
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     tools: list[dict[str, Any]],
     max_tokens: int,
     cache: bool = False,
@@ -116,21 +117,25 @@ def _without_none(block: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in block.items() if value is not None}
 
 
-def _canonical_block(block: Mapping[str, Any]) -> dict[str, Any]:
+def _canonical_block(block: Mapping[str, Any]) -> Block:
     kind = block.get("type")
     if kind == "text":
-        out: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
+        out: Block = {"type": "text", "text": block.get("text", "")}
         if block.get("citations"):
             out["citations"] = block["citations"]
         return out
     if kind == "tool_use":
-        return {
-            "type": "tool_use",
-            "id": block.get("id"),
-            "name": block.get("name"),
-            "input": block.get("input") or {},
-        }
-    return _without_none(block)
+        # The model's id and name, unchecked: a reply is taken as the API sent it.
+        return cast(
+            Block,
+            {
+                "type": "tool_use",
+                "id": block.get("id"),
+                "name": block.get("name"),
+                "input": block.get("input") or {},
+            },
+        )
+    return cast(Block, _without_none(block))  # the API's block of another type, as it came
 
 
 def _count(value: Any) -> int:
@@ -199,7 +204,7 @@ class AnthropicProvider:
         self,
         *,
         system: str,
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         tools: list[dict[str, Any]],
         max_tokens: int,
     ) -> ModelReply:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..messages import Block, Message
+
 
 @dataclass(frozen=True)
 class Usage:
@@ -30,12 +32,12 @@ class Usage:
 class ModelReply:
     """The assistant turn as a canonical message, why the model stopped, and the usage."""
 
-    message: dict[str, Any]
+    message: Message
     stop_reason: str = "end_turn"
     usage: Usage = field(default_factory=Usage)
 
     @property
-    def tool_uses(self) -> list[dict[str, Any]]:
+    def tool_uses(self) -> list[Block]:
         content = self.message.get("content")
         if not isinstance(content, list):
             return []
@@ -63,7 +65,7 @@ class Provider(Protocol):
         self,
         *,
         system: str,
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         tools: list[dict[str, Any]],
         max_tokens: int,
     ) -> ModelReply: ...

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from context_compact.errors import MissingExtra
+from context_compact.messages import Message, blocks
 from context_compact.providers import local
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
@@ -83,7 +84,7 @@ def reply_from_completion(completion: Any) -> ModelReply:
     message = _assistant_from_openai(choice.get("message") or {}, always_blocks=True)
     finish = choice.get("finish_reason")
     stop_reason = STOP_REASONS.get(finish, finish) if finish else "end_turn"
-    if stop_reason == "end_turn" and any(b["type"] == "tool_use" for b in message["content"]):
+    if stop_reason == "end_turn" and any(b["type"] == "tool_use" for b in blocks(message)):
         # Some local servers report "stop" even when the turn ends in tool calls.
         stop_reason = "tool_use"
     return ModelReply(
@@ -112,7 +113,7 @@ def build_request(
     *,
     model: str,
     system: str,
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     tools: list[dict[str, Any]],
     max_tokens: int,
     max_tokens_param: str | None = None,
@@ -239,7 +240,7 @@ class OpenAIChatProvider:
         self,
         *,
         system: str,
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         tools: list[dict[str, Any]],
         max_tokens: int,
     ) -> ModelReply:

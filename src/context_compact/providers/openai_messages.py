@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
+
+from ..messages import Block, Message
 
 RAW_ARGUMENTS = "_raw_arguments"
 LOCAL_PLACEHOLDER_KEY = "sk-local-no-key"
@@ -54,7 +56,7 @@ def tools_from_openai(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # -- canonical -> Chat Completions -------------------------------------------------------
 
 
-def to_openai(messages: list[dict[str, Any]], system: str = "") -> list[dict[str, Any]]:
+def to_openai(messages: list[Message], system: str = "") -> list[dict[str, Any]]:
     """Chat Completions messages for a canonical history (inputs are not modified)."""
     converted: list[dict[str, Any]] = []
     if system:
@@ -177,26 +179,29 @@ def _user_to_openai(content: Any) -> list[dict[str, Any]]:
 # -- Chat Completions -> canonical -------------------------------------------------------
 
 
-def from_openai(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
+def from_openai(messages: list[dict[str, Any]]) -> tuple[str | None, list[Message]]:
     """``(system, canonical messages)`` from Chat Completions messages.
 
     System and developer messages are joined into the system string (``None`` if there is
     none). Consecutive tool messages become one user message of ``tool_result`` blocks.
     """
     system_parts: list[str] = []
-    converted: list[dict[str, Any]] = []
-    open_results: list[dict[str, Any]] | None = None
+    converted: list[Message] = []
+    open_results: list[Block] | None = None
     for message in messages:
         role = message.get("role")
         if role in ("system", "developer"):
             system_parts.append(_plain_text(message.get("content")))
             continue
         if role == "tool":
-            block = {
-                "type": "tool_result",
-                "tool_use_id": message.get("tool_call_id"),
-                "content": _tool_result_content(message.get("content")),
-            }
+            block = cast(  # the caller's id, unchecked here as before
+                Block,
+                {
+                    "type": "tool_result",
+                    "tool_use_id": message.get("tool_call_id"),
+                    "content": _tool_result_content(message.get("content")),
+                },
+            )
             if open_results is None:
                 open_results = [block]
                 converted.append({"role": "user", "content": open_results})
@@ -226,7 +231,7 @@ def _plain_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _tool_result_content(content: Any) -> str | list[dict[str, Any]]:
+def _tool_result_content(content: Any) -> str | list[Block]:
     if isinstance(content, list):
         return [{"type": "text", "text": _part_text(p)} for p in content]
     return "" if content is None else str(content)
@@ -238,17 +243,17 @@ def _part_text(part: Mapping[str, Any]) -> str:
     return str(part.get("text", ""))
 
 
-def _image_block(url: str) -> dict[str, Any]:
+def _image_block(url: str) -> Block:
     if url.startswith("data:") and ";base64," in url:
         header, data = url[len("data:") :].split(";base64,", 1)
         return {"type": "image", "source": {"type": "base64", "media_type": header, "data": data}}
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
-def _user_content(content: Any) -> str | list[dict[str, Any]]:
+def _user_content(content: Any) -> str | list[Block]:
     if not isinstance(content, list):
         return "" if content is None else str(content)
-    blocks: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     for part in content:
         if part.get("type") == "image_url":
             blocks.append(_image_block(str((part.get("image_url") or {}).get("url", ""))))
@@ -274,24 +279,25 @@ def _parse_arguments(raw: Any) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {RAW_ARGUMENTS: raw}
 
 
-def _tool_use(call: Mapping[str, Any]) -> dict[str, Any]:
+def _tool_use(call: Mapping[str, Any]) -> Block:
     if call.get("type") == "custom":
         custom = call.get("custom") or {}
         name, tool_input = custom.get("name"), {RAW_ARGUMENTS: str(custom.get("input", ""))}
     else:
         function = call.get("function") or {}
         name, tool_input = function.get("name"), _parse_arguments(function.get("arguments"))
-    return {"type": "tool_use", "id": call.get("id"), "name": name, "input": tool_input}
+    # The model's id and name, unchecked: a reply is taken as the API sent it.
+    return cast(
+        Block, {"type": "tool_use", "id": call.get("id"), "name": name, "input": tool_input}
+    )
 
 
-def _assistant_from_openai(
-    message: Mapping[str, Any], *, always_blocks: bool = False
-) -> dict[str, Any]:
+def _assistant_from_openai(message: Mapping[str, Any], *, always_blocks: bool = False) -> Message:
     content = message.get("content")
     tool_uses = [_tool_use(call) for call in message.get("tool_calls") or []]
     if isinstance(content, str) and not tool_uses and not always_blocks:
         return {"role": "assistant", "content": content}
-    blocks: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     if isinstance(content, list):
         blocks = [{"type": "text", "text": _part_text(p)} for p in content]
     elif isinstance(content, str) and content:

@@ -9,8 +9,6 @@ Runs before micro_compact so that large results are saved, not dropped (S-6.1).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..markers import persisted_form
 from ..messages import Message, block_type, replace_blocks, result_text, with_content
 from .base import StageContext
@@ -21,7 +19,7 @@ def tool_result_budget(messages: list[Message], ctx: StageContext) -> list[Messa
     if not messages:
         return []
     last = messages[-1]
-    content: Any = last.get("content")
+    content = last.get("content")
     if last.get("role") != "user" or not isinstance(content, list):
         return list(messages)
     sizes = {

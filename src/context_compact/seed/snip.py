@@ -34,7 +34,7 @@ def snip_cuts(messages: list[Message], max_messages: int, head: int) -> tuple[in
         and has_tool_use(messages[tail_start - 1])
     ):
         tail_start -= 1
-    marker = {"role": "user", "content": ""}
+    marker: Message = {"role": "user", "content": ""}
     return head_end, thinking_start(messages, tail_start, [*messages[:head_end], marker])
 
 
@@ -48,7 +48,7 @@ def snip_compact(messages: list[Message], ctx: StageContext) -> list[Message]:
         return list(messages)
     before = ctx.size(messages)
     transcript = ctx.store.write_transcript(messages)
-    marker = {
+    marker: Message = {
         "role": "user",
         "content": snip_marker(tail_start - head_end, transcript),
     }

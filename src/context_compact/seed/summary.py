@@ -48,7 +48,7 @@ def reactive_cut(messages: list[Message], keep: int) -> int:
         and has_tool_use(messages[tail_start - 1])
     ):
         tail_start -= 1
-    marker = {"role": "user", "content": ""}
+    marker: Message = {"role": "user", "content": ""}
     return thinking_start(messages, tail_start, [marker]) if tail_start > 0 else 0
 
 

@@ -12,18 +12,21 @@ an ``AheadMark`` in the journal) and ask for its summary on the summarizer's wor
 (``summarizing.SummaryCaller.ahead``). At the trigger the clearing comes first, as always;
 when the same rule then calls for a summary, it is the summary of that range
 (``summary.fixed``) over the messages as the model last saw them (before this call's
-clearing), the text asked for ahead: in already, or waited for. What came after that range,
-up to the cut the trigger chose, is a note read off without a model (``with_tail``).
+clearing) but for the results that clearing takes, shown cleared as to a summary made at
+the trigger (``unshown``; their full text cost 1.5-3x the summarizer's input), the text
+asked for ahead: in already, or waited for. What came after that range, up to the cut the
+trigger chose, is a note read off without a model (``with_tail``).
 
 Invariants:
 
 - The view is a function of the journal alone: which range a summary replaces is decided by
   the ``AheadMark`` record (a resumed session replays it), never by whether an answer is in.
   An answer made ahead is used only for a request with the same content key as the one the
-  trigger makes (the range's messages as shown before the trigger's clearing, the previous
-  summary, the focus, the budget): given the same summarizer, it is the text the trigger
-  would have got. A range that changed (a summary since, a provider's compaction) gets a new
-  request, never the old text; a clearing drops the mark (``SessionState.apply``).
+  trigger makes (the range's messages as shown before the trigger's clearing, the results
+  a clearing may take noted by size, the previous summary, the focus, the budget): given the
+  same summarizer, it is the text the trigger would have got. A range that changed (a
+  summary since, a provider's compaction) gets a new request, never the old text; a
+  clearing drops the mark (``SessionState.apply``).
 - Whether a trigger summarizes is the rule's answer on the state after its clearing, mark or
   no mark: made ahead, a session compacts (and rewrites history) as often as inline.
 - Nothing made ahead is journaled until it is applied: a process killed while a summary is
@@ -45,7 +48,7 @@ from typing import Any
 
 from .. import markers
 from ..extract import extractive_summary
-from ..messages import Message
+from ..messages import Block, Message, blocks
 from ..summarize import is_model_summarizer
 from . import cadence, knobs, passes, summary
 from .policy import SessionPolicy
@@ -182,15 +185,41 @@ def shown_range(
 
 
 def summarizer_input(
-    state: SessionState, plan: summary.SummaryPlan, input_tokens: int
+    state: SessionState, policy: SessionPolicy, plan: summary.SummaryPlan
 ) -> list[Message] | None:
     """The messages the summary of ``plan`` shows the summarizer (as ``passes.effects``
-    makes them): the folded user messages before it, then ``shown_range``."""
-    shown = shown_range(state, plan, input_tokens)
+    makes them): the folded user messages before it, then ``shown_range`` (over a quarter of
+    ``summary_input_limit``: ``None``), the results in it that the trigger's clearing will
+    take shown as cleared (``unshown``)."""
+    shown = shown_range(state, plan, policy.summary_input_limit // 4)
     if shown is None:
         return None
     older = [state.msgs[seq] for seq in plan.words.folded if seq < plan.start]
-    return [*older, *shown]
+    return [*older, *unshown(state, policy, plan, shown)]
+
+
+def unshown(
+    state: SessionState, policy: SessionPolicy, plan: summary.SummaryPlan, shown: list[Message]
+) -> list[Message]:
+    """``shown`` (the messages of ``plan``) with each result a clearing may take
+    (``passes.clearable``) replaced by a note of its size. Made at the trigger, the summary
+    comes after the clearing and is shown those results cleared: made ahead it is shown the
+    same, not their full text (which cost 1.5-3x the summarizer input, for a summary the
+    trigger would have made without it). A pure function of the state, so the request made
+    ahead and the one the trigger makes have the same content key."""
+    results = state.results(plan.start, plan.cut)
+    taken = {pos for pos, _, _ in passes.clearable(state, policy, results, False)}
+    out = list(shown)
+    for seq in sorted({seq for seq, _ in taken}):
+        message = out[seq - plan.start]
+        content: list[Block] = [
+            {**b, "content": markers.result_cleared_with_summary(len(passes.text_of(b)))}
+            if (seq, i) in taken
+            else b
+            for i, b in enumerate(blocks(message))
+        ]
+        out[seq - plan.start] = {**message, "content": content}
+    return out
 
 
 @dataclass(frozen=True)
@@ -203,10 +232,10 @@ class Early:
     """The view from the range's start on, as the model last saw it."""
 
 
-def early(state: SessionState, plan: summary.SummaryPlan, input_tokens: int) -> Early | None:
+def early(state: SessionState, policy: SessionPolicy, plan: summary.SummaryPlan) -> Early | None:
     """The range ``plan`` fixed ahead as it stands (``Early``), or ``None`` when it was not
-    asked for ahead (over ``input_tokens``)."""
-    asked = summarizer_input(state, plan, input_tokens)
+    asked for ahead (too long: ``summarizer_input``)."""
+    asked = summarizer_input(state, policy, plan)
     if asked is None:
         return None
     offset = len(state.prefix) - state.first_kept
@@ -241,5 +270,6 @@ __all__ = [
     "soft_mark",
     "summarizer_input",
     "target",
+    "unshown",
     "with_tail",
 ]

@@ -29,7 +29,7 @@ from typing import Any
 from ..messages import Message
 from ..sizing import TokenCounter
 from ..sizing.counter import to_json
-from ..store.journal import dumps
+from ..store.journal import Encoded, dumps
 from .pinned import Pinned
 from .records import BadRecord, NativeEdit, Window, as_json, read
 from .shown import Shown
@@ -45,8 +45,9 @@ EVERY = 128
 """Records between two checkpoints: a resume applies at most this many after the newest."""
 
 
-def _digest(state: dict[str, Any]) -> str:
-    return hashlib.blake2b(dumps(state).encode("ascii"), digest_size=16).hexdigest()
+def _digest(state: dict[str, Any], text: str | None = None) -> str:
+    data = (text if text is not None else dumps(state)).encode("ascii")
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
@@ -127,7 +128,13 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         "window": as_json(state.window) if state.window is not None else None,
         "events": events,
     }
-    return {"kind": KIND, "version": VERSION, "at": at, "digest": _digest(body), "state": body}
+    # The state's JSON is made once, for its digest and for the store (``Encoded``).
+    text = dumps(body)
+    digest = _digest(body, text)
+    record = Encoded(kind=KIND, version=VERSION, at=at, digest=digest, state=body)
+    head = dumps({"kind": KIND, "version": VERSION, "at": at, "digest": digest})
+    record.maker = lambda: f'{head[:-1]},"state":{text}}}'
+    return record
 
 
 def restore(raw: dict[str, Any], counter: TokenCounter, at: int) -> tuple[SessionState, int]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine import Message
-from ..messages import copy_json
+from ..messages import Block, copy_json
 from . import ahead, cadence, knobs, native, native_tier, passes, summary
 from .records import Edit, NativeEdit, SummaryEdit
 from .windowed import WindowedSession
@@ -41,7 +41,7 @@ class CompactingSession(WindowedSession):
             self._native_block if tier else None,
         )
 
-    def _native_block(self, messages: list[Message]) -> dict[str, Any] | None:
+    def _native_block(self, messages: list[Message]) -> Block | None:
         """The provider's block for ``messages`` (``native_tier.py``), or None after saying
         why our own summary is used instead."""
         compact = self.native
@@ -191,7 +191,7 @@ class CompactingSession(WindowedSession):
         chosen = summary.fixed(self.state, ask, *mark)
         if chosen is None:
             return None
-        return ahead.early(self.state, chosen, self.policy.summary_input_limit // 4)
+        return ahead.early(self.state, self.policy, chosen)
 
     def _summarize_fixed(
         self, mark: tuple[int, int], early: ahead.Early | None, target: int, request: str
@@ -280,7 +280,7 @@ class CompactingSession(WindowedSession):
         chosen = summary.fixed(state, ask, start, cut)
         if chosen is None:
             return
-        messages = ahead.summarizer_input(state, chosen, policy.summary_input_limit // 4)
+        messages = ahead.summarizer_input(state, policy, chosen)
         if messages is None:
             return
         previous = state.pinned.summary_text if state.pinned.summary is not None else None

@@ -40,6 +40,9 @@ Snapshot = Callable[[int, int], dict[str, Any]]
 # What makes a checkpoint unusable: the full replay that follows decides whether the journal
 # itself is damaged (and says so), so nothing is resumed from a state it did not verify.
 _UNUSABLE = (CorruptStore, ValueError, KeyError, TypeError, IndexError, AttributeError)
+# Checkpoints tried, newest first, before a full replay: each try reads the journal from its
+# checkpoint on, so trying all of them after a damage they share would cost O(n²) reads.
+TRIES = 3
 
 
 def describe(error: BaseException) -> str:
@@ -93,7 +96,7 @@ class SessionJournal:
         store = self.store
         problems: list[str] = []
         if isinstance(store, Checkpointed):
-            for at in reversed(store.checkpoints(session)):
+            for at in list(reversed(store.checkpoints(session)))[:TRIES]:
                 if tail is not None:
                     tail.clear()
                 try:

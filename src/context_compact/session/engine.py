@@ -76,8 +76,8 @@ class SessionEngine(CompactingSession):
             high = knobs.high_water(state, policy) * self.limit
             fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
             if fire:
-                # A range fixed ahead (``ahead.py``) is summarized as the model last saw it:
-                # its messages are taken before the clearing, which comes first as always.
+                # A range fixed ahead (``ahead.py``) is summarized as it was asked for: its
+                # messages are taken before the clearing, which comes first as always.
                 mark = state.ahead
                 early = self._early_input(mark, request) if mark is not None else None
                 # A clearing that cannot even get under the high-water mark is skipped: the

@@ -23,11 +23,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from .. import markers
 from ..media import decoded, describe
-from ..messages import Message, block_type, blocks
+from ..messages import Block, Message, block_type, blocks
 from ..quoting import inert
 from ..store.base import Store
 
@@ -35,12 +34,12 @@ _MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+-]{0,40}/[A-Za-z0-9][A-Za-z0-9
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
 
-def media_type_of(value: Any) -> str:
+def media_type_of(value: object) -> str:
     text = str(value or "")
     return text if _MEDIA_TYPE.fullmatch(text) else ""
 
 
-def tool_id(value: Any) -> str:
+def tool_id(value: object) -> str:
     text = str(value)
     return text if _PLAIN_ID.fullmatch(text) else inert(text, 80)
 
@@ -60,20 +59,20 @@ class Export:
         return f"message {self.seq}{self.where}, {self.kind}: {self.what}"
 
 
-def media_blocks(message: Message) -> Iterator[tuple[str, dict[str, Any]]]:
+def media_blocks(message: Message) -> Iterator[tuple[str, Block]]:
     """Every image or document block of a message, with where it sits ('' or the tool
     result it is inside)."""
     for block in blocks(message):
         kind = block_type(block)
         if kind in ("image", "document"):
             yield "", block
-        elif kind == "tool_result" and isinstance(block.get("content"), list):
-            for part in block["content"]:
+        elif kind == "tool_result" and isinstance(inner := block.get("content"), list):
+            for part in inner:
                 if block_type(part) in ("image", "document"):
                     yield f" (tool result {tool_id(block.get('tool_use_id'))})", part
 
 
-def _export(store: Store, seq: int, where: str, block: dict[str, Any]) -> Export:
+def _export(store: Store, seq: int, where: str, block: Block) -> Export:
     kind = str(block_type(block))
     source = block.get("source")
     source = source if isinstance(source, dict) else {}
@@ -111,7 +110,7 @@ def without_media(message: Message, seq: int, exports: list[Export]) -> Message:
     """``message`` with each of its own image or document blocks (``exports`` of it, in
     order) replaced by a text block naming the file that holds it; the rest as it is."""
     saved = iter(exports)
-    content: list[Any] = []
+    content: list[Block] = []
     for block in blocks(message):
         if block_type(block) in ("image", "document"):
             export = next(saved)

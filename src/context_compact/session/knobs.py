@@ -19,10 +19,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .. import markers
-from ..messages import block_type, blocks
+from ..messages import Block, block_at, block_type, blocks
 from ..store.base import Store
 from .policy import SessionPolicy
 from .records import InputCopy
@@ -49,7 +48,7 @@ ShouldCompact = Callable[[CompactionCheck], "bool | None"]
 def tool_name(state: SessionState, pos: Pos) -> str | None:
     """The name of the tool whose result is at ``pos`` (its call is in the message before)."""
     seq, index = pos
-    use_id = state.msgs[seq]["content"][index].get("tool_use_id")
+    use_id = block_at(state.msgs[seq], index).get("tool_use_id")
     if seq - 1 not in state.msgs:
         return None
     for block in blocks(state.msgs[seq - 1]):
@@ -85,7 +84,7 @@ def cleared_text(
 def tool_use_of(state: SessionState, pos: Pos) -> Pos | None:
     """Where the call answered by the result at ``pos`` is (in the message before)."""
     seq, index = pos
-    use_id = state.msgs[seq]["content"][index].get("tool_use_id")
+    use_id = block_at(state.msgs[seq], index).get("tool_use_id")
     if seq - 1 not in state.msgs:
         return None
     for bi, block in enumerate(blocks(state.msgs[seq - 1])):
@@ -102,12 +101,12 @@ def cleared_inputs(
     wanted = policy.clear_tool_inputs
     if wanted is False:
         return (), []
-    calls: list[tuple[Pos, dict[str, Any]]] = []
+    calls: list[tuple[Pos, Block]] = []
     for pos in results:
         at = tool_use_of(state, pos)
         if at is None or at in state.replaced.cleared_inputs:
             continue
-        use = state.msgs[at[0]]["content"][at[1]]
+        use = block_at(state.msgs[at[0]], at[1])
         if not isinstance(use.get("input"), dict) or not use["input"]:
             continue  # nothing to clear (an empty input is its own placeholder)
         if wanted is not True and use.get("name") not in wanted:

@@ -28,13 +28,13 @@ the account does not offer it); under ``True`` each summary tries again.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import cast
 
-from ..messages import Message, block_type, blocks, native_compaction
+from ..messages import Block, Message, block_type, blocks, native_compaction
 from ..sizing import to_json
-from .records import MessageRecord, NativeEdit, SummaryEdit
+from .records import MessageRecord, NativeEdit, Read, SummaryEdit
 
-NativeCompact = Callable[[list[Message]], dict[str, Any]]
+NativeCompact = Callable[[list[Message]], object]
 """The messages a compaction block should stand for -> the provider's block, unchanged."""
 
 MODES = (False, True, "auto")
@@ -43,15 +43,15 @@ SUMMARY_CHARS = 4_000
 """Characters of the readable summary kept beside a native block."""
 
 
-def usable(block: Any) -> dict[str, Any]:
+def usable(block: object) -> Block:
     """``block`` if it is a compaction that stands for what came before it (an Anthropic
     block with a summary, an OpenAI item as a passthrough block); ``ValueError`` otherwise."""
     if not isinstance(block, dict) or not native_compaction(block):
         raise ValueError(f"not a usable compaction block: {str(block)[:120]}")
-    return block
+    return cast(Block, block)
 
 
-def check_mode(value: Any) -> None:
+def check_mode(value: object) -> None:
     if value is not True and value is not False and value != "auto":
         raise ValueError(f"native must be False, True or 'auto', got {value!r}")
 
@@ -59,7 +59,7 @@ def check_mode(value: Any) -> None:
 READABLE = "[Summary of the earlier conversation, in place of the provider's compaction block]"
 
 
-def readable(messages: list[Message], records: Iterable[Any]) -> list[Message]:
+def readable(messages: list[Message], records: Iterable[Read]) -> list[Message]:
     """``messages`` with each compaction block our journal knows (issued for a summary of
     ours, or adopted) replaced by our readable summary of what it stands for, as text."""
     texts: dict[str, str] = {}

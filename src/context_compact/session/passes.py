@@ -32,12 +32,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from .. import markers
 from ..extract import extractive_summary
 from ..facts import read_once
-from ..messages import Message, block_type, blocks, clone, readable_text, result_text
+from ..messages import (
+    Block,
+    Message,
+    block_at,
+    block_type,
+    blocks,
+    clone,
+    readable_text,
+    result_text,
+)
 from ..store.base import Store
 from ..store.disk import EncodedMessages
 from . import cadence, knobs, summary
@@ -74,7 +82,7 @@ class PassIO:
     index_name: str
     summarize: Callable[..., str]
     """``(messages, request, instructions, previous, sent=None)``: the summary's text."""
-    native: Callable[[list[Message]], dict[str, Any] | None] | None = None
+    native: Callable[[list[Message]], Block | None] | None = None
     """The provider's compaction of the view's messages before a summary's cut (a block),
     None when it failed (``native_tier.py``); absent: our own summary only."""
 
@@ -82,7 +90,7 @@ class PassIO:
         return self.store.append_file(self.index_name, "".join(lines))
 
 
-def text_of(block: dict[str, object]) -> str:
+def text_of(block: Block) -> str:
     """What a result's copy holds: its readable text (text blocks joined, not a Python repr)."""
     text = readable_text(block)
     return text if text is not None else result_text(block)
@@ -91,7 +99,7 @@ def text_of(block: dict[str, object]) -> str:
 def describe(state: SessionState, pos: Pos) -> str:
     """One line naming a result: its tool, input and first words."""
     seq, bi = pos
-    block = state.msgs[seq]["content"][bi]
+    block = block_at(state.msgs[seq], bi)
     use = None
     if seq - 1 in state.msgs:
         use = next(
@@ -225,13 +233,13 @@ def protect_from(state: SessionState, keep: int) -> int:
     return min(first, state.last_assistant() + 1)
 
 
-Candidate = tuple[Pos, dict[str, Any], int]
+Candidate = tuple[Pos, Block, int]
 
 
 def clearable(
     state: SessionState,
     policy: SessionPolicy,
-    results: list[tuple[Pos, dict[str, Any]]],
+    results: list[tuple[Pos, Block]],
     force: bool,
 ) -> list[Candidate]:
     """Of ``results``, oldest first, those a clearing may take, each with the tokens it
@@ -255,9 +263,7 @@ def clearable(
     return candidates
 
 
-def _futile_anyway(
-    state: SessionState, results: list[tuple[Pos, dict[str, Any]]], mark: int
-) -> bool:
+def _futile_anyway(state: SessionState, results: list[tuple[Pos, Block]], mark: int) -> bool:
     """Whether the view stays over ``mark`` even if every message holding one of ``results``
     shrank to nothing: the counts the view already keeps decide it, so a cold start on a long
     history does not size each of its results only to find clearing futile."""
@@ -380,7 +386,7 @@ def summary_view(
     while tail > head and used + sizes[tail - 1] <= budget - budget // 4:
         used += sizes[tail - 1]
         tail -= 1
-    gap = {"role": "user", "content": markers.summary_gap(tail - head, archive)}
+    gap: Message = {"role": "user", "content": markers.summary_gap(tail - head, archive)}
     return [*messages[:head], gap, *messages[tail:]]
 
 

@@ -72,7 +72,7 @@ class Pinned:
             self.first = edit.first
         head = [self.first or render(seq) for seq in pins if seq == first_request]
         if edit.block is not None:
-            self.block = {"role": "assistant", "content": [dict(edit.block)]}
+            self.block = {"role": "assistant", "content": [edit.block.copy()]}
             # An adopted block in the head is older than the one the edit brings: it goes.
             head = [m for m in head if compaction_at(m) is None]
         tail: list[Message] = []

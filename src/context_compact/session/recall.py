@@ -34,11 +34,10 @@ address), as text otherwise; None for a path the store did not issue.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..engine import PAGE, RecallPage
 from ..media import decoded, describe
-from ..messages import Message, block_type, blocks, readable_text
+from ..messages import Block, Message, block_type, blocks, readable_text
 from ..quoting import boundary, name_of
 from ..sizing import to_json
 from ..store.base import Store
@@ -267,7 +266,7 @@ def _result_of(
     return None
 
 
-def _uses(message: Any) -> list[Any]:
+def _uses(message: Message) -> list[Block]:
     return [b for b in blocks(message) if block_type(b) == "tool_use"]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..messages import Message
+from ..messages import Block, Message
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class SummaryEdit:
     carry: Message | None = None
     first: Message | None = None
     """The first request as shown from now on, when its images were saved as files."""
-    block: dict[str, Any] | None = None
+    block: Block | None = None
     """The provider's compaction block standing for messages before ``cut`` (a compaction
     request of ours: ``native_tier.py``); ``text`` is then our readable summary of them."""
     op: Literal["summarize"] = field(default="summarize", init=False)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from ..errors import BadRecord as BadRecord  # kept importable from here
 from ..messages import Message, plain_role
@@ -288,7 +288,7 @@ def found_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[tuple[int, Mess
             or not isinstance(message, dict)
         ):
             raise BadRecord(f"search hit {offset} is not a message record: {dict(item)!r:.200}")
-        yield seq, message
+        yield seq, cast(Message, message)  # JSON from the store, as the journal wrote it
 
 
 def logged_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[MessageRecord]:

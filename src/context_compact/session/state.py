@@ -27,10 +27,19 @@ Memory is O(view): messages before ``first_kept`` leave memory when a summary co
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any
+from typing import Any, cast
 
 from ..keys import ROOT
-from ..messages import Message, block_type, blocks, clone, compaction_at, is_request
+from ..messages import (
+    Block,
+    Message,
+    block_at,
+    block_type,
+    blocks,
+    clone,
+    compaction_at,
+    is_request,
+)
 from ..sizing import TokenCounter
 from .pinned import Pinned, answer_message
 from .records import (
@@ -58,7 +67,7 @@ class Replaced:
     ``tool_use`` blocks whose input a clearing replaced (``clear_tool_inputs``)."""
 
     def __init__(self) -> None:
-        self.blocks: dict[Pos, dict[str, Any]] = {}
+        self.blocks: dict[Pos, Block] = {}
         self.copies: dict[Pos, str] = {}
         self.cleared: set[Pos] = set()
         self.cleared_inputs: set[Pos] = set()
@@ -68,7 +77,7 @@ class Replaced:
         touched = set()
         for copy_ in edit.blocks:
             pos = (copy_.seq, copy_.block)
-            block = logged[copy_.seq]["content"][copy_.block]
+            block = block_at(logged[copy_.seq], copy_.block)
             self.blocks[pos] = {**block, "content": copy_.text}
             self.copies[pos] = copy_.path
             if edit.op == "clear":
@@ -76,7 +85,7 @@ class Replaced:
             touched.add(copy_.seq)
         for use in edit.inputs:
             pos = (use.seq, use.block)
-            block = logged[use.seq]["content"][use.block]
+            block = block_at(logged[use.seq], use.block)
             self.blocks[pos] = {**block, "input": use.input}
             self.cleared_inputs.add(pos)
             touched.add(use.seq)
@@ -158,7 +167,7 @@ class SessionState:
         ) and (native is None or seq not in (native.cut, self.native_note_at)):
             rendered: Message = clone(message)
             return rendered
-        out: Message = clone({k: v for k, v in message.items() if k != "content"})
+        out = cast(Message, clone({k: v for k, v in message.items() if k != "content"}))
         if isinstance(content, list):
             shown = [clone(repl.get((seq, bi), block)) for bi, block in enumerate(content)]
         else:
@@ -206,13 +215,15 @@ class SessionState:
         """The positions of the assistant messages in view, in order."""
         return self._answers[bisect_left(self._answers, self.first_kept) :]
 
-    def results(self, start: int, stop: int) -> list[tuple[Pos, dict[str, Any]]]:
+    def results(self, start: int, stop: int) -> list[tuple[Pos, Block]]:
         """The tool_result blocks of user messages logged from ``start`` (at least
         ``first_kept``) to ``stop``, by position, in order."""
         at = self._results
         lo = bisect_left(at, (max(start, self.first_kept), -1))
         hi = bisect_left(at, (stop, -1), lo)
-        msgs = self.msgs
+        # Untyped on purpose: indexed inline, no call per result (``block_at`` says why the
+        # content at a recorded position is a list).
+        msgs: dict[int, Any] = self.msgs
         return [((seq, bi), msgs[seq]["content"][bi]) for seq, bi in at[lo:hi]]
 
     # -- changing ----------------------------------------------------------------------
@@ -339,7 +350,7 @@ class SessionState:
         self.pinned = Pinned()
         # Once a summary of ours follows, the head is the block alone: the rest of its
         # message (a tool call whose result the summary took) goes into that summary.
-        block = self.msgs[cut]["content"][edit.block]
+        block = block_at(self.msgs[cut], edit.block)
         self.pinned.first = {"role": "assistant", "content": [clone(block)]}
         self.shown.refill([self.render(seq) for seq in range(cut, self.n)])
         self.anchor = None

@@ -12,9 +12,8 @@ Invariant: all are frozen values; ``carry`` is ``None`` unless the plan closes t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from ..messages import Message
+from ..messages import Block, Message
 from .exports import Export
 
 # Tokens we expect a summary message to take, at most (the summary call is capped at
@@ -78,7 +77,7 @@ class SummaryEffects:
     """``summary_score`` of ``text`` against what the summarizer was given."""
     first: Message | None = None
     """The first request with its images and documents saved as files (``first_media``)."""
-    block: dict[str, Any] | None = None
+    block: Block | None = None
     """The provider's compaction block standing for the replaced messages (``native_tier``);
     ``text`` is then our readable summary of them, saved at ``readable``."""
     readable: str | None = None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 from ..engine import Message
@@ -44,7 +43,10 @@ class WindowedSession(JournaledSession):
             # (not one rendered with a note: ``SessionState.add_message``).
             same = state.shown.messages[-1] is record.message
             text = state.shown.texts[-1] if same else None
-            self.journal.add(replace(record, content_json=text))
+            # Made directly: ``dataclasses.replace`` costs more than the record's own work.
+            self.journal.add(
+                MessageRecord(record.seq, record.id, record.parent, record.message, text)
+            )
         self.syncer.accepted()
 
     def _restart(self) -> None:

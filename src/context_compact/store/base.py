@@ -35,21 +35,21 @@ module implementing this protocol.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import CorruptStore, LinkRefused
+from ..errors import CorruptStore, LinkRefused, StoreRefused
 from .lease import Owner
 
 Record = dict[str, Any]
 
-STORE_ERRORS: tuple[type[Exception], ...] = (OSError, sqlite3.Error)
-"""What a store raises when it cannot write: ``OSError`` (disk full, read-only, permissions,
-our ``ReadOnlyStore`` and ``ServerUnavailable``) and ``sqlite3.Error`` ("database or disk is
-full", a lock held too long)."""
+STORE_ERRORS: tuple[type[Exception], ...] = (StoreRefused, OSError)
+"""What a store raises when it cannot write: ``StoreRefused`` (its database locked past the
+wait, full, read-only, failing; ``ReadOnlyStore``, ``ServerUnavailable``) and ``OSError``
+(a file under its root: disk full, permissions). No driver's exception leaves a store
+(``boundary.py``)."""
 
 NOT_REFUSED: tuple[type[Exception], ...] = (CorruptStore, LinkRefused)
 """Our own ``OSError``s that are no refused write: a damaged store and a planted link. A caller

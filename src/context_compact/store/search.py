@@ -24,6 +24,8 @@ and parses the whole journal; this index narrows it to the records that can matc
   ``synchronous = NORMAL`` (a kill or power loss loses at most the last catch-up, which the
   next search redoes); one that cannot be opened or is of another version is rebuilt. A
   symbolic link in its place (or its ``-wal``'s) is refused, never followed (``nofollow.py``).
+  SQLite's errors leave ``SideIndex`` as ours (``sqlite/refusals.py``): ``StoreRefused`` or
+  ``CorruptStore`` naming the index file; a store that gets one scans instead.
 
 Why a side file and not a table in the SqliteStore's database: catching up holds a write
 lock for as long as FTS5 takes, and in the store's own database that lock would stall every
@@ -45,8 +47,10 @@ from pathlib import Path
 
 from ..errors import Incomplete as Incomplete  # kept importable from here
 from .base import Record
+from .boundary import maps_errors
 from .disk import folder_mode, make_dirs
 from .nofollow import sqlite_files_plain
+from .sqlite.refusals import of_store
 from .sqlite.tx import begin
 from .text import matches, searchable
 
@@ -90,6 +94,7 @@ def _phrase(trigram: str) -> str:
     return '"' + trigram.replace('"', '""') + '"'
 
 
+@maps_errors(of_store)
 class SideIndex:
     """The index file of one store (see above). Thread-safe; ``close`` releases it."""
 

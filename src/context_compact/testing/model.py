@@ -32,27 +32,29 @@ import copy
 import dataclasses
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from ..errors import FakeContextOverflow as FakeContextOverflow  # kept importable from here
 from ..errors import ScriptExhausted as ScriptExhausted
-from ..messages import block_type, blocks
+from ..messages import Block, Message, block_type, blocks
 from ..providers.base import ModelReply, Usage
 
-StepFunction = Callable[[list[dict[str, Any]], str, list[dict[str, Any]]], Any]
-Step = ModelReply | dict[str, Any] | str | BaseException | type[BaseException] | StepFunction
+StepFunction = Callable[[list[Message], str, list[dict[str, Any]]], Any]
+Step = (
+    ModelReply | Message | dict[str, Any] | str | BaseException | type[BaseException] | StepFunction
+)
 
 _CHARS_PER_TOKEN = 4
 
 
-def text_reply(text: str) -> dict[str, Any]:
+def text_reply(text: str) -> Message:
     """An assistant message with one text block."""
     return {"role": "assistant", "content": [{"type": "text", "text": text}]}
 
 
 def tool_call(
     name: str, input: dict[str, Any], id: str | None = None, *, text: str | None = None
-) -> dict[str, Any]:
+) -> Message:
     """An assistant message with one ``tool_use`` block (and optional text before it).
 
     Without ``id`` the provider that serves the message assigns the next ``toolu_fake_NNNN``.
@@ -64,12 +66,12 @@ def tool_calls(
     calls: Iterable[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str | None]],
     *,
     text: str | None = None,
-) -> dict[str, Any]:
+) -> Message:
     """An assistant message with a batch of ``tool_use`` blocks: ``(name, input[, id])`` each."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content: list[Block] = [{"type": "text", "text": text}] if text else []
     for call in calls:
         name, input = call[0], call[1]
-        block: dict[str, Any] = {"type": "tool_use", "name": name, "input": dict(input)}
+        block: Block = {"type": "tool_use", "name": name, "input": dict(input)}
         if len(call) > 2 and call[2] is not None:
             block["id"] = call[2]
         content.append(block)
@@ -103,7 +105,7 @@ class ScriptedProvider:
         self,
         *,
         system: str,
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         tools: list[dict[str, Any]],
         max_tokens: int,
     ) -> ModelReply:
@@ -146,7 +148,7 @@ class ScriptedProvider:
         if isinstance(step, str):
             step = text_reply(step)
         if isinstance(step, dict) and step.get("role") == "assistant":
-            message = self._with_ids(step)
+            message = self._with_ids(cast(Message, step))  # the script's own message
             has_tools = any(block_type(b) == "tool_use" for b in blocks(message))
             return ModelReply(message, stop_reason="tool_use" if has_tools else "end_turn")
         raise TypeError(
@@ -154,7 +156,7 @@ class ScriptedProvider:
             f"a string, an exception or a callable: {step!r}"
         )
 
-    def _with_ids(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _with_ids(self, message: Message) -> Message:
         message = copy.deepcopy(message)
         for block in blocks(message):
             if block_type(block) == "tool_use" and not block.get("id"):

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import Message
+from ..messages import Block, Message
 
 _WORDS = [
     "config",
@@ -114,7 +114,7 @@ def result_text(rng: random.Random, size: int, fact: str) -> str:
     return text[:at] + fact + "\n" + text[at:]
 
 
-def _call(rng: random.Random, tool_id: str) -> dict[str, Any]:
+def _call(rng: random.Random, tool_id: str) -> Block:
     kind = rng.choice(["read_file", "read_file", "bash", "grep"])
     if kind == "read_file":
         inp: dict[str, Any] = {"path": f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}.py"}
@@ -134,7 +134,9 @@ def synthetic_session(turns: int = 300, seed: int = 0, multi_call_share: float =
     out = []
     for t in range(turns):
         n = rng.choice([2, 3]) if rng.random() < multi_call_share else 1
-        calls, results, facts = [], [], []
+        calls: list[Block] = []
+        results: list[Block] = []
+        facts: list[str] = []
         for k in range(n):
             tool_id = f"toolu_{seed:02d}{t:04d}{k}"
             fact = f"FACT-{t}-{k}: {rng.getrandbits(48):012x}"
@@ -142,7 +144,10 @@ def synthetic_session(turns: int = 300, seed: int = 0, multi_call_share: float =
             text = result_text(rng, result_size(rng), fact)
             results.append({"type": "tool_result", "tool_use_id": tool_id, "content": text})
             facts.append(fact)
-        thought = {"type": "text", "text": f"Step {t + 1}: checking {rng.choice(_WORDS)} next."}
+        thought: Block = {
+            "type": "text",
+            "text": f"Step {t + 1}: checking {rng.choice(_WORDS)} next.",
+        }
         out.append(
             Turn(
                 {"role": "assistant", "content": [thought, *calls]},

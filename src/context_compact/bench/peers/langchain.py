@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ...messages import Message, block_type, blocks
+from ...messages import Block, Message, block_type, blocks
 from .base import PeerStrategy, Summary, merge_runs
 
 FRACTION = 0.8
@@ -101,7 +101,7 @@ class Converter:
             if block_type(b) == "tool_result":
                 out.append(
                     ToolMessage(
-                        content=b.get("content", ""),
+                        content=cast("str | list[str | dict[Any, Any]]", b.get("content", "")),
                         tool_call_id=b["tool_use_id"],
                         status="error" if b.get("is_error") else "success",
                         id=self._id(),
@@ -146,7 +146,7 @@ class Converter:
             }
             if native.status == "error":
                 block["is_error"] = True
-            return {"role": "user", "content": [block]}
+            return {"role": "user", "content": [cast(Block, block)]}
         return {"role": "user", "content": native.content}
 
     def to_ours(self, natives: list[Any]) -> list[Message]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ...messages import Message, block_type, blocks
+from ...messages import Block, Message, block_type, blocks
 from ...sizing import text_tokens
 from .base import PeerStrategy, Summary, merge_runs
 
@@ -121,7 +121,9 @@ def to_native(message: Message) -> list[Any]:
                 kwargs["is_error"] = True
             if not isinstance(body, str):  # content blocks: kept whole for the way back
                 kwargs["anthropic_content"] = body
-                body = "\n".join(x.get("text", "") for x in body if isinstance(x, dict))
+                body = "\n".join(
+                    x.get("text", "") for x in cast("list[Block]", body) if isinstance(x, dict)
+                )
             out.append(ChatMessage(role=MessageRole.TOOL, content=body, additional_kwargs=kwargs))
         elif block_type(b) == "text":
             rest.append(TextBlock(text=b["text"]))
@@ -166,7 +168,7 @@ def part(native: Any) -> Message:
         }
         if extra.get("is_error"):
             block["is_error"] = True
-        return {"role": "user", "content": [block]}
+        return {"role": "user", "content": [cast(Block, block)]}
     texts = [b for b in native.blocks if isinstance(b, TextBlock)]
     if len(native.blocks) == 1 and texts:
         return {"role": "user", "content": texts[0].text}

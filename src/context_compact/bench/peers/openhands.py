@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, cast
 
-from ...messages import Message, block_type, blocks, result_text
+from ...messages import Block, Message, block_type, blocks, result_text
 from .base import PeerStrategy, Summary, merge_runs
 
 MAX_RETRIES = 5
@@ -187,7 +187,7 @@ def to_ours_parts(messages: Any, keep_system: bool = False) -> list[Message]:
             if block["content"].startswith(header):
                 block["content"] = block["content"][len(header) :]
                 block["is_error"] = True
-            out.append({"role": "user", "content": [block]})
+            out.append({"role": "user", "content": [cast(Block, block)]})
             continue
         if m.role == "assistant":
             content: list[Any] = [

@@ -18,7 +18,7 @@ from typing import Any
 from ...engine import StatelessEngine
 from ...invariants import InvalidHistory, check, check_appended
 from ...keys import Known
-from ...messages import Message, as_dicts, block_type, blocks
+from ...messages import Block, Message, as_dicts, block_type, blocks
 
 
 def truncate_middle(text: str, limit: int, unit: str = "chars") -> str:
@@ -32,7 +32,7 @@ def truncate_middle(text: str, limit: int, unit: str = "chars") -> str:
 
 def with_result(message: Message, replaced: dict[int, str]) -> Message:
     """A copy of a user message whose tool_result blocks at ``replaced`` get new content."""
-    content = [
+    content: list[Block] = [
         {**b, "content": replaced[i]} if i in replaced else b for i, b in enumerate(blocks(message))
     ]
     return {**message, "content": content}

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import Env
-from ...messages import Message, is_request
+from ...messages import Block, Message, is_request
 from ...session.engine import SessionEngine
 from ...session.policy import session_policy
 from ...sizing import TokenCounter, text_tokens
@@ -101,7 +101,7 @@ class ThresholdCompaction(LoggedStrategy):
         super().__init__()
 
     def _window(self, summary: str) -> list[Message]:
-        block = {"type": "compaction", "content": summary}
+        block: Block = {"type": "compaction", "content": summary}
         if not self.keep_users:
             return [{"role": "assistant", "content": [block]}]
         users = [m for m in self.log if is_request(m)]

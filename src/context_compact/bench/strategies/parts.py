@@ -8,9 +8,7 @@ the same parts, so an unchanged prefix stays a prefix.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...messages import Message, block_type, blocks
+from ...messages import Block, Message, block_type, blocks
 
 
 def split(message: Message) -> list[Message]:
@@ -21,7 +19,7 @@ def split(message: Message) -> list[Message]:
     if not results:
         return [message]
     rest = [b for b in blocks(message) if block_type(b) != "tool_result"]
-    out = [{"role": "user", "content": [b]} for b in results]
+    out: list[Message] = [{"role": "user", "content": [b]} for b in results]
     return out + ([{"role": "user", "content": rest}] if rest else [])
 
 
@@ -36,11 +34,11 @@ class Renderer:
         hit = self._merged.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
             return hit[1]
-        content: list[Any] = []
+        content: list[Block] = []
         for part in parts:
             body = part["content"]
             content.extend([{"type": "text", "text": body}] if isinstance(body, str) else body)
-        merged = {"role": "user", "content": content}
+        merged: Message = {"role": "user", "content": content}
         self._merged[key] = (parts, merged)
         return merged
 

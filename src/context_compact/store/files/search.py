@@ -14,7 +14,6 @@ say what is wrong.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -87,7 +86,7 @@ class FileSearch:
             )
         except LinkRefused:
             raise  # a planted link is said, not worked around
-        except (Incomplete, sqlite3.Error, OSError):
+        except (Incomplete, OSError):  # StoreRefused, CorruptStore: the index's
             hits = None
         return iter(hits) if hits is not None else scan(self.records(session), query)
 

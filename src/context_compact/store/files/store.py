@@ -7,6 +7,7 @@ Files the model opens follow the shared layout (``disk.py``). Besides them:
     <root>/.transcripts/sessions/<id>.jsonl          its journal: one line per append
     <root>/.transcripts/sessions/<id>.lock           its writer's lease (pid, host), flocked
     <root>/.transcripts/sessions/<id>.head           its witness: lines written, last link
+    <root>/.transcripts/sessions/<id>.marks          where its checkpoints are (a hint)
 
 The ledger makes ``issued`` exact across restarts: a file that merely exists under root (left
 by another program, or named in a tool's output) is not ours. Its entries are framed
@@ -25,7 +26,10 @@ the last link (``witness.py``). ``records`` checks every link and the witness: a
 not what was written, or a journal shorter than the witness says (cut, rolled back), is
 ``CorruptJournal`` naming the line, never a silent resume from an earlier turn. A torn last
 line the witness does not count (an append that never completed, or one in progress) is
-ignored, and the first ``append`` of a store to a session truncates it away first. A reader
+ignored, and the first ``append`` of a store to a session truncates it away first (unless
+this store object checked the journal as it is now: same length, the witness at its head). A
+resume reads from the newest checkpoint's line (``files/marks.py``; ``store.base.Checkpointed``),
+the chain from the link before it checked up to the witness. A reader
 reads the witness before the journal (``witness.settled``), so an append landing meanwhile
 is never taken for a cut tail. Without ``durable=True`` nothing
 is fsynced: the OS has every accepted write and a killed process loses nothing; with it,
@@ -48,9 +52,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ...errors import CorruptStore
+from ...errors import CorruptJournal, CorruptStore
 from .. import witness
-from ..base import Record
+from ..base import CHECKPOINT_KIND, Record
 from ..disk import (
     DiskFiles,
     append_bytes,
@@ -80,7 +84,8 @@ from ..lease import (
 from ..nofollow import open_file, read_file
 from ..search import SideIndex
 from . import journal as file_journal
-from .journal import Checked
+from . import marks as file_marks
+from .journal import Checked, Tip
 from .ledger import frame, parse
 from .search import FileSearch
 
@@ -103,6 +108,8 @@ class FileStore(DiskFiles, FileSearch):
         self._sizes: dict[str, int] = {}  # journal bytes last read or written, per session
         self._locks: dict[str, int] = {}  # session -> fd of its flocked lock file
         self._heads: dict[str, tuple[int, str]] = {}  # lines and last link, per session
+        self._counts: dict[str, int] = {}  # records in the journal, per session (with _heads)
+        self._marks: dict[str, dict[int, Tip]] = {}  # checkpoint marks last read, per session
         self._index: SideIndex | None = None  # the search index, opened by the first search
 
     def __repr__(self) -> str:
@@ -148,6 +155,9 @@ class FileStore(DiskFiles, FileSearch):
 
     def _head_path(self, session: str) -> Path:
         return self._session_file(session, ".head")
+
+    def _marks_path(self, session: str) -> Path:
+        return self._session_file(session, ".marks")
 
     def _exists(self, session: str) -> bool:
         return valid_session_id(session) and os.path.lexists(self._meta_path(session))
@@ -214,7 +224,7 @@ class FileStore(DiskFiles, FileSearch):
         """Remove the session's meta, journal and witness (``SessionLocked`` if another
         live process writes it). The files its views named stay: they may be shared."""
         self.claim(session)
-        for suffix in (".meta.json", ".jsonl", ".head"):
+        for suffix in (".meta.json", ".jsonl", ".head", ".marks"):
             self._session_file(session, suffix).unlink(missing_ok=True)
         fd = self._locks.pop(session, None)
         self._session_file(session, ".lock").unlink(missing_ok=True)
@@ -222,7 +232,7 @@ class FileStore(DiskFiles, FileSearch):
             os.close(fd)
         if self.durable:
             fsync_dir(self.sessions_dir)
-        for known in (self._sizes, self._heads):
+        for known in (self._sizes, self._heads, self._counts, self._marks):
             known.pop(session, None)
         self._repaired.discard(session)
 
@@ -233,15 +243,19 @@ class FileStore(DiskFiles, FileSearch):
                 raise KeyError(f"no session {session!r} in {self.root}")
             self.claim(session)
             known = self._sizes.get(session)
-            self._load(session)  # verified first: never append after a cut or altered tail
-            if known is not None and known != self._sizes[session]:
-                found, self._sizes[session] = self._sizes[session], known
-                raise SessionLocked(changed_message(session, self.root, known, found))
-            file_journal.cut_to(self._journal_path(session), self._sizes[session])
+            if not self._as_checked(session):
+                self._load(session)  # verified first: never append after a cut or altered tail
+                if known is not None and known != self._sizes[session]:
+                    found, self._sizes[session] = self._sizes[session], known
+                    raise SessionLocked(changed_message(session, self.root, known, found))
+                file_journal.cut_to(self._journal_path(session), self._sizes[session])
             self._repaired.add(session)
         if not records:
             return
-        count, head = self._heads.get(session) or self._load(session).head
+        if session not in self._heads or session not in self._counts:
+            self._load(session)
+        count, head = self._heads[session]
+        before = self._counts[session]
         batch = dumps_records(records).encode("ascii")
         link = witness.link(head, batch)
         line = (b'{"batch":', batch, b',"link":"' + link.encode("ascii") + b'"}\n')
@@ -260,7 +274,24 @@ class FileStore(DiskFiles, FileSearch):
             raise
         self._sizes[session] = size + length
         self._heads[session] = (count + 1, link)
+        self._counts[session] = before + len(records)
         witness.write(self._head_path(session), count + 1, link, self.durable, self.file_mode)
+        tip = Tip(size, count, head, before)
+        file_marks.add(
+            self._marks_path(session),
+            [(before + i, tip) for i, r in enumerate(records) if r["kind"] == CHECKPOINT_KIND],
+            self.file_mode,
+        )
+
+    def _as_checked(self, session: str) -> bool:
+        """Whether this store object checked the session's journal as it is now: the length
+        it knows (whole lines, no torn tail) and the witness at the head it knows."""
+        head = self._heads.get(session)
+        if head is None or session not in self._counts:
+            return False
+        if file_journal.size(self._journal_path(session)) != self._sizes.get(session):
+            return False
+        return witness.read(self._head_path(session)) == witness.Seen(*head)
 
     def claim(self, session: str) -> None:
         """Take the session's lease (``SessionLocked`` if another live process holds it)."""
@@ -321,18 +352,47 @@ class FileStore(DiskFiles, FileSearch):
     def records(self, session: str) -> Iterator[Record]:
         return iter(self._load(session).records)
 
-    def _load(self, session: str) -> Checked:
-        """The session's records and chain, every line and the witness checked; the witness
-        is read before the journal (``witness.settled``)."""
+    def checkpoints(self, session: str) -> list[int]:
+        if not self._exists(session):
+            raise KeyError(f"no session {session!r} in {self.root}")
+        self._marks[session] = file_marks.read(self._marks_path(session))
+        return sorted(self._marks[session])
+
+    def records_from(self, session: str, start: int) -> Iterator[Record]:
+        """The records from position ``start`` on: from the line of a checkpoint this store
+        found marked there, the chain checked from the link before that line up to the
+        witness (``CorruptJournal`` when it does not reach it); from any other position, a
+        full read."""
+        tip = self._marks.get(session, {}).get(start)
+        if tip is None or start == 0:
+            return iter(self._load(session).records[start:])
+        checked = self._load(session, tip)
+        if not checked.links:
+            raise CorruptJournal(
+                f"session {session!r} in {self.root}: no whole line at the checkpoint mark "
+                f"of record {start}",
+                session,
+                tip.lines,
+                0,
+                "line",
+            )
+        return iter(checked.records[start - tip.records :])
+
+    def _load(self, session: str, start: Tip = file_journal.START) -> Checked:
+        """The session's records and chain from ``start`` on, every line and the witness
+        checked; the witness is read before the journal (``witness.settled``)."""
         if not self._exists(session):
             raise KeyError(f"no session {session!r} in {self.root}")
         path = self._journal_path(session)
         checked = witness.settled(
             self._head_path(session),
-            lambda seen: file_journal.check(session, path, file_journal.read(path), seen),
+            lambda seen: file_journal.check(
+                session, path, file_journal.read(path, start.offset), seen, start
+            ),
         )
         self._sizes[session] = checked.size
         self._heads[session] = checked.head
+        self._counts[session] = checked.count
         return checked
 
     def _parse(self, line: bytes) -> list[Record] | None:

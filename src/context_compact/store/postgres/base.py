@@ -5,13 +5,20 @@ worker's root, and keeps a pool of autocommit connections shared by threads. The
 state of the store's parts (files: ``postgres/files.py``, the lease: ``postgres/lease.py``,
 the journal: ``postgres/store.py``) lives here, behind one lock that is never held during a query.
 
-Errors, so that a caller sees one line and never a driver's traceback:
+Errors, so that a caller sees one line and never a driver's traceback: no ``psycopg.Error``
+leaves a method of ``PostgresStore`` (``refusal``, applied where each method returns:
+``store.boundary``), each becomes ours with the driver's as ``__cause__``:
 
 * the server unreachable or failing (connection lost, disk full, shutting down, a pool
-  timeout) is ``ServerUnavailable``, an ``OSError`` like a full disk, so the engine fails
-  soft on it (``STORE_ERRORS``);
+  timeout: ``OperationalError``) is ``ServerUnavailable``, a ``StoreRefused`` like a full
+  disk, so the engine fails soft on it (``STORE_ERRORS``); its ``reason`` from the SQLSTATE
+  (``full``, ``busy``, ``io``, else ``unreachable``);
+* a server that takes no writes (SQLSTATE 25006, a standby) is ``StoreRefused``
+  (``read-only``);
 * the schema not what this version wrote (a table or column dropped, data the server finds
-  corrupt) is ``CorruptStore``, naming the server, the schema and the server's own words.
+  corrupt: ``ProgrammingError``, ``DataError``, ``InternalError``) is ``CorruptStore``,
+  naming the server, the schema and the server's own words;
+* any other (``IntegrityError``, ``InterfaceError``...) is ``StoreRefused`` (``other``).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...errors import CorruptStore, MissingExtra
+from ...errors import CorruptStore, MissingExtra, Refusal, StoreError, StoreRefused
 from ...errors import ServerUnavailable as ServerUnavailable  # kept importable from here
 from ..disk import DiskFiles
 from .schema import check_schema, migrate
@@ -71,16 +78,13 @@ class PgConnection(DiskFiles):
         self.schema = check_schema(schema)
         self.lease_seconds = lease_seconds
         self.where = f"{shown_url(url)} (schema {schema})"
-        try:
-            with psycopg.connect(url, autocommit=True) as conn:
-                migrate(conn, schema, self.where)
-                conn.execute(
-                    f"INSERT INTO {schema}.roots (root) VALUES (%s) ON CONFLICT DO NOTHING",
-                    (self._abs_root,),
-                )
-                found = conn.execute(f"SELECT id FROM {schema}.instance").fetchone()
-        except psycopg.OperationalError as error:
-            raise ServerUnavailable(f"{self.where}: {_first_line(error)}") from error
+        with psycopg.connect(url, autocommit=True) as conn:
+            migrate(conn, schema, self.where)
+            conn.execute(
+                f"INSERT INTO {schema}.roots (root) VALUES (%s) ON CONFLICT DO NOTHING",
+                (self._abs_root,),
+            )
+            found = conn.execute(f"SELECT id FROM {schema}.instance").fetchone()
         self.instance: str = found[0]
         """This schema's id, made with it: a schema dropped and made again is another one."""
         options = f"-c search_path={schema}"
@@ -108,18 +112,10 @@ class PgConnection(DiskFiles):
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
-        """A pooled connection; the driver's errors as the module docstring says."""
-        psycopg = self._psycopg
-        try:
-            with self._pool.connection() as conn:
-                yield conn
-        except (psycopg.OperationalError, self._psycopg_pool.PoolTimeout) as error:
-            raise ServerUnavailable(f"{self.where}: {_first_line(error)}") from error
-        except (psycopg.ProgrammingError, psycopg.DataError, psycopg.InternalError) as error:
-            raise CorruptStore(
-                f"{self.where}: the store's tables are not what this version wrote "
-                f"({_first_line(error)})"
-            ) from error
+        """A pooled connection (the driver's errors are mapped where the store's method
+        returns: ``refusal``)."""
+        with self._pool.connection() as conn:
+            yield conn
 
     @contextlib.contextmanager
     def _batch(self) -> Iterator[Any]:
@@ -151,9 +147,39 @@ class PgConnection(DiskFiles):
         return f"{type(self).__name__}({shown_url(self.url)!r}, root={self.root!r})"
 
 
+# SQLSTATEs (or their two-character classes) of a server error and the reason each is.
+_REASONS: dict[str, Refusal] = {
+    "53": "full",  # insufficient resources: disk full, out of memory, too many connections
+    "55P03": "busy",  # lock not available
+    "40P01": "busy",  # deadlock detected
+    "58": "io",  # system error: an I/O error, a file the server cannot find
+}
+
+
+def refusal(store: Any, error: BaseException) -> StoreError | None:
+    """Ours for psycopg's ``error`` out of ``store`` (see the module docstring); None for
+    anything else."""
+    psycopg = getattr(store, "_psycopg", None)
+    if psycopg is None or not isinstance(error, psycopg.Error):
+        return None
+    where = getattr(store, "where", None) or shown_url(getattr(store, "url", "?"))
+    line = f"{where}: {_first_line(error)}"
+    code = str(getattr(error, "sqlstate", None) or "")
+    if isinstance(error, psycopg.OperationalError):
+        reason = _REASONS.get(code) or _REASONS.get(code[:2]) or "unreachable"
+        return ServerUnavailable(line, reason=reason, where=where, code=code, backend_error=error)
+    if code == "25006":  # read-only SQL transaction: a standby, or a server set so
+        return StoreRefused(line, reason="read-only", where=where, code=code, backend_error=error)
+    if isinstance(error, (psycopg.ProgrammingError, psycopg.DataError, psycopg.InternalError)):
+        return CorruptStore(
+            f"{where}: the store's tables are not what this version wrote ({_first_line(error)})"
+        )
+    return StoreRefused(line, where=where, code=code, backend_error=error)
+
+
 def _first_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
 
 
-__all__ = ["LEASE_SECONDS", "PgConnection", "ServerUnavailable", "shown_url"]
+__all__ = ["LEASE_SECONDS", "PgConnection", "ServerUnavailable", "refusal", "shown_url"]

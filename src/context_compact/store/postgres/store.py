@@ -45,6 +45,7 @@ from typing import Any
 from .. import witness
 from ..base import CHECKPOINT_KIND, Record
 from ..blobrefs import externalize, references
+from ..boundary import maps_errors
 from ..journal import (
     CorruptJournal,
     SessionExists,
@@ -64,7 +65,7 @@ from ..journal_rows import (
     settled_records,
 )
 from ..text import scan
-from .base import LEASE_SECONDS, ServerUnavailable, shown_url
+from .base import LEASE_SECONDS, ServerUnavailable, refusal, shown_url
 from .files import _INSERT_BLOB, PgFiles
 from .lease import PgLease
 
@@ -84,6 +85,7 @@ _JOURNAL_FROM = " UNION ALL ".join(
 )
 
 
+@maps_errors(refusal)
 class PostgresStore(PgLease, PgFiles):
     def close(self) -> None:
         try:

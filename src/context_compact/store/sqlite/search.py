@@ -100,7 +100,7 @@ class SqliteSearch:
                 )
             except LinkRefused:
                 raise  # a planted link is said, not worked around
-            except (Incomplete, sqlite3.Error, OSError):
+            except (Incomplete, OSError):  # StoreRefused, CorruptStore: the index's
                 hits = None
             if hits is not None:
                 return iter(hits)

@@ -29,6 +29,9 @@ Invariants:
   (``nofollow.py``); one there was planted and is ``LinkRefused`` naming it.
 * One connection, shared by threads under a lock; ``close`` releases it. ``search`` reads a
   side index (``sqlite/search.py``); integrity checks are ``sqlite/checks.py``.
+* No ``sqlite3.Error`` leaves a method: each is ``StoreRefused`` (locked, full, read-only,
+  I/O) or ``CorruptStore`` (damaged), mapped where the method returns (``store.boundary``,
+  ``sqlite/refusals.py``); inside, SQLite's own exceptions are what the code catches.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from .. import witness
 from ..base import CHECKPOINT_KIND as MARK
 from ..base import Record
 from ..blobrefs import externalize, references
+from ..boundary import maps_errors
 from ..disk import folder_mode, make_dirs
 from ..journal import (
     SessionExists,
@@ -76,12 +80,14 @@ from . import checks as sqlite_checks
 from . import journal as sqlite_journal
 from . import tx as sqlite_tx
 from .files import FileRow, SqliteFiles
+from .refusals import of_store
 from .schema import connect, connect_read_only
 from .search import SqliteSearch
 from .tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
 from .tx import Checkpointer, Transaction, unusable
 
 
+@maps_errors(of_store)
 class SqliteStore(SqliteFiles, SqliteSearch):
     def __init__(
         self,
@@ -117,7 +123,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
             except sqlite3.DatabaseError as error:
                 if isinstance(error, sqlite3.OperationalError):
                     raise
-                raise CorruptStore(unusable(self.db_path, error)) from None
+                raise CorruptStore(unusable(self.db_path, error)) from error
         self._checkpointer: Checkpointer | None = None
         self._appends = 0
         self._lengths: dict[str, int] = {}  # journal length last read or written, per session
@@ -145,7 +151,7 @@ class SqliteStore(SqliteFiles, SqliteSearch):
         except sqlite3.DatabaseError as error:
             if isinstance(error, sqlite3.OperationalError):
                 raise  # locked, read-only, no such folder: not damage
-            raise CorruptStore(unusable(self.db_path, error)) from None
+            raise CorruptStore(unusable(self.db_path, error)) from error
         return db
 
     def _refuse_writes(self) -> None:

@@ -103,6 +103,7 @@ class Checkpointer:
             db.close()
 
 
-def unusable(path: Path, error: BaseException) -> str:
+def unusable(path: Path, error: object) -> str:
+    """A file that is not a usable database, in one line: ``error`` is SQLite's words."""
     answer = "; ".join(integrity(path, 3))
     return f"{path}: not a usable SQLite database ({error}; integrity_check: {answer})"
