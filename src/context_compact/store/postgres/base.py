@@ -108,6 +108,7 @@ class PgConnection(DiskFiles):
         self._heads: dict[str, tuple[int, str]] = {}  # ... with the chain's link at that length
         self._tokens: dict[str, int] = {}  # sessions this store writes -> its fencing token
         self._beats: dict[str, float] = {}  # ... -> the server time of its last heartbeat
+        self._beat_clock: dict[str, float] = {}  # ... -> this machine's clock then (monotonic)
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
@@ -115,6 +116,32 @@ class PgConnection(DiskFiles):
         returns: ``refusal``)."""
         with self._pool.connection() as conn:
             yield conn
+
+    @contextlib.contextmanager
+    def _batch(self) -> Iterator[Any]:
+        """A pooled connection with one transaction on a pipeline (``_one_trip``)."""
+        with self._connection() as conn, self._one_trip(conn):
+            yield conn
+
+    @contextlib.contextmanager
+    def _one_trip(self, conn: Any) -> Iterator[None]:
+        """One transaction on a pipeline: BEGIN, the statements queued in the block, and
+        COMMIT go to the server together, one round trip (a ``transaction()`` block would
+        wait for BEGIN and for COMMIT each). A result read inside the block costs a round
+        trip of its own; read after it, none. The block raising (or a statement failing)
+        rolls the whole transaction back."""
+        try:
+            with conn.pipeline():
+                # The connection is in autocommit mode: BEGIN and COMMIT are statements of
+                # the pipeline (after a failed statement the server skips the rest).
+                conn.execute("BEGIN")
+                yield
+                conn.execute("COMMIT")
+        except BaseException:
+            status = self._psycopg.pq.TransactionStatus
+            if conn.info.transaction_status in (status.INTRANS, status.INERROR):
+                conn.execute("ROLLBACK")
+            raise
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({shown_url(self.url)!r}, root={self.root!r})"

@@ -67,7 +67,7 @@ class PgFiles(PgConnection):
             # The seed reuses a file that was there already: keep a copy of what it holds.
             data = (self.root_path / rel).read_bytes()
         digest = sha256(data)
-        with self._connection() as conn, conn.transaction():
+        with self._batch() as conn:  # one round trip
             conn.execute(_INSERT_BLOB, (digest, len(data), data))
             conn.execute(_INSERT_FILE, (rel, kind, digest, len(data)))
         with self._lock:
@@ -78,20 +78,21 @@ class PgFiles(PgConnection):
         parts = [encode(piece) for piece in pieces]
         data = b"".join(parts)
         rel = blob_rel(sha256(data))
-        if not self._known(rel):
+        if rel not in self._known_paths:
+            # Written whether or not another worker wrote it already (asking first would cost
+            # a round trip more): the blobs and the file are kept once, and the file's chunks
+            # are added by the statement that added the file, never twice.
             digests = [sha256(part) for part in parts]
             blobs = sorted({d: part for d, part in zip(digests, parts, strict=True)}.items())
-            with self._connection() as conn, conn.transaction():
+            with self._batch() as conn:  # one round trip
                 cursor = conn.cursor()
                 cursor.executemany(_INSERT_BLOB, [(d, len(part), part) for d, part in blobs])
-                found = cursor.execute(
-                    _INSERT_FILE + " RETURNING path", (rel, "pack", None, len(data))
-                ).fetchone()
-                if found is not None:  # not written by another worker meanwhile
-                    cursor.executemany(
-                        "INSERT INTO file_chunks (path, seq, hash) VALUES (%s, %s, %s)",
-                        [(rel, i, d) for i, d in enumerate(digests)],
-                    )
+                cursor.execute(
+                    f"WITH added AS ({_INSERT_FILE} RETURNING path) "
+                    "INSERT INTO file_chunks (path, seq, hash) SELECT added.path, chunk.seq, "
+                    "chunk.hash FROM added, unnest(%s::bigint[], %s::text[]) AS chunk(seq, hash)",
+                    (rel, "pack", None, len(data), list(range(len(digests))), digests),
+                )
             with self._lock:
                 self._known_paths.add(rel)
         path = self.root_path / rel
@@ -141,18 +142,21 @@ class PgFiles(PgConnection):
         rel = append_rel(name)
         data = encode(text)
         digest = sha256(data)
-        with self._connection() as conn, conn.transaction():
+        with self._batch() as conn:  # one round trip
             conn.execute(_INSERT_BLOB, (digest, len(data), data))
             conn.execute(_INSERT_FILE, (rel, "append", None, 0))
-            before = conn.execute(
-                "SELECT size FROM files WHERE path = %s FOR UPDATE", (rel,)
-            ).fetchone()[0]
+            # The file's row locked first (two appends to one file are serialized), and its
+            # size before this chunk read off the same statement.
+            grown = conn.execute(
+                "UPDATE files SET size = size + %(n)s WHERE path = %(p)s RETURNING size - %(n)s",
+                {"p": rel, "n": len(data)},
+            )
             conn.execute(
                 "INSERT INTO file_chunks (path, seq, hash) SELECT %(p)s, "
                 "coalesce(max(seq) + 1, 0), %(h)s FROM file_chunks WHERE path = %(p)s",
                 {"p": rel, "h": digest},
             )
-            conn.execute("UPDATE files SET size = size + %s WHERE path = %s", (len(data), rel))
+        before = grown.fetchone()[0]
         with self._lock:
             self._known_paths.add(rel)
             self._appended.add(rel)

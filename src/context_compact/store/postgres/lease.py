@@ -8,7 +8,8 @@ kept on a server every worker shares:
   without deleting the row, so a token is never given twice).
 * Every append checks, under the session's row lock (``lock_session``), that the token is
   still its own: a worker that lost its lease (another took the session over after its
-  heartbeat went stale) cannot append, even if it never noticed.
+  heartbeat went stale) cannot append, even if it never noticed, nor when the takeover
+  committed while its append waited for the row (the token is read once the lock is held).
 * A holder on the same host is alive while its pid is (SIGKILL frees the session at once);
   on another host while its heartbeat, the server's clock at its last append, is younger
   than ``lease_seconds``.
@@ -17,6 +18,7 @@ kept on a server every worker shares:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,10 +38,13 @@ _NOW = "extract(epoch FROM clock_timestamp())"
 _WRITER = (
     f"SELECT token, pid, host, started, heartbeat, {_NOW}::float8 FROM writers WHERE session = %s"
 )
-_LOCK = (
-    "SELECT s.length, s.head, w.token, w.pid, w.host, w.started, w.heartbeat, "
-    f"{_NOW}::float8 FROM sessions s LEFT JOIN writers w ON w.session = s.id "
-    "WHERE s.id = %s FOR UPDATE OF s"
+_LOCK = "SELECT length, head FROM sessions WHERE id = %s FOR UPDATE"
+_STILL_MINE = (
+    # Divides by zero (``DivisionByZero``) unless the row is as the writer knows it: the
+    # count is not a constant, so the planner cannot fold the division.
+    "SELECT 1 / count(*) FROM sessions s JOIN writers w ON w.session = s.id "
+    "WHERE s.id = %(s)s AND s.length = %(n)s AND s.head IS NOT DISTINCT FROM %(h)s "
+    "AND w.token = %(t)s AND w.heartbeat > 0"
 )
 _BEAT = f"UPDATE writers SET heartbeat = {_NOW} WHERE session = %s"
 _TAKE = (
@@ -87,11 +92,46 @@ class PgLease(PgConnection):
                 )
 
     def lock_session(self, conn: Any, session: str) -> tuple[int, str | None, Writer | None]:
-        """Lock the session's row: its journal length and head link, and its writer's row."""
-        row = conn.execute(_LOCK, (session,)).fetchone()
+        """Lock the session's row: its journal length and head link, and its writer's row.
+
+        The writer's row is read by a statement of its own, after the lock is held: a
+        statement sees what was committed when it started, so a takeover committed while
+        this one waited for the row would be missed by a join in the locking statement (and
+        a writer that lost its lease could append). On a pipeline both are sent at once:
+        one round trip."""
+        locked = conn.execute(_LOCK, (session,))
+        writer = conn.execute(_WRITER, (session,))
+        row = locked.fetchone()
         if row is None:
             raise KeyError(f"no session {session!r} in {self.where}")
-        return int(row[0]), row[1], None if row[2] is None else tuple(row[2:])
+        found = writer.fetchone()
+        return int(row[0]), row[1], None if found is None else tuple(found)
+
+    def steady(self, session: str) -> tuple[int, str, int] | None:
+        """What this store's next append to ``session`` may take as known without reading it
+        first: the journal's length and head link, and its fencing token (this store holds
+        the lease, its heartbeat younger than ``HEARTBEAT_SECONDS`` by this machine's clock).
+        None: the append reads and checks them first (``lock_session``, ``_hold``)."""
+        with self._lock:
+            token = self._tokens.get(session)
+            known = self._heads.get(session)
+            length = self._lengths.get(session)
+            beat = self._beat_clock.get(session)
+        if token is None or known is None or length != known[0] or beat is None:
+            return None
+        if time.monotonic() - beat >= HEARTBEAT_SECONDS:
+            return None
+        return known[0], known[1], token
+
+    def still_mine(
+        self, conn: Any, session: str, length: int, head: str | None, token: int
+    ) -> None:
+        """Queue the lock of the session's row, then the statement that fails with
+        ``DivisionByZero`` (and so rolls the transaction back) unless the journal is at
+        ``length`` and ``head`` and the lease still has ``token``, unreleased. The second
+        statement starts once the lock is held: it sees a takeover committed meanwhile."""
+        conn.execute(_LOCK, (session,))
+        conn.execute(_STILL_MINE, {"s": session, "n": length, "h": head, "t": token})
 
     def _alive(self, owner: Owner, now: float) -> bool:
         if owner.heartbeat <= 0:
@@ -148,6 +188,7 @@ class PgLease(PgConnection):
             if token is not None:
                 self._tokens[session] = token
             self._beats[session] = beat
+            self._beat_clock[session] = time.monotonic()
 
 
 def _lost_message(

@@ -28,6 +28,11 @@ Invariants:
 * An append first makes sure the journal it continues is whole: unless this store read or
   wrote the session at its present length and head, the chain is checked before anything is
   written.
+* The writer holding the lease appends in one round trip: BEGIN, the session's row locked,
+  a statement that fails unless the journal's length and head and the lease's token are
+  those this store knows, the batch's rows and COMMIT, sent together. Any mismatch rolls the
+  whole batch back and the append is made again the checked way (two round trips: the row
+  read and checked, then the rows), which writes or says why not.
 """
 
 from __future__ import annotations
@@ -124,34 +129,53 @@ class PostgresStore(PgLease, PgFiles):
         # The JSON and hashing work happens before the transaction starts.
         blobs: dict[str, bytes] = {}
         bodies = [dumps(externalize(record, blobs)) for record in records]
-        # Two round trips: BEGIN with the session's locked row (the lease and the journal's
-        # length and head are checked on it), then every row of the batch with the COMMIT.
-        # The connection is in autocommit mode: BEGIN and COMMIT are statements of the
-        # pipeline (a ``transaction()`` block would cost a round trip of its own for each).
-        with self._connection() as conn:
-            try:
-                with conn.pipeline():
-                    conn.execute("BEGIN")
-                    start, head, writer = self.lock_session(conn, session)
-                    committed = self._hold(conn, session, start, writer)
-                    if self._heads.get(session) != (start, head or witness.ROOT):
-                        head = self._whole(conn, session, start, head)
-                    links = chain(head or witness.ROOT, bodies)
-                    last = links[-1] if links else head
-                    self._write(conn, session, start, records, bodies, links, last, blobs)
-                    conn.execute("COMMIT")
-            except BaseException:
-                status = self._psycopg.pq.TransactionStatus
-                if conn.info.transaction_status in (status.INTRANS, status.INERROR):
-                    conn.execute("ROLLBACK")
-                raise
-        committed()
-        length = start + len(records)
+        done = self._append_steady(session, records, bodies, blobs)
+        length, last = done or self._append_checked(session, records, bodies, blobs)
         with self._lock:
             self._lengths[session] = length
             self._heads[session] = (length, last or witness.ROOT)
         if records:
             witness.write(self._witness(session), length, last or "", self.durable, self.file_mode)
+
+    def _append_steady(
+        self, session: str, records: list[Record], bodies: list[str], blobs: dict[str, bytes]
+    ) -> tuple[int, str | None] | None:
+        """The append of a writer that holds the lease and knows the journal (``steady``),
+        in one round trip: the server checks, once the row is locked, what the writer takes
+        as known (``still_mine``); if it is not so, nothing of the batch is written and None
+        is returned (as when not steady): ``_append_checked`` reads and says why."""
+        steady = self.steady(session)
+        if steady is None:
+            return None
+        start, known, token = steady
+        head = None if known == witness.ROOT else known  # the session's row: NULL before any
+        links = chain(known, bodies)
+        last = links[-1] if links else head
+        with self._connection() as conn:
+            try:
+                with self._one_trip(conn):
+                    self.still_mine(conn, session, start, head, token)
+                    self._write(conn, session, start, records, bodies, links, last, blobs)
+            except self._psycopg.errors.DivisionByZero:
+                return None
+        return start + len(records), last
+
+    def _append_checked(
+        self, session: str, records: list[Record], bodies: list[str], blobs: dict[str, bytes]
+    ) -> tuple[int, str | None]:
+        """The append in two round trips: BEGIN with the session's locked row (the lease and
+        the journal's length and head are checked on it, the journal read whole if this
+        store has not checked it at that length), then the batch's rows with the COMMIT."""
+        with self._batch() as conn:
+            start, head, writer = self.lock_session(conn, session)
+            committed = self._hold(conn, session, start, writer)
+            if self._heads.get(session) != (start, head or witness.ROOT):
+                head = self._whole(conn, session, start, head)
+            links = chain(head or witness.ROOT, bodies)
+            last = links[-1] if links else head
+            self._write(conn, session, start, records, bodies, links, last, blobs)
+        committed()
+        return start + len(records), last
 
     def _write(
         self,
@@ -211,21 +235,25 @@ class PostgresStore(PgLease, PgFiles):
     def _read(
         self, session: str, seen: witness.Seen | None, start: int = 0
     ) -> tuple[list[Any], dict[str, bytes]]:
-        with self._connection() as conn, conn.transaction():
-            # One snapshot: the journal and its blobs as of one moment; no lock taken.
+        with self._connection() as conn, self._one_trip(conn):
+            # One snapshot: the journal and its blobs as of one moment; no lock taken. The
+            # session's row and its journal are asked for at once (one round trip), the
+            # blobs once the journal names them (a second), the COMMIT a third.
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            found = conn.execute(
-                "SELECT length, head FROM sessions WHERE id = %s", (session,)
-            ).fetchone()
-            if found is None:
-                raise KeyError(f"no session {session!r} in {self.where}")
+            row = conn.execute("SELECT length, head FROM sessions WHERE id = %s", (session,))
             if start > 0:
                 query = {"s": session, "a": start - 1}
-                rows = conn.execute(_JOURNAL_FROM + " ORDER BY pos", query).fetchall()
+                journal = conn.execute(_JOURNAL_FROM + " ORDER BY pos", query)
+            else:
+                journal = conn.execute(_JOURNAL + " ORDER BY pos", {"s": session})
+            found = row.fetchone()
+            if found is None:
+                raise KeyError(f"no session {session!r} in {self.where}")
+            rows = journal.fetchall()
+            if start > 0:
                 links = self._verify_suffix(session, rows, int(found[0]), found[1], seen, start)
                 rows = rows[1:]
             else:
-                rows = conn.execute(_JOURNAL + " ORDER BY pos", {"s": session}).fetchall()
                 links = self._verify(session, rows, int(found[0]), found[1], seen)
             bodies = [json.loads(row[1]) for row in rows]
             wanted = [references(body, set()) for body in bodies]
