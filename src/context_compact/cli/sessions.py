@@ -42,7 +42,7 @@ def open_store(workdir: Path | None) -> Any:
         raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
     missing = absent_store(url)
     if missing:
-        raise click.UsageError(missing)
+        raise click.ClickException(missing)
     from ..store import CorruptStore
     from ..store.postgres.base import ServerUnavailable
 
@@ -67,14 +67,14 @@ def absent_store(url: str | None) -> str | None:
             if not rest.startswith("/")
             else ""
         )
-        return f"no session store at {database}: the file does not exist{hint}"
+        return f"no session store at {database} (--store {url}): the file does not exist{hint}"
     if url and url.lower().startswith("file:"):
         from urllib.parse import urlsplit
 
         rest = url.partition(":")[2]
         folder = Path(urlsplit(url).path if rest.startswith("//") else rest).resolve()
         if not folder.is_dir():
-            return f"no session store at {folder}: the folder does not exist"
+            return f"no session store at {folder} (--store {url}): the folder does not exist"
     return None
 
 
