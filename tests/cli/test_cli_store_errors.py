@@ -200,6 +200,18 @@ def test_a_store_url_of_no_known_form_is_a_usage_error_naming_it(
     assert "--store" in line and "'bogus://x'" in line and "sqlite:///PATH" in line
 
 
+@pytest.mark.parametrize("schema", ["x;drop", "Upper", "1st"])
+def test_a_postgresql_url_with_a_bad_schema_name_is_a_usage_error_not_a_damaged_sqlite_store(
+    tmp_path: Path, schema: str
+) -> None:
+    url = f"postgresql://127.0.0.1:5432/test?schema={schema}"
+    result = cli("--store", url, "sessions", "--workdir", str(tmp_path))
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    (line,) = [text for text in result.stderr.splitlines() if text.startswith("Error")]
+    assert "--store" in line and f"not a valid schema name: {schema!r}" in line
+    assert "SQLite" not in line and "sessions.db" not in line
+
+
 def flipped_links(db: Path) -> None:
     """A flipped byte in a journal row's chain links: invalid UTF-8 in a text column."""
     with sqlite3.connect(db) as connection:

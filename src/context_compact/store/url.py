@@ -74,6 +74,12 @@ def check(url: str) -> None:
     )
     if not ok:
         raise ValueError(f"not a store URL: {url!r} (one of: {FORMS})")
+    if scheme in ("postgresql", "postgres"):
+        from .postgres.schema import check_schema
+
+        for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
+            if key == "schema":
+                check_schema(value)
 
 
 def sqlite_file(url: str | None) -> Path | None:
