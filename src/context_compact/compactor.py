@@ -52,14 +52,14 @@ from .engine import (
     DurableSession,
     Engine,
     Env,
-    Message,
     PolicyLike,
     RecallPage,
     Summarizer,
 )
 from .events import CompactionEvent, EventLog
 from .formats.choice import FormatChoice
-from .invariants import InvalidHistory, ensure_valid
+from .formats.edge import Edge, crossing, dumped
+from .invariants import ensure_valid
 from .messages import as_dicts
 from .policy import Policy
 from .registry import build_engine
@@ -290,22 +290,17 @@ class Compactor:
         for callback in self._subscribers:
             callback(event)
 
-    # -- the format edge -------------------------------------------------------------------
-    def _through_edge(
-        self, messages: Any, call: Callable[[Any], list[Message] | None]
-    ) -> list[Any]:
+    # -- the format edge: a call is the caller's list in, the engine's call, the view out --
+    def _edge_in(self, messages: Any) -> tuple[Edge | None, Any]:
+        """The caller's list as the engine takes it, and the edge it came through (None for
+        a canonical list); the system text it carries is counted as overhead."""
         edge = self._formats.edge_for(messages)
         if edge is None:
-            return call(messages) or []
+            return None, messages
         canonical = edge.load(messages)
         text = edge.system_text
         self.engine.overhead(self._overhead.set("system", text, lambda: self.tokens.text(text)))
-        try:
-            with self._lent():
-                view = call(canonical)
-        except InvalidHistory as error:
-            raise edge.translate(error) from None
-        return [] if view is None else edge.dump(view)
+        return edge, canonical
 
     def _lent(self) -> AbstractContextManager[Any]:
         # The edge converts the engine's messages into copies of its own: the engine need
@@ -316,19 +311,21 @@ class Compactor:
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
         """The request to send now, in the caller's format (see the module docstring)."""
         with self._lock, compaction_span(self, "prepare"):
-            return self._through_edge(messages, lambda m: self.engine.prepare(m, active_request))
+            edge, canonical = self._edge_in(messages)
+            with crossing(edge, self._lent):
+                view = self.engine.prepare(canonical, active_request)
+            return dumped(edge, view)
 
     def record(self, messages: list[Any]) -> None:
         """Log what was appended since the last call (the model's final answer) without
         compacting, so a resumed session has it. A no-op for engines that keep no log."""
         with self._lock:
-            self._through_edge(messages, self._record)
-
-    def _record(self, messages: list[Any]) -> None:
-        if isinstance(self.engine, DurableSession):
-            self.engine.record(messages)
-        else:
-            ensure_valid(as_dicts(messages))  # nothing to log; still checked, as everywhere
+            edge, canonical = self._edge_in(messages)
+            with crossing(edge, self._lent):
+                if isinstance(self.engine, DurableSession):
+                    self.engine.record(canonical)
+                else:
+                    ensure_valid(as_dicts(canonical))  # nothing to log; still checked
 
     def compact_history(
         self,
@@ -342,24 +339,25 @@ class Compactor:
         1 by default; 0 summarizes everything but the first request, the pinned user words
         and the results the model has not seen yet (a final answer goes into the summary;
         only a trailing call whose results are still to come stays)."""
-        if keep_recent_turns is None:
-            run = lambda m: self.engine.compact(m, active_request, instructions)  # noqa: E731
-        elif not self.keeps_log:
+        if keep_recent_turns is not None and not self.keeps_log:
             raise ValueError(
                 f"keep_recent_turns needs the default engine; {self.engine.name!r} always "
                 "summarizes what it compacts"
             )
-        else:
-            engine: Any = self.engine
-            run = lambda m: engine.compact(  # noqa: E731
-                m, active_request, instructions, keep_recent_turns=keep_recent_turns
-            )
+        engine: Any = self.engine  # ``keep_recent_turns``: the default engine's own keyword
+        keep = {} if keep_recent_turns is None else {"keep_recent_turns": keep_recent_turns}
         with self._lock, compaction_span(self, "compact_history"):
-            return self._through_edge(messages, run)
+            edge, canonical = self._edge_in(messages)
+            with crossing(edge, self._lent):
+                view = engine.compact(canonical, active_request, instructions, **keep)
+            return dumped(edge, view)
 
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
         with self._lock, compaction_span(self, "reactive_compact"):
-            return self._through_edge(messages, lambda m: self.engine.reactive(m, active_request))
+            edge, canonical = self._edge_in(messages)
+            with crossing(edge, self._lent):
+                view = self.engine.reactive(canonical, active_request)
+            return dumped(edge, view)
 
     def undo(self) -> list[Any]:
         """Take back the newest compaction (a summary or a clearing) as a new record in the

@@ -14,6 +14,9 @@ reuses those canonical messages and converts only what follows, so
   (the last unit is converted again: a run of tool calls may have grown), which the engine
   recognizes by its log.
 
+A call crosses the edge in three steps: ``Edge.load`` in, the engine's call inside
+``crossing`` (a refusal said in the caller's items), ``dumped`` out.
+
 ``dump(view)`` converts each canonical message once while it stays in the view (a message the
 engine did not touch is the same object call after call). ``translate`` turns an
 ``InvalidHistory`` about canonical messages into one naming the caller's items.
@@ -22,6 +25,8 @@ engine did not touch is the same object call after call). ``translate`` turns an
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -134,4 +139,27 @@ class Edge:
         return InvalidHistory(fixed) if fixed else error
 
 
-__all__ = ["Edge"]
+@contextmanager
+def crossing(edge: Edge | None, lent: Callable[[], AbstractContextManager[Any]]) -> Iterator[None]:
+    """The engine's call on what came in through ``edge`` (None: a canonical list, as
+    given): the engine lends its messages, which ``dump`` copies, and an ``InvalidHistory``
+    names the caller's items."""
+    if edge is None:
+        yield
+        return
+    try:
+        with lent():
+            yield
+    except InvalidHistory as error:
+        raise edge.translate(error) from None
+
+
+def dumped(edge: Edge | None, view: list[Message] | None) -> list[Any]:
+    """The engine's ``view`` for the caller: in its format through ``edge``, as it is for a
+    canonical list; nothing for a call that returns none."""
+    if view is None:
+        return []
+    return view if edge is None else edge.dump(view)
+
+
+__all__ = ["Edge", "crossing", "dumped"]
