@@ -109,9 +109,14 @@ def test_the_events_table_shows_every_event_a_page_at_a_time_and_a_row_opens_its
     found = long_inspection
     opened(page, long_url)
     assert page.locator("#events tr.event-row").count() == 200 < len(found.events)
+    rows = "document.querySelectorAll('#events tr.event-row').length"
     while page.locator("#events button:has-text('more events')").count():
+        before = page.evaluate(rows)
         page.click("#events button:has-text('more events')")
-        page.wait_for_timeout(50)
+        # The next page's rows and its button (or none, after the last page) come in one
+        # task: once the rows are there, the button is what the next loop must see. A fixed
+        # pause raced a slow machine into clicking a button the last page had removed.
+        page.wait_for_function(f"{rows} > {before}")
     assert page.locator("#events tr.event-row").count() == len(found.events)
     page.locator("#events tr.event-row td").nth(7 * 5 + 1).click()
     showing(page, found.events[5].turn)
