@@ -1,6 +1,7 @@
 """What a worker pays to pick up a session: resume + ``view()`` + one ``prepare``, by length.
 
     python benchmarks/resume_cost.py --turns 1000 16000 --stores file sqlite postgres
+    python benchmarks/resume_cost.py --grow --turns 1000 10000 50000 --stores postgres
 
 Each session is played for N turns of a synthetic coding loop (default policy at 12,500
 tokens, the fake summarizer), then resumed by a fresh store object and ``Compactor`` (as a
@@ -11,6 +12,10 @@ checkpoint interval: ``--gap`` more turns are played between two of them, and ev
 gets the same spread. The same pickup is also timed with the store's checkpoints hidden
 (``full replay``: what a resume cost before them; ``--full-repeats``, 0 skips it). Ratios are
 taken within this one run (the machines are noisy). PostgreSQL at ``CC_TEST_POSTGRES_URL``.
+
+``--grow``: one session instead of one per length, played to each ``--turns`` mark in turn;
+at a mark the pickups run as above, and the last worker's resume plays on to the next mark
+(a session grown to 50,000 turns, picked up by a fresh worker at 1,000, 10,000 and 50,000).
 """
 
 from __future__ import annotations
@@ -116,6 +121,53 @@ def run(
     }
 
 
+def grow(
+    kind: str, marks: list[int], repeats: int, full_repeats: int, gap: int, work: Path
+) -> list[dict[str, Any]]:
+    """One session, picked up at each of ``marks`` (turns played so far), growing between."""
+    schema = f"cc_resume_{uuid.uuid4().hex[:8]}"
+    open_store = opener(kind, work / f"{kind}-grow", schema)
+    per_mark = (repeats + full_repeats) * (gap + 1) + 2
+    w = synthetic_session(max(marks) + len(marks) * per_mark + 2, seed=3)
+    steps = iter([[t.assistant, t.results] for t in w.turns])
+    store = open_store()
+    c = Compactor(Policy.default(context_limit=LIMIT), store, BenchSummarizer())
+    view = c.prepare([{"role": "user", "content": w.request}], w.request)
+    sid = c.session_id
+    assert sid is not None
+    rows, done, played = [], 0, 0.0
+    for mark in sorted(marks):
+        started = time.perf_counter()
+        view = play(c, view, steps, w.request, mark - done)
+        played += time.perf_counter() - started
+        done = mark
+        store.close()
+        fast = [pickup(open_store, sid, steps, w.request, False, gap) for _ in range(repeats)]
+        full = [pickup(open_store, sid, steps, w.request, True, 0) for _ in range(full_repeats)]
+        rows.append(
+            {
+                "store": kind,
+                "turns": mark,
+                "play_s": round(played, 1),
+                "pickup_ms": round(1000 * statistics.median(fast), 1),
+                "pickup_p90_ms": round(1000 * sorted(fast)[(9 * len(fast)) // 10], 1),
+                "full_replay_ms": round(1000 * statistics.median(full), 1) if full else None,
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+        # The next stretch is played by a worker that resumed the session.
+        store = open_store()
+        c = Compactor(Policy.default(context_limit=LIMIT), store, BenchSummarizer(), session=sid)
+        view = c.view()
+    store.close()
+    if kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, nargs="+", default=[1000, 16000])
@@ -123,10 +175,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--gap", type=int, default=4, help="turns played between two pickups")
     parser.add_argument("--full-repeats", type=int, default=3)
+    parser.add_argument("--grow", action="store_true", help="one session grown to each length")
     args = parser.parse_args()
-    rows = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.stores:
+            if args.grow:
+                rows += grow(kind, args.turns, args.repeats, args.full_repeats, args.gap, Path(tmp))
+                continue
             for turns in args.turns:
                 rows.append(run(kind, turns, args.repeats, args.full_repeats, args.gap, Path(tmp)))
                 print(json.dumps(rows[-1]), flush=True)
