@@ -276,10 +276,12 @@ def test_a_filestore_checkpoint_whose_state_was_altered_is_passed_over_and_docto
     assert f"the checkpoint at record {newest} was not used" in journal.fallback
     row = check_session(FileStore(tmp_path), "s")
     assert row["ok"] and f"the checkpoint at record {newest} was not used" in row["checkpoint"]
+    started = f"the resume started from the one at record {journal.checkpointed}"
+    assert row["checkpoint"].endswith(started)
 
 
 @pytest.mark.parametrize("damage", ["lost", "garbage", "wrong offset", "wrong link"])
-def test_a_filestore_marks_file_lost_or_wrong_costs_a_longer_replay_never_another_view(
+def test_a_filestore_marks_file_lost_or_wrong_costs_a_longer_replay_said_never_another_view(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
     monkeypatch.setattr(checkpoint, "EVERY", 8)
@@ -301,11 +303,19 @@ def test_a_filestore_marks_file_lost_or_wrong_costs_a_longer_replay_never_anothe
     again = resumed(FileStore(tmp_path))
     assert json.dumps(again.view()) == json.dumps(view)
     journal = again.engine.journal  # type: ignore[attr-defined]
+    newest = max(
+        i for i, r in enumerate(FileStore(tmp_path).records("s")) if r["kind"] == "checkpoint"
+    )
     if damage.startswith("wrong"):
         assert journal.fallback and "was not used" in journal.fallback
         assert journal.checkpointed > 0
+        assert (
+            f"the resume started from the one at record {journal.checkpointed}" in journal.fallback
+        )
     else:
-        assert journal.fallback is None and journal.checkpointed == 0
+        assert journal.checkpointed == 0
+        said = f"the checkpoint at record {newest} has no usable mark"
+        assert journal.fallback == f"{said}; the resume replayed every record"
     # The next call appends after what the resume checked, and a resume after it agrees.
     w = synthetic_session(TURNS + 1, seed=5)
     nxt = again.prepare([*again.view(), w.turns[-1].assistant, w.turns[-1].results], w.request)

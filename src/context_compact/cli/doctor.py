@@ -139,7 +139,7 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
             if row["ok"]:
                 being = f"; live: being written by {row['live']}" if "live" in row else ""
                 if "checkpoint" in row:
-                    being += f"; a full replay was needed: {row['checkpoint']}"
+                    being += f"; checkpoint passed over: {row['checkpoint']}"
                 click.echo(f"{row['id']}: ok ({row['records']:,} records{being})")
                 continue
             whole = ""

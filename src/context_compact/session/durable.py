@@ -45,6 +45,15 @@ _UNUSABLE = (CorruptStore, ValueError, KeyError, TypeError, IndexError, Attribut
 TRIES = 3
 
 
+def _checkpoints_noted(records: Iterator[Any], at: list[int]) -> Iterator[Any]:
+    """``records`` as they are, the position of each checkpoint record among them put in
+    ``at``."""
+    for n, record in enumerate(records):
+        if isinstance(record, dict) and record.get("kind") == checkpoint.KIND:
+            at.append(n)
+        yield record
+
+
 def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
@@ -112,14 +121,27 @@ class SessionJournal:
                     problems.append(f"the checkpoint at record {at} was not used ({error})")
                     continue
                 self.checkpointed = at
+                if problems:
+                    problems.append(f"the resume started from the one at record {at}")
                 self.fallback = "; ".join(problems) or None
                 return length, events + more
         if tail is not None:
             tail.clear()
         start(None, 0)
         self.checkpointed = 0
+        found: Iterator[Any] = store.records(session)
+        unmarked: list[int] = []
+        if isinstance(store, Checkpointed) and not problems:
+            found = _checkpoints_noted(found, unmarked)
+        counts = self._apply_all(session, found, apply, 0, tail)
+        if unmarked:
+            # Checkpoint records the store has no usable mark for (a lost or unreadable
+            # marks file): nothing is wrong but the cost of this resume, which is said.
+            problems.append(f"the checkpoint at record {unmarked[-1]} has no usable mark")
+        if problems:
+            problems.append("the resume replayed every record")
         self.fallback = "; ".join(problems) or None
-        return self._apply_all(session, store.records(session), apply, 0, tail)
+        return counts
 
     def _apply_all(
         self,
