@@ -129,11 +129,11 @@ class SessionJournal:
             tail.clear()
         start(None, 0)
         self.checkpointed = 0
-        found: Iterator[Any] = store.records(session)
+        every: Iterator[Any] = store.records(session)
         unmarked: list[int] = []
         if isinstance(store, Checkpointed) and not problems:
-            found = _checkpoints_noted(found, unmarked)
-        counts = self._apply_all(session, found, apply, 0, tail)
+            every = _checkpoints_noted(every, unmarked)
+        counts = self._apply_all(session, every, apply, 0, tail)
         if unmarked:
             # Checkpoint records the store has no usable mark for (a lost or unreadable
             # marks file): nothing is wrong but the cost of this resume, which is said.
