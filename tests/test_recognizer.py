@@ -97,3 +97,18 @@ def test_a_remembered_list_hashes_each_item_once_when_first_asked() -> None:
     assert known.keys == [None, None, None]
     assert known.key(1) == content_key(items[1])
     assert known.keys == [None, content_key(items[1]), None]
+
+
+def test_a_list_accepted_keyed_is_not_taken_for_a_copy_of_it_edited_in_place_since() -> None:
+    given = _messages(3)
+    recognizer = Recognizer()
+    assert recognizer.match(given, [], 0, ROOT) == Match(0, "view")
+    recognizer.keys()
+    recognizer.accept(keyed=True)
+    recognizer.remember_view(_messages(2, "v"), ["v0", "v1"])
+    retried = [*given, {"role": "user", "content": "again"}]
+    assert recognizer.match(retried, ["v0", "v1"], 0, ROOT) == Match(3, "input")
+    recognizer.keys(3)
+    recognizer.accept(keyed=True)
+    given[1]["content"] = "edited after it was logged"
+    assert recognizer.match(copy.deepcopy(retried), ["v0", "v1"], 0, ROOT) is None

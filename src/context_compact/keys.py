@@ -113,12 +113,15 @@ class Recognizer:
         self.input = Known()
         self.items = Known()  # the list looked at last
         self._seen = self.items  # the view after ``remember_view``, else the list looked at
+        self._keyed = True  # every key of ``_seen`` is fixed (given, or ``accept(keyed)``)
+        self._taken = 0  # how many leading keys of ``items`` are fixed ones of ``_seen``
         self._chain: list[str] = []  # chain ids of ``items``' prefixes, as far as computed
 
     def remember_view(self, objects: list[Any], keys: list[str] | None = None) -> None:
         """The list we return (its keys, when already known): the next list may repeat it."""
         given: list[str | None] | None = list(keys) if keys is not None else None
         self.view = self._seen = Known(list(objects), given)
+        self._keyed = given is not None
         self._chain = []
 
     def look(self, items: list[Any]) -> None:
@@ -130,6 +133,8 @@ class Recognizer:
         keys = seen.keys[:same]
         keys += [None] * (len(items) - same)
         self.items = self._seen = Known(list(items), keys)
+        self._taken = same if self._keyed else 0
+        self._keyed = False
 
     def key(self, i: int) -> str:
         """The key of item ``i``: a remembered list's own where it holds the same object."""
@@ -167,9 +172,17 @@ class Recognizer:
         """Whether the items start with the whole of ``known``."""
         return self.prefix(known) == len(known)
 
-    def accept(self) -> None:
-        """The list looked at is the one we were given (logged, for the engine): the next
-        call may repeat it (a retry after a failed model call, or that list extended)."""
+    def accept(self, keyed: bool = False) -> None:
+        """The list looked at is the one we were given: the next call may repeat it (a
+        retry after a failed model call, or that list extended). ``keyed`` fixes every key
+        now (the engine's log: an object the caller edits in place afterwards is not taken
+        for what was logged); the edge's keys stay lazy, hashed only if a copy comes."""
+        if keyed:
+            keys = self.items.keys
+            for i in range(self._taken, len(keys)):
+                if keys[i] is None:
+                    self.key(i)
+            self._keyed = self._seen is self.items
         self.input = self.items
 
     def chain_at(self, n: int) -> str:

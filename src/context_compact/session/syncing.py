@@ -78,7 +78,7 @@ class Sync:
         """The new messages are logged: the list is the one to recognize next time."""
         if self._taken is not None:
             self._input_ids = self._taken
-            self.recognizer.accept()
+            self.recognizer.accept(keyed=True)
             self._taken = None
 
 
