@@ -88,6 +88,7 @@ def main() -> None:
     spent: collections.Counter[str] = collections.Counter()
     wrap(SessionJournal, "commit", spent, "journal append (records, chain, write)")
     wrap(Recognizer, "match", spent, "recognizing the history (keys)")
+    wrap(Recognizer, "keys", spent, "recognizing the history (keys)")  # the new ones' keys
     wrap(SessionState, "add_message", spent, "logging each message (count, view)")
     for kind in stores:
         spent.clear()

@@ -1,4 +1,4 @@
-"""Messages known by content: keys, chain ids, and recognizing the caller's history.
+"""Messages known by content: keys, chain ids, and recognizing the caller's list.
 
 A message's *key* is a hash of its canonical JSON (sorted keys, ASCII escapes, no spaces), so
 two equal dicts have the same key whatever object holds them. A logged message's *id* is a
@@ -6,22 +6,25 @@ hash of its parent's id and its key: the same content at another place in the co
 is another message, and one id names a whole prefix of the log (as content-addressed
 conversation logs do).
 
-``Recognizer.match`` decides which of the caller's messages are new. The caller may pass
+``Recognizer`` is the one place that says which leading items of the caller's list are
+already known, and from which list we remember: the list we returned last (the *view*) or
+the list we were given last (the *input*). The format edge uses it over the caller's own
+items (``formats/edge.py``), the session engine over canonical messages (``Recognizer.match``,
+which also knows the log by its chain id). The caller may pass
 
-* the list ``prepare`` returned plus what it appended (the SDK docs' loop, also after
-  ``messages[:] = prepare(...)``): its head equals the view, key by key;
+* the list we returned plus what it appended (the SDK docs' loop, also after
+  ``messages[:] = prepare(...)``): its head is the view, item for item;
 * its own full history: its head equals the log, which one chain id checks;
 * the list it passed last time, again or extended (a retry after a failed model call);
-* a copy of any of these (keys, not object identity, are compared).
+* a copy of any of these (content keys, not object identity, decide).
 
-Anything else is a new conversation (``None``). ``Known`` is the same recognition for one
-remembered list (the format edge's last view and input, a bench peer's returned view and
-log): how many leading items of the caller's list are that list's items, the same objects or
-equal content, each remembered item hashed at most once. Keys of objects seen at the same position
-in the previous call are reused by identity, so recognizing a long list costs a pass of
-``is`` checks plus hashing only what is new: O(new) hashing per call. A message object the
-caller mutates in place after passing it keeps its old key; replace messages instead (the
-SDK idioms all do).
+Anything else is a new conversation. An item is known when it is the remembered item's
+object at the same place (a pass of ``is`` checks at C speed), else when their keys are
+equal; a key is computed at most once per list and only where the objects differ, and the
+keys of objects the last list held at the same place are reused, so recognizing a long list
+costs the identity pass plus hashing what is new: O(new) hashing per call. A message object
+the caller mutates in place after passing it keeps its old key; replace messages instead
+(the SDK idioms all do).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import hashlib
 import json
 import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .messages import plain
 
@@ -69,28 +72,25 @@ def same_prefix(messages: list[Any], objects: list[Any]) -> int:
 
 
 class Known:
-    """A list we remember (one we returned, or were given), its items' keys computed lazily."""
+    """A list we remember: its items, and their keys, each computed at most once (or given)."""
 
-    def __init__(self, objects: list[Any] | None = None) -> None:
+    __slots__ = ("keys", "objects")
+
+    def __init__(
+        self, objects: list[Any] | None = None, keys: list[str | None] | None = None
+    ) -> None:
         self.objects: list[Any] = objects if objects is not None else []
-        self._keys: dict[int, str] = {}
+        # May run past ``objects`` (a list known by its keys beyond the objects we hold).
+        self.keys: list[str | None] = keys if keys is not None else [None] * len(self.objects)
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
     def key(self, i: int) -> str:
-        if i not in self._keys:
-            self._keys[i] = content_key(self.objects[i])
-        return self._keys[i]
-
-    def prefix(self, items: list[Any]) -> int:
-        """How many leading ``items`` are ours, item for item: the same objects or equal
-        content (hashing starts only where the objects differ)."""
-        objects = self.objects
-        n = same_prefix(items, objects)
-        while n < min(len(items), len(objects)):
-            item = items[n]
-            if item is not objects[n] and content_key(item) != self.key(n):
-                break
-            n += 1
-        return n
+        key = self.keys[i]
+        if key is None:
+            key = self.keys[i] = content_key(self.objects[i])
+        return key
 
 
 @dataclass(frozen=True)
@@ -102,74 +102,124 @@ class Match:
 
 
 class Recognizer:
-    """Keys of the caller's last list by position, reused while the objects are the same."""
+    """Which leading items of the caller's list we already know, and from which list we
+    remember: ``view`` (the one we returned last) or ``input`` (the one we were given last,
+    once ``accept``-ed). ``look`` takes the list, ``prefix`` counts its leading items that are
+    a remembered list's, ``match`` decides for the engine (the view, the input, or the log by
+    its chain id)."""
 
     def __init__(self) -> None:
-        self._objects: list[Any] = []
-        self._keys: list[str] = []
-        self._chain: list[str] = []
-        # The previous call's input: a caller retrying the same list (or that list extended)
-        # after the model call failed is recognized without hashing it again.
-        self._last_objects: list[Any] = []
-        self._last_keys: list[str] = []
+        self.view = Known()
+        self.input = Known()
+        self.items = Known()  # the list looked at last
+        self._seen = self.items  # the view after ``remember_view``, else the list looked at
+        self._keyed = True  # every key of ``_seen`` is fixed (given, or ``accept(keyed)``)
+        self._taken = 0  # how many leading keys of ``items`` are fixed ones of ``_seen``
+        self._chain: list[str] = []  # chain ids of ``items``' prefixes, as far as computed
 
-    def prime(self, objects: list[Any], keys: list[str]) -> None:
-        """Remember keys we already know (the view we return), so the next call reuses them."""
-        self._objects = list(objects)
-        self._keys = list(keys)
+    def remember_view(self, objects: list[Any], keys: list[str] | None = None) -> None:
+        """The list we return (its keys, when already known): the next list may repeat it."""
+        given: list[str | None] | None = list(keys) if keys is not None else None
+        self.view = self._seen = Known(list(objects), given)
+        self._keyed = given is not None
         self._chain = []
 
-    def keys(self, messages: list[Any]) -> list[str]:
-        objects, keys = self._objects, self._keys
-        same = same_prefix(messages, objects)
-        out = keys[:same]
-        last_objects, last_keys = self._last_objects, self._last_keys
-        for i in range(same, len(messages)):
-            message = messages[i]
-            if i < len(objects) and objects[i] is message:
-                out.append(keys[i])
-            elif i < len(last_objects) and last_objects[i] is message:
-                out.append(last_keys[i])
+    def look(self, items: list[Any]) -> None:
+        """Take ``items`` to recognize. Keys of the objects the last list (or the view) held
+        at the same place are reused; the rest are hashed when first asked for."""
+        seen = self._seen
+        same = same_prefix(items, seen.objects)
+        del self._chain[same:]
+        keys = seen.keys[:same]
+        keys += [None] * (len(items) - same)
+        self.items = self._seen = Known(list(items), keys)
+        self._taken = same if self._keyed else 0
+        self._keyed = False
+
+    def key(self, i: int) -> str:
+        """The key of item ``i``: a remembered list's own where it holds the same object."""
+        items = self.items
+        key = items.keys[i]
+        if key is None:
+            item = items.objects[i]
+            for known in (self.view, self.input):
+                if i < len(known.objects) and known.objects[i] is item:
+                    key = known.key(i)
+                    break
             else:
-                out.append(content_key(message))
-        if same < len(self._chain):
-            del self._chain[same:]
-        self._objects = list(messages)
-        self._keys = out
-        return out
+                key = content_key(item)
+            items.keys[i] = key
+        return key
 
-    def last_keys(self) -> list[str]:
-        """The keys of the list ``match`` was given last."""
-        return self._keys
+    def keys(self, start: int = 0) -> list[str]:
+        """The keys of the items from ``start`` on."""
+        return [self.key(i) for i in range(start, len(self.items))]
 
-    def accept(self, messages: list[Any]) -> None:
-        """``messages`` (just matched) is now wholly logged: recognize it again next time."""
-        # keys() just made ``_objects`` a copy of ``messages``; prime() replaces, never edits it.
-        self._last_objects, self._last_keys = self._objects, self._keys
+    def prefix(self, known: Known) -> int:
+        """How many leading items are ``known``'s, item for item: the same objects (checked
+        at C speed) or equal keys (hashing starts only where the objects differ)."""
+        items, objects = self.items.objects, known.objects
+        n = same_prefix(items, objects)
+        end = min(len(items), len(known))
+        while n < end:
+            same = n < len(objects) and items[n] is objects[n]
+            if not same and self.key(n) != known.key(n):
+                break
+            n += 1
+        return n
 
-    def chain_at(self, keys: list[str], n: int) -> str:
-        """The chain id of ``keys[:n]``; prefixes computed on an earlier call are reused."""
+    def repeats(self, known: Known) -> bool:
+        """Whether the items start with the whole of ``known``."""
+        return self.prefix(known) == len(known)
+
+    def accept(self, keyed: bool = False) -> None:
+        """The list looked at is the one we were given: the next call may repeat it (a
+        retry after a failed model call, or that list extended). ``keyed`` fixes every key
+        now (the engine's log: an object the caller edits in place afterwards is not taken
+        for what was logged); the edge's keys stay lazy, hashed only if a copy comes."""
+        if keyed:
+            keys = self.items.keys
+            for i in range(self._taken, len(keys)):
+                if keys[i] is None:
+                    self.key(i)
+            self._keyed = self._seen is self.items
+        self.input = self.items
+
+    def chain_at(self, n: int) -> str:
+        """The chain id of the first ``n`` items; prefixes computed on an earlier call of
+        the same list are reused."""
         chain = self._chain
         if n <= len(chain):
             return chain[n - 1] if n else ROOT
         parent = chain[-1] if chain else ROOT
-        for key in keys[len(chain) : n]:
-            parent = chain_id(parent, key)
+        for i in range(len(chain), n):
+            parent = chain_id(parent, self.key(i))
             chain.append(parent)
         return parent
 
     def match(
         self, messages: list[Any], view_keys: list[str], log_len: int, log_head: str
     ) -> Match | None:
-        last = self._last_keys
-        keys = self.keys(messages)
-        if len(keys) >= len(view_keys) and keys[: len(view_keys)] == view_keys:
+        """Where the new messages of ``messages`` start: after the view (``view_keys``, the
+        state's own), after the list accepted last, after the log (``log_len`` messages
+        whose chain id is ``log_head``); None for a new conversation."""
+        last = self.input
+        self.look(messages)
+        if self.repeats(self._as_view(view_keys)):
             return Match(len(view_keys), "view")
-        if last and len(keys) >= len(last) and keys[: len(last)] == last:
+        if len(last) and self.repeats(last):
             return Match(len(last), "input")
-        if log_len and len(keys) >= log_len and self.chain_at(keys, log_len) == log_head:
+        if log_len and len(messages) >= log_len and self.chain_at(log_len) == log_head:
             return Match(log_len, "log")
         return None
+
+    def _as_view(self, keys: list[str]) -> Known:
+        # The view as it is now: a call that returned none (``record``) may have changed it
+        # since it was remembered; the objects handed out count while their keys still hold.
+        view = self.view
+        held = len(view.keys)
+        objects = view.objects if keys[:held] == view.keys else []
+        return Known(objects, cast("list[str | None]", keys))
 
 
 __all__ = [

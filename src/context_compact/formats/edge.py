@@ -2,10 +2,11 @@
 engine, the view back in the caller's format.
 
 ``Edge.load(items)`` splits off the leading system items (kept as given, returned first, never
-given to the engine) and converts the rest. It remembers two lists it has the canonical form
-of: the list it returned last (the view, message by message) and the list it was given last.
-A caller's list that starts with either, item for item (the same objects, or equal content),
-reuses those canonical messages and converts only what follows, so
+given to the engine) and converts the rest. Its ``keys.Recognizer`` remembers two lists it
+has the canonical form of: the list it returned last (the view, message by message) and the
+list it was given last. A caller's list that starts with either, item for item (the same
+objects, or equal content), reuses those canonical messages and converts only what follows,
+so
 
 * the SDK docs' loop (append to the returned list, pass it back) hands the engine exactly its
   view plus the new messages: the session goes on, even where a conversion is not its own
@@ -31,22 +32,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..invariants import InvalidHistory, check
-from ..keys import Known
+from ..keys import Recognizer
 from ..messages import Message, copy_json, plain
 from .base import Converter, as_item, text_of
 
 
 @dataclass
-class _Memo:
-    """A list of caller items and its canonical messages, unit by unit."""
+class _Units:
+    """The canonical messages of a list of caller items the recognizer remembers, unit by
+    unit."""
 
-    known: Known = field(default_factory=Known)
     ends: list[int] = field(default_factory=list)  # end of each unit in the items
     messages: list[Message] = field(default_factory=list)
 
-    def match(self, body: list[Any]) -> tuple[int, int]:
-        """``(items, units)`` of ``body``'s head that are whole units of this memo."""
-        same = self.known.prefix(body)
+    def whole(self, same: int) -> tuple[int, int]:
+        """``(items, units)`` of the first ``same`` items that are whole units."""
         units = bisect.bisect_right(self.ends, same)
         return (self.ends[units - 1] if units else 0), units
 
@@ -56,8 +56,10 @@ class Edge:
         self.converter = converter
         self.system: list[Any] = []
         self.system_text = ""
-        self._view = _Memo()
-        self._input = _Memo()
+        # The view and the last input, recognized in the caller's items; their conversions.
+        self._known = Recognizer()
+        self._view = _Units()
+        self._input = _Units()
         self._dumped: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
         self._last: tuple[int, list[int]] = (0, [])  # for translate: system count, unit ends
 
@@ -74,29 +76,33 @@ class Edge:
             self.system = list(items[:head])
             self.system_text = "\n\n".join(text_of(plain(s).get("content")) for s in self.system)
         body = items[head:]
+        self._known.look(body)
         try:
-            memo, done, units = self._reused(body)
+            memo, done, units = self._reused()
         except (RecursionError, ValueError):
             # An item the JSON encoder cannot hash (nested too deep, an int too long to
             # write): convert the whole list, and the engine's check names the item.
             memo, done, units = self._view, 0, 0
+        self._known.accept()
         tail = [as_item(v, head + done + i, "an item") for i, v in enumerate(body[done:])]
         new = self.converter.units(tail, head + done)
         messages = memo.messages[:units] + [u.message for u in new]
         ends = memo.ends[:units]
         for unit in new:
             ends.append((ends[-1] if ends else 0) + unit.count)
-        self._input = _Memo(Known(list(body)), ends, messages)
+        self._input = _Units(ends, messages)
         self._last = (head, ends)
         return messages
 
-    def _reused(self, body: list[Any]) -> tuple[_Memo, int, int]:
-        """The memo whose head ``body`` repeats, and how many items and units it repeats."""
-        done, units = self._view.match(body)
+    def _reused(self) -> tuple[_Units, int, int]:
+        """The conversions whose items the list looked at repeats, and how many items and
+        units it repeats."""
+        known = self._known
+        done, units = self._view.whole(known.prefix(known.view))
         memo = self._view
         if units < len(self._view.ends):
             # Not the whole view: the caller's own list, or the list it passed last time.
-            done_in, units_in = self._input.match(body)
+            done_in, units_in = self._input.whole(known.prefix(known.input))
             units_in = max(0, units_in - 1)
             done_in = self._input.ends[units_in - 1] if units_in else 0
             if done_in > done:
@@ -120,7 +126,8 @@ class Edge:
         # The caller's items are copies: the memo's converted items (and the engine's
         # messages they came from) stay out of the caller's reach.
         copies = copy_json(objects)
-        self._view = _Memo(Known(copies), ends, list(view))
+        self._known.remember_view(copies)
+        self._view = _Units(ends, list(view))
         out.extend(copies)
         return out
 

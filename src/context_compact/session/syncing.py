@@ -27,7 +27,7 @@ class Sync:
         self.recognizer = Recognizer()
         # The tool_use ids of the list the caller passed last (a retry is checked against them).
         self._input_ids: set[str] = set()
-        self._taken: tuple[list[Any], set[str]] | None = None
+        self._taken: set[str] | None = None
 
     def added(
         self, state: SessionState, messages: Any, restart: Callable[[], None]
@@ -37,10 +37,12 @@ class Sync:
         what is wrong. Call ``accepted`` once they are logged."""
         if not isinstance(messages, list):
             raise InvalidHistory(check(messages))
+        recognizer = self.recognizer
         try:
-            match = self.recognizer.match(
+            match = recognizer.match(
                 messages, state.shown.keys, state.conversation_len(), state.head
             )
+            keys = recognizer.keys(match.start if match is not None else 0)
         except (RecursionError, ValueError):
             # Hashing met a value the JSON encoder cannot write (nested too deep for its stack,
             # an int longer than Python writes as text, a cycle): check() names it.
@@ -69,15 +71,14 @@ class Sync:
                 raise InvalidHistory([replace(v, index=v.index + offset) for v in violations])
         # The set itself, not a copy: the new ids are added to it as they are logged, and a
         # summary replaces the view's set rather than editing it, so it stays the list's ids.
-        self._taken = (messages, ids)
-        keys = self.recognizer.last_keys()[match.start :]
+        self._taken = ids
         return list(zip(new, keys, strict=True))
 
     def accepted(self) -> None:
         """The new messages are logged: the list is the one to recognize next time."""
         if self._taken is not None:
-            messages, self._input_ids = self._taken
-            self.recognizer.accept(messages)
+            self._input_ids = self._taken
+            self.recognizer.accept(keyed=True)
             self._taken = None
 
 

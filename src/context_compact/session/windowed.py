@@ -75,7 +75,7 @@ class WindowedSession(JournaledSession):
         self._current()
         shown = self.state.shown.owned()
         out = list(shown) if self._lent else self._handout.copies(shown)
-        self.recognizer.prime(out, self.state.shown.keys)
+        self.recognizer.remember_view(out, self.state.shown.keys)
         self._returned = (len(out), self.state.estimate())
         return out
 

@@ -3,9 +3,9 @@
 A peer keeps the history its agent would keep (``LoggedStrategy.log``) and derives each
 request from it. The bench's loop hands back the view it was given plus what it appended
 (as the seed's loop does); ``sync`` recognizes that, and also a caller's own full history,
-or a copy of either (``keys.Known``: the same objects or equal content), and appends only the
-new messages. Rendered messages are cached by (log index, variant) so
-an unchanged message is the same object from call to call: the replay's prefix comparison
+or a copy of either (``keys.Recognizer``: the same objects or equal content), and appends
+only the new messages. Rendered messages are cached by (log index, variant) so an unchanged
+message is the same object from call to call: the replay's prefix comparison
 and token counting stay cheap, and a cache prefix is never broken by a copy.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from ...engine import StatelessEngine
 from ...invariants import InvalidHistory, check, check_appended
-from ...keys import Known
+from ...keys import Known, Recognizer
 from ...messages import Block, Message, as_dicts, block_type, blocks
 
 
@@ -89,9 +89,11 @@ class LoggedStrategy(StatelessEngine):
     def _start(self, messages: list[Message]) -> tuple[int, bool]:
         """Where what is new starts in ``messages``, and whether it is a new conversation."""
         returned = self._returned
-        if returned is not None and Known(returned).prefix(messages) == len(returned):
+        known = Recognizer()
+        known.look(messages)
+        if returned is not None and known.repeats(Known(returned)):
             return len(returned), False
-        if Known(self.log).prefix(messages) == len(self.log):
+        if known.repeats(Known(self.log)):
             return len(self.log), False
         return 0, True
 
