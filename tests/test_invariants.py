@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
+from context_compact.invariants import check_appended
 from histories import assistant, call, pair, results, user
 
 
@@ -186,3 +187,31 @@ def test_a_none_dict_key_is_reported_as_not_a_string() -> None:
     history = [{"role": "user", "content": [{"type": "text", "text": "hi", None: 1}]}]
     (violation,) = check(history)
     assert violation.rule == "unserializable" and "key None is not a string" in violation.detail
+
+
+IDS = st.sampled_from(["a", "b", "c", "d"])
+APPENDED = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["user", "assistant"]),
+        "content": st.lists(
+            st.fixed_dictionaries({"type": st.just("tool_use"), "id": IDS, "input": ODD})
+            | st.fixed_dictionaries(
+                {"type": st.just("tool_result"), "tool_use_id": IDS, "content": ODD}
+            )
+            | st.fixed_dictionaries({"type": st.just("text"), "text": ODD}),
+            max_size=3,
+        )
+        | ODD,
+    }
+)
+
+
+@given(st.lists(APPENDED | MESSAGEISH, min_size=1, max_size=4))
+def test_checking_what_is_appended_finds_what_checking_the_whole_history_finds(
+    new: list[Any],
+) -> None:
+    # A valid history whose last message waits for its results, then anything appended.
+    before = [user("t"), *pair("a", "r"), call("b", "c")]
+    whole = {(v.index - len(before) + 1, v.rule, v.detail) for v in check([*before, *new])}
+    appended = check_appended(before[-1], new, {"a", "b", "c"})
+    assert {(v.index + 1, v.rule, v.detail) for v in appended} == whole

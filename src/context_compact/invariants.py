@@ -148,29 +148,46 @@ def _first_violation(value: Any, index: int) -> Violation | None:
     return None
 
 
-def _malformed(index: int, message: Any) -> Violation | None:
-    """The first thing wrong with the message's shape (role, content, blocks, tool ids)."""
+_NO_IDS: tuple[list[str], list[str]] = ([], [])
+
+
+def _shape(index: int, message: Any) -> tuple[Violation | None, list[str], list[str]]:
+    """The first thing wrong with the message's shape (role, content, blocks, tool ids), and
+    when there is none its tool_use ids and tool_result ids, in order (read in the same
+    pass: the pairing rules use them)."""
     if not isinstance(message, dict):
-        return Violation(index, "malformed", f"expected a dict, got {type(message).__name__}")
+        return Violation(
+            index, "malformed", f"expected a dict, got {type(message).__name__}"
+        ), *_NO_IDS
     role = message.get("role")
     if role not in ROLES:
-        return Violation(index, "malformed", f"unknown role {role!r}")
+        return Violation(index, "malformed", f"unknown role {role!r}"), *_NO_IDS
     content = message.get("content")
-    if not isinstance(content, (str, list)):
-        return Violation(
-            index, "malformed", f"content must be a str or a list, got {type(content).__name__}"
-        )
-    for bi, block in enumerate(content if isinstance(content, list) else []):
+    if isinstance(content, str):
+        return None, *_NO_IDS
+    if not isinstance(content, list):
+        bad = f"content must be a str or a list, got {type(content).__name__}"
+        return Violation(index, "malformed", bad), *_NO_IDS
+    uses: list[str] = []
+    results: list[str] = []
+    for bi, block in enumerate(content):
         if not isinstance(block, dict):
-            return Violation(
-                index, "malformed", f"block {bi}: expected a dict, got {type(block).__name__}"
-            )
-        kind = block_type(block)
-        if kind == "tool_use" and not isinstance(block.get("id"), str):
-            return Violation(index, "malformed", f"block {bi}: tool_use without a string id")
-        if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
-            return Violation(index, "malformed", f"block {bi}: tool_result without tool_use_id")
-    return None
+            bad = f"block {bi}: expected a dict, got {type(block).__name__}"
+            return Violation(index, "malformed", bad), *_NO_IDS
+        kind = block.get("type")
+        if kind == "tool_use":
+            use_id = block.get("id")
+            if not isinstance(use_id, str):
+                bad = f"block {bi}: tool_use without a string id"
+                return Violation(index, "malformed", bad), *_NO_IDS
+            uses.append(use_id)
+        elif kind == "tool_result":
+            result_id = block.get("tool_use_id")
+            if not isinstance(result_id, str):
+                bad = f"block {bi}: tool_result without tool_use_id"
+                return Violation(index, "malformed", bad), *_NO_IDS
+            results.append(result_id)
+    return None, uses, results
 
 
 def _contents(index: int, message: dict[str, Any]) -> Violation | None:
@@ -203,47 +220,52 @@ def check(messages: Any) -> list[Violation]:
     """Every violation of the history rules, in message order; empty when valid."""
     if not isinstance(messages, list):
         return [Violation(-1, "malformed", f"expected a list, got {type(messages).__name__}")]
+    return _check(messages, 0)
+
+
+def _check(messages: list[Any], checked: int) -> list[Violation]:
+    """``check``, the values of the first ``checked`` messages taken as checked already:
+    only their shape is read again (the pairing rules need it), not walked."""
     found: list[Violation] = []
-    seen_ids: set[str] = set()
-    well_formed = []
+    # Per message: its tool_use and tool_result ids when well formed with a list of blocks.
+    ids: list[tuple[list[str], list[str]] | None] = []
     for i, message in enumerate(messages):
-        bad = _malformed(i, message)
+        bad, uses, results = _shape(i, message)
         if bad:
             found.append(bad)
-        else:
+            ids.append(None)
+            continue
+        if i >= checked:
             # Neither a value JSON cannot hold nor a result's bad content unmakes the pairs:
             # the message's shape stays readable, and the pairing below uses it.
-            inner = not_json(message, i) or _contents(i, message)
+            inner = not_json(message, i) or (_contents(i, message) if results else None)
             if inner:
                 found.append(inner)
-        well_formed.append(bad is None)
-    for i, message in enumerate(messages):
-        if not well_formed[i]:
+        ids.append((uses, results) if isinstance(message["content"], list) else None)
+    seen_ids: set[str] = set()
+    last = len(messages) - 1
+    for i, pair in enumerate(ids):
+        if pair is None:
             continue
-        content = message["content"]
-        if not isinstance(content, list):
-            continue
-        uses = [b["id"] for b in content if block_type(b) == "tool_use"]
-        results = [b["tool_use_id"] for b in content if block_type(b) == "tool_result"]
-        if uses and message["role"] != "assistant":
+        uses, results = pair
+        role = messages[i]["role"]
+        if uses and role != "assistant":
             found.append(Violation(i, "malformed", "tool_use in a user message"))
-        if results and message["role"] != "user":
+        if results and role != "user":
             found.append(Violation(i, "malformed", "tool_result in an assistant message"))
         for use_id in uses:
             if use_id in seen_ids:
                 found.append(Violation(i, "duplicate_id", f"tool_use id {use_id!r} repeats"))
             seen_ids.add(use_id)
-        for rid in sorted({r for r in results if results.count(r) > 1}):
-            found.append(Violation(i, "duplicate_result", f"two tool_result blocks for {rid!r}"))
         if results:
-            prev = messages[i - 1] if i > 0 and well_formed[i - 1] else None
+            if len(set(results)) < len(results):
+                for rid in sorted({r for r in results if results.count(r) > 1}):
+                    detail = f"two tool_result blocks for {rid!r}"
+                    found.append(Violation(i, "duplicate_result", detail))
+            before = ids[i - 1] if i > 0 else None
             prev_uses: set[str] = set()
-            if (
-                prev is not None
-                and prev["role"] == "assistant"
-                and isinstance(prev["content"], list)
-            ):
-                prev_uses = {b["id"] for b in prev["content"] if block_type(b) == "tool_use"}
+            if before is not None and messages[i - 1]["role"] == "assistant":
+                prev_uses = set(before[0])
             for rid in results:
                 if rid not in prev_uses:
                     found.append(
@@ -253,13 +275,11 @@ def check(messages: Any) -> list[Violation]:
                             f"tool_result {rid!r} has no tool_use in the previous message",
                         )
                     )
-        if uses and message["role"] == "assistant" and i < len(messages) - 1:
-            nxt = messages[i + 1]
+        if uses and role == "assistant" and i < last:
+            after = ids[i + 1]
             answered: set[str] = set()
-            if well_formed[i + 1] and nxt["role"] == "user" and isinstance(nxt["content"], list):
-                answered = {
-                    b["tool_use_id"] for b in nxt["content"] if block_type(b) == "tool_result"
-                }
+            if after is not None and messages[i + 1]["role"] == "user":
+                answered = set(after[1])
             for use_id in uses:
                 if use_id not in answered:
                     found.append(
@@ -282,7 +302,7 @@ def check_appended(prev: Any, new: list[Any], seen_ids: set[str]) -> list[Violat
     """
     head = [prev] if prev is not None else []
     found = []
-    for v in check(head + new):
+    for v in _check(head + new, len(head)):
         if head and v.index == 0 and v.rule != "unanswered_use":
             continue
         found.append(replace(v, index=v.index - len(head)))

@@ -81,6 +81,15 @@ def clone(value: _T) -> _T:
 
 
 def _clone(value: Any) -> Any:
+    kind = type(value)
+    # Strings first by exact type (most values are), then the containers; subclasses and
+    # anything else by the general rule below.
+    if kind is str:
+        return value
+    if kind is dict:
+        return {k: v if type(v) is str else _clone(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) is str else _clone(v) for v in value]
     if isinstance(value, dict):
         return {k: _clone(v) for k, v in value.items()}
     if isinstance(value, list):

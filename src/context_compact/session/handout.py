@@ -32,7 +32,9 @@ class Handout:
         n = same_prefix(messages, engine)
         if n and handed[:n] != messages[:n]:
             n = 0  # a copy in the head was edited: each is checked on its own below
-        out = handed[:n]
+        # The list of last call's copies is ours (the caller got a copy of it): extended
+        # in place when all of it is reused, the usual call.
+        out = handed if n == len(handed) else handed[:n]
         if n < len(messages):
             # A compaction moved or replaced messages: find each one's last copy, if any.
             known = {id(m): i for i, m in enumerate(engine[n:], start=n)}

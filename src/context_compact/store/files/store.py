@@ -144,6 +144,11 @@ class FileStore(DiskFiles, FileSearch):
         a folder on the way is a symbolic link."""
         return self.inside(f"{SESSIONS}/{session}{suffix}")
 
+    def _session_files(self, session: str, *suffixes: str) -> list[Path]:
+        """``_session_file`` of each suffix: they share the folder, checked once."""
+        first = self._session_file(session, suffixes[0])
+        return [first.with_name(f"{session}{suffix}") for suffix in suffixes]
+
     def _meta_path(self, session: str) -> Path:
         return self._session_file(session, ".meta.json")
 
@@ -260,7 +265,7 @@ class FileStore(DiskFiles, FileSearch):
         link = witness.link(head, batch)
         line = (b'{"batch":', batch, b',"link":"' + link.encode("ascii") + b'"}\n')
         length = sum(map(len, line))
-        path = self._journal_path(session)
+        path, head_path, marks_path = self._session_files(session, ".jsonl", ".head", ".marks")
         size = file_journal.size(path)
         known = self._sizes.get(session)
         if known is not None and known != size:
@@ -275,10 +280,10 @@ class FileStore(DiskFiles, FileSearch):
         self._sizes[session] = size + length
         self._heads[session] = (count + 1, link)
         self._counts[session] = before + len(records)
-        witness.write(self._head_path(session), count + 1, link, self.durable, self.file_mode)
+        witness.write(head_path, count + 1, link, self.durable, self.file_mode)
         tip = Tip(size, count, head, before)
         file_marks.add(
-            self._marks_path(session),
+            marks_path,
             [(before + i, tip) for i, r in enumerate(records) if r["kind"] == CHECKPOINT_KIND],
             self.file_mode,
         )
