@@ -1,12 +1,12 @@
 """The session engine's passes, and when a summary comes: the decisions ``prepare`` orders.
 
 ``CompactingSession`` runs each pass of ``passes.py`` (persist, clear in ``clearing.py``,
-summarize, a provider's compaction adopted or asked for) under the call's faults
-(``_guarded``: a write the store refuses skips the call's other passes) and records the edit
-it decides (``_take``). It decides when a summary comes with a clearing (``_summary_due``, the rule of
-``cadence.summary_due``), and, with a model summarizer, looks ahead: past the soft mark it
-fixes the next summary's range and asks for its summary early (``_look_ahead``), which the
-trigger then uses when that range still starts its plan (``_summarize_fixed``).
+summarize, a provider's compaction adopted or asked for) under the call's faults (``_guarded``:
+a write the store refuses skips the call's other passes) and records the edit it decides
+(``_take``). It decides when a summary comes with a clearing (``_summary_due``, the rule of
+``cadence.summary_due``), and, with a model summarizer, looks ahead: past the soft mark it fixes
+the next summary's range and asks for its summary early (``_look_ahead``), which the trigger
+then uses when that range still starts its plan (``_summarize_fixed``).
 
 Invariant: a pass decides an edit as data after writing its copies; only ``_take`` records
 it (with its event), so nothing leaves the view before its durable copy exists.

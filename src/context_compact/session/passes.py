@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import markers
+from .. import markers, prompts
 from ..extract import extractive_summary
 from ..facts import read_once
 from ..messages import (
@@ -259,7 +259,7 @@ def summary_view(
     while tail > head and used + sizes[tail - 1] <= budget - budget // 4:
         used += sizes[tail - 1]
         tail -= 1
-    gap: Message = {"role": "user", "content": markers.summary_gap(tail - head, archive)}
+    gap: Message = {"role": "user", "content": prompts.summary_gap(tail - head, archive)}
     return [*messages[:head], gap, *messages[tail:]]
 
 
