@@ -21,6 +21,7 @@ import sqlite3
 from pathlib import Path
 
 from ...errors import CorruptStore, Refusal, StoreError, StoreRefused
+from ..base import OnDatabaseFile
 from .tx import unusable
 
 REASONS: dict[str, Refusal] = {
@@ -67,4 +68,9 @@ def translate(error: BaseException, path: Path | str) -> StoreError | None:
     )
 
 
-__all__ = ["REASONS", "damaged", "said", "translate"]
+def of_database(store: OnDatabaseFile, error: BaseException) -> StoreError | None:
+    """``translate`` for a store in one database file (``db_path``)."""
+    return translate(error, store.db_path)
+
+
+__all__ = ["REASONS", "damaged", "of_database", "said", "translate"]

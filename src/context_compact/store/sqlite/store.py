@@ -49,7 +49,6 @@ from typing import Any
 
 from ...errors import CorruptStore as CorruptStore
 from ...errors import ReadOnlyStore as ReadOnlyStore
-from ...errors import StoreError
 from .. import witness
 from ..base import CHECKPOINT_KIND as MARK
 from ..base import Record
@@ -81,19 +80,14 @@ from . import checks as sqlite_checks
 from . import journal as sqlite_journal
 from . import tx as sqlite_tx
 from .files import FileRow, SqliteFiles
-from .refusals import translate
+from .refusals import of_database
 from .schema import connect, connect_read_only
 from .search import SqliteSearch
 from .tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
 from .tx import Checkpointer, Transaction, unusable
 
 
-def _refusal(store: SqliteStore, error: BaseException) -> StoreError | None:
-    """SQLite's ``error`` out of ``store``, as ours, naming its database file."""
-    return translate(error, store.db_path)
-
-
-@maps_errors(_refusal)
+@maps_errors(of_database)
 class SqliteStore(SqliteFiles, SqliteSearch):
     def __init__(
         self,
