@@ -7,7 +7,7 @@ import json
 from collections import deque
 from typing import Any
 
-from context_compact.markers import structured_summary_prompt
+from context_compact.prompts import structured_summary_prompt
 from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
 from stub_api import Reply, StubAPI
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any
 
 import pytest
 
@@ -50,10 +51,12 @@ def drop_schema(schema: str) -> None:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-def query_schema(schema: str, sql: str) -> None:
-    """Run ``sql`` with ``schema`` first on the search path (a test playing another worker)."""
+def query(schema: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    """Run ``sql`` with ``schema`` first on the search path (a test playing another worker, or
+    altering the rows): its rows, [] for a statement that returns none."""
     import psycopg
 
     with psycopg.connect(URL, autocommit=True) as conn:
         conn.execute(f"SET search_path TO {schema}")
-        conn.execute(sql)
+        cursor = conn.execute(sql, args)
+        return cursor.fetchall() if cursor.description else []

@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # Lowest first. A layer's groups may import any group below it, never one beside or above it.
 LAYERS: list[tuple[str, ...]] = [
     ("quoting", "version", "messages"),
-    ("markers", "media", "events", "errors", "overrides"),
+    ("markers", "prompts", "media", "events", "errors", "overrides"),
     ("telemetry", "facts"),
     ("keys", "invariants", "sizing", "extract", "transcript", "providers", "loaders", "config"),
     ("store", "formats", "summarize"),

@@ -11,7 +11,7 @@ import pytest
 from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy
 from context_compact.extract import extractive_summary, summary_score
 from context_compact.facts import facts
-from context_compact.markers import SUMMARY_SECTIONS
+from context_compact.prompts import SUMMARY_SECTIONS
 from context_compact.providers.anthropic import AnthropicProvider
 from context_compact.providers.openai_chat import OpenAIChatProvider
 from context_compact.quoting import opening, unquote

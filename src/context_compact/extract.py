@@ -1,6 +1,6 @@
 """The extractive summary and the summary score, made of a history's ``facts`` (``facts.py``).
 
-``extractive_summary`` arranges what ``facts`` read under ``markers.SUMMARY_SECTIONS`` (a
+``extractive_summary`` arranges what ``facts`` read under ``prompts.SUMMARY_SECTIONS`` (a
 section with nothing found is left out), newest first within each section's share of
 ``limit`` characters, rolling over the ``previous`` summary it made.
 ``summary_score(summary, source)`` is the share of each kind present in a summary by exact
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .facts import Facts, facts, squash
-from .markers import SUMMARY_SECTIONS
+from .prompts import SUMMARY_SECTIONS
 
 # -- the extractive summary ------------------------------------------------------------------
 

@@ -30,8 +30,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .markers import ours
 from .messages import Block, Message, block_type, blocks, is_request, readable_text, result_text
+from .prompts import ours
 
 _EXTENSIONS = (
     "py|pyi|js|mjs|ts|tsx|jsx|rs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|scala|sh|md|rst|txt|"

@@ -10,7 +10,7 @@ X``), ``max_tokens`` (the length budget), ``request`` (the active request) or ``
 summary and the focus as notes among the messages.
 
 * ``LLMSummarizer(provider)`` asks a model. Under the default engine: the structured prompt
-  (``markers.structured_summary_prompt``: goal and constraints, decisions, files, commands,
+  (``prompts.structured_summary_prompt``: goal and constraints, decisions, files, commands,
   errors and fixes, tried and failed, identifiers, open questions, next step) over a readable
   transcript (``transcript.py``), the previous summary passed in to be updated. Under the
   seed preset (``form="seed"``): S-4.2's JSON input and S-4.3's prompt, exactly.
@@ -30,16 +30,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .extract import SummaryScore, extractive_summary, summary_score
-from .markers import (
+from .markers import summary_message
+from .messages import FORMAT_META, PASSTHROUGH, model_visible
+from .prompts import (
     SUMMARY_OMISSION,
     SUMMARY_SYSTEM_PROMPT,
     previous_summary_note,
     structured_summary_prompt,
     summary_focus,
-    summary_message,
     summary_request,
 )
-from .messages import FORMAT_META, PASSTHROUGH, model_visible
 from .sizing import to_json
 from .transcript import transcript
 
@@ -203,7 +203,7 @@ def _passthrough_text(block: Any) -> Any:
 
 
 def summary_system_prompt(budget: int, focus: str | None, prompt: str | None = None) -> str:
-    """The system prompt of a model summary: ours (``markers.structured_summary_prompt``) or
+    """The system prompt of a model summary: ours (``prompts.structured_summary_prompt``) or
     the policy's replacement (``summary_prompt``), the focus added to either."""
     if prompt is None:
         return structured_summary_prompt(budget, focus)

@@ -230,7 +230,7 @@ def test_instructions_inside_a_tool_output_stay_data_through_compaction(
             _only_as_data(message)
 
 
-# How the structured summary call opens its user message (``markers.summary_request``).
+# How the structured summary call opens its user message (``prompts.summary_request``).
 SUMMARIZER_INPUT = ("The quoted data below ends only at lines carrying the token",)
 
 

@@ -22,7 +22,7 @@ from context_compact import (
     check,
 )
 from context_compact.bench.replay import replay
-from context_compact.markers import PREVIOUS_SUMMARY
+from context_compact.prompts import PREVIOUS_SUMMARY
 from context_compact.providers.base import Usage
 from context_compact.sizing import context_window, text_tokens
 from context_compact.testing.fakes import BenchSummarizer

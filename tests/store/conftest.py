@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from store_helpers import DURABLE_KINDS, KINDS, open_store, schema_of
 
 from context_compact.store import Store
+from context_compact.store.postgres import PostgresStore
 from postgres_server import drop_schema, require
 
 
@@ -53,3 +55,27 @@ def opened(tmp_path: Path) -> Iterator[Callable[[str], Store]]:
 @pytest.fixture
 def store(kind: str, opened: Callable[[str], Store]) -> Store:
     return opened(kind)
+
+
+@pytest.fixture
+def schema(tmp_path: Path) -> Iterator[str]:
+    """The test's own PostgreSQL schema (the server required: skips or fails without it),
+    dropped afterwards."""
+    require()
+    yield schema_of(tmp_path)
+    drop_schema(schema_of(tmp_path))
+
+
+@pytest.fixture
+def worker(schema: str, tmp_path: Path) -> Iterator[Callable[..., PostgresStore]]:
+    """Opens PostgresStores on the test's schema, each as a worker with its own root
+    (``tmp_path / name``) would; closes them all afterwards, before the schema is dropped."""
+    stores: list[PostgresStore] = []
+
+    def open_(name: str = "a", **options: Any) -> PostgresStore:
+        stores.append(PostgresStore(require(), root=tmp_path / name, schema=schema, **options))
+        return stores[-1]
+
+    yield open_
+    for store in stores:
+        store.close()

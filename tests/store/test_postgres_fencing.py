@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-from store_helpers import schema_of, turn, whole_turns
+from store_helpers import turn, whole_turns
 
 from context_compact.store import SessionLocked
 from context_compact.store.postgres import PostgresStore
-from postgres_server import drop_schema, require
+from postgres_server import require
 
 psycopg = pytest.importorskip("psycopg", reason="pip install 'context-compact[postgres]'")
 
@@ -21,21 +20,6 @@ _TAKE_OVER = (
     "UPDATE {schema}.writers SET token = token + 1, host = 'worker-7', pid = 4242, "
     "heartbeat = extract(epoch FROM clock_timestamp()) WHERE session = %s"
 )
-
-
-@pytest.fixture
-def worker(tmp_path: Path) -> Iterator[Callable[[str], PostgresStore]]:
-    require()
-    stores: list[PostgresStore] = []
-
-    def open_(name: str) -> PostgresStore:
-        stores.append(PostgresStore(require(), root=tmp_path / name, schema=schema_of(tmp_path)))
-        return stores[-1]
-
-    yield open_
-    for store in stores:
-        store.close()
-    drop_schema(schema_of(tmp_path))
 
 
 def wait_until_blocked_by(pid: int) -> None:

@@ -5,52 +5,23 @@ what before it is whole, never resumed from an earlier point; ``doctor --store``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from store_helpers import big_text, schema_of, turn, whole_turns
+from store_helpers import big_text, turn, whole_turns
 
 from context_compact import Compactor, Policy
 from context_compact.cli import main
 from context_compact.store import CorruptJournal, CorruptStore
 from context_compact.store.postgres import PostgresStore
 from histories import call, results, user
-from postgres_server import drop_schema, require
+from postgres_server import query, require
 
 psycopg = pytest.importorskip("psycopg", reason="pip install 'context-compact[postgres]'")
 
 TURNS = 12
-
-
-@pytest.fixture
-def schema(tmp_path: Path) -> Iterator[str]:
-    require()
-    yield schema_of(tmp_path)
-    drop_schema(schema_of(tmp_path))
-
-
-@pytest.fixture
-def worker(schema: str, tmp_path: Path) -> Iterator[Callable[..., PostgresStore]]:
-    """Opens a store on the test's schema, as a worker with its own root would."""
-    stores: list[PostgresStore] = []
-
-    def open_(name: str = "a") -> PostgresStore:
-        stores.append(PostgresStore(require(), root=tmp_path / name, schema=schema))
-        return stores[-1]
-
-    yield open_
-    for store in stores:
-        store.close()
-
-
-def query(schema: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    with psycopg.connect(require(), autocommit=True) as conn:
-        conn.execute(f"SET search_path TO {schema}")
-        cursor = conn.execute(sql, args)
-        return cursor.fetchall() if cursor.description else []
 
 
 def filled(store: PostgresStore, turns: int = TURNS) -> str:

@@ -10,32 +10,16 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
-from store_helpers import schema_of, turn, whole_turns
+from store_helpers import turn, whole_turns
 
 from context_compact.store import SessionLocked
 from context_compact.store.postgres import PostgresStore
-from postgres_server import drop_schema, require
+from postgres_server import require
 
 psycopg = pytest.importorskip("psycopg", reason="pip install 'context-compact[postgres]'")
-
-
-@pytest.fixture
-def worker(tmp_path: Path) -> Iterator[Callable[[str], PostgresStore]]:
-    require()
-    stores: list[PostgresStore] = []
-
-    def open_(name: str) -> PostgresStore:
-        stores.append(PostgresStore(require(), root=tmp_path / name, schema=schema_of(tmp_path)))
-        return stores[-1]
-
-    yield open_
-    for store in stores:
-        store.close()
-    drop_schema(schema_of(tmp_path))
 
 
 def traced(store: PostgresStore, fd: int) -> list[Any]:

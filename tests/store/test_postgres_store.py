@@ -6,48 +6,19 @@ here is what only a store on a server shared by a fleet has."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from store_helpers import big_text, schema_of, turn, whole_turns
+from store_helpers import big_text, turn, whole_turns
 
 from context_compact.errors import CorruptStore
 from context_compact.store import SessionLocked, UnknownMigration
 from context_compact.store.postgres import PostgresStore
 from context_compact.store.postgres import schema as schema_module
-from postgres_server import drop_schema, require
+from postgres_server import query, require
 
 psycopg = pytest.importorskip("psycopg", reason="pip install 'context-compact[postgres]'")
-
-
-@pytest.fixture
-def schema(tmp_path: Path) -> Iterator[str]:
-    require()
-    yield schema_of(tmp_path)
-    drop_schema(schema_of(tmp_path))
-
-
-@pytest.fixture
-def worker(schema: str, tmp_path: Path) -> Iterator[Callable[..., PostgresStore]]:
-    """Opens a store on the test's schema, as a worker with its own root would."""
-    stores: list[PostgresStore] = []
-
-    def open_(name: str = "a", **options: Any) -> PostgresStore:
-        stores.append(PostgresStore(require(), root=tmp_path / name, schema=schema, **options))
-        return stores[-1]
-
-    yield open_
-    for store in stores:
-        store.close()
-
-
-def query(schema: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    with psycopg.connect(require(), autocommit=True) as conn:
-        conn.execute(f"SET search_path TO {schema}")
-        cursor = conn.execute(sql, args)
-        return cursor.fetchall() if cursor.description else []
 
 
 def test_each_kind_of_record_goes_to_its_table(worker: Callable[..., PostgresStore]) -> None:

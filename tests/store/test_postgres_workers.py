@@ -6,26 +6,15 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
-from store_helpers import schema_of
 
 from context_compact import Compactor, Policy
 from context_compact.agent.tools import Workspace
 from context_compact.store.postgres import PostgresStore
 from histories import call, results, user
-from postgres_server import drop_schema, require
+from postgres_server import require
 
 BIG = "output line with TaxMismatch\n" * 2_000  # persisted with a preview, far over its limit
-
-
-@pytest.fixture
-def schema(tmp_path: Path) -> Iterator[str]:
-    require()
-    yield schema_of(tmp_path)
-    drop_schema(schema_of(tmp_path))
 
 
 def test_a_session_continued_on_another_worker_reads_its_copies_from_the_database(

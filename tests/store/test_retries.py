@@ -17,8 +17,10 @@ from store_helpers import DURABLE_KINDS, claim_session, open_store
 from context_compact import Compactor, FileStore, MemoryStore, Policy
 from context_compact.errors import SessionLocked, StoreUnavailable
 from context_compact.store import Store
+from context_compact.store.postgres import PostgresStore
 from context_compact.testing.faulty import FaultyStore
 from histories import call, results, user
+from postgres_server import query
 
 SPAWN = multiprocessing.get_context("spawn")
 POLICY = Policy.default(context_limit=3_000)
@@ -101,36 +103,24 @@ def test_a_call_whose_append_the_store_refused_changes_nothing_and_its_retry_is_
 
 
 def test_a_fenced_postgres_worker_retrying_never_returns_a_view_it_did_not_journal(
-    tmp_path: Path,
+    worker: Callable[..., PostgresStore], schema: str
 ) -> None:
-    from store_helpers import schema_of
-
-    from context_compact.store.postgres import PostgresStore
-    from postgres_server import drop_schema, query_schema, require
-
-    url, schema = require(), schema_of(tmp_path)
-    try:
-        one = PostgresStore(url, root=tmp_path / "one", schema=schema)
-        two = PostgresStore(url, root=tmp_path / "two", schema=schema)
-        first = Compactor(POLICY, one)
-        view = first.prepare(grow([user("task")], "a"), "task")
-        sid = str(first.session_id)
-        # The first worker stops answering past its lease; the second takes the session over.
-        query_schema(schema, "UPDATE writers SET host = 'gone-host', heartbeat = heartbeat - 3600")
-        second = Compactor(POLICY, two, session=sid)
-        theirs = second.prepare(grow(second.view(), "theirs"), "task")
-        mine = grow(view, "mine")
-        with pytest.raises(SessionLocked, match="lost its lease"):
-            first.prepare(mine, "task")
-        with pytest.raises(SessionLocked, match="continued by another writer"):
-            first.prepare(mine, "task")  # the retry: never a view without the other's turn
-        texts = str([r.get("message") for r in two.records(sid)])
-        assert "out theirs" in texts and "out mine" not in texts
-        assert_resumes_to(two, sid, theirs)
-        one.close()
-        two.close()
-    finally:
-        drop_schema(schema)
+    one, two = worker("one"), worker("two")
+    first = Compactor(POLICY, one)
+    view = first.prepare(grow([user("task")], "a"), "task")
+    sid = str(first.session_id)
+    # The first worker stops answering past its lease; the second takes the session over.
+    query(schema, "UPDATE writers SET host = 'gone-host', heartbeat = heartbeat - 3600")
+    second = Compactor(POLICY, two, session=sid)
+    theirs = second.prepare(grow(second.view(), "theirs"), "task")
+    mine = grow(view, "mine")
+    with pytest.raises(SessionLocked, match="lost its lease"):
+        first.prepare(mine, "task")
+    with pytest.raises(SessionLocked, match="continued by another writer"):
+        first.prepare(mine, "task")  # the retry: never a view without the other's turn
+    texts = str([r.get("message") for r in two.records(sid)])
+    assert "out theirs" in texts and "out mine" not in texts
+    assert_resumes_to(two, sid, theirs)
 
 
 @pytest.mark.parametrize("make", [MemoryStore, lambda: None])

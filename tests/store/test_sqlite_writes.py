@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from context_compact import Compactor
 from context_compact.errors import StoreRefused
 from context_compact.policy import Policy
-from context_compact.store import CorruptJournal, SqliteStore, witness
+from context_compact.store import CorruptJournal, MemoryStore, SqliteStore, witness
+from context_compact.store import base as store_base
 from context_compact.store.blobrefs import externalize
 from context_compact.store.disk import blob_rel, sha256
 from context_compact.store.journal import dumps
@@ -33,6 +34,7 @@ from context_compact.store.sqlite import schema as schema_module
 from context_compact.store.sqlite import store as sqlite_store
 from context_compact.store.text import scan
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.faulty import FaultyStore
 from context_compact.testing.workload import synthetic_session
 from sqlite_rows import tamper_record
 
@@ -84,6 +86,26 @@ def test_every_turn_of_an_agent_loop_commits_once(tmp_path: Path) -> None:
     assert {"persist", "clear", "summarize"} <= {e.get("op") for e in edits}
     assert per_turn == [1] * len(work.turns)
     store.close()
+
+
+def test_a_wrapped_store_batches_a_turn_as_the_store_it_wraps_whichever_came_first(
+    tmp_path: Path,
+) -> None:
+    # Over memory nothing is batched: a block that does nothing.
+    with store_base.turn(FaultyStore(MemoryStore(), fail=())):
+        pass
+    sqlite = SqliteStore(tmp_path / "s.db")
+    wrapped, other = FaultyStore(sqlite, fail=()), SqliteStore(tmp_path / "s.db")
+    session = wrapped.create_session({})
+    with store_base.turn(wrapped):
+        path = wrapped.save_blob("kept for the turn " * 100)
+        assert not other.issued(path)  # held for the turn's commit, as SQLite's own turn does
+        wrapped.append(session, [{"kind": "edit", "path": path}])
+    assert other.issued(path)
+    with store_base.turn(FaultyStore(MemoryStore(), fail=())):
+        pass
+    sqlite.close()
+    other.close()
 
 
 def test_a_turns_files_are_committed_with_its_append(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from store_helpers import schema_of, turn
+from store_helpers import turn
 
 from context_compact import Compactor, Policy
 from context_compact.cli.store_errors import store_line
@@ -25,7 +25,7 @@ from context_compact.errors import (
 from context_compact.store import SqliteStore
 from context_compact.store.base import STORE_ERRORS
 from histories import user
-from postgres_server import drop_schema, require
+from postgres_server import require
 
 
 @contextlib.contextmanager
@@ -149,13 +149,6 @@ def test_the_cli_says_a_locked_store_is_busy_and_a_full_one_needs_space(tmp_path
     line = store_line(db, full.value)
     assert line is not None and str(db) in line and "Free space" in line
     store.close()
-
-
-@pytest.fixture
-def schema(tmp_path: Path) -> Iterator[str]:
-    require()
-    yield schema_of(tmp_path)
-    drop_schema(schema_of(tmp_path))
 
 
 def test_a_postgresql_server_that_takes_no_writes_is_store_refused_read_only(

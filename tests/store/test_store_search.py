@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from context_compact.store import FileStore, MemoryStore, SqliteStore
-from context_compact.store.search import trigrams
+from context_compact.store.search import VERSION, trigrams
 from context_compact.store.text import scan
 from sqlite_rows import tamper_record
 
@@ -131,6 +132,26 @@ def test_a_damaged_index_file_is_rebuilt_from_the_journal(tmp_path: Path, kind: 
     again: Any = SqliteStore(tmp_path / "s.db") if kind == "sqlite" else FileStore(tmp_path)
     assert [r["seq"] for r in again.search(session, "needle")] == [0]
     again.close()
+
+
+def test_an_index_of_another_version_is_rebuilt_from_the_journal(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.db")
+    session = store.create_session({})
+    store.append(session, records([("a needle", 0)]))
+    list(store.search(session, "needle"))
+    assert store._index is not None
+    index = store._index.path
+    store.close()
+    with sqlite3.connect(index) as db:
+        db.execute("DELETE FROM docs")  # what a rebuild would find again
+        db.execute(f"PRAGMA user_version = {VERSION + 1}")
+    db.close()
+    again = SqliteStore(tmp_path / "s.db")
+    assert [r["seq"] for r in again.search(session, "needle")] == [0]
+    again.close()
+    with sqlite3.connect(index) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == VERSION
+    db.close()
 
 
 def test_a_read_only_store_and_a_memory_store_scan(tmp_path: Path) -> None:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from store_helpers import schema_of
 
 from context_compact.cli import main
 from context_compact.store import FileStore, MemoryStore, SqliteStore, store_from_url
 from context_compact.store.postgres import PostgresStore
-from postgres_server import drop_schema, require
+from postgres_server import require
 
 
 def test_sqlite_urls_name_a_relative_or_an_absolute_database(
@@ -43,13 +41,6 @@ def test_memory_is_a_memory_store() -> None:
 def test_what_is_not_a_store_url_is_refused_naming_the_forms(url: str) -> None:
     with pytest.raises(ValueError, match=r"not a store URL.*postgresql://"):
         store_from_url(url)
-
-
-@pytest.fixture
-def schema(tmp_path: Path) -> Iterator[str]:
-    require()
-    yield schema_of(tmp_path)
-    drop_schema(schema_of(tmp_path))
 
 
 def test_a_postgresql_url_takes_its_schema_from_the_query(tmp_path: Path, schema: str) -> None:

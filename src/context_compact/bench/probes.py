@@ -42,8 +42,8 @@ from typing import Any, cast
 
 from ..engine import PAGE
 from ..facts import squash
-from ..markers import ours
 from ..messages import Message, block_type, blocks, is_request
+from ..prompts import ours
 from .probe_atoms import (
     CONSTRAINT,
     MAX_ANSWER,

@@ -50,7 +50,7 @@ from .. import markers
 from ..extract import extractive_summary
 from ..messages import Block, Message, blocks
 from ..summarize import is_model_summarizer
-from . import cadence, knobs, passes, summary
+from . import cadence, clearing, knobs, passes, summary
 from .policy import SessionPolicy
 from .records import AheadMark
 from .state import SessionState
@@ -96,7 +96,7 @@ def pace(state: SessionState, policy: SessionPolicy) -> tuple[int, float, float]
     keep = policy.keep_recent_turns
     if not keep or len(state.turn_starts()) < keep:
         return None
-    recent_from = passes.protect_from(state, keep)
+    recent_from = clearing.protect_from(state, keep)
     offset = len(state.prefix) - state.first_kept
     recent = sum(state.shown.tokens[offset + recent_from :]) * state.ratio
     return recent_from, recent, max(1.0, recent / keep)
@@ -134,7 +134,7 @@ def after_summary(state: SessionState, policy: SessionPolicy, limit: int, now: f
 
 
 def after_clearing(state: SessionState, policy: SessionPolicy, limit: int) -> float:
-    """The size the coming trigger's clearing would leave (``passes.clear`` down to the
+    """The size the coming trigger's clearing would leave (``clearing.clear`` down to the
     low-water mark), predicted now: the view grows at the pace of its newest
     ``keep_recent_turns`` turns until it passes the high-water mark; the turns that are
     recent then are left alone, the rest of the seen results are cleared oldest first (a
@@ -152,10 +152,10 @@ def after_clearing(state: SessionState, policy: SessionPolicy, limit: int) -> fl
         cadence.recent_from(state, policy, still_recent, coming * step) if still_recent else state.n
     )
     old = state.results(state.first_kept, stop)
-    freed = sum(c[2] for c in passes.clearable(state, policy, old, False)) * state.ratio
+    freed = sum(c[2] for c in clearing.clearable(state, policy, old, False)) * state.ratio
     if coming > keep:
         fresh = state.results(recent_from, state.n)
-        share = sum(c[2] for c in passes.clearable(state, policy, fresh, False))
+        share = sum(c[2] for c in clearing.clearable(state, policy, fresh, False))
         freed += (coming - keep) * step * share * state.ratio / max(1.0, recent)
     freed = min(freed, high - policy.low_water * limit)
     return high if freed < policy.clear_floor * state.ratio else high - freed
@@ -202,13 +202,13 @@ def unshown(
     state: SessionState, policy: SessionPolicy, plan: summary.SummaryPlan, shown: list[Message]
 ) -> list[Message]:
     """``shown`` (the messages of ``plan``) with each result a clearing may take
-    (``passes.clearable``) replaced by a note of its size. Made at the trigger, the summary
+    (``clearing.clearable``) replaced by a note of its size. Made at the trigger, the summary
     comes after the clearing and is shown those results cleared: made ahead it is shown the
     same, not their full text (which cost 1.5-3x the summarizer input, for a summary the
     trigger would have made without it). A pure function of the state, so the request made
     ahead and the one the trigger makes have the same content key."""
     results = state.results(plan.start, plan.cut)
-    taken = {pos for pos, _, _ in passes.clearable(state, policy, results, False)}
+    taken = {pos for pos, _, _ in clearing.clearable(state, policy, results, False)}
     out = list(shown)
     for seq in sorted({seq for seq, _ in taken}):
         message = out[seq - plan.start]

@@ -1,12 +1,12 @@
 """The session engine's passes, and when a summary comes: the decisions ``prepare`` orders.
 
-``CompactingSession`` runs each pass of ``passes.py`` (persist, clear, summarize, a
-provider's compaction adopted or asked for) under the call's faults (``_guarded``: a write
-the store refuses skips the call's other passes) and records the edit it decides
+``CompactingSession`` runs each pass of ``passes.py`` (persist, clear in ``clearing.py``,
+summarize, a provider's compaction adopted or asked for) under the call's faults (``_guarded``:
+a write the store refuses skips the call's other passes) and records the edit it decides
 (``_take``). It decides when a summary comes with a clearing (``_summary_due``, the rule of
-``cadence.summary_due``), and, with a model summarizer, looks ahead: past the soft mark it
-fixes the next summary's range and asks for its summary early (``_look_ahead``), which the
-trigger then uses when that range still starts its plan (``_summarize_fixed``).
+``cadence.summary_due``), and, with a model summarizer, looks ahead: past the soft mark it fixes
+the next summary's range and asks for its summary early (``_look_ahead``), which the trigger
+then uses when that range still starts its plan (``_summarize_fixed``).
 
 Invariant: a pass decides an edit as data after writing its copies; only ``_take`` records
 it (with its event), so nothing leaves the view before its durable copy exists.
@@ -19,7 +19,7 @@ from typing import Any
 
 from ..engine import Message
 from ..messages import Block, copy_json
-from . import ahead, cadence, knobs, native, native_tier, passes, summary
+from . import ahead, cadence, clearing, knobs, native, native_tier, passes, summary
 from .records import Edit, NativeEdit, SummaryEdit
 from .windowed import WindowedSession
 
@@ -107,7 +107,9 @@ class CompactingSession(WindowedSession):
         state, io = self.state, self._io()
         self._take(
             "clear_old_results",
-            lambda: passes.clear(state, self.policy, io, target, force, futile_below, last_resort),
+            lambda: clearing.clear(
+                state, self.policy, io, target, force, futile_below, last_resort
+            ),
         )
 
     def _summarize_old(

@@ -8,7 +8,7 @@ Each call, in this order:
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
 3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then,
    when the clearing alone buys too few turns, **summarize** the oldest turns
-   (``passes.clear``, ``passes.summarize``, ``_summary_due``). A summary asked for ahead
+   (``clearing.clear``, ``passes.summarize``, ``_summary_due``). A summary asked for ahead
    (``ahead.py``) gives the text of the range fixed for it.
 4. **look ahead**: past the soft mark, a few calls before the trigger, when the trigger will
    summarize, fix the next summary's range and ask for its summary on the summarizer's worker

@@ -6,10 +6,11 @@ In order of cost to the prompt cache:
    (``batch_budget`` of the limit; any result over the large-result cap): the full text is
    saved and the block becomes a preview naming the file. New text only: seen history is
    never rewritten by this pass.
-2. ``clear``: over the high-water mark, seen results outside the last ``keep_recent_turns``
-   turns (as far as those fit under the low-water mark: ``cadence.recent_from``) are cleared
-   oldest first, down to the low-water mark, and only when that frees at
-   least ``clear_at_least`` tokens (a tenth of a small window); each names its saved copy.
+2. ``clear`` (``clearing.py``): over the high-water mark, seen results outside the last
+   ``keep_recent_turns`` turns (as far as those fit under the low-water mark:
+   ``cadence.recent_from``) are cleared oldest first, down to the low-water mark, and only
+   when that frees at least ``clear_at_least`` tokens (a tenth of a small window); each names
+   its saved copy.
 3. ``summarize``: still over the low-water mark, the oldest turns are archived and replaced
    by one summary message (rolling: the previous summary is passed in to be updated), the
    recent turns kept verbatim. The user's own messages stay pinned in view, verbatim and in
@@ -33,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import markers
+from .. import markers, prompts
 from ..extract import extractive_summary
 from ..facts import read_once
 from ..messages import (
@@ -48,7 +49,7 @@ from ..messages import (
 )
 from ..store.base import Store
 from ..store.disk import EncodedMessages
-from . import cadence, knobs, summary
+from . import summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS
 from .policy import SessionPolicy
@@ -56,20 +57,6 @@ from .records import BlockCopy, BlockEdit, NativeEdit, SummaryEdit
 from .state import Pos, SessionState
 
 Score = dict[str, float | None] | None
-MARKER_TOKENS = 30
-# Line breaks other than \n: str.splitlines (and so read_file) counts them, a pack's line
-# ranges would drift.
-_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
-_OTHER_BREAKS = "\x85\u2028\u2029"
-
-
-def odd_breaks(text: str) -> bool:
-    """Whether ``text`` holds a line break other than ``\\n`` (``in`` scans at C speed)."""
-    if any(c in text for c in _ASCII_BREAKS):
-        return True
-    return not text.isascii() and any(c in text for c in _OTHER_BREAKS)
-
-
 Sizes = dict[Pos, tuple[str, int]]
 """Tokens of results' texts by position, with the text each was counted on."""
 
@@ -156,120 +143,6 @@ def persist(
         return None, counted
     io.index(lines)
     return BlockEdit("persist", tuple(chosen)), counted
-
-
-def clear(
-    state: SessionState,
-    policy: SessionPolicy,
-    io: PassIO,
-    target: int,
-    force: bool,
-    futile_below: int | None = None,
-    last_resort: bool = False,
-) -> BlockEdit | None:
-    # Over the limit with nothing else left, only the newest turn's results are protected.
-    keep = 1 if last_resort else policy.keep_recent_turns
-    results = state.results(state.first_kept, cadence.recent_from(state, policy, keep))
-    if futile_below is not None and _futile_anyway(state, results, futile_below):
-        return None
-    candidates = clearable(state, policy, results, force or last_resort)
-    excess = (state.measure() - target) / state.ratio
-    if futile_below is not None:
-        # Clearing everything would still leave the view over this mark: a summary must
-        # follow anyway, and would archive what we cleared. Leave it to the summary.
-        reachable = state.measure() - sum(item[2] for item in candidates) * state.ratio
-        if reachable > futile_below:
-            return None
-    chosen, freed = [], 0
-    for item in candidates:
-        if freed >= excess:
-            break
-        chosen.append(item)
-        freed += item[2]
-    if not chosen or (freed < policy.clear_floor and not force):
-        return None
-    # Results without a copy yet go into one pack file, each at a line range, so a clearing
-    # writes one file however many results it clears (those that read_file could not
-    # address by lines get files of their own).
-    packed: dict[Pos, tuple[int, int]] = {}
-    pieces: list[str] = []
-    line = 1
-    for pos, block, _ in chosen:
-        text = text_of(block)
-        if pos in state.replaced.copies or not text or odd_breaks(text):
-            continue
-        # The text and its line end are separate pieces: a store that keeps texts by hash
-        # then holds the text once for the log and the pack.
-        ending = [] if text.endswith("\n") else ["\n"]
-        count = text.count("\n") + len(ending)
-        packed[pos] = (line, line + count - 1)
-        pieces += [text, *ending]
-        line += count
-    pack = io.store.save_pack(pieces) if len(packed) > 1 else None
-    edits: list[BlockCopy] = []
-    index: list[str] = []
-    for pos, block, _ in chosen:
-        original = text_of(block)
-        path = state.replaced.copies.get(pos)
-        lines = packed.get(pos) if pack is not None else None
-        if path is None:
-            path = pack if pack is not None and lines is not None else io.store.save_blob(original)
-            where = f"{path} lines {lines[0]}-{lines[1]}" if lines else path
-            index.append(markers.index_line("result", where, describe(state, pos)))
-        marker = knobs.cleared_text(policy, path, len(original), lines)
-        edits.append(BlockCopy(pos[0], pos[1], path, marker))
-    inputs, more = knobs.cleared_inputs(state, policy, io.store, [p for p, _, _ in chosen])
-    if index or more:
-        io.index(index + more)
-    return BlockEdit("clear", tuple(edits), inputs)
-
-
-def protect_from(state: SessionState, keep: int) -> int:
-    """The start of the newest ``keep`` turns, never after the results the model has not
-    seen: the recent turns by count (``ahead.py`` paces by them; a clearing keeps them only
-    as far as they fit, ``cadence.recent_from``)."""
-    starts = state.turn_starts()
-    first = starts[-keep] if keep and len(starts) >= keep else (starts[0] if starts else state.n)
-    return min(first, state.last_assistant() + 1)
-
-
-Candidate = tuple[Pos, Block, int]
-
-
-def clearable(
-    state: SessionState,
-    policy: SessionPolicy,
-    results: list[tuple[Pos, Block]],
-    force: bool,
-) -> list[Candidate]:
-    """Of ``results``, oldest first, those a clearing may take, each with the tokens it
-    would free. Pure but for the count cache: what a clearing would free is known before
-    any copy is written (``ahead.py`` predicts the trigger's clearing with it)."""
-    candidates = []
-    keep_result = knobs.protected(state, policy, force)
-    # Each result's text is counted once while it stays the same (a clearing runs often in a
-    # large window: recounting every result each time was most of its cost).
-    sizes = state.result_sizes
-    for pos, block in results:
-        if pos in state.replaced.cleared or readable_text(block) is None or keep_result(pos):
-            continue
-        current = text_of(state.replaced.blocks.get(pos, block))
-        known = sizes.get(pos)
-        if known is None or known[0] != current:
-            known = sizes[pos] = (current, state.counter.text(current))
-        saving = known[1] - MARKER_TOKENS
-        if saving > 0:
-            candidates.append((pos, block, saving))
-    return candidates
-
-
-def _futile_anyway(state: SessionState, results: list[tuple[Pos, Block]], mark: int) -> bool:
-    """Whether the view stays over ``mark`` even if every message holding one of ``results``
-    shrank to nothing: the counts the view already keeps decide it, so a cold start on a long
-    history does not size each of its results only to find clearing futile."""
-    holders = {seq for (seq, _), _ in results}
-    shrinkable = sum(state.shown.tokens[state.view_index(seq)] for seq in holders)
-    return state.measure() - shrinkable * state.ratio > mark
 
 
 def summarize(
@@ -386,19 +259,16 @@ def summary_view(
     while tail > head and used + sizes[tail - 1] <= budget - budget // 4:
         used += sizes[tail - 1]
         tail -= 1
-    gap: Message = {"role": "user", "content": markers.summary_gap(tail - head, archive)}
+    gap: Message = {"role": "user", "content": prompts.summary_gap(tail - head, archive)}
     return [*messages[:head], gap, *messages[tail:]]
 
 
 __all__ = [
     "PassIO",
-    "clear",
-    "clearable",
     "describe",
     "effects",
     "event_of",
     "persist",
-    "protect_from",
     "summarize",
     "summary_view",
 ]

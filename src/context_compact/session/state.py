@@ -120,7 +120,7 @@ class SessionState:
         self.replaced = Replaced()
         self.pinned = Pinned()
         # Tokens of each result's readable text, by position, with the text they were counted
-        # on (``passes.persist`` sizes each new result, ``passes.clear`` any it finds unsized).
+        # on (``passes.persist`` sizes each new result, ``clearing.clear`` any it finds unsized).
         self.result_sizes: dict[Pos, tuple[str, int]] = {}
         # Where the logged assistant messages and the users' tool_result blocks are, from
         # ``first_kept`` on (kept as messages arrive: a clearing need not scan the view).

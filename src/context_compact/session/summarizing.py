@@ -35,7 +35,7 @@ from collections.abc import Callable
 from contextvars import Context, copy_context
 from typing import Any
 
-from .. import markers
+from .. import markers, prompts
 from ..errors import CompactionFailed
 from ..errors import EmptySummary as EmptySummary  # kept importable from here
 from ..messages import Message, clone
@@ -268,7 +268,7 @@ class SummaryCaller:
         if size <= budget:
             return text
         note = markers.SUMMARY_CUT.format(tokens=budget)
-        heading = f"## {markers.SUMMARY_SECTIONS[-1]}"
+        heading = f"## {prompts.SUMMARY_SECTIONS[-1]}"
         at = text.rfind(heading)
         tail = text[at:].strip() if at > 0 else ""
         if tail and counter.text(tail) > budget // 3:

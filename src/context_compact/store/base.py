@@ -38,7 +38,7 @@ import contextlib
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from ..errors import CorruptStore, LinkRefused, StoreRefused
 from .lease import Owner
@@ -191,13 +191,29 @@ class OnDatabaseFile(Protocol):
     db_path: Path
 
 
+_BATCHES: dict[type, bool] = {}
+"""``isinstance(store, BatchesTurns)`` by store class, decided at the class's first ``turn``."""
+
+
+def batches_turns(store: Store) -> TypeGuard[BatchesTurns]:
+    """Whether ``store`` commits a turn's writes at once (``BatchesTurns``), decided once per
+    class: the protocol's ``isinstance`` costs tens of microseconds, a tenth of a turn's own
+    work. A class that forwards attributes (``__getattr__``: a wrapper such as
+    ``testing.FaultyStore``) is asked per instance: each answers as the store it wraps."""
+    kind = type(store)
+    known = _BATCHES.get(kind)
+    if known is None:
+        known = isinstance(store, BatchesTurns)
+        if not hasattr(kind, "__getattr__"):
+            _BATCHES[kind] = known
+    return known
+
+
 def turn(store: Store) -> AbstractContextManager[Any]:
     """``store.turn()`` where the store batches a turn's writes into one commit
-    (``BatchesTurns``), else a block that does nothing. The engine enters it once per call,
-    around its passes and its append. Asked by attribute, as the protocol's ``isinstance``
-    would: that check costs tens of microseconds per call, a tenth of a turn's own work."""
-    method = getattr(store, "turn", None)
-    return method() if callable(method) else contextlib.nullcontext()
+    (``batches_turns``), else a block that does nothing. The engine enters it once per call,
+    around its passes and its append."""
+    return store.turn() if batches_turns(store) else contextlib.nullcontext()
 
 
 CHECKPOINT_KIND = "checkpoint"

@@ -46,11 +46,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..errors import Incomplete as Incomplete  # kept importable from here
+from ..errors import StoreError, StoreRefused
 from .base import Record
 from .boundary import maps_errors
 from .disk import folder_mode, make_dirs
 from .nofollow import sqlite_files_plain
-from .sqlite.refusals import of_store
+from .sqlite.refusals import translate
 from .sqlite.tx import begin
 from .text import matches, searchable
 
@@ -94,7 +95,26 @@ def _phrase(trigram: str) -> str:
     return '"' + trigram.replace('"', '""') + '"'
 
 
-@maps_errors(of_store)
+def _set_up(db: sqlite3.Connection) -> int | None:
+    """Make ``db`` an index of this version (new, or of this version already); an index of
+    another version is left as it is, and its version returned."""
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    version: int = db.execute("PRAGMA user_version").fetchone()[0]
+    if version not in (0, VERSION):
+        return version
+    for statement in _SCHEMA:
+        db.execute(statement)
+    db.execute(f"PRAGMA user_version = {VERSION}")
+    return None
+
+
+def _refusal(index: SideIndex, error: BaseException) -> StoreError | None:
+    """SQLite's ``error`` out of ``index``, as ours, naming the index file."""
+    return translate(error, index.path)
+
+
+@maps_errors(_refusal)
 class SideIndex:
     """The index file of one store (see above). Thread-safe; ``close`` releases it."""
 
@@ -118,25 +138,23 @@ class SideIndex:
                 str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False
             )
             try:
-                db.execute("PRAGMA journal_mode = WAL")
-                db.execute("PRAGMA synchronous = NORMAL")
-                version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version not in (0, VERSION):
-                    raise sqlite3.DatabaseError(f"search index version {version}")
-                for statement in _SCHEMA:
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version = {VERSION}")
+                foreign = _set_up(db)
             except sqlite3.DatabaseError:
                 db.close()
                 if attempt:
                     raise
-                # Derived data: a damaged or foreign index is rebuilt from the journals.
-                for suffix in ("", "-wal", "-shm"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.remove(f"{self.path}{suffix}")
-                continue
-            self._db = db
-            break
+            else:
+                if foreign is None:
+                    self._db = db
+                    break
+                db.close()
+                if attempt:
+                    where = str(self.path)
+                    raise StoreRefused(f"{where}: search index version {foreign}", where=where)
+            # Derived data: a damaged or foreign index is rebuilt from the journals.
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(f"{self.path}{suffix}")
         assert self._db is not None
         return self._db
 

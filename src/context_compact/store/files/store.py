@@ -35,12 +35,11 @@ is never taken for a cut tail. Without ``durable=True`` nothing
 is fsynced: the OS has every accepted write and a killed process loses nothing; with it,
 every write (and the directory entry of a new file) is fsynced before the call returns.
 
-One writer per session (``store/lease.py``): the first append of a store to a session takes an
-exclusive ``flock`` on its ``.lock`` file, held until ``close`` (the kernel releases it when
-the process dies, SIGKILL included), and writes its pid and host there for the error another
-process gets. Another object of the same process may write too (the lease is the
-process's). An append to a journal that grew since this store read or wrote it is refused.
-Where ``fcntl`` does not exist (Windows) there is no lease, only that length check.
+One writer per session (``store/lease.py``): the first append of a store to a session takes
+its lease, an ``flock`` on its ``.lock`` file held until ``close`` (``files/locks.py``).
+Another object of the same process may write too (the lease is the process's). An append to
+a journal that grew since this store read or wrote it is refused. Where ``fcntl`` does not
+exist (Windows) there is no lease, only that length check.
 """
 
 from __future__ import annotations
@@ -73,17 +72,11 @@ from ..journal import (
     new_meta,
     valid_session_id,
 )
-from ..lease import (
-    Owner,
-    SessionLocked,
-    changed_message,
-    locked_message,
-    same_process,
-    this_process,
-)
+from ..lease import Owner, SessionLocked, changed_message
 from ..nofollow import open_file, read_file
 from ..search import SideIndex
 from . import journal as file_journal
+from . import locks as file_locks
 from . import marks as file_marks
 from .journal import Checked, Tip
 from .ledger import frame, parse
@@ -106,7 +99,7 @@ class FileStore(DiskFiles, FileSearch):
         self._ledger_read = 0  # bytes of the ledger already in _issued
         self._repaired: set[str] = set()  # sessions whose torn tail this store has checked
         self._sizes: dict[str, int] = {}  # journal bytes last read or written, per session
-        self._locks: dict[str, int] = {}  # session -> fd of its flocked lock file
+        self._locks = file_locks.LockFiles(self.file_mode)  # the sessions' leases held
         self._heads: dict[str, tuple[int, str]] = {}  # lines and last link, per session
         self._counts: dict[str, int] = {}  # records in the journal, per session (with _heads)
         self._marks: dict[str, dict[int, Tip]] = {}  # checkpoint marks last read, per session
@@ -231,10 +224,8 @@ class FileStore(DiskFiles, FileSearch):
         self.claim(session)
         for suffix in (".meta.json", ".jsonl", ".head", ".marks"):
             self._session_file(session, suffix).unlink(missing_ok=True)
-        fd = self._locks.pop(session, None)
         self._session_file(session, ".lock").unlink(missing_ok=True)
-        if fd is not None:
-            os.close(fd)
+        self._locks.release(session)
         if self.durable:
             fsync_dir(self.sessions_dir)
         for known in (self._sizes, self._heads, self._counts, self._marks):
@@ -304,55 +295,11 @@ class FileStore(DiskFiles, FileSearch):
             return
         if not self._exists(session):
             raise KeyError(f"no session {session!r} in {self.root}")
-        try:
-            import fcntl
-        except ImportError:  # no flock here: the length check alone guards the journal
-            return
-        fd = open_file(self._lock_path(session), os.O_RDWR | os.O_CREAT, self.file_mode)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                owner = self._owner(fd)
-                if owner is not None and same_process(owner):
-                    os.close(fd)  # another store object of this process holds it
-                    return
-                raise SessionLocked(
-                    locked_message(session, owner or Owner(0, "?", ""), self.root)
-                ) from None
-            me = this_process()
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, dumps(me.as_dict()).encode("ascii"), 0)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._locks[session] = fd
+        self._locks.take(session, self._lock_path(session), self.root)
 
     def writer(self, session: str) -> Owner | None:
         """The live process holding the session's lease, if any."""
-        try:
-            import fcntl
-        except ImportError:
-            return None
-        try:
-            fd = open_file(self._lock_path(session), os.O_RDWR)
-        except FileNotFoundError:
-            return None
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return self._owner(fd) or Owner(0, "?", "")
-            return None
-        finally:
-            os.close(fd)  # closing drops a lock taken just now
-
-    @staticmethod
-    def _owner(fd: int) -> Owner | None:
-        try:
-            return Owner.from_dict(json.loads(os.pread(fd, 4096, 0) or b"null"))
-        except (ValueError, TypeError, AttributeError):
-            return None
+        return file_locks.writer(self._lock_path(session))
 
     def records(self, session: str) -> Iterator[Record]:
         return iter(self._load(session).records)
@@ -407,6 +354,4 @@ class FileStore(DiskFiles, FileSearch):
         if self._index is not None:
             self._index.close()
         # Journal files are opened and closed within one call; only the leases are held.
-        for fd in self._locks.values():
-            os.close(fd)  # releases the flock
-        self._locks.clear()
+        self._locks.close()

@@ -61,6 +61,10 @@ def shown_url(url: str) -> str:
 
 
 class PgConnection(DiskFiles):
+    _psycopg: Any = None
+    """The psycopg module, loaded first thing by ``__init__`` (None before: none of its errors
+    can have happened yet)."""
+
     def __init__(
         self,
         url: str,
@@ -156,13 +160,13 @@ _REASONS: dict[str, Refusal] = {
 }
 
 
-def refusal(store: Any, error: BaseException) -> StoreError | None:
+def refusal(store: PgConnection, error: BaseException) -> StoreError | None:
     """Ours for psycopg's ``error`` out of ``store`` (see the module docstring); None for
-    anything else."""
-    psycopg = getattr(store, "_psycopg", None)
+    anything else. ``store.where`` is set before its first query."""
+    psycopg = store._psycopg
     if psycopg is None or not isinstance(error, psycopg.Error):
         return None
-    where = getattr(store, "where", None) or shown_url(getattr(store, "url", "?"))
+    where = store.where
     line = f"{where}: {_first_line(error)}"
     code = str(getattr(error, "sqlstate", None) or "")
     if isinstance(error, psycopg.OperationalError):

@@ -1,6 +1,7 @@
 """SQLite's errors as ours: what ``SqliteStore`` and the search index raise past their methods.
 
-``translate(error, path)`` (``store.boundary`` calls it for each exception leaving a method):
+``translate(error, path)`` (``store.boundary`` calls it for each exception leaving a method,
+with the file of the store or index it left):
 
 * a file SQLite finds damaged or not a database (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``), or a
   stored text that does not decode (Python's "Could not decode to UTF-8", no SQLite code),
@@ -18,9 +19,9 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from ...errors import CorruptStore, Refusal, StoreError, StoreRefused
+from ..base import OnDatabaseFile
 from .tx import unusable
 
 REASONS: dict[str, Refusal] = {
@@ -67,12 +68,9 @@ def translate(error: BaseException, path: Path | str) -> StoreError | None:
     )
 
 
-def of_store(store: Any, error: BaseException) -> StoreError | None:
-    """``translate`` for a store or an index that knows its file (``db_path`` or ``path``)."""
-    if not isinstance(error, sqlite3.Error):
-        return None
-    path = getattr(store, "db_path", None) or getattr(store, "path", None)
-    return translate(error, str(path or "the database"))
+def of_database(store: OnDatabaseFile, error: BaseException) -> StoreError | None:
+    """``translate`` for a store in one database file (``db_path``)."""
+    return translate(error, store.db_path)
 
 
-__all__ = ["REASONS", "damaged", "of_store", "said", "translate"]
+__all__ = ["REASONS", "damaged", "of_database", "said", "translate"]

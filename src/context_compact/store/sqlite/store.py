@@ -80,14 +80,14 @@ from . import checks as sqlite_checks
 from . import journal as sqlite_journal
 from . import tx as sqlite_tx
 from .files import FileRow, SqliteFiles
-from .refusals import of_store
+from .refusals import of_database
 from .schema import connect, connect_read_only
 from .search import SqliteSearch
 from .tx import CHECKPOINT_EVERY as CHECKPOINT_EVERY
 from .tx import Checkpointer, Transaction, unusable
 
 
-@maps_errors(of_store)
+@maps_errors(of_database)
 class SqliteStore(SqliteFiles, SqliteSearch):
     def __init__(
         self,
