@@ -6,6 +6,7 @@ file is the second. Only paths the store issued count (``bench.reach``).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hypothesis import given, settings
@@ -33,9 +34,14 @@ def drive(turns: int, seed: int, limit: int) -> tuple[Compactor, list[Any], list
     return c, c.prepare(messages, w.request), texts
 
 
+# Sessions up to 1,200 turns in the default run (each example drives every turn; the longest
+# took most of a minute), up to 2,000 under the thorough and slow hypothesis profiles.
+LONGEST = 2_000 if os.environ.get("HYPOTHESIS_PROFILE") in ("thorough", "slow") else 1_200
+
+
 @settings(max_examples=4)
 @given(
-    turns=st.integers(50, 2_000),
+    turns=st.integers(50, LONGEST),
     seed=st.integers(0, 10_000),
     limit=st.sampled_from([4_000, 12_500, 30_000]),
 )
