@@ -106,11 +106,13 @@ def run(
     store.close()
     fast = [pickup(open_store, sid, steps, w.request, False, gap) for _ in range(repeats)]
     full = [pickup(open_store, sid, steps, w.request, True, 0) for _ in range(full_repeats)]
-    if kind == "postgres":
-        import psycopg
+    drop(kind, schema)
+    return row(kind, turns, played, fast, full)
 
-        with psycopg.connect(URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+def row(
+    kind: str, turns: int, played: float, fast: list[float], full: list[float]
+) -> dict[str, Any]:
     return {
         "store": kind,
         "turns": turns,
@@ -119,6 +121,14 @@ def run(
         "pickup_p90_ms": round(1000 * sorted(fast)[(9 * len(fast)) // 10], 1),
         "full_replay_ms": round(1000 * statistics.median(full), 1) if full else None,
     }
+
+
+def drop(kind: str, schema: str) -> None:
+    if kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def grow(
@@ -144,27 +154,14 @@ def grow(
         store.close()
         fast = [pickup(open_store, sid, steps, w.request, False, gap) for _ in range(repeats)]
         full = [pickup(open_store, sid, steps, w.request, True, 0) for _ in range(full_repeats)]
-        rows.append(
-            {
-                "store": kind,
-                "turns": mark,
-                "play_s": round(played, 1),
-                "pickup_ms": round(1000 * statistics.median(fast), 1),
-                "pickup_p90_ms": round(1000 * sorted(fast)[(9 * len(fast)) // 10], 1),
-                "full_replay_ms": round(1000 * statistics.median(full), 1) if full else None,
-            }
-        )
+        rows.append(row(kind, mark, played, fast, full))
         print(json.dumps(rows[-1]), flush=True)
         # The next stretch is played by a worker that resumed the session.
         store = open_store()
         c = Compactor(Policy.default(context_limit=LIMIT), store, BenchSummarizer(), session=sid)
         view = c.view()
     store.close()
-    if kind == "postgres":
-        import psycopg
-
-        with psycopg.connect(URL, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    drop(kind, schema)
     return rows
 
 
