@@ -6,6 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
+from context_compact.invariants import InvalidHistory
 from context_compact.keys import ROOT, Known, Match, Recognizer, chain_id, content_key
 
 
@@ -112,3 +115,41 @@ def test_a_list_accepted_keyed_is_not_taken_for_a_copy_of_it_edited_in_place_sin
     recognizer.accept(keyed=True)
     given[1]["content"] = "edited after it was logged"
     assert recognizer.match(copy.deepcopy(retried), ["v0", "v1"], 0, ROOT) is None
+
+
+def test_a_list_the_edge_refused_is_not_remembered_as_the_last_input() -> None:
+    from context_compact.formats import CONVERTERS, openai_chat
+    from context_compact.formats.edge import Edge
+
+    def chat(*texts: str) -> list[Any]:
+        return [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": t}
+            for i, t in enumerate(texts)
+        ]
+
+    edge = Edge(CONVERTERS[openai_chat.NAME])
+    edge.dump(edge.load(chat("a", "b", "c")))  # the view handed out
+    # Another conversation, refused for its last item: its head is not what was converted.
+    refused = [*chat("x", "y", "z"), 42]
+    with pytest.raises(InvalidHistory):
+        edge.load(refused)
+    fixed = [*refused[:3], {"role": "assistant", "content": "w"}]
+    assert edge.load(fixed) == Edge(CONVERTERS[openai_chat.NAME]).load(fixed)
+
+
+def test_a_message_fixed_in_place_after_a_refusal_is_keyed_as_fixed() -> None:
+    from context_compact import Compactor, MemoryStore, Policy
+    from histories import call, results, user
+
+    c = Compactor(Policy.default(context_limit=50_000), MemoryStore())
+    view = c.prepare([user("fix the test")], "fix the test")
+    answer = results(("t1", "ok"))
+    answer["content"][0]["tool_use_id"] = 7  # refused: not a string
+    view += [call("t1"), answer]
+    with pytest.raises(InvalidHistory):
+        c.prepare(view, "fix the test")
+    answer["content"][0]["tool_use_id"] = "t1"  # fixed in place, the same list retried
+    view = c.prepare(view, "fix the test")
+    # The caller's own copy of the history, one turn on: the same conversation, not a new one.
+    c.prepare([*copy.deepcopy(view), call("t2"), results(("t2", "ok"))], "fix the test")
+    assert [e.stage for e in c.events if e.stage == "session_restart"] == []

@@ -185,6 +185,15 @@ class Recognizer:
             self._keyed = self._seen is self.items
         self.input = self.items
 
+    def refused(self) -> None:
+        """The list looked at was refused: none of its keys is reused. A caller may fix an
+        item in place and pass the same list again; the keys hashed before the fix are not
+        the item's."""
+        self.items = self._seen = Known()
+        self._keyed = False
+        self._taken = 0
+        self._chain = []
+
     def chain_at(self, n: int) -> str:
         """The chain id of the first ``n`` items; prefixes computed on an earlier call of
         the same list are reused."""

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..invariants import InvalidHistory, check
-from ..keys import Recognizer
+from ..keys import Known, Recognizer
 from ..messages import Message, copy_json, plain
 from .base import Converter, as_item, text_of
 
@@ -78,21 +78,37 @@ class Edge:
         body = items[head:]
         self._known.look(body)
         try:
+            return self._converted(head, body)
+        except BaseException:
+            self.refused()
+            raise
+
+    def _converted(self, head: int, body: list[Any]) -> list[Message]:
+        """The canonical messages of ``body`` (after ``head`` system items), reusing the
+        conversions of the items it repeats."""
+        try:
             memo, done, units = self._reused()
         except (RecursionError, ValueError):
             # An item the JSON encoder cannot hash (nested too deep, an int too long to
             # write): convert the whole list, and the engine's check names the item.
             memo, done, units = self._view, 0, 0
-        self._known.accept()
         tail = [as_item(v, head + done + i, "an item") for i, v in enumerate(body[done:])]
         new = self.converter.units(tail, head + done)
         messages = memo.messages[:units] + [u.message for u in new]
         ends = memo.ends[:units]
         for unit in new:
             ends.append((ends[-1] if ends else 0) + unit.count)
+        self._known.accept()
         self._input = _Units(ends, messages)
         self._last = (head, ends)
         return messages
+
+    def refused(self) -> None:
+        """The list given last was refused (here or by the engine): neither its keys nor its
+        conversions are reused. A caller may fix an item in place and pass it again."""
+        self._known.refused()
+        self._known.input = Known()
+        self._input = _Units()
 
     def _reused(self) -> tuple[_Units, int, int]:
         """The conversions whose items the list looked at repeats, and how many items and
@@ -158,6 +174,7 @@ def crossing(edge: Edge | None, lent: Callable[[], AbstractContextManager[Any]])
         with lent():
             yield
     except InvalidHistory as error:
+        edge.refused()
         raise edge.translate(error) from None
 
 

@@ -37,6 +37,15 @@ class Sync:
         what is wrong. Call ``accepted`` once they are logged."""
         if not isinstance(messages, list):
             raise InvalidHistory(check(messages))
+        try:
+            return self._added(state, messages, restart)
+        except BaseException:
+            self.recognizer.refused()
+            raise
+
+    def _added(
+        self, state: SessionState, messages: list[Any], restart: Callable[[], None]
+    ) -> list[tuple[Message, str]]:
         recognizer = self.recognizer
         try:
             match = recognizer.match(
