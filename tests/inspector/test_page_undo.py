@@ -99,6 +99,8 @@ def test_the_undo_button_takes_back_the_newest_compaction_and_marks_it(
     assert page.locator("tr.event-row.undone").count() == 0
     page.click("#undo")
     page.wait_for_selector("tr.event-row.undone")
+    # The rows are drawn before the request view finishes loading; the facts come after both.
+    page.wait_for_function("document.getElementById('undo-facts').textContent !== ''")
     assert "undone" in page.locator("#undo-facts").text_content()
     assert "(undone)" in page.locator("tr.event-row.undone").first.text_content()
     assert undos(store, sid) == 1
