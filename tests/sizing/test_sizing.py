@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from context_compact import sizing
 from context_compact.bench.run import default_trajectories
 from context_compact.sizing import TokenCounter, exact_counter, text_tokens, tiktoken_cache_file
+from context_compact.sizing.estimate import profile
 
 HAS_BPE = (exact_counter() or ("estimate",))[0] == "bpe-openai"
 _SPEC = importlib.util.find_spec("bpe_openai") if HAS_BPE else None
@@ -311,6 +314,36 @@ def test_the_estimate_by_character_class() -> None:
     assert text_tokens("w " * 5_000) == 5_000  # a word after a space starts a token
     assert text_tokens("        x") == 1  # indentation does not
     assert text_tokens("lone \ud800 surrogate") > 0
+
+
+def _classes_read_one_by_one(text: str) -> tuple[int, str]:
+    """The estimate's rules (module docstring) applied a character at a time."""
+    kept = "".join(c for c in text if c.isascii())  # double spaces are read without the rest
+    counts = {"letter": 0, "punctuation": 0, "digit": 0, "space": 0}
+    for c in kept:
+        if c == " ":
+            counts["space"] += 1
+        elif c in "0123456789":
+            counts["digit"] += 1
+        elif c.isalpha() or c in "\t\n\r":
+            counts["letter"] += 1
+        else:
+            counts["punctuation"] += 1
+    other = len(text) - len(kept)
+    doubles = kept.count("  ")
+    twentieths = (
+        5 * counts["letter"] + 13 * counts["punctuation"] + 14 * counts["digit"] + 20 * other
+    )
+    tokens = max((twentieths + 19) // 20, counts["space"] - 2 * doubles)
+    size, digits = max(1, len(text)), counts["digit"]
+    if digits / size >= 0.05 or doubles / size >= 0.02:
+        return tokens, "tabular"
+    return tokens, "plain" if digits / size < 0.02 and doubles / size < 0.005 else "mixed"
+
+
+@given(st.text(alphabet=st.sampled_from('aZ09 \t\n\r.,{}"\x00\x7fé读\u2192'), max_size=60))
+def test_the_estimate_counts_every_character_by_its_class(text: str) -> None:
+    assert profile(text) == _classes_read_one_by_one(text)
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
