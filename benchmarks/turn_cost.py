@@ -8,6 +8,10 @@ synthetic session, ``BenchSummarizer``), one configuration after another in this
 returned it. Printed per store: ``prepare`` p50 and p99 (ms), the ``json.dumps`` p50, and
 ``vs_dumps``: the median over those turns of prepare time / dumps time (ratios within one
 turn: the machine is shared and noisy). PostgreSQL is measured by the fleet bench instead.
+
+``--without-copy-check`` measures what the check of the copies handed out costs: the loop
+runs with ``Handout.copies`` replaced by one that reuses last call's copies unchecked (a
+measurement only; the library never does this).
 """
 
 from __future__ import annotations
@@ -18,6 +22,19 @@ import tempfile
 from pathlib import Path
 
 from context_compact.bench.suite import RunSpec, _loop_run
+from context_compact.keys import same_prefix
+from context_compact.messages import Message, clone
+from context_compact.session import handout
+
+
+def _unchecked(self: handout.Handout, messages: list[Message]) -> list[Message]:
+    """``Handout.copies`` without the check that the copies reused still equal the engine's
+    messages: what the caller edited in place would be handed out again."""
+    n = same_prefix(messages, self._engine)
+    out = self._copies if n == len(self._copies) else self._copies[:n]
+    out.extend(clone(m) for m in messages[n:])
+    self._engine, self._copies = list(messages), out
+    return list(out)
 
 
 def main() -> None:
@@ -26,7 +43,10 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=1_000)
     parser.add_argument("--stores", nargs="+", default=["file", "sqlite", "memory"])
     parser.add_argument("--dump-every", type=int, default=7)
+    parser.add_argument("--without-copy-check", action="store_true")
     args = parser.parse_args()
+    if args.without_copy_check:
+        handout.Handout.copies = _unchecked  # type: ignore[method-assign]
     chunks = tempfile.mkdtemp(prefix="turn-cost-chunks-")
     for store in args.stores:
         spec = RunSpec(
