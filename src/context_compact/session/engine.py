@@ -47,7 +47,7 @@ from typing import Any
 
 from ..engine import Message
 from ..errors import UndoRefused
-from . import knobs, undo
+from . import knobs, thinking, undo
 from .compacting import NEVER, CompactingSession
 from .records import Calibrate, Undo, journal
 from .syncing import Sync
@@ -91,7 +91,11 @@ class SessionEngine(CompactingSession):
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
-                if self._summary_due(target, high, request):
+                # On a model that checks thinking blocks' prefixes, while the turn in
+                # progress opens with one, a summary must close that turn: it waits for the
+                # turn's end (the next request) unless the request would not fit.
+                waits = state.wall() is not None and state.measure() <= self.limit
+                if not waits and self._summary_due(target, high, request):
                     fixed = mark is not None and self._summarize_fixed(mark, early, target, request)
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     if not fixed:
@@ -146,11 +150,15 @@ class SessionEngine(CompactingSession):
                     f"{size:,} tokens, over the limit of {self.limit:,}; nothing was changed"
                 )
             before = self.state.measure()
+            shown = thinking.Before.of(self.state)
             self.state = state
             self.syncer = Sync()
             self.recognizer = self.syncer.recognizer
             self.journal.add(Undo(at))
             self._emit("undo_compaction", before, size, (), f"{what} undone (record {at})")
+            if state.preserved:
+                # What the undo brought back changes the prefix of the thinking after it.
+                self._strip(thinking.strip_for(state, shown, None, "undo"))
             return self.view()
 
     def compact(
