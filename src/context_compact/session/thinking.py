@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from .. import markers
-from ..messages import THINKING, Block, Message, block_type, blocks
+from ..messages import THINKING, Block, Message, block_type, blocks, opens_with_thinking
 from .records import BlockEdit, Edit, NativeEdit, Strip, SummaryEdit
 
 if TYPE_CHECKING:
@@ -166,25 +166,25 @@ def strip_for(
     view, k, first = state.view, len(state.prefix), state.first_kept
     start = first
     if isinstance(edit, SummaryEdit):
-        return _strip_from(state, first, 0, reason)
+        return strip_at(state, first, 0, reason)
     if isinstance(edit, NativeEdit):
         start = edit.cut + 1
     elif isinstance(edit, BlockEdit):
         touched = [b.seq for b in edit.blocks] + [i.seq for i in edit.inputs]
         start = max(first, min(touched, default=state.n))
     elif before.prefix != k or any(a is not b for a, b in zip(before.view, view[:k], strict=False)):
-        return _strip_from(state, first, 0, reason)
+        return strip_at(state, first, 0, reason)
     for seq in range(start, state.n):
         new = view[k + seq - first]
         index = before.prefix + seq - before.first_kept
         old = before.view[index] if seq >= before.first_kept and index < len(before.view) else None
         if old is new or (old is not None and old == new):
             continue
-        return _strip_from(state, seq, 0 if old is None else _first_block(old, new), reason)
+        return strip_at(state, seq, 0 if old is None else _first_block(old, new), reason)
     return None
 
 
-def _strip_from(state: SessionState, seq: int, block: int, reason: str) -> Strip | None:
+def strip_at(state: SessionState, seq: int, block: int, reason: str) -> Strip | None:
     """A ``Strip`` from ``block`` of message ``seq`` when the view still holds a thinking
     block there or after it; None when it holds none."""
     k, first, view = len(state.prefix), state.first_kept, state.view
@@ -192,6 +192,27 @@ def _strip_from(state: SessionState, seq: int, block: int, reason: str) -> Strip
         if thinking_after(view[k + at - first], block if at == seq else 0):
             return Strip(seq, block, reason)
     return None
+
+
+def opening_lost(state: SessionState) -> bool:
+    """Whether the turn in progress opened with a thinking block that the view no longer
+    sends (the API refused or dropped it): the Messages API refuses such a final turn."""
+    first = state.turn.first
+    if first is None or not state.turn.thinks or first < state.first_kept:
+        return False
+    return not opens_with_thinking(state.view[state.view_index(first)])
+
+
+def request_text(state: SessionState) -> str:
+    """The text of the latest user request logged, or ""."""
+    seq = state.latest_request
+    message = state.msgs.get(seq) if seq is not None else None
+    if message is None:
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in blocks(message) if block_type(b) == "text")
 
 
 def count_from(state: SessionState, seq: int, block: int) -> int:
@@ -215,14 +236,6 @@ REASONS = {
 what came before the blocks."""
 
 
-def path_of(text: str) -> tuple[int, int] | None:
-    """The (message, block) of a ``messages.N.content.M`` path in the API's words, or None."""
-    found = re.search(r"messages\.(\d+)\.content\.(\d+)", text)
-    if found is None:
-        return None
-    return int(found.group(1)), int(found.group(2))
-
-
 __all__ = [
     "BETA",
     "CHECKING",
@@ -237,7 +250,9 @@ __all__ = [
     "checks_prefix",
     "count_from",
     "is_thinking",
-    "path_of",
+    "opening_lost",
+    "request_text",
+    "strip_at",
     "strip_for",
     "thinking_after",
     "without_thinking",
