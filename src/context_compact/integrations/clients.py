@@ -349,8 +349,9 @@ def _drop_block(kwargs: dict[str, Any]) -> dict[str, Any]:
     """The request's ``thinking`` asking the API to drop a thinking block whose prefix
     changed, and the beta header that field needs (added to the caller's own headers)."""
     thinking = kwargs.get("thinking")
-    base = dict(thinking) if isinstance(thinking, dict) else {"type": "adaptive"}
-    binding = dict(base.get("block_binding") or {})
+    base: dict[str, Any] = dict(thinking) if isinstance(thinking, dict) else {"type": "adaptive"}
+    given = base.get("block_binding")
+    binding: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
     binding["prefix_mismatch_behavior"] = DROP_BLOCK
     headers = dict(kwargs.get("extra_headers") or {})
     betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b.strip()]
