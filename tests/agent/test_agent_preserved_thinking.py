@@ -43,10 +43,13 @@ class Model:
         return Reply(tool_calls=(call,), thinking=thought, input_tokens=tokens)
 
 
-@pytest.mark.parametrize(("model", "checks", "refused"), [
-    ("claude-fable-5-2", None, 0),
-    ("gateway-alias", True, 1),
-])
+@pytest.mark.parametrize(
+    ("model", "checks", "refused"),
+    [
+        ("claude-fable-5-2", None, 0),
+        ("gateway-alias", True, 1),
+    ],
+)
 def test_the_agent_loop_sends_no_voided_thinking_block(
     tmp_path: Path, model: str, checks: bool | None, refused: int
 ) -> None:
@@ -57,7 +60,9 @@ def test_the_agent_loop_sends_no_voided_thinking_block(
         stub.enqueue(*([script] * (2 * STEPS)))
         provider = AnthropicProvider(model, api_key="sk-ant-test", base_url=stub.url, timeout=5)
         try:
-            result = Agent(provider, compactor, Workspace(tmp_path), max_turns=100).run([], "Read every part.")
+            result = Agent(provider, compactor, Workspace(tmp_path), max_turns=100).run(
+                [], "Read every part."
+            )
         finally:
             provider.close()
         assert len(stub.refusals) == refused, stub.refusals

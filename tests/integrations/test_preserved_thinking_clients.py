@@ -100,7 +100,10 @@ async def run_async(client: Any, model: str) -> list[Any]:
     messages: list[Any] = [{"role": "user", "content": "Migrate every module."}]
     for _ in range(STEPS + 1):
         response = await client.messages.create(
-            model=model, max_tokens=2048, thinking={"type": "adaptive"}, tools=TOOLS,
+            model=model,
+            max_tokens=2048,
+            thinking={"type": "adaptive"},
+            tools=TOOLS,
             messages=messages,
         )
         if not _append(messages, response):
@@ -109,7 +112,9 @@ async def run_async(client: Any, model: str) -> list[Any]:
 
 
 def _compactor(store: MemoryStore | None = None) -> Compactor:
-    return Compactor(Policy.default(context_limit=WINDOW), store or MemoryStore(), BenchSummarizer())
+    return Compactor(
+        Policy.default(context_limit=WINDOW), store or MemoryStore(), BenchSummarizer()
+    )
 
 
 @pytest.mark.parametrize("binding", ["error", "drop"])
@@ -158,7 +163,9 @@ def test_drop_block_goes_out_with_its_beta_header_and_stays_with_the_session() -
         client = compacting(raw, compactor, prefix_mismatch_behavior="drop_block")
         messages: list[Any] = [{"role": "user", "content": "Hello."}]
         response = client.messages.create(
-            model="claude-fable-5-2", max_tokens=64, messages=messages,
+            model="claude-fable-5-2",
+            max_tokens=64,
+            messages=messages,
             extra_headers={"anthropic-beta": "other-beta-2026-01-01"},
         )
         first = stub.requests[0]
@@ -170,10 +177,14 @@ def test_drop_block_goes_out_with_its_beta_header_and_stays_with_the_session() -
             "other-beta-2026-01-01,thinking-binding-controls-2026-08-01"
         )
         # A resumed session goes on asking it, with a client wrapped without the option.
-        messages += [{"role": "assistant", "content": response.content},
-                     {"role": "user", "content": "Again."}]
+        messages += [
+            {"role": "assistant", "content": response.content},
+            {"role": "user", "content": "Again."},
+        ]
         resumed = Compactor(
-            Policy.default(context_limit=WINDOW), store, BenchSummarizer(),
+            Policy.default(context_limit=WINDOW),
+            store,
+            BenchSummarizer(),
             session=compactor.session_id,
         )
         compacting(raw, resumed).messages.create(

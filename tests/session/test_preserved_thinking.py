@@ -31,17 +31,24 @@ def _reply(view: list[dict[str, Any]], step: int, ends_turn: bool) -> dict[str, 
     if ends_turn:
         content.append({"type": "text", "text": f"Part {step} is done."})
     else:
-        content.append({"type": "tool_use", "id": f"toolu_{step:04d}", "name": "bash",
-                        "input": {"command": f"step {step}"}})
+        content.append(
+            {
+                "type": "tool_use",
+                "id": f"toolu_{step:04d}",
+                "name": "bash",
+                "input": {"command": f"step {step}"},
+            }
+        )
     api_binding.sign_reply({"messages": view}, content)
     return {"role": "assistant", "content": content}
 
 
 def _result(step: int, chars: int) -> dict[str, Any]:
     text = (f"step {step} output line\n" * (chars // 22 + 1))[:chars]
-    return {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": f"toolu_{step:04d}", "content": text}
-    ]}
+    return {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": f"toolu_{step:04d}", "content": text}],
+    }
 
 
 def _thinking_at(messages: list[dict[str, Any]]) -> list[tuple[int, int, str]]:
@@ -76,8 +83,9 @@ def run_loop(
         if api_binding.failing({"messages": view}):
             failed += 1
         if sent is not None:
-            # The view the call started from: the last one sent, and what was appended.
-            start = sent + messages[len(messages) - appended :]
+            # The view the call started from: the last one sent, and the two messages
+            # appended to it (the reply, then its result or the next request).
+            start = sent + messages[-2:]
             at = change_point(start, view)
             blocks_now = {b for _, _, b in _thinking_at(view)}
             for i, j, block in _thinking_at(start):
@@ -95,7 +103,6 @@ def run_loop(
             messages.append({"role": "user", "content": f"Now part {step + 1}."})
         else:
             messages.append(_result(step, chars))
-        appended = 2
     return {
         "failed": failed,
         "removed_before_change": removed_before_change,
@@ -133,9 +140,7 @@ def test_a_model_without_the_check_is_never_stripped() -> None:
         records = list(compactor.durable.store.records(compactor.session_id))
         assert [r for r in records if r.get("kind") == "edit"]
         assert not [r for r in records if r.get("kind") in ("strip", "setting")]
-        assert all(
-            r.get("stage") != "strip_thinking" for r in records if r.get("kind") == "event"
-        )
+        assert all(r.get("stage") != "strip_thinking" for r in records if r.get("kind") == "event")
 
 
 @pytest.mark.parametrize(
