@@ -93,11 +93,7 @@ class SessionEngine(CompactingSession):
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
-                # On a model that checks thinking blocks' prefixes, while the turn in
-                # progress opens with one, a summary must close that turn: it waits for the
-                # turn's end (the next request) unless the request would not fit.
-                waits = state.wall() is not None and state.measure() <= self.limit
-                if not waits and self._summary_due(target, high, request):
+                if self._summary_due(target, high, request):
                     fixed = mark is not None and self._summarize_fixed(mark, early, target, request)
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     if not fixed:

@@ -97,7 +97,12 @@ def _tokens(state: SessionState, lo: int, hi: int) -> int:
 def _cuts(state: SessionState, start: int) -> tuple[list[int], list[int]]:
     """Where a kept part may start, oldest first: turn starts the thinking rule allows, and
     user requests (a cut before one never splits a tool pair)."""
-    turns, requests = [], []
+    turns: list[int] = []
+    requests: list[int] = []
+    if state.wall() is not None:
+        # Every cut changes what comes before the turn's checked opening block: none is one
+        # a kept part may start at (only a summary that closes the turn keeps the rule).
+        return turns, requests
     for seq in range(max(start + 1, state.first_kept + 1), state.n):
         message = state.msgs[seq]
         if message.get("role") == "assistant" and state.legal_cut(seq):

@@ -19,7 +19,10 @@ compaction is such a change. So, on a model that checks:
   message of the turn in progress to open with its thinking block. While that block is
   still sent, nothing before it may change (``SessionState.wall``): a clearing takes only
   results after it, and a summary closes the turn (everything up to the end of the log is
-  summarized, the newest steps ride along as text) rather than keep part of it.
+  summarized, the newest steps ride along as text) rather than keep part of it. A closing
+  summary buys many steps at the cost of one reply's thinking, where clearing after clearing
+  would cost one each: measured, it keeps 95-97% of the replies' thinking in the next
+  request, against 84% for clearings alone (``benchmarks/preserved_thinking.py``).
 * **Known, learned, journaled.** Which models check comes from a table (``checks_prefix``;
   a ``claude-*`` name we do not know is taken to check), from the policy's
   ``preserved_thinking`` knob, or from the session itself: a refusal in the API's words or
