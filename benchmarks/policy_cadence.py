@@ -20,8 +20,8 @@ import argparse
 from context_compact.bench.pricing import Pricing
 from context_compact.bench.report import markdown_table
 from context_compact.bench.run import BenchConfig, BenchRow, real_scripts, run_one
-from context_compact.bench.script import Script, as_script
 from context_compact.session import cadence
+from context_compact.testing.script import Script, as_script
 from context_compact.testing.workload import synthetic_session
 
 

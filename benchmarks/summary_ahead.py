@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.bench.reach import reach
 from context_compact.bench.report import markdown_table
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 from context_compact.testing.workload import Workload, synthetic_session
 
 REWRITES = ("summarize", "clear_old_results")

@@ -28,9 +28,9 @@ from context_compact.bench.answerer import (
 from context_compact.bench.pricing import Pricing
 from context_compact.bench.probes import KINDS, OUTCOMES
 from context_compact.bench.run import run_one
-from context_compact.bench.script import Script
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.script import Script
 from stub_api import Reply, StubAPI, ToolCall
 
 Message = dict[str, Any]

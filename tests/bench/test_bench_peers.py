@@ -27,10 +27,10 @@ from context_compact.bench.peers.run import (
     replay_ours,
     replay_peer,
 )
-from context_compact.bench.replay import replay
-from context_compact.bench.script import from_workload
 from context_compact.invariants import check
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.replay import replay
+from context_compact.testing.script import from_workload
 from context_compact.testing.workload import synthetic_session
 
 SHORT: list[dict[str, Any]] = [

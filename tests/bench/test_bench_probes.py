@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.bench.probes import KINDS, Ledger, judge, probes_of, renderings, view_text
 from context_compact.bench.probing import ProbeTracker, recall_of
-from context_compact.bench.replay import replay
-from context_compact.bench.script import Script
 from context_compact.bench.strategies import Setup, build
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.replay import replay
+from context_compact.testing.script import Script
 
 Message = dict[str, Any]
 

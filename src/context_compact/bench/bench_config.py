@@ -4,29 +4,18 @@ recorded sessions, long turns) and probes, as one frozen ``BenchConfig``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..testing.trajectories import ENV_TRAJECTORIES as ENV_TRAJECTORIES
+from ..testing.trajectories import default_trajectories
 from .answerer import AnswererConfig
 from .longturn import BUDGETS as LONG_TURN_BUDGETS
 from .pricing import Pricing
 from .strategies import NAMES
 
 DEFAULT_BUDGET = 12_500
-ENV_TRAJECTORIES = "CONTEXT_COMPACT_TRAJECTORIES"
-
-
-def default_trajectories() -> Path:
-    """``$CONTEXT_COMPACT_TRAJECTORIES``, else the repository's copy of the recorded sessions
-    (``tests/data/trajectories``), else ``shared/data/trajectories`` beside the repository."""
-    env = os.environ.get(ENV_TRAJECTORIES)
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[3]
-    inside = repo / "tests/data/trajectories"
-    return inside if inside.is_dir() else repo.parent / "shared/data/trajectories"
 
 
 @dataclass(frozen=True)

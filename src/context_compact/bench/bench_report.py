@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..testing.replay import Replay
 from .probing import ProbeCounts
-from .replay import Replay
 from .scaling import ScalingPoint
 
 if TYPE_CHECKING:

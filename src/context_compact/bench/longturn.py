@@ -21,9 +21,9 @@ import random
 from dataclasses import dataclass, replace
 
 from ..messages import Message, blocks
+from ..testing.api_check import final_turn_opener, thinking_block
+from ..testing.script import Script, from_workload
 from ..testing.workload import synthetic_session
-from .api_check import final_turn_opener, thinking_block
-from .script import Script, from_workload
 
 DEFAULT_STEPS = 2_000
 BUDGETS = (12_500, 200_000)

@@ -28,20 +28,20 @@ from typing import Any
 from ..sizing import text_tokens
 from ..store.memory import MemoryStore
 from ..testing.fakes import BenchSummarizer
+from ..testing.replay import Replay, replay
+from ..testing.script import Script, from_session, from_workload
+from ..testing.trajectories import ENV_TRAJECTORIES as ENV_TRAJECTORIES
+from ..testing.trajectories import default_trajectories as default_trajectories
 from ..testing.workload import synthetic_session
 from .answerer import Answerer
-from .bench_config import ENV_TRAJECTORIES as ENV_TRAJECTORIES
 from .bench_config import BenchConfig as BenchConfig
-from .bench_config import default_trajectories as default_trajectories
 from .bench_report import BenchReport as BenchReport
 from .bench_report import BenchRow as BenchRow
 from .bench_report import mean_retention as mean_retention
 from .longturn import at_budget, long_turn_script
 from .pricing import Pricing
 from .probing import ProbeTracker, recall_of
-from .replay import Replay, replay
 from .scaling import ScalingPoint, measure_scaling
-from .script import Script, from_session, from_workload
 from .strategies import STRATEGIES, Setup, build
 
 ROOT = "/memory"

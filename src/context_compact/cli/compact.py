@@ -65,8 +65,8 @@ def replay_policy(
     session: Session, policy: Any, store: Store, new_session: str | None = None
 ) -> tuple[Outcome, list[Message]]:
     """Drive ``policy`` through ``session`` turn by turn; the outcome and the final view."""
-    from ..bench.script import from_session
     from ..compactor import Compactor
+    from ..testing.script import from_session
 
     script = from_session(session)
     compactor = Compactor(policy, store, session=new_session)

@@ -31,8 +31,8 @@ from typing import Any
 from ...sizing import text_tokens
 from ...store.memory import MemoryStore
 from ...testing.fakes import BenchSummarizer
-from ..replay import Replay, replay
-from ..script import Script
+from ...testing.replay import Replay, replay
+from ...testing.script import Script
 from ..strategies import Setup, build
 
 ENV_PYTHON = "CONTEXT_COMPACT_PEERS_PYTHON"

@@ -27,8 +27,8 @@ def main() -> None:
     for line in sys.stdin:
         job = json.loads(line)
         if "synthetic" in job:  # a synthetic session: (turns, seed)
+            from ...testing.script import from_workload
             from ...testing.workload import synthetic_session
-            from ..script import from_workload
 
             script = from_workload(synthetic_session(*job["synthetic"]))
             sys.stdout.write(json.dumps(replay_peer(job["peer"], script, job["budget"])) + "\n")

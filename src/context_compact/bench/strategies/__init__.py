@@ -34,7 +34,7 @@ from typing import Any
 from ...compactor import Compactor
 from ...registry import entry, policy_at, register
 from ...store.base import Store
-from ..summary_cost import ContinuingSummarizer
+from ...testing.summary_cost import ContinuingSummarizer
 from . import (
     anthropic_clearing,
     codex,

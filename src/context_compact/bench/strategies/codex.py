@@ -26,7 +26,7 @@ from typing import Any
 from ...engine import Env
 from ...messages import Message, blocks, is_request, result_text
 from ...sizing import TokenCounter, text_tokens
-from ..script import request_text
+from ...testing.script import request_text
 from .base import LoggedStrategy, result_positions, truncate_middle, with_result
 
 USER_MESSAGE_MAX_TOKENS = 20_000

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..messages import Message, block_type, blocks, is_request, result_text
-from ..testing.workload import Workload
+from .workload import Workload
 
 FACT_PATTERN = re.compile(r"FACT-\d+-\d+: [0-9a-f]{12}")
 

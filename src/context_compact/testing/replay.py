@@ -44,11 +44,11 @@ from ..keys import canonical
 from ..messages import is_request
 from ..sizing import TokenCounter
 from ..store.base import Store
-from ..testing.workload import Workload
 from .api_check import final_turn_opener, refusal
 from .reach import reach
 from .script import Script, as_script
 from .summary_cost import common_prefix, price_send
+from .workload import Workload
 
 
 class Strategy(Protocol):
