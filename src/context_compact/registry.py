@@ -5,14 +5,15 @@
     engine = build_engine(policy, env)                  # what Compactor does
 
 ``seed`` and ``default`` are this library's engines (``seed/``, ``session/``), registered
-here. Anything else registers itself with ``register``: the bench's peers
-(``bench/strategies/``), written from their published behaviour, are registered by the bench
-when it runs, by the CLI when ``--policy`` is read or shown, and otherwise the first time a
-name is asked for that is not registered: the registry then loads the entry points of the
-group ``context_compact.policies`` (``PLUGINS``; pyproject.toml declares the bench's), each a
-function that calls ``register``. They implement the same Engine protocol, so any of them can
-drive a real loop (they keep no durable log and some of them lose content: that is what the
-bench measures). The registry itself imports no engine but its own two, and nothing above it.
+here. Anything else registers itself with ``register``: the bench's peers (the
+``context_compact_bench`` distribution, ``strategies/``), written from their published
+behaviour, are registered by the bench when it runs, and otherwise through the entry points of
+the group ``context_compact.policies`` (``PLUGINS``; the bench's pyproject.toml declares its
+own), each a function that calls ``register``: loaded by the CLI and the inspector when they
+list the engines, and the first time a name is asked for that is not registered. They
+implement the same Engine protocol, so any of them can drive a real loop (they keep no
+durable log and some of them lose content: that is what the bench measures). The registry
+itself imports no engine but its own two, and nothing above it.
 
 ``NAMES`` is the list of registered names, in order of registration; it grows as engines
 register (the same list object, so ``from registry import NAMES`` stays current).
@@ -105,8 +106,8 @@ def entry(name: str) -> Entry:
         return ENGINES[name]
     except KeyError:
         raise ValueError(
-            f"unknown policy {name!r}; known: {', '.join(NAMES)} (the bench's peers are "
-            "registered by context_compact.bench.strategies.register_peers)"
+            f"unknown policy {name!r}; known: {', '.join(NAMES)} (the bench's peers come with "
+            "pip install 'context-compact[bench]')"
         ) from None
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from context_compact.bench.command import bench
 from context_compact.sizing import exact_counter
 from context_compact.testing.trajectories import default_trajectories
+from context_compact_bench.command import bench
 
 HAS_BPE = (exact_counter() or ("estimate",))[0] == "bpe-openai"
 needs_bpe = pytest.mark.skipif(not HAS_BPE, reason="bpe-openai is not installed")
