@@ -6,6 +6,6 @@ own public hook at its documented defaults scaled to the budget (each module's d
 which, and the version it was read in). ``run.py`` is ``bench --real-peers``; ``worker.py``
 runs OpenHands in a Python 3.12 interpreter when the bench's own is older.
 
-All of it needs the ``peers`` extra (``pip install 'context-compact[peers]'``); a peer that
-does not import is skipped with one line saying why.
+All of it needs the bench's ``peers`` extra (``pip install 'context-compact-bench[peers]'``); a
+peer that does not import is skipped with one line saying why.
 """

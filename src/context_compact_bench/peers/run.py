@@ -249,7 +249,8 @@ def runners(
                 skipped.append(f"{name}: skipped: {why}")
                 continue
             skipped.append(
-                f"{name}: skipped: not installed ({error}); pip install 'context-compact[peers]'"
+                f"{name}: skipped: not installed ({error}); "
+                "pip install 'context-compact-bench[peers]'"
             )
             continue
         out[name] = partial(_here, name)
