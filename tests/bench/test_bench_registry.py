@@ -81,15 +81,14 @@ def test_the_cli_and_the_library_load_no_bench_module_when_imported() -> None:
     assert out.strip() == "[]"
 
 
-def test_a_name_the_registry_does_not_know_loads_the_installed_plugins_first(
+def test_a_name_the_registry_does_not_know_loads_the_installed_plugins_into_it_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # An installed package with an entry point in the group, as pip would leave it.
     (tmp_path / "probe_plugin.py").write_text(
-        "from context_compact.registry import register\n"
         "from context_compact_bench.strategies import none\n"
-        "def register_probe():\n"
-        "    register('probe-engine', none.engine, 'a probe')\n",
+        "def register_probe(registry):\n"
+        "    registry.register('probe-engine', none.engine, 'a probe')\n",
         encoding="utf-8",
     )
     info = tmp_path / "probe_plugin-0.1.dist-info"
@@ -99,16 +98,14 @@ def test_a_name_the_registry_does_not_know_loads_the_installed_plugins_first(
         f"[{registry.PLUGINS}]\nprobe = probe_plugin:register_probe\n", encoding="utf-8"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_plugins_loaded", False)
-    monkeypatch.setattr(registry, "ENGINES", dict(registry.ENGINES))
-    names = list(registry.NAMES)
-    try:
-        assert "probe-engine" not in registry.ENGINES
-        assert Policy.named("probe-engine").engine == "probe-engine"
-        with pytest.raises(ValueError, match="unknown policy 'no-such-engine'"):
-            Policy.named("no-such-engine")
-    finally:
-        registry.NAMES[:] = names
+    own = registry.Registry()
+    assert own.names == ["default", "seed"] and not own.plugins_loaded
+    assert own.policy_for("probe-engine").engine == "probe-engine"
+    assert own.plugins_loaded and {"probe-engine", "codex"} <= set(own.names)
+    with pytest.raises(ValueError, match="unknown policy 'no-such-engine'"):
+        own.policy_for("no-such-engine")
+    # The library's registry is another object: nothing registered into this one reaches it.
+    assert "probe-engine" not in registry.ENGINES and "probe-engine" not in POLICIES
 
 
 def test_the_bench_declares_its_peers_in_the_registrys_entry_point_group() -> None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from context_compact.compactor import Compactor
-from context_compact.registry import entry, policy_at, register
+from context_compact.registry import REGISTRY, Registry, entry, policy_at
 from context_compact.store.base import Store
 from context_compact.testing.summary_cost import ContinuingSummarizer
 
@@ -83,8 +83,10 @@ run it by name (``--strategies``), it is not among the default rows."""
 STRATEGIES: tuple[str, ...] = (*NAMES, *VARIANTS)
 
 
-def register_peers() -> None:
-    """Register the peers with the registry (again: the same entries)."""
+def register_peers(registry: Registry = REGISTRY) -> None:
+    """Register the peers with ``registry`` (the library's by default; the registry's
+    entry point passes itself). Again: the same entries."""
+    register = registry.register
     register("none", none.engine, "no management: the whole history every time")
     register("masking", masking.engine, "observation masking, last 10 results (SWE-agent)")
     register("openhands-summarizer", openhands.engine, "OpenHands LLMSummarizingCondenser")
