@@ -15,8 +15,10 @@ from context_compact.cli import main
 def test_bench_without_the_bench_installed_says_in_one_line_what_to_install(
     monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
-    # A None entry in sys.modules makes the import fail as if the package were absent.
-    monkeypatch.setitem(sys.modules, "context_compact_bench", None)
+    # A None entry in sys.modules makes the import fail as if the package were absent (the
+    # command's module too: another test of this process may have loaded it).
+    for name in ("context_compact_bench", "context_compact_bench.command"):
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setattr(main, "commands", {k: v for k, v in main.commands.items() if k != "bench"})
     result = CliRunner().invoke(main, ["bench", *args])
     assert result.exit_code == 1
