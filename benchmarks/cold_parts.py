@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from context_compact import Compactor, invariants
-from context_compact.bench.suite import REQUEST, Chunks, make_policy, make_store
 from context_compact.keys import Recognizer, content_key
 from context_compact.messages import clone
 from context_compact.session.durable import SessionJournal
@@ -35,6 +34,7 @@ from context_compact.session.state import SessionState
 from context_compact.sizing import TokenCounter
 from context_compact.store.journal import dumps
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact_bench.suite import REQUEST, Chunks, make_policy, make_store
 
 
 def timed(label: str, run: Callable[[], object]) -> None:

@@ -18,10 +18,10 @@ import random
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.reach import reach
 from context_compact.messages import opens_with_thinking, turn_opener
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 
 REQUEST = "Port the parser to the new tokenizer and keep the tests green."
 SHAPES = {4_096: (1, 1_200), 20_000: (3, 2_000), 50_000: (3, 2_000), 200_000: (3, 3_000)}

@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from context_compact import Compactor, Policy
-from context_compact.bench.measures import Chunks, written_bytes
-from context_compact.bench.suite_run import REQUEST
 from context_compact.store import FileStore, SqliteStore
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import Turn
+from context_compact_bench.measures import Chunks, written_bytes
+from context_compact_bench.suite_run import REQUEST
 
 LIMIT = 12_500
 POLICIES = ("default", "seed")

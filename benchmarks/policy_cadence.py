@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 
-from context_compact.bench.pricing import Pricing
-from context_compact.bench.report import markdown_table
-from context_compact.bench.run import BenchConfig, BenchRow, real_scripts, run_one
-from context_compact.bench.script import Script, as_script
 from context_compact.session import cadence
+from context_compact.testing.script import Script, as_script
 from context_compact.testing.workload import synthetic_session
+from context_compact_bench.pricing import Pricing
+from context_compact_bench.report import markdown_table
+from context_compact_bench.run import BenchConfig, BenchRow, real_scripts, run_one
 
 
 def pair(script: Script, budget: int, pricing: Pricing) -> tuple[BenchRow, BenchRow]:

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from context_compact.bench.probe_report import markdown_from_json
+from context_compact_bench.probe_report import markdown_from_json
 
 
 def main(path: str) -> None:

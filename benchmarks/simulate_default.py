@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 
-from context_compact.bench import BenchConfig, run_bench
-from context_compact.bench.report import markdown_table
+from context_compact_bench import BenchConfig, run_bench
+from context_compact_bench.report import markdown_table
 
 
 def main(argv: list[str] | None = None) -> str:

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.bench.reach import reach
-from context_compact.bench.report import markdown_table
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 from context_compact.testing.workload import Workload, synthetic_session
+from context_compact_bench.report import markdown_table
 
 REWRITES = ("summarize", "clear_old_results")
 

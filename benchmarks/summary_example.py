@@ -17,10 +17,10 @@ import logging
 from pathlib import Path
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.replay import replay
-from context_compact.bench.script import from_session
 from context_compact.loaders import load_session
 from context_compact.messages import is_request
+from context_compact.testing.replay import replay
+from context_compact.testing.script import from_session
 
 DEFAULT = "../shared/data/trajectories/swe-agent/pydicom__pydicom-1458.traj"
 

@@ -21,10 +21,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from context_compact.bench.suite import RunSpec, _loop_run
 from context_compact.keys import same_prefix
 from context_compact.messages import Message, clone
 from context_compact.session import handout
+from context_compact_bench.suite import RunSpec, _loop_run
 
 
 def _unchecked(self: handout.Handout, messages: list[Message]) -> list[Message]:

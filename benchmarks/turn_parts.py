@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from context_compact import Compactor
-from context_compact.bench.suite import REQUEST, Chunks, make_policy, make_store
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact_bench.suite import REQUEST, Chunks, make_policy, make_store
 
 PARTS = [
     ("context_compact.session.engine", "SessionEngine", "sync"),

@@ -20,13 +20,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from context_compact.bench.suite import _result_bytes
 from context_compact.compactor import Compactor
 from context_compact.policy import Policy
 from context_compact.store import SqliteStore
 from context_compact.store import sqlite as sqlite_store
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.workload import synthetic_session
+from context_compact_bench.suite import _result_bytes
 
 
 def main(turns: int) -> None:

@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 
 from context_compact import Compactor
-from context_compact.bench.suite import REQUEST, Chunks, make_policy, make_store
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact_bench.suite import REQUEST, Chunks, make_policy, make_store
 
 ROOT = Path(tempfile.gettempdir()) / "context-compact-view-digest"
 

@@ -15,15 +15,14 @@ from click.testing import CliRunner
 
 import stub_api as s
 from context_compact import Compactor, InvalidHistory, MemoryStore
-from context_compact.bench.strategies import register_peers
 from context_compact.cli import main
-from context_compact.registry import NAMES, policy_for
+from context_compact.registry import NAMES, load_plugins, policy_for
 from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
 from context_compact.testing.fakes import BenchSummarizer
 from histories import call, results, user
 from stub_api import Reply, StubAPI
 
-register_peers()  # every engine of the registry, the bench's peers included
+load_plugins()  # every engine of the registry, those of installed packages (the bench) included
 
 
 def result(tool_id: str, text: str = "ok") -> dict[str, Any]:

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.bench.reach import reach
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 from histories import histories
 
 

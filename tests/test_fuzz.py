@@ -32,15 +32,14 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from context_compact import Compactor, InvalidHistory, MemoryStore, Policy, check
-from context_compact.bench.strategies import register_peers
 from context_compact.invariants import thinking_kept
-from context_compact.registry import NAMES, policy_for
+from context_compact.registry import NAMES, load_plugins, policy_for
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
 
 # A fixed tuple: the registry's list grows as engines register, which hypothesis sees as
 # flaky data generation.
-register_peers()  # every engine of the registry is fuzzed, the bench's peers included
+load_plugins()  # every engine is fuzzed, those of installed packages (the bench) included
 ENGINES = tuple(NAMES)
 COUNTER = TokenCounter()
 # Known gaps (RELIABILITY.md): the OpenHands peer renders tool calls as events and can still

@@ -20,13 +20,12 @@ from context_compact import (
     SqliteStore,
     check,
 )
-from context_compact.bench.strategies import register_peers
 from context_compact.cli import main
 from context_compact.invariants import MAX_DEPTH
-from context_compact.registry import NAMES, policy_at
+from context_compact.registry import NAMES, load_plugins, policy_at
 from histories import call, results, user
 
-register_peers()  # every engine of the registry, the bench's peers included
+load_plugins()  # every engine of the registry, those of installed packages (the bench) included
 
 
 def open_store(kind: str, tmp_path: Path) -> Any:

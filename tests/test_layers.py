@@ -5,6 +5,10 @@ Every import in src/ is read with ``ast``: module-level, inside functions, under
 group (its folder under the package, or its file), a group to one layer; a group may import
 only groups of lower layers (and itself). docs/architecture.md draws the same list.
 A new top-level module or folder needs its place in ``LAYERS`` (and in docs/architecture.md).
+
+The bench (``context_compact_bench``, a distribution of its own) is one group on top: it may
+import the library, and nothing imports it: not the library, and no test but the bench's own
+(``tests/bench``).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "context_compact"
+BENCH = "context_compact_bench"
 SRC = Path(__file__).resolve().parents[1] / "src"
+TESTS = Path(__file__).resolve().parent
 
 # Lowest first. A layer's groups may import any group below it, never one beside or above it.
 LAYERS: list[tuple[str, ...]] = [
@@ -31,17 +37,21 @@ LAYERS: list[tuple[str, ...]] = [
     ("policy",),
     ("compactor",),
     ("agent", "integrations"),
-    ("bench", "demo"),
+    ("demo",),
     ("inspector",),
     ("cli",),
     ("__init__",),
+    (BENCH,),
 ]
 LAYER = {group: n for n, groups in enumerate(LAYERS) for group in groups}
+# The one way up: the ``bench`` command of the CLI is the bench's, imported when it is run
+# (with one line saying what to install when the bench is not there).
+DOORS = {(f"{PACKAGE}.cli.policies", f"{BENCH}.command")}
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
     found = {}
-    for path in (SRC / PACKAGE).rglob("*.py"):
+    for path in [*(SRC / PACKAGE).rglob("*.py"), *(SRC / BENCH).rglob("*.py")]:
         parts = list(path.relative_to(SRC).with_suffix("").parts)
         package = parts[-1] == "__init__"
         if package:
@@ -55,6 +65,8 @@ MODULES = modules()
 
 def group(module: str) -> str:
     parts = module.split(".")
+    if parts[0] == BENCH:
+        return BENCH
     return parts[1] if len(parts) > 1 else "__init__"
 
 
@@ -81,9 +93,8 @@ def literal_head(node: ast.expr) -> str:
     return ""
 
 
-def imports(module: str) -> set[str]:
-    """The package's modules ``module`` imports, wherever and however it imports them."""
-    path, package = MODULES[module]
+def imported(module: str, package: bool, path: Path) -> set[str]:
+    """Every module name the file at ``path`` (the module ``module``) imports, as written."""
     targets: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -109,8 +120,14 @@ def imports(module: str) -> set[str]:
                 level = len(name) - len(name.lstrip("."))
                 name = absolute(module, package, level, name.lstrip(".") or None)
             targets.add(name)
+    return targets
+
+
+def imports(module: str) -> set[str]:
+    """The package's modules ``module`` imports, wherever and however it imports them."""
+    path, package = MODULES[module]
     found = set()
-    for target in targets:
+    for target in imported(module, package, path):
         # ``import a.b.c`` names a.b.c; the closest module of ours it names.
         while target and target not in MODULES:
             target = target.rpartition(".")[0]
@@ -137,6 +154,7 @@ def test_imports_only_go_down() -> None:
         and group(module) in LAYER  # an unplaced group: test_every_group_has_a_layer says so
         and group(target) in LAYER
         and LAYER[group(target)] >= LAYER[group(module)]
+        and (module, target) not in DOORS
     ]
     assert not wrong, "\n".join(wrong)
 
@@ -161,8 +179,36 @@ def test_no_module_imports_itself_round_a_cycle() -> None:
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
-def test_the_registry_does_not_load_the_bench() -> None:
-    assert not [t for t in GRAPH[f"{PACKAGE}.registry"] if group(t) == "bench"]
+def test_the_library_never_imports_the_bench() -> None:
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in sorted(GRAPH.items())
+        if group(module) != BENCH
+        for target in sorted(targets)
+        if group(target) == BENCH and (module, target) not in DOORS
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_cli_reaches_the_bench_only_through_its_command() -> None:
+    assert GRAPH[f"{PACKAGE}.cli.policies"] & {m for m in MODULES if group(m) == BENCH} == {
+        f"{BENCH}.command"
+    }
+
+
+def test_no_test_but_the_benchs_own_imports_the_bench() -> None:
+    wrong = []
+    for path in sorted(TESTS.rglob("*.py")):
+        if (TESTS / "bench") in path.parents:
+            continue
+        # Read as a module of the tests: relative imports there never reach the bench.
+        names = imported(f"tests.{path.stem}", False, path)
+        wrong += [
+            f"{path.relative_to(TESTS)} imports {n}"
+            for n in sorted(names)
+            if n.split(".")[0] == BENCH
+        ]
+    assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.parametrize(
@@ -172,14 +218,11 @@ def test_the_registry_does_not_load_the_bench() -> None:
         ("from .store.base import Store", {"context_compact.store.base"}),
         ("import context_compact.keys", {"context_compact.keys"}),
         ("def f():\n    from .registry import NAMES", {"context_compact.registry"}),
+        ("importlib.import_module('.seed.engine', __package__)", {"context_compact.seed.engine"}),
+        ("importlib.import_module('context_compact_bench.run')", {"context_compact_bench.run"}),
         (
-            "importlib.import_module('.bench.strategies.codex', __package__)",
-            {"context_compact.bench.strategies.codex"},
-        ),
-        ("importlib.import_module('context_compact.bench.run')", {"context_compact.bench.run"}),
-        (
-            "importlib.import_module(f'.bench.strategies.{name}', __package__)",
-            {"context_compact.bench.strategies"},
+            "importlib.import_module(f'context_compact_bench.strategies.{name}')",
+            {"context_compact_bench.strategies"},
         ),
     ],
 )

@@ -52,8 +52,22 @@ def test_the_wheel_holds_the_inspectors_page_and_py_typed_and_no_tests(wheel: Pa
         assert f"context_compact/inspector/static/{page_file.name}" in names
     assert "context_compact/py.typed" in names
     assert not [name for name in names if name.startswith("tests/") or "/tests/" in name]
-    modules = {p.relative_to(ROOT / "src").as_posix() for p in (ROOT / "src").rglob("*.py")}
+    package = ROOT / "src" / "context_compact"
+    modules = {p.relative_to(ROOT / "src").as_posix() for p in package.rglob("*.py")}
     assert modules <= set(names), sorted(modules - set(names))[:5]
+
+
+def test_the_wheel_carries_no_bench_code(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"context_compact", f"context_compact-{PROJECT['version']}.dist-info"}
+    assert not [name for name in names if "bench" in name.split("/")[-2:-1]]
+    assert (
+        "context_compact_bench"
+        not in zipfile.ZipFile(wheel)
+        .read(f"context_compact-{PROJECT['version']}.dist-info/entry_points.txt")
+        .decode()
+    )
 
 
 def test_the_wheels_metadata_carries_the_one_version_the_licence_and_the_classifiers(
@@ -107,3 +121,12 @@ def test_the_wheel_installs_without_extras_and_its_demo_runs_offline(
     )
     assert demo.returncode == 0, demo.stderr
     assert "app/tax.py fixed" in demo.stdout
+    # The bench is not in the wheel: its command says in one line what to install.
+    bench = subprocess.run(
+        [str(command), "bench", "--quick"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert bench.returncode == 1
+    assert bench.stderr.strip().splitlines() == [
+        "Error: context-compact bench needs the bench: pip install 'context-compact[bench]' "
+        "(or: pip install context-compact-bench)"
+    ]

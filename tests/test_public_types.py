@@ -16,7 +16,6 @@ from context_compact import (
     Policy,
     PolicyLike,
 )
-from context_compact.bench import register_peers
 from context_compact.registry import policy_at
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +49,6 @@ def test_only_the_session_engine_has_the_durable_capability() -> None:
 
 @pytest.mark.parametrize("name", ["seed", "default", "codex"])
 def test_one_registry_function_builds_any_policy_at_a_limit(name: str) -> None:
-    register_peers()  # the registry would load them by its entry point; again is harmless
     policy: PolicyLike = policy_at(name, 12_345)
     assert policy.engine == name and policy.context_limit == 12_345
     assert policy_at(name).context_limit == Policy.default().context_limit or name == "seed"

@@ -1,4 +1,5 @@
-"""One test per requirement of SPEC.md (S-0 .. S-7), run against ``Policy.seed()``.
+"""One test per rule of the reference pipeline (docs/reference-pipeline.md, S-0 .. S-7), run
+against ``Policy.seed()``.
 
 S-5.2, S-5.3 and S-6.2 .. S-6.5 concern the agent loop and the CLI; their tests carry the
 same names elsewhere: ``test_s5_2_*``, ``test_s6_2_*``, ``test_s6_3_*``, ``test_s6_4_*`` in

@@ -1,6 +1,5 @@
-"""Token counts by model family, calibration per kind of text from the API's usage, and
-``bench --tokens``: exact where a tokenizer ships offline, never a download, bounded and
-convergent factors elsewhere."""
+"""Token counts by model family and calibration per kind of text from the API's usage: exact
+where a tokenizer ships offline, never a download, bounded and convergent factors elsewhere."""
 
 from __future__ import annotations
 
@@ -8,17 +7,13 @@ import json
 import random
 import socket
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor, Policy
-from context_compact.bench.command import bench
-from context_compact.bench.run import default_trajectories
 from context_compact.sizing import (
     KINDS,
     Calibration,
@@ -254,33 +249,6 @@ def test_a_session_learns_its_kinds_from_usage_and_resumes_with_them(
     resumed.view()
     assert resumed.tokens.calibration.factors == factors
     assert resumed.durable.measure() == compactor.durable.measure()
-
-
-@needs_bpe
-@pytest.mark.skipif(not default_trajectories().is_dir(), reason="no recorded sessions here")
-def test_bench_tokens_reports_the_error_before_and_after_calibration(tmp_path: Path) -> None:
-    out = tmp_path / "tokens.json"
-    result = CliRunner().invoke(bench, ["--tokens", "--json", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "request, kinds" in result.output
-    data = json.loads(out.read_text())
-    assert data["messages"] > 1_000 and data["exact"].startswith("o200k_base")
-    # Calibration takes out the bias: the total error shrinks and fewer messages are
-    # undercounted by more than 10%.
-    assert abs(data["after"]["total"]) < abs(data["before"]["total"])
-    assert data["after"]["under_10"] < data["before"]["under_10"]
-
-
-def test_bench_tokens_without_an_exact_tokenizer_says_so_and_exits_0(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_network: list[Any]
-) -> None:
-    hide_tokenizers(monkeypatch)
-    result = CliRunner().invoke(bench, ["--tokens", "--trajectories", str(tmp_path)])
-    assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines() == [
-        "bench --tokens: no exact tokenizer installed (pip install 'context-compact[tokens]')"
-    ]
-    assert not no_network
 
 
 def test_a_calibrate_record_keeps_its_factors_through_the_journal() -> None:

@@ -3,10 +3,13 @@
 compactor = Compactor(Policy.default(model=MODEL), SqliteStore("sessions.db"), summarizer)
 messages = compactor.prepare(messages, active_request)   # before every model call
 
-Every public name below is importable from here as it always was. The exceptions (``errors.py``)
-are loaded with the package; every other name the first time it is asked for (PEP 562), so
-``import context_compact`` loads two modules, and a program that uses a ``MemoryStore`` does not
-load PostgreSQL's store, the loaders or the agent.
+``__all__`` is the surface an application needs (28 names); every other public name below is
+importable from here as it always was, and lives in the module that says what it is for
+(extension types in ``context_compact.engine``, exceptions in ``context_compact.errors``). The
+exceptions are loaded with the package; every other name the first time it is asked for
+(PEP 562), so ``import context_compact`` loads three modules, ``from context_compact import
+Policy`` loads no engine, and a program that uses a ``MemoryStore`` does not load PostgreSQL's
+store, the loaders or the agent.
 """
 
 from __future__ import annotations
@@ -21,46 +24,81 @@ from .errors import (
     ConfigError,
     ContextCompactError,
     ContextOverflow,
-    CorruptJournal,
-    CorruptStore,
     HistoryError,
     InvalidHistory,
-    LinkRefused,
     MissingExtra,
     ProviderError,
-    ReadOnlyStore,
-    ScriptExhausted,
-    SessionExists,
-    SessionLocked,
     StoreError,
-    StoreRefused,
     StoreUnavailable,
-    Undecodable,
-    UnknownFormat,
-    UnknownMigration,
-    Violation,
+)
+from .errors import (
+    CorruptJournal as CorruptJournal,
+)
+from .errors import (
+    CorruptStore as CorruptStore,
+)
+from .errors import (
+    LinkRefused as LinkRefused,
+)
+from .errors import (
+    ReadOnlyStore as ReadOnlyStore,
+)
+from .errors import (
+    ScriptExhausted as ScriptExhausted,
+)
+from .errors import (
+    SessionExists as SessionExists,
+)
+from .errors import (
+    SessionLocked as SessionLocked,
+)
+from .errors import (
+    StoreRefused as StoreRefused,
+)
+from .errors import (
+    Undecodable as Undecodable,
+)
+from .errors import (
+    UnknownFormat as UnknownFormat,
+)
+from .errors import (
+    UnknownMigration as UnknownMigration,
+)
+from .errors import (
+    Violation as Violation,
 )
 
 if TYPE_CHECKING:
     from .compactor import Compactor
-    from .engine import DurableSession, Engine, Env, PolicyLike, RecallPage
+    from .engine import DurableSession as DurableSession
+    from .engine import Engine as Engine
+    from .engine import Env as Env
+    from .engine import PolicyLike as PolicyLike
+    from .engine import RecallPage as RecallPage
     from .events import CompactionEvent
     from .invariants import check
-    from .markers import summary_message
-    from .policy import Policy, SeedPolicy, SessionPolicy
+    from .markers import summary_message as summary_message
+    from .policy import Policy
+    from .policy import SeedPolicy as SeedPolicy
+    from .policy import SessionPolicy as SessionPolicy
     from .providers.errors import is_context_overflow
-    from .registry import NAMES as POLICIES
     from .session.recall import recall
-    from .sizing import estimate_chars
+    from .sizing import estimate_chars as estimate_chars
     from .store import FileStore, MemoryStore, PostgresStore, SqliteStore, Store, store_from_url
     from .summarize import (
         LLMSummarizer,
         Summarizes,
         SummaryRequest,
         extractive_summary,
-        summary_input,
-        summary_score,
     )
+    from .summarize import (
+        summary_input as summary_input,
+    )
+    from .summarize import (
+        summary_score as summary_score,
+    )
+
+    POLICIES: list[str]  # registry.NAMES: the registered engines' names
 
 # The name, the module it lives in (relative to this package) and its name there.
 _LAZY: dict[str, tuple[str, str]] = {
@@ -114,8 +152,14 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY, "__version__"})
 
 
+# The surface: what an application needs. Every other name above stays importable from here
+# as it always was, from the module it lives in: the engine's extension types
+# (``context_compact.engine``: Engine, Env, PolicyLike, DurableSession, RecallPage), each
+# engine's policy class (``context_compact.policy``: SeedPolicy, SessionPolicy), the summary's
+# parts (``context_compact.summarize``, ``.markers``, ``.sizing``), the registry's names
+# (``context_compact.registry.NAMES``, here ``POLICIES``), the scripted model's error
+# (``context_compact.testing``) and every exception (``context_compact.errors``).
 __all__ = [
-    "POLICIES",
     "AgentError",
     "CompactionError",
     "CompactionEvent",
@@ -124,47 +168,24 @@ __all__ = [
     "ConfigError",
     "ContextCompactError",
     "ContextOverflow",
-    "CorruptJournal",
-    "CorruptStore",
-    "DurableSession",
-    "Engine",
-    "Env",
     "FileStore",
     "HistoryError",
     "InvalidHistory",
     "LLMSummarizer",
-    "LinkRefused",
     "MemoryStore",
     "MissingExtra",
     "Policy",
-    "PolicyLike",
     "PostgresStore",
     "ProviderError",
-    "ReadOnlyStore",
-    "RecallPage",
-    "ScriptExhausted",
-    "SeedPolicy",
-    "SessionExists",
-    "SessionLocked",
-    "SessionPolicy",
     "SqliteStore",
     "Store",
     "StoreError",
-    "StoreRefused",
     "StoreUnavailable",
     "Summarizes",
     "SummaryRequest",
-    "Undecodable",
-    "UnknownFormat",
-    "UnknownMigration",
-    "Violation",
     "check",
-    "estimate_chars",
     "extractive_summary",
     "is_context_overflow",
     "recall",
     "store_from_url",
-    "summary_input",
-    "summary_message",
-    "summary_score",
 ]

@@ -34,12 +34,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .events import CompactionEvent
 from .messages import Message
-from .sizing import TokenCounter
-from .store.base import Store
+
+if TYPE_CHECKING:  # annotations only: the protocol does not load the counter or the stores
+    from .sizing import TokenCounter
+    from .store.base import Store
 
 LINES_LOGGER = "context_compact.seed"
 """The logger of the lines an engine says (``Env.say``): only the seed says any."""

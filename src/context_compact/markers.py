@@ -6,7 +6,7 @@ nothing inside a quote can close it or forge a header of ours.
 
 "References are ours" is checkable here: each marker that names a path is built from a path
 the store returned, never from text found in a tool's output, so a tool cannot forge a
-reference. The seed preset's markers are exactly the seed's texts (the seed specification's
+reference. The seed preset's markers are exactly the seed's texts (the reference pipeline's
 sections S-1.3, S-2.5, S-3.2, S-4.4); the session engine's are
 deterministic functions of their arguments (no clock, uuid or counter), so a view that did not
 change is byte-identical to the one sent before and the provider's prompt cache holds.

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .engine import PolicyLike
 from .overrides import with_overrides
-from .registry import policy_for
 from .seed.policy import SeedPolicy, seed_policy
 from .session.policy import SessionPolicy, session_policy
 
@@ -57,6 +56,8 @@ class Policy:
     def named(name: str, **overrides: Any) -> PolicyLike:
         """The policy of any engine in the registry (``registry.NAMES``), with overrides. A
         name not registered yet loads the registry's plugins first (the bench's peers)."""
+        from .registry import policy_for  # the registry knows the engines: loaded when asked
+
         return policy_for(name, **overrides)
 
 

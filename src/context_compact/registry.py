@@ -5,17 +5,20 @@
     engine = build_engine(policy, env)                  # what Compactor does
 
 ``seed`` and ``default`` are this library's engines (``seed/``, ``session/``), registered
-here. Anything else registers itself with ``register``: the bench's peers
-(``bench/strategies/``), written from their published behaviour, are registered by the bench
-when it runs, by the CLI when ``--policy`` is read or shown, and otherwise the first time a
-name is asked for that is not registered: the registry then loads the entry points of the
-group ``context_compact.policies`` (``PLUGINS``; pyproject.toml declares the bench's), each a
-function that calls ``register``. They implement the same Engine protocol, so any of them can
-drive a real loop (they keep no durable log and some of them lose content: that is what the
-bench measures). The registry itself imports no engine but its own two, and nothing above it.
+here. Anything else registers itself with ``register``: the bench's peers (the
+``context_compact_bench`` distribution, ``strategies/``), written from their published
+behaviour, are registered by the bench when it runs, and otherwise through the entry points of
+the group ``context_compact.policies`` (``PLUGINS``; the bench's pyproject.toml declares its
+own), each a function given the registry to ``register`` into: loaded by the CLI and the
+inspector when they list the engines, and the first time a name is asked for that is not
+registered. They implement the same Engine protocol, so any of them can drive a real loop
+(they keep no durable log and some of them lose content: that is what the bench measures).
+The registry itself imports no engine but its own two, and nothing above it.
 
-``NAMES`` is the list of registered names, in order of registration; it grows as engines
-register (the same list object, so ``from registry import NAMES`` stays current).
+The state is one explicit object, a ``Registry``; ``REGISTRY`` is the library's, and the
+module's ``NAMES``, ``ENGINES``, ``register``, ``policy_for``... are its list, its table and
+its methods. ``NAMES`` is the list of registered names, in order of registration; it grows as
+engines register (the same list object, so ``from registry import NAMES`` stays current).
 """
 
 from __future__ import annotations
@@ -61,86 +64,110 @@ def _seed_engine(policy: Any, env: Env) -> Engine:
     return SeedEngine(policy, env)
 
 
-ENGINES: dict[str, Entry] = {
-    "default": Entry(session_policy, SessionEngine, "ours: durable log, view, nothing lost"),
-    "seed": Entry(seed_policy, _seed_engine, "the seed's four stages, exact", "chars"),
-}
-NAMES: list[str] = list(ENGINES)
-
 PLUGINS = "context_compact.policies"
-"""The entry-point group of packages that register engines (``name = "module:function"``)."""
-
-_plugins_loaded = False
-
-
-def register(name: str, engine: Callable[[Any, Env], Engine], about: str) -> None:
-    """Register an engine without settings of its own (its policy is a ``PeerPolicy``);
-    registering a name again replaces its entry."""
-
-    def policy(**overrides: Any) -> PeerPolicy:
-        return with_overrides(PeerPolicy(engine=name), overrides)
-
-    ENGINES[name] = Entry(policy, engine, about)
-    if name not in NAMES:
-        NAMES.append(name)
+"""The entry-point group of packages that register engines (``name = "module:function"``);
+each function is called with the registry to register into."""
 
 
-def load_plugins() -> None:
-    """Call, once, every function of the entry-point group ``PLUGINS``: the installed
-    packages' engines register themselves."""
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    from importlib.metadata import entry_points
+class Registry:
+    """Engines by name: our two, and those registered into it. ``REGISTRY`` is the library's
+    (``Policy.named``, ``--policy``, ``Compactor``); a program or a test can build its own,
+    which starts with our two engines and loads the plugins of its own accord.
 
-    for point in entry_points(group=PLUGINS):
-        point.load()()
+    ``names`` is the list of registered names, in order of registration; it grows as engines
+    register (the same list object, so a reference to it stays current)."""
+
+    def __init__(self) -> None:
+        self.engines: dict[str, Entry] = {
+            "default": Entry(
+                session_policy, SessionEngine, "ours: durable log, view, nothing lost"
+            ),
+            "seed": Entry(seed_policy, _seed_engine, "the seed's four stages, exact", "chars"),
+        }
+        self.names: list[str] = list(self.engines)
+        self.plugins_loaded = False
+        """Whether ``load_plugins`` has run (it runs once per registry)."""
+
+    def register(self, name: str, engine: Callable[[Any, Env], Engine], about: str) -> None:
+        """Register an engine without settings of its own (its policy is a ``PeerPolicy``);
+        registering a name again replaces its entry."""
+
+        def policy(**overrides: Any) -> PeerPolicy:
+            return with_overrides(PeerPolicy(engine=name), overrides)
+
+        self.engines[name] = Entry(policy, engine, about)
+        if name not in self.names:
+            self.names.append(name)
+
+    def load_plugins(self) -> None:
+        """Call, once, every function of the entry-point group ``PLUGINS`` with this registry:
+        the installed packages' engines register themselves."""
+        if self.plugins_loaded:
+            return
+        self.plugins_loaded = True
+        from importlib.metadata import entry_points
+
+        for point in entry_points(group=PLUGINS):
+            point.load()(self)
+
+    def entry(self, name: str) -> Entry:
+        if name not in self.engines:
+            self.load_plugins()
+        try:
+            return self.engines[name]
+        except KeyError:
+            raise ValueError(
+                f"unknown policy {name!r}; known: {', '.join(self.names)} (the bench's peers "
+                "come with pip install 'context-compact[bench]')"
+            ) from None
+
+    def policy_for(self, name: str, **overrides: Any) -> PolicyLike:
+        """The policy object of engine ``name`` with fields overridden by name."""
+        return self.entry(name).policy(**overrides)
+
+    def policy_at(
+        self, name: str, limit: int | None = None, *, model: str | None = None
+    ) -> PolicyLike:
+        """The policy of engine ``name`` for a host that shows events itself (the CLI, the
+        bench): at ``limit`` in the engine's own unit (characters for the seed) if given, else
+        at the engine's default (for token engines: ``model``'s window, as
+        ``Policy.default``); the seed's prints off."""
+        unit = self.entry(name).unit
+        overrides: dict[str, Any] = {} if limit is None else {"context_limit": limit}
+        if name == "seed":
+            overrides["echo"] = False
+        elif name == "default":
+            overrides["model"] = model
+        elif limit is None and unit == "tokens":
+            reserve = session_policy().reserve_tokens
+            overrides["context_limit"] = max(1, context_window(model) - reserve)
+        return self.policy_for(name, **overrides)
+
+    def build_engine(self, policy: PolicyLike, env: Env) -> Engine:
+        return self.entry(policy.engine).engine(policy, env)
 
 
-def entry(name: str) -> Entry:
-    if name not in ENGINES:
-        load_plugins()
-    try:
-        return ENGINES[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown policy {name!r}; known: {', '.join(NAMES)} (the bench's peers are "
-            "registered by context_compact.bench.strategies.register_peers)"
-        ) from None
-
-
-def policy_for(name: str, **overrides: Any) -> PolicyLike:
-    """The policy object of engine ``name`` with fields overridden by name."""
-    return entry(name).policy(**overrides)
-
-
-def policy_at(name: str, limit: int | None = None, *, model: str | None = None) -> PolicyLike:
-    """The policy of engine ``name`` for a host that shows events itself (the CLI, the bench):
-    at ``limit`` in the engine's own unit (characters for the seed) if given, else at the
-    engine's default (for token engines: ``model``'s window, as ``Policy.default``); the
-    seed's prints off."""
-    unit = entry(name).unit
-    overrides: dict[str, Any] = {} if limit is None else {"context_limit": limit}
-    if name == "seed":
-        overrides["echo"] = False
-    elif name == "default":
-        overrides["model"] = model
-    elif limit is None and unit == "tokens":
-        reserve = session_policy().reserve_tokens
-        overrides["context_limit"] = max(1, context_window(model) - reserve)
-    return policy_for(name, **overrides)
-
-
-def build_engine(policy: PolicyLike, env: Env) -> Engine:
-    return entry(policy.engine).engine(policy, env)
+REGISTRY = Registry()
+"""The library's registry. The module's names below are its parts and methods, so
+``from context_compact.registry import NAMES, register`` keeps working."""
+ENGINES = REGISTRY.engines
+NAMES = REGISTRY.names
+register = REGISTRY.register
+load_plugins = REGISTRY.load_plugins
+entry = REGISTRY.entry
+policy_for = REGISTRY.policy_for
+policy_at = REGISTRY.policy_at
+build_engine = REGISTRY.build_engine
 
 
 __all__ = [
     "ENGINES",
     "NAMES",
+    "PLUGINS",
+    "REGISTRY",
     "Entry",
     "PeerPolicy",
+    "Registry",
     "build_engine",
     "entry",
     "load_plugins",

@@ -11,20 +11,20 @@ from typing import Any
 import pytest
 
 from context_compact import MemoryStore, check
-from context_compact.bench.pricing import Pricing
-from context_compact.bench.reach import reach
-from context_compact.bench.replay import replay
-from context_compact.bench.script import Script, from_session, from_workload
-from context_compact.bench.strategies import NAMES, Setup, build
-from context_compact.bench.strategies.anthropic_clearing import PLACEHOLDER, ToolResultClearing
-from context_compact.bench.strategies.codex import SUMMARY_PREFIX, AutoCompact
-from context_compact.bench.strategies.masking import ObservationMasking
-from context_compact.bench.strategies.openhands import SummarizingCondenser
-from context_compact.bench.suite import Chunks
 from context_compact.session.engine import SessionEngine
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
+from context_compact.testing.replay import replay
+from context_compact.testing.script import Script, from_session, from_workload
 from context_compact.testing.workload import synthetic_session
+from context_compact_bench.pricing import Pricing
+from context_compact_bench.strategies import NAMES, Setup, build
+from context_compact_bench.strategies.anthropic_clearing import PLACEHOLDER, ToolResultClearing
+from context_compact_bench.strategies.codex import SUMMARY_PREFIX, AutoCompact
+from context_compact_bench.strategies.masking import ObservationMasking
+from context_compact_bench.strategies.openhands import SummarizingCondenser
+from context_compact_bench.suite import Chunks
 
 ROOT = "/memory"
 

@@ -15,8 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import stub_api as s
-from context_compact.bench.answer_counts import AnswerCounts, render_answers
-from context_compact.bench.answerer import (
+from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.script import Script
+from context_compact_bench.answer_counts import AnswerCounts, render_answers
+from context_compact_bench.answerer import (
     MAX_TOOL_CALLS,
     Answerer,
     AnswererConfig,
@@ -25,12 +28,9 @@ from context_compact.bench.answerer import (
     paired,
     with_question,
 )
-from context_compact.bench.pricing import Pricing
-from context_compact.bench.probes import KINDS, OUTCOMES
-from context_compact.bench.run import run_one
-from context_compact.bench.script import Script
-from context_compact.sizing import TokenCounter
-from context_compact.testing.fakes import BenchSummarizer
+from context_compact_bench.pricing import Pricing
+from context_compact_bench.probes import KINDS, OUTCOMES
+from context_compact_bench.run import run_one
 from stub_api import Reply, StubAPI, ToolCall
 
 Message = dict[str, Any]
@@ -366,7 +366,7 @@ def test_a_cut_view_fits_its_room_pairs_every_call_and_is_a_copy(
 def test_the_bench_table_and_json_show_model_answers_beside_the_verdicts(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from context_compact.bench import BenchConfig, run_bench
+    from context_compact_bench import BenchConfig, run_bench
 
     with StubAPI(*forever(recalling)) as stub:
         config = BenchConfig(
@@ -393,7 +393,7 @@ def test_the_bench_table_and_json_show_model_answers_beside_the_verdicts(tmp_pat
 
 
 def test_the_command_says_in_one_line_when_the_answerer_does_not_answer() -> None:
-    from context_compact.bench.command import bench
+    from context_compact_bench.command import bench
 
     url = s.closed_port_url()
     result = CliRunner().invoke(bench, ["--probes", "--answerer", url, "--no-progress"])
@@ -403,14 +403,14 @@ def test_the_command_says_in_one_line_when_the_answerer_does_not_answer() -> Non
 
 
 def test_the_answerer_needs_the_probes() -> None:
-    from context_compact.bench.command import bench
+    from context_compact_bench.command import bench
 
     result = CliRunner().invoke(bench, ["--answerer", "http://127.0.0.1:9/v1"])
     assert result.exit_code != 0 and "--probes" in result.output
 
 
 def test_the_command_runs_the_answerer_and_writes_its_counts(tmp_path: Path) -> None:
-    from context_compact.bench.command import bench
+    from context_compact_bench.command import bench
 
     out = tmp_path / "report.json"
     models = {"GET /v1/models": {"object": "list", "data": [{"id": "listed-model"}]}}

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from context_compact.bench import BenchConfig, run_bench
-from context_compact.bench.chart import write_chart
-from context_compact.bench.command import bench
-from context_compact.bench.run import ENV_TRAJECTORIES, default_trajectories
-from context_compact.bench.scaling import measure_scaling
+from context_compact.testing.trajectories import ENV_TRAJECTORIES, default_trajectories
+from context_compact_bench import BenchConfig, run_bench
+from context_compact_bench.chart import write_chart
+from context_compact_bench.command import bench
+from context_compact_bench.scaling import measure_scaling
 
 DOCUMENTED = {
     "strategy",

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from context_compact.bench.load import LoadConfig, SessionRun, drive, run_load, verify
 from context_compact.cli import main
 from context_compact.store import SqliteStore
+from context_compact_bench.load import LoadConfig, SessionRun, drive, run_load, verify
 from sqlite_rows import tamper_record
 
 SMOKE = LoadConfig(sessions=20, processes=2, sessions_per_process=20, turns=4)

@@ -9,13 +9,13 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from context_compact.bench.api_check import final_turn_opener, refusal, sign, thinking_block
-from context_compact.bench.command import bench
-from context_compact.bench.longturn import at_budget, long_turn_script
-from context_compact.bench.replay import replay
-from context_compact.bench.strategies import Setup, build
 from context_compact.store.memory import MemoryStore
+from context_compact.testing.api_check import final_turn_opener, refusal, sign, thinking_block
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.replay import replay
+from context_compact_bench.command import bench
+from context_compact_bench.longturn import at_budget, long_turn_script
+from context_compact_bench.strategies import Setup, build
 
 REQUEST = {"role": "user", "content": "Fix the parser."}
 

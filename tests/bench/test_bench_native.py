@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from context_compact import MemoryStore
-from context_compact.bench.replay import replay
-from context_compact.bench.strategies import Setup, build
-from context_compact.bench.strategies.native import ModelledCompaction, trigger_for
 from context_compact.messages import compaction_at
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.replay import replay
 from context_compact.testing.workload import synthetic_session
+from context_compact_bench.strategies import Setup, build
+from context_compact_bench.strategies.native import ModelledCompaction, trigger_for
 
 ROOT = "/bench"
 BUDGET = 8_000

@@ -1,4 +1,4 @@
-"""The real peers behind the bench (``bench/peers``), and their models (``bench/strategies``).
+"""The real peers behind the bench (``peers/``), and their models (``strategies/``).
 
 Each adapter converts a short session to its peer's native types and back unchanged, and runs
 the peer through the replay; each model agrees with its real peer within the bench's stated
@@ -15,7 +15,12 @@ from typing import Any
 
 import pytest
 
-from context_compact.bench.peers.run import (
+from context_compact.invariants import check
+from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.replay import replay
+from context_compact.testing.script import from_workload
+from context_compact.testing.workload import synthetic_session
+from context_compact_bench.peers.run import (
     ENV_PYTHON,
     MODELS,
     QUIET,
@@ -27,11 +32,6 @@ from context_compact.bench.peers.run import (
     replay_ours,
     replay_peer,
 )
-from context_compact.bench.replay import replay
-from context_compact.bench.script import from_workload
-from context_compact.invariants import check
-from context_compact.testing.fakes import BenchSummarizer
-from context_compact.testing.workload import synthetic_session
 
 SHORT: list[dict[str, Any]] = [
     {"role": "user", "content": "Fix the failing test in parser.py"},
@@ -62,7 +62,7 @@ SHORT: list[dict[str, Any]] = [
 
 
 def langchain_round_trip(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from context_compact.bench.peers.langchain import Converter
+    from context_compact_bench.peers.langchain import Converter
 
     convert = Converter()
     natives = [n for m in messages for n in convert.to_native(m)]
@@ -70,7 +70,7 @@ def langchain_round_trip(messages: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def llamaindex_round_trip(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from context_compact.bench.peers.llamaindex import Converter, to_native
+    from context_compact_bench.peers.llamaindex import Converter, to_native
 
     return Converter().to_ours([n for m in messages for n in to_native(m)])
 
@@ -95,7 +95,7 @@ def test_the_openhands_adapter_gives_back_the_session_it_was_given(
     pytest.importorskip("openhands.sdk", reason="openhands-sdk (peers extra) not installed")
     from openhands.sdk.event import LLMConvertibleEvent
 
-    from context_compact.bench.peers.openhands import OpenHandsCondenser, to_ours
+    from context_compact_bench.peers.openhands import OpenHandsCondenser, to_ours
 
     peer = OpenHandsCondenser(BenchSummarizer(), 12_500)
     events = [e for m in SHORT for e in peer.events.of(m)]
@@ -114,7 +114,7 @@ NEEDS = {
 @pytest.mark.parametrize("name", IN_PROCESS)
 def test_each_real_peer_replays_a_session_into_valid_requests(name: str) -> None:
     pytest.importorskip(NEEDS[name], reason="the peers extra is not installed")
-    from context_compact.bench.peers.run import peer
+    from context_compact_bench.peers.run import peer
 
     summarizer = BenchSummarizer()
     impl = peer(name, summarizer, 6_000, "")
@@ -160,7 +160,7 @@ def test_a_peer_that_cannot_run_here_is_one_line_saying_why(
 ) -> None:
     if sys.version_info >= (3, 12):
         pytest.skip("OpenHands may import here; the line is for interpreters below 3.12")
-    from context_compact.bench.peers.run import runners
+    from context_compact_bench.peers.run import runners
 
     monkeypatch.delenv(ENV_PYTHON, raising=False)
     skipped: list[str] = []

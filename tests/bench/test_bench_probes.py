@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.probes import KINDS, Ledger, judge, probes_of, renderings, view_text
-from context_compact.bench.probing import ProbeTracker, recall_of
-from context_compact.bench.replay import replay
-from context_compact.bench.script import Script
-from context_compact.bench.strategies import Setup, build
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.replay import replay
+from context_compact.testing.script import Script
+from context_compact_bench.probes import KINDS, Ledger, judge, probes_of, renderings, view_text
+from context_compact_bench.probing import ProbeTracker, recall_of
+from context_compact_bench.strategies import Setup, build
 
 Message = dict[str, Any]
 
@@ -239,8 +239,8 @@ def test_every_keyed_probe_is_found_by_one_recall_of_the_logged_history(
 def test_bench_probes_are_summed_per_strategy_and_shown_beside_their_cost() -> None:
     from rich.console import Console
 
-    from context_compact.bench import BenchConfig, run_bench
-    from context_compact.bench.probe_report import (
+    from context_compact_bench import BenchConfig, run_bench
+    from context_compact_bench.probe_report import (
         markdown_from_json,
         probe_markdown,
         render_probes,
@@ -274,7 +274,7 @@ def test_bench_probes_are_summed_per_strategy_and_shown_beside_their_cost() -> N
 def test_probes_are_refused_with_the_scaling_suite_alone() -> None:
     from click.testing import CliRunner
 
-    from context_compact.bench.command import bench
+    from context_compact_bench.command import bench
 
     result = CliRunner().invoke(bench, ["--scaling", "--probes"])
     assert result.exit_code != 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from context_compact.bench.replay import replay
-from context_compact.bench.script import Script
+from context_compact.testing.replay import replay
+from context_compact.testing.script import Script
 
 
 class PassThrough:

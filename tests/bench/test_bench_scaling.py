@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from context_compact.bench import suite as scaling
-from context_compact.bench.command import bench
-from context_compact.bench.goals import goals as goals_of
-from context_compact.bench.report import render_scaling
-from context_compact.bench.suite import RunSpec, SuiteConfig, plan, run_isolated, run_suite
+from context_compact_bench import suite as scaling
+from context_compact_bench.command import bench
+from context_compact_bench.goals import goals as goals_of
+from context_compact_bench.report import render_scaling
+from context_compact_bench.suite import RunSpec, SuiteConfig, plan, run_isolated, run_suite
 
 POINT_KEYS = {
     "turns",

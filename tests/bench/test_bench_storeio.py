@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from context_compact.bench.storeio import measure_store_io, table
+from context_compact_bench.storeio import measure_store_io, table
 
 
 def test_the_store_benchmark_measures_writes_commits_and_recall_on_both_stores() -> None:

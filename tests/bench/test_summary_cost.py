@@ -8,13 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import MemoryStore
-from context_compact.bench.pricing import Pricing
-from context_compact.bench.replay import Replay, replay
-from context_compact.bench.strategies import Setup, build
-from context_compact.bench.summary_cost import ContinuingSummarizer, price_send
 from context_compact.summarize import SummaryRequest
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.replay import Replay, replay
+from context_compact.testing.summary_cost import ContinuingSummarizer, price_send
 from context_compact.testing.workload import synthetic_session
+from context_compact_bench.pricing import Pricing
+from context_compact_bench.strategies import Setup, build
 
 ROOT = "/bench"
 BUDGET = 8_000

@@ -16,11 +16,11 @@ import pytest
 
 from api_rules import final_turn_opener
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.reach import reach
 from context_compact.integrations import compacting
 from context_compact.messages import as_dicts
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 from stub_api import Reply, StubAPI, ToolCall, anthropic_prompt_too_long
 
 TASK = "Migrate every module to the new logging API."

@@ -15,7 +15,6 @@ from typing import Any
 import anthropic
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.reach import reach
 from context_compact.history.transfer import export_session
 from context_compact.integrations import compacting
 from context_compact.messages import as_dicts
@@ -23,6 +22,7 @@ from context_compact.session.native_tier import READABLE
 from context_compact.session.records import NativeEdit, journal
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 from stub_api import Reply, StubAPI, ToolCall, anthropic_prompt_too_long
 from stub_compaction import Compactions
 

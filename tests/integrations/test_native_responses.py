@@ -12,10 +12,10 @@ from typing import Any
 import openai
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.reach import reach
 from context_compact.integrations import compacting
 from context_compact.messages import as_dicts
 from context_compact.sizing import TokenCounter
+from context_compact.testing.reach import reach
 from stub_api import Reply, StubAPI, ToolCall, openai_input_exceeds_context_window
 
 TASK = "Migrate every module to the new logging API."

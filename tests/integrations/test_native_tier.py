@@ -14,11 +14,11 @@ import pytest
 from test_native_compaction import SYSTEM, TOOLS, WINDOW, Model, run_loop
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.reach import reach
 from context_compact.integrations import compacting
 from context_compact.messages import as_dicts
 from context_compact.session.records import SummaryEdit, journal
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 from stub_api import StubAPI
 from stub_compaction import Compactions
 

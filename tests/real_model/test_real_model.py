@@ -1,7 +1,7 @@
 """Against a real llama-cpp-python server running SmolLM2-135M-Instruct at 2,048 tokens
 (``conftest.py`` says how it is found or started): the window, the refusal, the tool loop
-under compaction with a policy that knows nothing of the server, the summarizer, check-model,
-probes answered by the model.
+under compaction with a policy that knows nothing of the server, the summarizer, check-model
+(the bench's probes answered by the model: ``tests/bench/test_bench_real_model.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from click.testing import CliRunner
 
 from context_compact import Compactor, Policy
 from context_compact.agent.drill import run_drill
-from context_compact.bench.answer_counts import AnswerCounts
 from context_compact.cli import main
 from context_compact.providers.errors import is_context_overflow, overflow_figures
 from context_compact.providers.openai_chat import OpenAIChatProvider
@@ -88,43 +87,3 @@ def test_check_model_reports_the_window_the_refusal_and_the_estimate(real_url: s
     assert report["refusal"]["recognized"] is True
     assert report["estimate"]["server_counts"] is True
     assert report["loop"]["refused"] == 0
-
-
-def test_the_bench_asks_the_model_three_probes_and_scores_its_answers(
-    real_url: str, tmp_path: Path
-) -> None:
-    out = tmp_path / "answers.json"
-    args = [
-        "bench",
-        "--probes",
-        "--answerer",
-        real_url,
-        "--answerer-model",
-        MODEL,
-        "--answerer-max",
-        "3",
-        "--strategies",
-        "default",
-        "--no-real",
-        "--turns",
-        "30",
-        "--seeds",
-        "0",
-        "--budget",
-        "1500",
-        "--scaling",
-        "0",
-        "--no-progress",
-        "--json",
-        str(out),
-    ]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
-    print(result.output)
-    data = json.loads(out.read_text())
-    assert data["answerer"]["window"] == WINDOW and data["answerer"]["gave_up"] is None
-    counts = AnswerCounts.from_dict(data["results"][0]["answers"])
-    print(json.dumps(counts.as_dict()))
-    assert counts.total("asked") == 3
-    assert counts.errors_by == {}  # every prompt fit the model's window and was answered
-    assert "Probes answered by a model" in result.output

@@ -25,9 +25,9 @@ import pytest
 
 from api_rules import final_turn_opener, sign, thinking_request, violation_text
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.reach import reach
 from context_compact.sizing import TokenCounter
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 
 STEPS = int(os.environ.get("CC_LONG_STEPS", "300"))
 REQUEST = "Port the parser to the new tokenizer and keep the tests green."

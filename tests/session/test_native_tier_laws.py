@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.reach import reach
 from context_compact.messages import as_dicts
+from context_compact.testing.reach import reach
 
 TASK = "Port every module to the new API."
 LIMIT = 6_000

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.bench.reach import reach
 from context_compact.messages import block_type, blocks, result_text
 from context_compact.testing.fakes import BenchSummarizer
+from context_compact.testing.reach import reach
 from context_compact.testing.workload import synthetic_session
 from histories import user
 

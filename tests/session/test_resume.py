@@ -106,9 +106,9 @@ def test_a_session_killed_at_a_random_moment_resumes_intact(
 
 
 def real_scripts() -> list[Any]:
-    from context_compact.bench.run import default_trajectories
-    from context_compact.bench.script import from_session
     from context_compact.loaders import load_all
+    from context_compact.testing.script import from_session
+    from context_compact.testing.trajectories import default_trajectories
 
     where = default_trajectories()
     if not where.is_dir():

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from context_compact.bench.strategies import register_peers
 from context_compact.cli import main
-from context_compact.registry import NAMES
+from context_compact.registry import NAMES, load_plugins
 
-register_peers()  # every engine of the registry, the bench's peers included
+load_plugins()  # every engine of the registry, those of installed packages (the bench) included
 
 # The trajectory pack, copied into the repository (tests/data/SOURCES.md says from where).
 PACK = Path(__file__).resolve().parents[1] / "data" / "trajectories"

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.bench.reach import reach
-from context_compact.bench.replay import replay
 from context_compact.markers import SUMMARY_CUT, summary_quotes
 from context_compact.session.policy import SessionPolicy
 from context_compact.session.summarizing import SummaryCaller
 from context_compact.sizing import TokenCounter
 from context_compact.summarize import adapt
+from context_compact.testing.reach import reach
+from context_compact.testing.replay import replay
 from context_compact.testing.workload import synthetic_session
 from histories import pair, user
 

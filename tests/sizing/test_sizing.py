@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import sizing
-from context_compact.bench.run import default_trajectories
 from context_compact.sizing import TokenCounter, exact_counter, text_tokens, tiktoken_cache_file
 from context_compact.sizing.estimate import profile
+from context_compact.testing.trajectories import default_trajectories
 
 HAS_BPE = (exact_counter() or ("estimate",))[0] == "bpe-openai"
 _SPEC = importlib.util.find_spec("bpe_openai") if HAS_BPE else None

@@ -20,7 +20,7 @@ def test_every_name_of_the_kit_is_importable_and_named_in_its_docstring() -> Non
 def test_the_kit_loads_no_bench_module() -> None:
     code = (
         "import sys, context_compact.testing\n"
-        "print(sorted(m for m in sys.modules if m.startswith('context_compact.bench')))"
+        "print(sorted(m for m in sys.modules if m.startswith('context_compact_bench')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -40,11 +40,11 @@ from ..providers.errors import is_context_overflow
 from ..sizing import text_tokens
 from ..store import WORKDIR_DB, CorruptStore, SessionLocked, Store
 from ..store.journal import shown_id
-from ..store.url import cli_store
 from ..summarize import LLMSummarizer
 from .agent_config import configured_policy, environment, make_provider
 from .agent_config import make_policy as make_policy
 from .agent_config import read_dotenv as read_dotenv
+from .store_choice import cli_store
 
 # The Anthropic SDK refuses to start without a key; local stand-ins ignore it.
 QUIT_WORDS = ("q", "exit", "quit")

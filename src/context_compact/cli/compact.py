@@ -65,8 +65,8 @@ def replay_policy(
     session: Session, policy: Any, store: Store, new_session: str | None = None
 ) -> tuple[Outcome, list[Message]]:
     """Drive ``policy`` through ``session`` turn by turn; the outcome and the final view."""
-    from ..bench.script import from_session
     from ..compactor import Compactor
+    from ..testing.script import from_session
 
     script = from_session(session)
     compactor = Compactor(policy, store, session=new_session)
@@ -152,7 +152,7 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
     trajectory number ``index``; and the stored id, if it was one."""
     from ..loaders import describe, load_file
     from ..store import WORKDIR_DB
-    from ..store.url import cli_store, selected
+    from .store_choice import cli_store, selected
 
     db = workdir / WORKDIR_DB
     if (selected() or db.is_file()) and not Path(target).exists():
@@ -210,8 +210,8 @@ def compact_command(
 ) -> None:
     """Replay session ID (or a log FILE) through --policy, offline: what each compaction pass
     does, and the final view. Without --dry-run the result is kept as a NEW session."""
-    from ..store.url import cli_store
     from .agent import make_policy
+    from .store_choice import cli_store
 
     root = Path(workdir or Path.cwd()).resolve()
     with quiet_loaders():

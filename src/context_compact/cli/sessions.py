@@ -34,7 +34,7 @@ COMPACTIONS_MEANS = (
 def open_store(workdir: Path | None) -> Any:
     """The sessions store of a work directory that has one (a usage error otherwise)."""
     from ..store import WORKDIR_DB
-    from ..store.url import cli_store, selected
+    from .store_choice import cli_store, selected
 
     root = Path(workdir or Path.cwd()).resolve()
     url = selected()

@@ -117,7 +117,7 @@ def refused_line(db: Path, error: StoreRefused) -> str | None:
 def advice(db: Path | None) -> str:
     """What to do about a damaged store: the SQLite file ``db``, or the server ``--store``
     names (``db`` None, or a server selected)."""
-    from ..store.url import selected
+    from .store_choice import selected
 
     url = selected()
     if url is not None and url.lower().startswith("file:"):
@@ -140,7 +140,7 @@ def unusable_line(db: Path, error: OSError) -> str | None:
     frames = traceback.extract_tb(error.__traceback__)
     if not any(frame.filename.startswith(STORE_PACKAGE) for frame in frames):
         return None
-    from ..store.url import selected
+    from .store_choice import selected
 
     said = error.strerror or str(error)
     where = f"{said}: {error.filename}" if error.filename else said
@@ -180,7 +180,8 @@ def store_line(db: Path, error: BaseException) -> str | None:
 
 @contextlib.contextmanager
 def store_errors(db: Path) -> Iterator[None]:
-    from ..store.url import selected, sqlite_file
+    from ..store.url import sqlite_file
+    from .store_choice import selected
 
     # ``--store sqlite:///...`` or CC_STORE_URL: that file, not the work directory's, is the one.
     db = sqlite_file(selected()) or db
@@ -207,7 +208,8 @@ def store_errors(db: Path) -> Iterator[None]:
 def select_store(url: str | None, option: str = "--store") -> None:
     """The store URL the command was given (None: the work directory's SQLite), checked
     before anything is opened: a URL of no known form is a usage error naming it."""
-    from ..store.url import check, select
+    from ..store.url import check
+    from .store_choice import select
 
     if url:
         try:

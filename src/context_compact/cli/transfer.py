@@ -126,7 +126,7 @@ def import_command(
     .aider.chat.history.md, benchmark results lists of message lists (tau-bench).
     """
     from ..store import CorruptStore
-    from ..store.url import cli_store
+    from .store_choice import cli_store
 
     try:
         limits = Limits(max_line_bytes, max_file_bytes, encoding)

@@ -317,12 +317,12 @@ def compare(
 
 
 def policy_names() -> list[str]:
-    """Every name of the registry, the bench's peers registered first (here, not when the
-    inspector is imported)."""
-    from ..bench.strategies import register_peers
-    from ..registry import NAMES
+    """Every name of the registry, the engines of installed packages (the bench's peers)
+    registered first through the registry's entry points (here, not when the inspector is
+    imported)."""
+    from ..registry import NAMES, load_plugins
 
-    register_peers()
+    load_plugins()
     return list(NAMES)
 
 

@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 from ..overrides import positive, with_overrides
 from ..sizing import DEFAULT_WINDOW, context_window, known_window
 from ..telemetry import policy_log
-from .native_tier import check_mode
 
 
 @dataclass(frozen=True)
@@ -211,11 +210,12 @@ def _check_knobs(policy: SessionPolicy) -> None:
         object.__setattr__(policy, "clear_tool_inputs", tuple(inputs))
     if policy.trigger_messages is not None and policy.trigger_messages < 2:
         raise ValueError(f"trigger_messages must be >= 2 or None, got {policy.trigger_messages}")
-    check_mode(policy.native)
-    if policy.preserved_thinking not in (True, False, "auto"):
-        raise ValueError(
-            f"preserved_thinking must be True, False or 'auto', got {policy.preserved_thinking!r}"
-        )
+    native = policy.native  # by identity: 1 and 0 are not True and False here
+    if native is not True and native is not False and native != "auto":
+        raise ValueError(f"native must be False, True or 'auto', got {native!r}")
+    kept = policy.preserved_thinking
+    if kept is not True and kept is not False and kept != "auto":
+        raise ValueError(f"preserved_thinking must be True, False or 'auto', got {kept!r}")
     if policy.summary_prompt is not None and not policy.summary_prompt.strip():
         raise ValueError("summary_prompt must be None or a non-empty text")
 

@@ -1,4 +1,5 @@
-"""A store chosen by URL: ``store_from_url`` and the CLI's ``--store`` / ``CC_STORE_URL``.
+"""A store chosen by URL: ``store_from_url``, and what the CLI's ``--store`` /
+``CC_STORE_URL`` may name (``check``; the CLI holds its choice itself, ``cli/store_choice.py``).
 
 Forms (the first two as SQLAlchemy writes them):
 
@@ -25,7 +26,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from .base import Store
 from .files import FileStore
 from .memory import MemoryStore
-from .sqlite import SqliteStore, workdir_store
+from .sqlite import SqliteStore
 
 ENV = "CC_STORE_URL"
 FORMS = (
@@ -91,27 +92,4 @@ def sqlite_file(url: str | None) -> Path | None:
     return Path(rest[3:]).resolve() if rest.startswith("///") and len(rest) > 3 else None
 
 
-_selected: str | None = None
-
-
-def select(url: str | None) -> None:
-    """The CLI's ``--store`` (None: ``CC_STORE_URL``, else the work directory's SQLite)."""
-    global _selected
-    _selected = url
-
-
-def selected() -> str | None:
-    """The store URL the CLI was given (``--store``, else ``CC_STORE_URL``), if any."""
-    return _selected or os.environ.get(ENV) or None
-
-
-def cli_store(workdir: str | os.PathLike[str]) -> Store:
-    """The agent CLI's store: ``--store``, else ``CC_STORE_URL``, else SQLite in
-    ``<workdir>/.context-compact/sessions.db``; files under the work directory either way."""
-    url = selected()
-    if url:
-        return store_from_url(url, root=Path(workdir))
-    return workdir_store(workdir)
-
-
-__all__ = ["ENV", "check", "cli_store", "select", "selected", "sqlite_file", "store_from_url"]
+__all__ = ["ENV", "check", "sqlite_file", "store_from_url"]

@@ -18,11 +18,21 @@ agent loop without a network, an API key or a disk that can fill up:
   counts its calls (no model).
 - ``workload.py``: ``synthetic_session(turns, seed)``, a seeded coding session whose every
   tool result carries a planted fact, so a test can tell what is in view, recoverable or lost.
+- ``script.py``: ``Script``, any session as a replay drives it (``from_workload``,
+  ``from_session`` for a recorded one); ``trajectories.py``: ``default_trajectories()``, where
+  the recorded sessions are.
+- ``replay.py``: ``replay(script, policy, store)`` drives a session through a policy call by
+  call as an agent loop would and measures it: tokens sent, cache reuse and cost
+  (``summary_cost.py``), requests the Messages API would refuse (``api_check.py``), and, at
+  the end, every needle's ``reach`` (``reach.py``): in the view, recoverable through a path the
+  store issued, or lost.
 
 Invariants: nothing here reaches the network or reads the clock to decide; the same script,
 seed and calls give the same replies, sessions and failures. The package is the layer of the
 engine: it imports the library's lower layers only, and nothing in the library imports it but
-the demo and the bench.
+the demo, the CLI's ``compact`` (a recorded session as a script) and the bench. The modules
+listed are loaded when imported by name; ``import context_compact.testing`` loads the first
+four.
 """
 
 from ..store.memory import MemoryStore

@@ -27,7 +27,7 @@ class BenchSummarizer:
         self.output_tokens = 0
         self.scores: list[float] = []
         # Requests that continue an earlier one, priced as sent by the bench's replay
-        # (``bench/summary_cost.py``): their messages, and the tokens after them.
+        # (``testing/summary_cost.py``): their messages, and the tokens after them.
         self.sends: list[tuple[list[Any], int]] = []
 
     def __call__(
