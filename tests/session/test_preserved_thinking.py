@@ -214,3 +214,24 @@ def test_an_undone_compaction_strips_what_it_brings_back_before() -> None:
     assert api_binding.failing({"messages": undone}) == []
     assert violation_text(thinking_request(undone)) is None
     assert check(undone) == []
+
+
+def test_a_session_resumed_from_a_checkpoint_mid_turn_goes_on_without_a_voided_block() -> None:
+    store = MemoryStore()
+    policy = Policy.default(context_limit=6_000, preserved_thinking=True, summarize_ahead=True)
+    compactor = Compactor(policy, store, BenchSummarizer())
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Go."}]
+    for step in range(90):
+        view = compactor.prepare(messages, "Go.")
+        ends = step % 9 == 8
+        messages = [*view, _reply(view, step, ends)]
+        messages.append({"role": "user", "content": f"Part {step}."} if ends else _result(step, 900))
+    records = list(store.records(compactor.session_id))
+    assert any(r.get("kind") == "checkpoint" for r in records)
+    assert any(r.get("kind") == "strip" for r in records)
+    resumed = Compactor(policy, store, BenchSummarizer(), session=compactor.session_id)
+    for step in range(90, 120):
+        view = resumed.prepare(messages, "Go.")
+        assert api_binding.failing({"messages": view}) == []
+        assert violation_text(thinking_request(view)) is None
+        messages = [*view, _reply(view, step, False), _result(step, 900)]
