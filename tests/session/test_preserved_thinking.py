@@ -225,7 +225,8 @@ def test_a_session_resumed_from_a_checkpoint_mid_turn_goes_on_without_a_voided_b
         view = compactor.prepare(messages, "Go.")
         ends = step % 9 == 8
         messages = [*view, _reply(view, step, ends)]
-        messages.append({"role": "user", "content": f"Part {step}."} if ends else _result(step, 900))
+        nxt = {"role": "user", "content": f"Part {step}."} if ends else _result(step, 900)
+        messages.append(nxt)
     records = list(store.records(compactor.session_id))
     assert any(r.get("kind") == "checkpoint" for r in records)
     assert any(r.get("kind") == "strip" for r in records)
