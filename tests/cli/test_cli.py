@@ -353,10 +353,10 @@ def test_chat_resume_continues_a_session_from_its_store(stub_api: StubAPI, work:
     assert "sky?" in sent and "It is blue." in sent and "what did I ask?" in sent
 
 
-def test_resuming_an_unknown_session_is_a_usage_error(stub_api: StubAPI, work: Path) -> None:
+def test_resuming_an_unknown_session_fails_naming_it(stub_api: StubAPI, work: Path) -> None:
     args = ["run", "x", "--workdir", str(work), "--resume", "nope"]
     result = cli(args, stub_env("anthropic", stub_api))
-    assert result.exit_code == 2
+    assert result.exit_code == 1 and "Usage:" not in result.stderr
     assert "no session 'nope'" in result.stderr
 
 
