@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("registry", "history"),
     ("policy",),
     ("compactor",),
-    ("agent", "integrations"),
+    ("agent", "integrations", "tools"),
     ("bench", "demo"),
     ("inspector",),
     ("cli",),
