@@ -87,6 +87,12 @@ def test_demo_runs_offline_and_shows_where_the_artifacts_are(tmp_path: Path) -> 
     assert "quantize" in (root / "app" / "tax.py").read_text()
 
 
+def test_the_demos_happy_path_prints_no_warning(tmp_path: Path) -> None:
+    result = cli(["demo", "--workdir", str(tmp_path / "demo")])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output.lower()
+
+
 def test_demo_keeps_its_temporary_workspace_to_look_at() -> None:
     result = cli(["demo"])
     assert result.exit_code == 0, result.output
