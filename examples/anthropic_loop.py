@@ -1,7 +1,7 @@
 """Your own agent loop on the Anthropic API, compacted: the README's loop, whole.
 
-    export ANTHROPIC_API_KEY=...      # ANTHROPIC_BASE_URL too, for another endpoint
-    python examples/anthropic_loop.py "find why test_parser fails and fix it"
+export ANTHROPIC_API_KEY=...      # ANTHROPIC_BASE_URL too, for another endpoint
+python examples/anthropic_loop.py "find why test_parser fails and fix it"
 """
 
 import subprocess

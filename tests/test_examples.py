@@ -31,7 +31,9 @@ def test_the_readmes_loop_is_the_anthropic_example() -> None:
 
 def run_example(name: str, env: dict[str, str], cwd: Path, *args: str) -> str:
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "OPENAI"))}
-    environment["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), environment.get("PYTHONPATH", "")])
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT / "src"), environment.get("PYTHONPATH", "")]
+    )
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / name), *args],
         cwd=cwd,
