@@ -60,3 +60,31 @@ def test_the_anthropic_loop_runs_its_tools_and_prints_the_answer(tmp_path: Path)
     assert out.strip() == "All done."
     assert "hello\\n" in sent and "the note" in sent  # the tools' results reached the model
     assert (tmp_path / ".context-compact" / "sessions.db").is_file()
+
+
+def test_the_openai_loop_runs_its_tools_and_prints_the_answer(tmp_path: Path) -> None:
+    with StubAPI() as stub:
+        stub.enqueue(
+            Reply(text="Looking.", tool_calls=(s.ToolCall("bash", {"command": "echo hello"}),)),
+            Reply(text="Reading.", tool_calls=(s.ToolCall("read_file", {"path": "notes.txt"}),)),
+            Reply(text="All done."),
+        )
+        (tmp_path / "notes.txt").write_text("the note\n", encoding="utf-8")
+        env = {"OPENAI_BASE_URL": stub.openai_url, "OPENAI_API_KEY": "k", "MODEL_ID": "gpt-test"}
+        out = run_example("openai_loop.py", env, tmp_path, "say hello")
+        sent = json.dumps([r.body for r in stub.requests])
+    assert out.strip() == "All done."
+    assert "hello\\n" in sent and "the note" in sent
+
+
+def test_the_drop_in_client_runs_the_sdks_own_loop(tmp_path: Path) -> None:
+    with StubAPI() as stub:
+        stub.enqueue(
+            Reply(text="Counting.", tool_calls=(s.ToolCall("bash", {"command": "echo 3"}),)),
+            Reply(text="There are 3."),
+        )
+        env = {"ANTHROPIC_BASE_URL": stub.url, "ANTHROPIC_API_KEY": "test-key"}
+        out = run_example("dropin_client.py", env, tmp_path)
+        sent = json.dumps([r.body for r in stub.requests])
+    assert out.strip() == "There are 3."
+    assert "3\\n" in sent and (tmp_path / "sessions.db").is_file()
