@@ -81,3 +81,20 @@ def test_each_page_names_the_next_until_the_whole_file_was_shown() -> None:
         raise AssertionError("the pages never ended")
     everything = "".join(shown_pages)
     assert all(line in everything for line in lines)
+
+
+def test_a_copy_saved_by_a_failed_attempt_is_no_read_back() -> None:
+    """The store may hold a result's file before its edit is journaled (the append failed
+    after the copy was written); the retry shows the same preview an unfaulted run shows."""
+    big = "\n".join(f"line {i:05d} " + "text " * 12 for i in range(3_000))
+    request = "what does the log say?"
+
+    def marker(store: MemoryStore) -> str:
+        compactor = Compactor(Policy.default(context_limit=20_000), store)
+        messages: list[Any] = [{"role": "user", "content": request}, call(0, "log"), result(0, big)]
+        return last_result(compactor.prepare(messages, request))
+
+    unfaulted = marker(MemoryStore())
+    retried_store = MemoryStore()
+    retried_store.save_blob(big)  # the failed attempt's copy
+    assert marker(retried_store) == unfaulted

@@ -133,7 +133,7 @@ def persist(
         if len(text) <= policy.preview_size * 2:
             continue
         whole = readback.persisted_path(io.store, text)
-        if whole is not None:
+        if whole is not None and readback.named_before(state.view, state.view_index(pos[0]), whole):
             # A file we persisted, read back whole: a page of it, never its own marker again.
             page_chars = max(policy.preview_size, int(len(text) * cap / sizes[pos] * 0.9))
             preview = readback.page(io.store, whole, text, page_chars, policy.preview_size)

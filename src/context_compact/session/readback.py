@@ -6,7 +6,7 @@ naming the file (``passes.persist``). A model that opens that file with a read t
 returns whole files (no offset, no limit) gets the same text back, which the same pass would
 save under the same address and replace by the same preview: a loop that never shows what
 was elided. So a new result whose text *is* a file the store issued (recognized by its content
-address, before anything is saved) becomes one page instead:
+address, before anything is saved, and named in the view before it) becomes one page instead:
 
 * the start of the text, as much as the view holds for one result (cut at a line end);
 * the rest saved as a file of its own (content-addressed too), named as the next page: reading
@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 
 from .. import markers
+from ..messages import Message
 from ..store.base import Store
 from ..store.disk import blob_rel, encode, sha256
 
@@ -31,6 +32,15 @@ def persisted_path(store: Store, text: str) -> str | None:
     """The path of the file the store holds with exactly ``text`` (None: it holds none)."""
     path = os.path.join(store.root, blob_rel(sha256(encode(text))))
     return path if store.issued(path) else None
+
+
+def named_before(view: list[Message], upto: int, path: str) -> bool:
+    """Whether the model was shown ``path`` before position ``upto`` of its ``view`` (by a
+    marker, a page, an index it read, or its own call that asked for it). Only then is a
+    result with that file's text a read-back: a copy saved by an attempt that failed before
+    its edit was journaled names nothing in the view, and its retry persists as the first
+    attempt would have."""
+    return any(path in repr(message) for message in view[:upto])
 
 
 def line_cut(text: str, at: int) -> int:
@@ -57,4 +67,4 @@ def page(store: Store, path: str, text: str, page_chars: int, tail_chars: int) -
     return markers.persisted_page(path, text[:end], len(text), rest, tail_lines(text, tail_chars))
 
 
-__all__ = ["line_cut", "page", "persisted_path", "tail_lines"]
+__all__ = ["line_cut", "named_before", "page", "persisted_path", "tail_lines"]
