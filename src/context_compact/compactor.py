@@ -355,6 +355,9 @@ class Compactor:
             return dumped(edge, view)
 
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
+        """The view to retry with after the API refused the prompt as too long
+        (``is_context_overflow(error)``): compacted now, whatever the thresholds say. Call it
+        once, then send what it returns."""
         with self._lock, compaction_span(self, "reactive_compact"):
             edge, canonical = self._edge_in(messages)
             with crossing(edge, self._lent):

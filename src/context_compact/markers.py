@@ -77,6 +77,22 @@ def persisted_preview(path: str, text: str, preview_chars: int) -> str:
     )
 
 
+def persisted_page(path: str, first: str, total: int, rest: str, last: str) -> str:
+    """A file we persisted, read back whole (``session/readback.py``): its first page, the
+    file holding the rest (the next page, read the same way), and its last lines. The
+    file's own text is quoted; the lines naming paths are ours."""
+    head = quote(
+        PERSISTED_TAG,
+        boundary(path, first),
+        f"{FULL_OUTPUT}{path}\nPage: characters 1-{len(first):,} of {total:,}\n{first}",
+    )
+    tail = quote(PERSISTED_TAG, boundary(path, last), f"Last lines of {path}:\n{last}")
+    return (
+        f"{head}\n[the next page, characters {len(first) + 1:,}-{total:,}: read_file {rest} "
+        f"(it holds the rest of this file)]\n{tail}"
+    )
+
+
 def cleared_marker(path: str, chars: int, lines: tuple[int, int] | None = None) -> str:
     """A result the model has seen, cleared from the view: where its full text is (a file of
     its own, or ``lines`` first-last of a pack shared by the results cleared together)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import statistics
 import tempfile
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from ..providers.local import ServerTokenizer, ServerWindow, find_tokenizer, ser
 from ..sizing import text_tokens
 from ..store.files import FileStore
 from ..summarize import LLMSummarizer
+from .outcome import dumps
 
 SAMPLES: dict[str, str] = {
     "prose": (
@@ -205,8 +207,25 @@ def lines(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def http_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--base-url`` as given when it is an http(s) URL naming a host (a usage error
+    naming it otherwise: nothing else can be asked)."""
+    parts = urllib.parse.urlsplit(value.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(
+            f"{value!r} is not an http:// or https:// URL with a host "
+            "(e.g. http://localhost:8080/v1)"
+        )
+    return value.strip()
+
+
 @click.command("check-model")
-@click.option("--base-url", required=True, help="The server's OpenAI-compatible URL (…/v1).")
+@click.option(
+    "--base-url",
+    required=True,
+    callback=http_url,
+    help="The server's OpenAI-compatible URL (http(s)://HOST[:PORT]/v1).",
+)
 @click.option("--model", required=True, help="The model name the server answers to.")
 @click.option("--turns", default=6, show_default=True, help="Tool turns of the loop (0: none).")
 @click.option("--api-key", envvar="OPENAI_API_KEY", default=None, help="If the server wants one.")
@@ -222,7 +241,7 @@ def check_model_command(
         raise click.UsageError(f"--turns must be >= 0, got {turns}")
     report = run_checks(base_url, model, turns, api_key)
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(dumps(report, indent=2))
         return
     for line in lines(report):
         click.echo(line)

@@ -30,6 +30,7 @@ from ..store.base import ChecksDatabase, KnowsWriters, OnDatabaseFile, Store
 from ..store.meta import sessions_of
 from ..store.witness import CorruptJournal
 from .damage import BROKEN, problem, readable, whole_store
+from .outcome import dumps
 from .sessions import json_option, open_store, workdir_option
 from .store_errors import corrupt_line, guards_store, select_store
 
@@ -131,7 +132,7 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
         store.close()
     bad = [row for row in rows if not row["ok"]]
     if as_json:
-        click.echo(json.dumps({"integrity_check": answer, "sessions": rows}, indent=1))
+        click.echo(dumps({"integrity_check": answer, "sessions": rows}, indent=1))
     else:
         if answer is not None:
             click.echo(f"database: {label}: {answer}")

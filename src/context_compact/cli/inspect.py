@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from ..history.inspect import (
     timeline,
 )
 from .damage import readable
+from .outcome import dumps
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
 
@@ -71,7 +71,7 @@ def inspect_command(
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps(line.as_dict(), indent=1))
+        click.echo(dumps(line.as_dict(), indent=1))
         return
     peak = max(line.view_tokens, default=0)
     at = line.view_tokens.index(peak) + 1 if line.view_tokens else 0

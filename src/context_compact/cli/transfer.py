@@ -32,6 +32,7 @@ from ..loaders import EXTENSIONS, Failure, Limits, Session, candidates, describe
 from ..store.base import Store
 from ..store.meta import sessions_of
 from .damage import readable
+from .outcome import dumps
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
 
@@ -152,7 +153,7 @@ def import_command(
             ],
             "failures": [asdict(f) for f in failures],
         }
-        click.echo(json.dumps(data, indent=1))
+        click.echo(dumps(data, indent=1))
     else:
         for i, again, converted in done:
             click.echo(_line(i, again, converted))
@@ -269,7 +270,7 @@ def export_command(
         }
         if output is None:
             data["text"] = text
-        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+        click.echo(dumps(data, indent=1))
         return
     for note in notes:
         click.echo(f"note: {note}", err=True)
