@@ -20,6 +20,7 @@ from typing import Any
 from ..engine import Message
 from ..messages import Block, copy_json
 from . import ahead, cadence, clearing, knobs, native, native_tier, passes, summary
+from .recall import index_name
 from .records import Edit, NativeEdit, SummaryEdit
 from .windowed import WindowedSession
 
@@ -36,7 +37,7 @@ class CompactingSession(WindowedSession):
         tier = mode is True or (mode == "auto" and self.native is not None and not self._native_off)
         return passes.PassIO(
             self.store,
-            f"sessions/{self.sid()}.index.md",
+            index_name(self.sid()),
             self._summarize,
             self._native_block if tier else None,
         )
