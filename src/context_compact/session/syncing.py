@@ -52,9 +52,10 @@ class Sync:
                 messages, state.shown.keys, state.conversation_len(), state.head
             )
             keys = recognizer.keys(match.start if match is not None else 0)
-        except (RecursionError, ValueError):
+        except (RecursionError, ValueError, TypeError):
             # Hashing met a value the JSON encoder cannot write (nested too deep for its stack,
-            # an int longer than Python writes as text, a cycle): check() names it.
+            # an int longer than Python writes as text, a cycle, keys of mixed types that its
+            # sort_keys cannot order): check() names it.
             violations = check(as_dicts(messages))
             if not violations:
                 raise
