@@ -318,6 +318,12 @@ class FileStore(DiskFiles, FileSearch):
         tip = self._marks.get(session, {}).get(start)
         if tip is None or start == 0:
             return iter(self._load(session).records[start:])
+        size = file_journal.size(self._journal_path(session))
+        if tip.offset > size:  # a hint that cannot be right: never seek there
+            raise CorruptStore(
+                f"session {session!r} in {self.root}: the mark of the checkpoint at record "
+                f"{start} points at byte {tip.offset:,}, past the journal's end ({size:,} bytes)"
+            )
         checked = self._load(session, tip)
         if not checked.links:
             raise CorruptJournal(
