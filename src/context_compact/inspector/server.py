@@ -41,6 +41,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..errors import StoreError
 from ..store.base import STORE_ERRORS, Store
 from .data import (
     Inspection,
@@ -180,6 +181,11 @@ class Inspector:
         return done
 
 
+def _line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
 def _number(query: dict[str, str], name: str, default: int | None = None) -> int:
     raw = query.get(name)
     if raw is None and default is not None:
@@ -227,8 +233,11 @@ class _Handler(BaseHTTPRequestHandler):
             body, status = {"error": f"no such page: {path}"}, HTTPStatus.NOT_FOUND
         except InspectorError as error:
             body, status = {"error": str(error)}, HTTPStatus.BAD_REQUEST
-        except STORE_ERRORS as error:
-            body = {"error": f"cannot read the store: {error}"}
+        except (StoreError, *STORE_ERRORS) as error:  # a damaged session: its own answer says so
+            body = {"error": f"cannot read the store: {_line(error)}"}
+            status = HTTPStatus.INTERNAL_SERVER_ERROR
+        except Exception as error:  # never a request left unanswered, nor a traceback
+            body = {"error": f"the inspector failed: {type(error).__name__}: {_line(error)}"}
             status = HTTPStatus.INTERNAL_SERVER_ERROR
         if extra is not None and isinstance(body, dict):
             body = {**body, **extra}
