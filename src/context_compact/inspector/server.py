@@ -181,6 +181,9 @@ class Inspector:
         return done
 
 
+_UNREADABLE: tuple[type[Exception], ...] = (StoreError, *STORE_ERRORS)
+
+
 def _line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
@@ -233,7 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
             body, status = {"error": f"no such page: {path}"}, HTTPStatus.NOT_FOUND
         except InspectorError as error:
             body, status = {"error": str(error)}, HTTPStatus.BAD_REQUEST
-        except (StoreError, *STORE_ERRORS) as error:  # a damaged session: its own answer says so
+        except _UNREADABLE as error:  # a damaged session: its own answer says so
             body = {"error": f"cannot read the store: {_line(error)}"}
             status = HTTPStatus.INTERNAL_SERVER_ERROR
         except Exception as error:  # never a request left unanswered, nor a traceback
