@@ -9,6 +9,9 @@ guides, and the error bodies the API answers with):
 - with ``thinking`` enabled, the first assistant message of the final assistant turn (the
   assistant messages after the last run of user messages without a tool result) opens with a
   ``thinking`` or ``redacted_thinking`` block;
+- on a model with preserved thinking the API may drop the opening block itself (prefix
+  check, drop mode): a final turn whose later thinking was made on the prefix without it is
+  accepted (``api_binding.vouched``);
 - a thinking block goes back exactly as it came: its ``signature`` covers its text. The stub
   signs the thinking it sends (``sign``) and refuses one of its own signatures over other
   text; a signature it did not issue is not checked (it cannot know it).
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import hashlib
 from typing import Any
+
+import api_binding
 
 THINKING = ("thinking", "redacted_thinking")
 SIGNATURE_PREFIX = "stubsig-"
@@ -122,7 +127,11 @@ def thinking_rules(body: dict[str, Any], runs: list[Run]) -> str | None:
             if _kind(b) != "thinking":
                 continue
             signature = str(b.get("signature") or "")
-            if signature.startswith(SIGNATURE_PREFIX) and signature != sign(str(b.get("thinking"))):
+            # A signature bound to a prefix (``api_binding``) signs the text in its first part.
+            signed = signature[len(SIGNATURE_PREFIX) :].split("-")[0]
+            if signature.startswith(SIGNATURE_PREFIX) and SIGNATURE_PREFIX + signed != sign(
+                str(b.get("thinking"))
+            ):
                 return f"messages.{i}.content.{k}: Invalid `signature` in `thinking` block"
     thinking = body.get("thinking")
     if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive"):
@@ -133,6 +142,10 @@ def thinking_rules(body: dict[str, Any], runs: list[Run]) -> str | None:
     content = _blocks(messages[opener])
     found_kind = _kind(content[0]) if content else "nothing"
     if found_kind in THINKING:
+        return None
+    if api_binding.vouched(body, opener):
+        # A later thinking block was made on this very prefix, opening block missing: the
+        # API dropped that block itself (prefix check, drop mode), and the caller mirrors it.
         return None
     return (
         f"messages.{opener}.content.0.type: Expected `thinking` or `redacted_thinking`, but "

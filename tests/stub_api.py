@@ -23,7 +23,11 @@ thinking block, a thinking block altered under the signature the stub gave it: `
 is answered with the API's own 400 before the script is consulted, and listed in
 ``refusals``; ``StubAPI(enforce=False)`` turns that off. The server's own compaction
 (``stub_compaction``: a ``compact_20260112`` edit, an on-demand ``compaction`` request) is
-answered and its rules enforced the same way.
+answered and its rules enforced the same way. On the models that run it (``api_binding``),
+each thinking block the stub sends is bound to its prefix and a request that sends one back
+after its prefix changed is refused in the API's words, or, with ``prefix_mismatch_behavior:
+"drop_block"`` (or ``StubAPI(binding="drop")``, a model that drops), has the failing blocks
+dropped and listed in the response's ``input_transformations``.
 
 A request whose body has ``"stream": true`` gets its ``Reply`` as server-sent events in the
 API's real event shapes (``stub_sse``), flushed one event at a time; errors before the
@@ -55,6 +59,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import api_binding
 import api_rules
 import stub_sse
 from stub_compaction import Compactions
@@ -647,11 +652,19 @@ class StubAPI:
         enforce: bool = True,
         compactions: Compactions | None = None,
         routes: dict[str, Any] | None = None,
+        binding: str | None = None,
+        checks: bool | None = None,
     ) -> None:
         # ``enforce``: Messages requests that break the API's rules (``api_rules``, and the
         # compaction rules of ``stub_compaction``) are refused with the API's own 400, as the
         # service refuses them. ``compactions``: how the server's own compaction counts.
         # ``routes``: answers to other paths (a local server's window or tokenizer).
+        # ``binding``: what the prefix check does on the models that run it, "error" (the
+        # default: a 400) or "drop"; ``dropped`` lists every path dropped, request by request.
+        self.binding = binding or "error"
+        # ``checks``: whether the model runs the prefix check; None: by the model's name.
+        self.checks = checks
+        self.dropped: list[list[str]] = []
         self.enforce = enforce
         self.compactions = compactions or Compactions()
         self.routes: dict[str, Any] = dict(routes or {})
@@ -741,6 +754,10 @@ class StubAPI:
             return answer.status, answer.body
         return 200, answer
 
+    def model_checks(self, body: dict[str, Any]) -> bool:
+        """Whether the model of a Messages request runs the prefix check (``api_binding``)."""
+        return api_binding.checks(body.get("model")) if self.checks is None else self.checks
+
     def answer(self, request: RecordedRequest) -> tuple[int, Any, dict[str, str]]:
         """Record ``request`` and render the next script item for its path."""
         status, payload, headers, _ = self.respond(request)
@@ -761,6 +778,22 @@ class StubAPI:
                 self.refusals.append(refused)
                 error = anthropic_invalid_request(refused)
                 return error.status, error.body, dict(error.headers), None
+            dropped: list[str] = []
+            if request.path == ANTHROPIC_PATH and isinstance(request.body, dict):
+                asked, unasked = api_binding.behavior(request.body, request.headers)
+                checking = self.model_checks(request.body)
+                bad = api_binding.failing(request.body) if checking else []
+                refused = unasked or (
+                    api_binding.REFUSAL.format(path=bad[0])
+                    if bad and asked != "drop_block" and self.binding != "drop"
+                    else None
+                )
+                if refused is not None:
+                    self.refusals.append(refused)
+                    error = anthropic_invalid_request(refused)
+                    return error.status, error.body, dict(error.headers), None
+                dropped = bad
+                self.dropped.append(dropped)
             if request.path == ANTHROPIC_PATH and self.compactions.on_demand(request.body):
                 # A compaction request: the server answers it; the script is not consulted.
                 answer = self.compactions.summarize(request.body, next(self._numbers))
@@ -794,6 +827,13 @@ class StubAPI:
             body = self.compactions.threshold(
                 request.body, _anthropic_message(item, request.body, number)
             )
+            if isinstance(request.body, dict) and self.model_checks(request.body):
+                # The reply's thinking is bound to what the model was shown: the request
+                # without the blocks dropped from it.
+                shown = api_binding.without(request.body, dropped)
+                api_binding.sign_reply(shown, body["content"])
+                if dropped:
+                    body["input_transformations"] = api_binding.transformations(dropped)
         elif request.path == RESPONSES_PATH:
             body = _openai_response(item, request.body, number)
         else:

@@ -62,6 +62,8 @@ from .formats.edge import Edge, crossing, dumped
 from .invariants import ensure_valid
 from .messages import as_dicts
 from .policy import Policy
+from .providers.errors import is_context_overflow
+from .providers.thinking import dropped_paths, thinking_refused
 from .registry import build_engine
 from .session.engine import SessionEngine
 from .sizing import TokenCounter, to_json
@@ -358,6 +360,53 @@ class Compactor:
             with crossing(edge, self._lent):
                 view = self.engine.reactive(canonical, active_request)
             return dumped(edge, view)
+
+    def recover(self, error: BaseException, messages: list[Any], active_request: str) -> list[Any]:
+        """After the API refused the request ``prepare`` returned: the request to send
+        instead. A prompt too long compacts hard (``reactive_compact``); a thinking block
+        whose prefix changed ("bound to a different conversation", on models with preserved
+        thinking) takes the thinking from that block on out of the view, for good, and the
+        session learns that its model checks. Any other error is raised again: resending
+        would not help."""
+        refused = thinking_refused(error)
+        if refused is not None and isinstance(self.engine, SessionEngine):
+            at = refused.message_index, refused.block_index
+            with self._lock:
+                self.engine.thinking_refused(None if at[0] is None else (at[0], at[1] or 0))
+            return self.prepare(messages, active_request)
+        if is_context_overflow(error):
+            return self.reactive_compact(messages, active_request)
+        raise error
+
+    @property
+    def prefix_mismatch_behavior(self) -> str | None:
+        """What the drop-in client asks of the API when a thinking block's prefix changed
+        (``"drop_block"``, or None: the API's default, a refusal), kept with the session."""
+        engine = self.engine
+        return engine.prefix_mismatch if isinstance(engine, SessionEngine) else None
+
+    @prefix_mismatch_behavior.setter
+    def prefix_mismatch_behavior(self, behavior: str | None) -> None:
+        if isinstance(self.engine, SessionEngine):
+            with self._lock:
+                self.engine.set_prefix_mismatch(behavior)
+
+    def learn_model(self, model: Any) -> None:
+        """The model a request names (the drop-in clients pass it): one known to bind its
+        thinking to its prefix turns that on for the session (``preserved_thinking``)."""
+        if isinstance(self.engine, SessionEngine) and isinstance(model, str):
+            with self._lock:
+                self.engine.learn_model(model)
+
+    def thinking_dropped(self, response: Any) -> int:
+        """Read a response's ``input_transformations``: the thinking blocks the API dropped
+        from the request leave the next view at the same point (so the cached prefix stops
+        moving). How many were listed."""
+        paths = dropped_paths(response)
+        if paths and isinstance(self.engine, SessionEngine):
+            with self._lock:
+                self.engine.thinking_dropped(paths)
+        return len(paths)
 
     def undo(self) -> list[Any]:
         """Take back the newest compaction (a summary or a clearing) as a new record in the

@@ -345,6 +345,34 @@ class FakeContextOverflow(ContextOverflow):
         self.maximum = maximum
 
 
+class ThinkingRefused(ProviderError, RuntimeError):
+    """The API refused a thinking block sent back after what came before it changed (its
+    "prefix check": "The block is bound to a different conversation").
+
+    ``message_index`` and ``block_index`` say where the first refused block was in the
+    request (``messages.N.content.M``), None when the error does not say; ``status_code``,
+    ``body`` and ``message`` are the SDK error's. ``Compactor.recover`` (and the drop-in
+    clients, once on their own) take the thinking from that block on out of the view; the
+    next request goes out without it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        message_index: int | None = None,
+        block_index: int | None = None,
+        status_code: int | None = None,
+        body: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.message_index = message_index
+        self.block_index = block_index
+        self.status_code = status_code
+        self.body = body
+
+
 class ScriptExhausted(ProviderError, RuntimeError):
     """The provider was called more times than its script has steps."""
 
@@ -409,6 +437,7 @@ __all__ = [
     "StoreError",
     "StoreRefused",
     "StoreUnavailable",
+    "ThinkingRefused",
     "TooLarge",
     "Undecodable",
     "UndoRefused",

@@ -111,6 +111,10 @@ def native_held(readable: str) -> str:
 
 
 INPUT_CLEARED = "input_cleared"
+
+# An assistant message whose only blocks were thinking blocks a compaction invalidated
+# (``session/thinking.py``): the API refuses an empty assistant message.
+THINKING_REMOVED = "[reasoning removed: what it was based on was compacted]"
 """The one key of a cleared tool call's input (``clear_tool_inputs``)."""
 
 

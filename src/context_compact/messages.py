@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import marshal
+import re
 from collections.abc import Iterator
 from typing import Any, Final, Literal, NotRequired, Required, TypedDict, TypeVar, cast
 
@@ -222,6 +223,16 @@ def result_text(block: Block) -> str:
 
 
 THINKING = ("thinking", "redacted_thinking")
+
+
+def block_path(text: str) -> tuple[int, int] | None:
+    """The (message, block) of the first ``messages.N.content.M`` path in ``text`` (how the
+    Messages API names a block of a request, in its errors and ``input_transformations``)."""
+    found = _BLOCK_PATH.search(text)
+    return None if found is None else (int(found.group(1)), int(found.group(2)))
+
+
+_BLOCK_PATH = re.compile(r"messages\.(\d+)\.content\.(\d+)")
 
 
 def opens_with_thinking(message: Message) -> bool:

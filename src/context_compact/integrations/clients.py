@@ -14,12 +14,23 @@ stream``), each:
 2. sends ``compactor.prepare(list, request)`` in place of the caller's list (``messages`` or
    ``input``), where ``request`` is the latest user-authored text in it;
 3. on a refusal that says the prompt does not fit (``providers.errors.is_context_overflow``)
-   sends ``compactor.reactive_compact(list, request)`` once; any other error, or a second
-   refusal, propagates as the SDK raised it (a refusal comes as the HTTP error, before any
-   event of a stream: the helpers send when their context manager is entered, and retry there);
-4. calibrates the budget with the response's ``usage`` (``compactor.observe``); a stream's
-   usage is read from its final event as the caller consumes it (``streams.watch``: the SDK
-   stream in a proxy that passes each event on as it comes, iteration and ``with`` unchanged).
+   sends ``compactor.reactive_compact(list, request)`` once; on the refusal of a thinking
+   block whose prefix changed (``providers.thinking``), takes the thinking from that block
+   on out of the view (``compactor.recover``) and sends once more; any other error, or a
+   second refusal, propagates as the SDK raised it (a refusal comes as the HTTP error,
+   before any event of a stream: the helpers send when their context manager is entered,
+   and retry there);
+4. calibrates the budget with the response's ``usage`` (``compactor.observe``), and reads
+   its ``input_transformations``: thinking blocks the API dropped leave the next view at the
+   same point (``compactor.thinking_dropped``); a stream's usage is read from its final
+   event as the caller consumes it (``streams.watch``: the SDK stream in a proxy that passes
+   each event on as it comes, iteration and ``with`` unchanged).
+
+Anthropic requests also tell the compactor their ``model`` (``compactor.learn_model``: a
+model that binds thinking to its prefix turns on the strip of ``session/thinking.py``), and
+with ``prefix_mismatch_behavior="drop_block"`` (``compacting(client, compactor,
+prefix_mismatch_behavior="drop_block")``, kept with the session so a resume goes on asking
+it) each carries ``thinking.block_binding.prefix_mismatch_behavior`` and its beta header.
 
 Every argument but that one list reaches the SDK as given, the SDK's return value comes back
 as it is (a stream inside that proxy), and the caller's list is never modified: the SDK docs'
@@ -45,6 +56,7 @@ other resources, the rest of ``beta``...). Use ``create`` or ``stream`` for a co
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -52,6 +64,8 @@ from typing import Any
 from ..compactor import Compactor
 from ..messages import plain
 from ..providers.errors import is_context_overflow
+from ..providers.thinking import thinking_refused
+from ..session.thinking import BETA, DROP_BLOCK
 from ..telemetry import integrations_log
 from .native_client import handed
 from .streams import AsyncStreamManager, StreamManager, watch
@@ -64,10 +78,22 @@ RESPONSES = "openai-responses"
 _TEXT_PARTS = ("text", "input_text")
 
 
-def compacting(client: Any, compactor: Compactor) -> Any:
+def compacting(
+    client: Any, compactor: Compactor, *, prefix_mismatch_behavior: str | None = None
+) -> Any:
     """``client`` (an Anthropic or OpenAI SDK client, sync or async) compacting every request
-    its ``messages``/``beta.messages``/``chat.completions``/``responses`` endpoints send."""
+    its ``messages``/``beta.messages``/``chat.completions``/``responses`` endpoints send.
+    ``prefix_mismatch_behavior="drop_block"``: Anthropic requests ask the API to drop a
+    thinking block whose prefix changed instead of refusing the request (kept with the
+    session: a resumed one goes on asking it)."""
     module = type(client).__module__
+    if prefix_mismatch_behavior not in (None, "error", DROP_BLOCK):
+        raise ValueError(
+            f"prefix_mismatch_behavior must be None, 'error' or 'drop_block', "
+            f"got {prefix_mismatch_behavior!r}"
+        )
+    if prefix_mismatch_behavior is not None and module.startswith("anthropic"):
+        compactor.prefix_mismatch_behavior = prefix_mismatch_behavior
     if module.startswith("anthropic"):
         # One endpoint for both: ``messages`` and ``beta.messages`` carry one conversation.
         messages = _Endpoint(compactor, ANTHROPIC, "messages")
@@ -182,6 +208,8 @@ class _Endpoint:
                 f"this compactor holds a {compactor.format!r} conversation; "
                 f"give the {self.format!r} endpoint a Compactor of its own"
             )
+        if self.format == ANTHROPIC:
+            compactor.learn_model(kwargs.get("model"))
         system = kwargs.get("system" if self.format == ANTHROPIC else "instructions")
         compactor.set_request(_system_text(system), _tools(kwargs.get("tools")))
         items: list[Any] = kwargs[self.key]
@@ -196,15 +224,32 @@ class _Endpoint:
 
     def sent(self, kwargs: dict[str, Any], view: list[Any]) -> dict[str, Any]:
         self._returned_last = view[-1] if view else None
-        return {**kwargs, self.key: view}
+        out = {**kwargs, self.key: view}
+        if self.format == ANTHROPIC and self.compactor.prefix_mismatch_behavior == DROP_BLOCK:
+            out.update(_drop_block(kwargs))
+        return out
 
     def after(self, result: Any, streaming: bool) -> Any:
+        dropped = self.compactor.thinking_dropped if self.format == ANTHROPIC else None
         if streaming:
-            return watch(result, self.format, self.compactor.observe)
+            return watch(result, self.format, self.compactor.observe, dropped)
         usage = getattr(result, "usage", None)
         if usage is not None:
             self.compactor.observe(usage)
+        if dropped is not None:
+            dropped(result)
         return result
+
+    def retry(self, error: Exception, items: list[Any], request: str) -> list[Any] | None:
+        """The view to send once more after ``error``, or None (raise it): a refusal for
+        length compacted hard, a refused thinking block stripped from the view."""
+        if thinking_refused(error) is not None:
+            integrations_log.debug("%s refused a thinking block, stripping: %s", self.format, error)
+            return self.compactor.recover(error, items, request)
+        if is_context_overflow(error):
+            integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
+            return self.compactor.reactive_compact(items, request)
+        return None
 
     def call(
         self,
@@ -221,13 +266,10 @@ class _Endpoint:
             try:
                 result = create(**self.sent(kwargs, view))
             except Exception as error:
-                if not is_context_overflow(error):
+                again = self.retry(error, items, request)
+                if again is None:
                     raise
-                integrations_log.debug(
-                    "%s refused for length, compacting once: %s", self.format, error
-                )
-                view = self.compactor.reactive_compact(items, request)
-                result = create(**self.sent(kwargs, view))
+                result = create(**self.sent(kwargs, again))
         return self.after(result, streaming or kwargs.get("stream") is True)
 
     async def acall(
@@ -244,11 +286,10 @@ class _Endpoint:
         try:
             result = await create(**self.sent(kwargs, view))
         except Exception as error:
-            if not is_context_overflow(error):
+            again = await asyncio.to_thread(self.retry, error, items, request)
+            if again is None:
                 raise
-            integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
-            view = await self.compactor.areactive_compact(items, request)
-            result = await create(**self.sent(kwargs, view))
+            result = await create(**self.sent(kwargs, again))
         return self.after(result, streaming or kwargs.get("stream") is True)
 
 
@@ -302,6 +343,20 @@ class _SendingThrough(_Delegate):
 def _is_async(resource: Any, method: Any) -> bool:
     # The SDKs wrap their async create methods in sync decorators; their classes say it.
     return inspect.iscoroutinefunction(method) or type(resource).__name__.startswith("Async")
+
+
+def _drop_block(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The request's ``thinking`` asking the API to drop a thinking block whose prefix
+    changed, and the beta header that field needs (added to the caller's own headers)."""
+    thinking = kwargs.get("thinking")
+    base: dict[str, Any] = dict(thinking) if isinstance(thinking, dict) else {"type": "adaptive"}
+    given = base.get("block_binding")
+    binding: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
+    binding["prefix_mismatch_behavior"] = DROP_BLOCK
+    headers = dict(kwargs.get("extra_headers") or {})
+    betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b.strip()]
+    headers["anthropic-beta"] = ",".join(dict.fromkeys([*betas, BETA]))
+    return {"thinking": {**base, "block_binding": binding}, "extra_headers": headers}
 
 
 def _system_text(system: Any) -> str | None:

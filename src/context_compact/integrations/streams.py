@@ -45,9 +45,15 @@ _RESPONSE_ENDS = ("response.completed", "response.incomplete", "response.failed"
 class _Usage:
     """Reads the final usage out of a stream's events; ``seen`` is True once delivered."""
 
-    def __init__(self, fmt: str, observe: Callable[[Any], None]) -> None:
+    def __init__(
+        self,
+        fmt: str,
+        observe: Callable[[Any], None],
+        dropped: Callable[[Any], object] | None = None,
+    ) -> None:
         self.format = fmt
         self._observe = observe
+        self._dropped = dropped
         self._anthropic: dict[str, int] = {}
         self.seen = False
 
@@ -66,6 +72,9 @@ class _Usage:
         kind = getattr(event, "type", None)
         if kind == "message_start":
             self._merge(getattr(event.message, "usage", None))
+            if self._dropped is not None:
+                # The thinking blocks the API dropped from the request are listed up front.
+                self._dropped(event.message)
         elif kind == "message_delta":
             self._merge(getattr(event, "usage", None))
         elif kind == "message_stop":
@@ -98,12 +107,18 @@ def _final_getter(fmt: str) -> str:
     return _FINAL.get(fmt, "get_final_response")
 
 
-def watch(stream: Any, fmt: str, observe: Callable[[Any], None]) -> Any:
+def watch(
+    stream: Any,
+    fmt: str,
+    observe: Callable[[Any], None],
+    dropped: Callable[[Any], object] | None = None,
+) -> Any:
     """``stream`` (an SDK stream object, sync or async) calling ``observe`` with its final
-    usage as the caller reads it."""
+    usage as the caller reads it, and ``dropped`` with an Anthropic stream's opening message
+    (its ``input_transformations``)."""
     if hasattr(stream, "__aiter__"):
-        return _AsyncWatched(stream, _Usage(fmt, observe))
-    return _Watched(stream, _Usage(fmt, observe))
+        return _AsyncWatched(stream, _Usage(fmt, observe, dropped))
+    return _Watched(stream, _Usage(fmt, observe, dropped))
 
 
 class _Proxy:

@@ -128,6 +128,11 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         "window": as_json(state.window) if state.window is not None else None,
         "events": events,
     }
+    # Only sessions that have them carry these: every other checkpoint is as it was.
+    if state.settings:
+        body["settings"] = dict(state.settings)
+    if state.stripped:
+        body["stripped"] = [list(s) for s in state.stripped]
     # The state's JSON is made once, for its digest and for the store (``Encoded``).
     text = dumps(body)
     digest = _digest(body, text)
@@ -203,6 +208,8 @@ def _restore(body: dict[str, Any], counter: TokenCounter) -> SessionState:
     if window is not None and not isinstance(window, Window):
         raise ValueError(f"not a window: {body['window']!r:.100}")
     state.window = window
+    state.settings = dict(body.get("settings") or {})
+    state.stripped = [(int(a), int(b), int(c)) for a, b, c in body.get("stripped") or ()]
     state.shown = _shown(body, state, counter)
     return state
 

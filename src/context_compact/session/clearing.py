@@ -53,7 +53,11 @@ def clear(
 ) -> BlockEdit | None:
     # Over the limit with nothing else left, only the newest turn's results are protected.
     keep = 1 if last_resort else policy.keep_recent_turns
-    results = state.results(state.first_kept, cadence.recent_from(state, policy, keep))
+    # Nothing before a thinking block the model checks and the turn in progress opens with
+    # may change (``thinking.py``): only the results after it are cleared.
+    wall = state.wall()
+    start = state.first_kept if wall is None else wall + 1
+    results = state.results(start, cadence.recent_from(state, policy, keep))
     if futile_below is not None and _futile_anyway(state, results, futile_below):
         return None
     candidates = clearable(state, policy, results, force or last_resort)

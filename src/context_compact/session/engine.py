@@ -47,9 +47,9 @@ from typing import Any
 
 from ..engine import Message
 from ..errors import UndoRefused
-from . import knobs, undo
+from . import knobs, thinking, undo
 from .compacting import NEVER, CompactingSession
-from .records import Calibrate, Undo, journal
+from .records import Calibrate, Setting, Undo, journal
 from .syncing import Sync
 
 
@@ -91,7 +91,11 @@ class SessionEngine(CompactingSession):
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
                 # clearing alone would buy too few turns (``_summary_due``).
-                if self._summary_due(target, high, request):
+                # On a model that checks thinking blocks' prefixes, while the turn in
+                # progress opens with one, a summary must close that turn: it waits for the
+                # turn's end (the next request) unless the request would not fit.
+                waits = state.wall() is not None and state.measure() <= self.limit
+                if not waits and self._summary_due(target, high, request):
                     fixed = mark is not None and self._summarize_fixed(mark, early, target, request)
                     least = 1 if state.measure() > self.limit else policy.clear_floor
                     if not fixed:
@@ -146,12 +150,78 @@ class SessionEngine(CompactingSession):
                     f"{size:,} tokens, over the limit of {self.limit:,}; nothing was changed"
                 )
             before = self.state.measure()
+            shown = thinking.Before.of(self.state)
             self.state = state
             self.syncer = Sync()
             self.recognizer = self.syncer.recognizer
             self.journal.add(Undo(at))
             self._emit("undo_compaction", before, size, (), f"{what} undone (record {at})")
+            if state.preserved:
+                # What the undo brought back changes the prefix of the thinking after it.
+                self._strip(thinking.strip_for(state, shown, None, "undo"))
             return self.view()
+
+    # -- preserved thinking (``thinking.py``) -------------------------------------------------
+    def learn_model(self, model: str | None) -> None:
+        """The model a request names: under ``preserved_thinking="auto"`` a model known to
+        check thinking blocks' prefixes turns the check on (journaled with the next call)."""
+        self._current()
+        self._binding(model)
+
+    def thinking_refused(self, at: tuple[int, int] | None) -> int:
+        """The API refused the view handed out last for a thinking block whose prefix changed
+        (at ``(message, block)`` of that view, or somewhere: None): every thinking block from
+        there on leaves the view, for good; under ``"auto"`` the session learns that its model
+        checks. How many blocks left."""
+        return self._repair(at, "refusal")
+
+    def thinking_dropped(self, paths: list[tuple[int, int]]) -> int:
+        """The API dropped thinking blocks of the view handed out last (a response's
+        ``input_transformations``): the next view leaves them out at the same point, so the
+        prefix the provider caches does not move again."""
+        return self._repair(min(paths), "dropped") if paths else 0
+
+    def set_prefix_mismatch(self, behavior: str | None) -> None:
+        """Journal what the drop-in client asks of the API when a thinking block's prefix
+        changed (``"drop_block"``, or None for the API's default), so a resume keeps it."""
+        self._current()
+        if self.state.settings.get(thinking.DROP_SETTING) != behavior:
+            with self._journaled():
+                self._record(Setting(thinking.DROP_SETTING, behavior, "client"))
+
+    @property
+    def prefix_mismatch(self) -> str | None:
+        self._current()
+        value = self.state.settings.get(thinking.DROP_SETTING)
+        return value if isinstance(value, str) else None
+
+    def _repair(self, at: tuple[int, int] | None, reason: str) -> int:
+        with self._journaled():
+            state = self.state
+            if self.policy.preserved_thinking == "auto" and not state.preserved:
+                self._record(Setting(thinking.SETTING, True, reason))
+            k = len(state.prefix)
+            if at is None or at[0] < k:
+                seq, block = state.first_kept, 0
+            else:
+                seq, block = state.first_kept + at[0] - k, at[1]
+            strip = thinking.strip_at(state, seq, block, reason)
+            count = thinking.count_from(state, seq, block) if strip is not None else 0
+            self._strip(strip)
+            if reason == "refusal" and thinking.opening_lost(state):
+                # The API wants the turn in progress to open with its thinking block, and
+                # that block was refused: the turn is closed by a summary (its newest steps
+                # ride along), so the model's next message opens a new one. (A block the API
+                # dropped itself is not closed over: its reply was made without it.)
+                request = thinking.request_text(state)
+                self._guarded(
+                    lambda: self._summarize_old(
+                        0, request, 0, least=NEVER, stage="compact_history"
+                    ),
+                    "compact_history",
+                )
+                self._fault_check("close the turn whose thinking was refused", always=True)
+            return count
 
     def compact(
         self,

@@ -144,6 +144,15 @@ class SessionPolicy:
     session. Without a client that offers it (an async client, Chat Completions, a plain
     ``prepare`` loop) our own summary is used, silently under ``"auto"``, with a
     ``native_fallback`` event under ``True`` (``session/native_tier.py``)."""
+    preserved_thinking: bool | str = "auto"
+    """Whether the model binds each thinking block to its prefix (Claude Fable 5.1 and
+    later: a block sent back after anything before it changed is refused or dropped). Then
+    a compaction takes the thinking blocks after its change out of the view, in the same
+    view, and keeps the turn in progress's opening block (``session/thinking.py``).
+    ``"auto"`` (the default): the models documented to check, and newer ``claude-*`` names,
+    from ``model`` or the drop-in client's request; and learned from the session's first
+    refusal in the API's words or response listing dropped blocks (journaled). True or
+    False say it outright."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.
@@ -203,6 +212,10 @@ def _check_knobs(policy: SessionPolicy) -> None:
     if policy.trigger_messages is not None and policy.trigger_messages < 2:
         raise ValueError(f"trigger_messages must be >= 2 or None, got {policy.trigger_messages}")
     check_mode(policy.native)
+    if policy.preserved_thinking not in (True, False, "auto"):
+        raise ValueError(
+            f"preserved_thinking must be True, False or 'auto', got {policy.preserved_thinking!r}"
+        )
     if policy.summary_prompt is not None and not policy.summary_prompt.strip():
         raise ValueError("summary_prompt must be None or a non-empty text")
 

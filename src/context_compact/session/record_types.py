@@ -143,6 +143,31 @@ class Undo:
 
 
 @dataclass(frozen=True)
+class Strip:
+    """Every ``thinking`` and ``redacted_thinking`` block logged before this record, at or
+    after block ``block`` of message ``seq``, leaves the view for good (``thinking.py``): a
+    change before them broke the binding to their prefix (``reason``: ``compaction``, the
+    API's ``refusal``, the API's ``dropped`` list, an ``undo``). Blocks logged after the
+    record are not touched: they were made on the view without the stripped ones."""
+
+    seq: int
+    block: int
+    reason: str
+    kind: Literal["strip"] = field(default="strip", init=False)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A per-session decision, journaled so a resume keeps it: ``name`` is one of
+    ``SETTINGS`` and ``value`` a JSON scalar; the newest record of a name wins."""
+
+    name: str
+    value: str | int | float | bool | None
+    source: str = ""
+    kind: Literal["setting"] = field(default="setting", init=False)
+
+
+@dataclass(frozen=True)
 class EventRecord:
     stage: str
     before: int
@@ -178,6 +203,8 @@ Record = (
     | Restart
     | AheadMark
     | Undo
+    | Strip
+    | Setting
     | EventRecord
 )
 Read = Record | Unknown

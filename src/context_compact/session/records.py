@@ -28,6 +28,10 @@ A session's journal is an append-only list of records, in the order things happe
   stays in the journal;
 * ``Window``: the model's context window as the server stated it (its own report or a
   refusal's "maximum context length is N"), which caps the limit from then on;
+* ``Strip``: the thinking blocks logged so far from one block on leave the view for good (a
+  change before them broke their binding to their prefix: ``thinking.py``);
+* ``Setting``: a per-session decision (preserved thinking learned, native compaction off,
+  the prefix-mismatch behavior asked for), so a resume decides as the stopped process did;
 * ``EventRecord``: what a compaction did, as the caller's ``CompactionEvent`` said it.
 
 Invariants: ``as_json(read(raw)) == raw`` for every record this module writes, key order
@@ -61,6 +65,8 @@ from .record_types import Overhead as Overhead
 from .record_types import Read as Read
 from .record_types import Record as Record
 from .record_types import Restart as Restart
+from .record_types import Setting as Setting
+from .record_types import Strip as Strip
 from .record_types import SummaryEdit as SummaryEdit
 from .record_types import Undo as Undo
 from .record_types import Unknown as Unknown
@@ -155,6 +161,16 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
         if target < 0:
             raise BadRecord(f"{where}: an undo names record {target}, not a journal record")
         return Undo(target)
+    if kind == "strip":
+        seq, block = _int(raw, "seq", where), _int(raw, "block", where)
+        if seq < 0 or block < 0:
+            raise BadRecord(f"{where}: a strip names block {block} of message {seq}")
+        return Strip(seq, block, str(raw.get("reason", "")))
+    if kind == "setting":
+        name, value = raw.get("name"), raw.get("value")
+        if not isinstance(name, str) or not _scalar(value):
+            raise BadRecord(f"{where}: a setting needs a name and a JSON scalar value")
+        return Setting(name, value, str(raw.get("source", "")))
     if kind == "event":
         extra = {k: v for k, v in raw.items() if k != "kind" and k not in _EVENT_FIELDS}
         return EventRecord(
@@ -168,6 +184,10 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
             extra=extra,
         )
     return Unknown(dict(raw))
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
 
 
 def _message_json(record: MessageRecord) -> str | None:
@@ -256,6 +276,15 @@ def as_json(record: Read) -> dict[str, Any]:
         return {"kind": "ahead", "start": record.start, "cut": record.cut}
     if isinstance(record, Undo):
         return {"kind": "undo", "record": record.record}
+    if isinstance(record, Strip):
+        return {"kind": "strip", "seq": record.seq, "block": record.block, "reason": record.reason}
+    if isinstance(record, Setting):
+        return {
+            "kind": "setting",
+            "name": record.name,
+            "value": record.value,
+            "source": record.source,
+        }
     if isinstance(record, EventRecord):
         return {
             "kind": "event",
@@ -313,6 +342,8 @@ __all__ = [
     "Read",
     "Record",
     "Restart",
+    "Setting",
+    "Strip",
     "SummaryEdit",
     "Undo",
     "Unknown",

@@ -29,6 +29,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any, cast
 
+from .. import markers
 from ..keys import ROOT
 from ..messages import (
     Block,
@@ -39,6 +40,7 @@ from ..messages import (
     clone,
     compaction_at,
     is_request,
+    opens_with_thinking,
 )
 from ..sizing import TokenCounter
 from .pinned import Pinned, answer_message
@@ -51,11 +53,14 @@ from .records import (
     Overhead,
     Read,
     Restart,
+    Setting,
+    Strip,
     SummaryEdit,
     Undo,
     Window,
 )
 from .shown import Shown
+from .thinking import SETTING, is_thinking, thinking_after
 from .turn import Turn
 
 Pos = tuple[int, int]
@@ -106,6 +111,8 @@ class SessionState:
         self.ratio = 1.0
         # The window the server stated (``Window``): it outlives a restart, as the server does.
         self.window: Window | None = None
+        # Per-session decisions (``Setting``): they outlive a restart, as the model does.
+        self.settings: dict[str, str | int | float | bool | None] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -143,6 +150,9 @@ class SessionState:
         self.calibrated = False
         # The range the next summary replaces, fixed at the soft mark (``ahead.py``).
         self.ahead: tuple[int, int] | None = None
+        # Thinking blocks out of the view for good (``Strip``): from (seq, block) on, in the
+        # messages logged before ``upto`` (``thinking.py``).
+        self.stripped: list[tuple[int, int, int]] = []
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -156,20 +166,59 @@ class SessionState:
     def conversation_len(self) -> int:
         return self.n - self.base
 
+    @property
+    def preserved(self) -> bool:
+        """Whether the model checks each thinking block's prefix (``thinking.py``)."""
+        return self.settings.get(SETTING) is True
+
+    def stripped_from(self, seq: int) -> int | None:
+        """The first block index of message ``seq`` from which its thinking is out of the
+        view (``Strip``), or None."""
+        found: int | None = None
+        for lo, block, upto in self.stripped:
+            if lo <= seq < upto:
+                at = block if seq == lo else 0
+                found = at if found is None else min(found, at)
+        return found
+
+    def wall(self) -> int | None:
+        """The position of the turn in progress's first assistant message while the view
+        opens that turn with a thinking block the model checks: nothing before it may
+        change (the API wants that block kept, and a change before it would void it)."""
+        first = self.turn.first
+        if not self.preserved or first is None or not self.turn.thinks:
+            return None
+        if first < self.first_kept:
+            return None
+        return first if opens_with_thinking(self.view[self.view_index(first)]) else None
+
     def render(self, seq: int) -> Message:
         message = self.msgs[seq]
         content = message.get("content")
         repl = self.replaced.blocks
         native = self.native
+        strip = self.stripped_from(seq) if self.stripped else None
+        if strip is not None and not thinking_after(message, strip):
+            strip = None
         if (
-            not isinstance(content, list)
-            or not any((seq, bi) in repl for bi in range(len(content)))
-        ) and (native is None or seq not in (native.cut, self.native_note_at)):
+            (
+                not isinstance(content, list)
+                or not any((seq, bi) in repl for bi in range(len(content)))
+            )
+            and (native is None or seq not in (native.cut, self.native_note_at))
+            and strip is None
+        ):
             rendered: Message = clone(message)
             return rendered
         out = cast(Message, clone({k: v for k, v in message.items() if k != "content"}))
         if isinstance(content, list):
-            shown = [clone(repl.get((seq, bi), block)) for bi, block in enumerate(content)]
+            shown = [
+                clone(repl.get((seq, bi), block))
+                for bi, block in enumerate(content)
+                if strip is None or bi < strip or not is_thinking(block)
+            ]
+            if not shown:
+                shown = [{"type": "text", "text": markers.THINKING_REMOVED}]
         else:
             shown = [{"type": "text", "text": content}]
         if native is not None and seq == native.cut:
@@ -302,11 +351,24 @@ class SessionState:
             self.reset()
         elif isinstance(record, AheadMark):
             self.ahead = (record.start, record.cut)
+        elif isinstance(record, Strip):
+            self._strip(record)
+        elif isinstance(record, Setting):
+            self.settings[record.name] = record.value
         elif isinstance(record, Undo):
             # The view was rebuilt without the undone edit (``undo.py``): the API's count of
             # its head and a range fixed on the view it replaced no longer hold.
             self.anchor = None
             self.ahead = None
+
+    def _strip(self, record: Strip) -> None:
+        """Thinking blocks logged so far, from ``record``'s block on, leave the view."""
+        self.stripped.append((record.seq, record.block, self.n))
+        for seq in range(max(record.seq, self.first_kept), self.n):
+            message = self.msgs.get(seq)
+            start = record.block if seq == record.seq else 0
+            if message is not None and thinking_after(message, start):
+                self._set_view(self.view_index(seq), self.render(seq))
 
     def _summarized(self, edit: SummaryEdit) -> None:
         cut = edit.cut
@@ -326,6 +388,7 @@ class SessionState:
         if edit.closes:
             self.turn.close()
         self.shown.reprefix(self.pinned.prefix, drop)
+        self.stripped = [s for s in self.stripped if s[2] > cut]
         self.anchor = None
         self.ahead = None
 

@@ -111,7 +111,12 @@ def _keeps_thinking(state: SessionState, cut: int) -> bool:
     """Whether the view a summary at ``cut`` makes still opens its turn in progress with the
     thinking block the current view opens it with. The API merges consecutive user messages,
     so the summary and the pinned requests in front of the kept part join the run before it:
-    the log's own turns are not enough to decide."""
+    the log's own turns are not enough to decide. On a model that checks thinking blocks'
+    prefixes, a summary changes what comes before the block that opens the turn in
+    progress, which would then leave the view (``thinking.py``): only a summary that closes
+    the turn keeps the API's rule there."""
+    if state.wall() is not None:
+        return False
     first, latest = state.first_request, state.latest_request
     offset = len(state.prefix) - state.first_kept
     head = [state.msgs[first]] if first is not None else []

@@ -20,9 +20,9 @@ from typing import Any
 from ..engine import Message
 from ..errors import CompactionFailed, SessionLocked
 from ..keys import chain_id
-from . import limits
+from . import limits, thinking
 from .journaled import JournaledSession
-from .records import Calibrate, MessageRecord, Overhead, Restart, Window
+from .records import Calibrate, MessageRecord, Overhead, Restart, Setting, Window
 from .state import clone
 
 SUMMARY_SHARE = 0.15
@@ -35,6 +35,7 @@ class WindowedSession(JournaledSession):
     def sync(self, messages: Any) -> None:
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
         self._say_window()
+        self._binding(None)
         state = self.state
         for message, key in self.syncer.added(state, messages, self._restart):
             record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
@@ -48,6 +49,22 @@ class WindowedSession(JournaledSession):
                 MessageRecord(record.seq, record.id, record.parent, record.message, text)
             )
         self.syncer.accepted()
+
+    def _binding(self, model: str | None) -> None:
+        """Journal whether the model checks thinking blocks' prefixes, when the policy says
+        it outright or the model's name tells it (``thinking.py``) and the session does not
+        know yet; a session that learned it from the API keeps what it learned."""
+        knob, known = self.policy.preserved_thinking, self.state.settings.get(thinking.SETTING)
+        if isinstance(knob, bool):
+            if known is not knob:
+                self._record(Setting(thinking.SETTING, knob, "policy"))
+            return
+        if known is not None:
+            return
+        for name in (self.policy.model, model):
+            if thinking.checks_prefix(name):
+                self._record(Setting(thinking.SETTING, True, f"model {name}"))
+                return
 
     def _restart(self) -> None:
         """The caller's list extends neither our view nor our log: a new conversation. The
