@@ -70,7 +70,6 @@ class JournaledSession(SearchableLog):
         self.ahead = ahead.enabled(policy, env.summarizer)
         # The provider's compaction, handed in by the drop-in client (``native_tier.py``).
         self.native: NativeCompact | None = None
-        self._native_off = False  # ``native="auto"`` and the provider refused it once
         self._undone: set[int] = set()  # journal positions of the edits undone (undo.py)
         self.over_limit = 0
         self.faults = Faults()
