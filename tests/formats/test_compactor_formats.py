@@ -45,7 +45,7 @@ def test_the_responses_loop_keeps_one_session_through_compactions() -> None:
     items: list[Any] = [SYSTEM, {"role": "user", "content": "build it"}]
     for i in range(60):
         items = c.prepare(items, "build it")
-        assert items[0] is SYSTEM
+        assert items[0] == SYSTEM and items[0] is not SYSTEM  # a copy of its own
         assert_reasoning_precedes_its_call(items)
         system, canonical = openai_responses.to_canonical(items)
         assert system == [SYSTEM] and check(canonical) == []
@@ -109,3 +109,27 @@ def test_detect_names_a_format_from_the_first_item_that_decides() -> None:
 def test_an_unknown_format_name_is_refused() -> None:
     with pytest.raises(ValueError, match="format='xml'"):
         compactor(format="xml")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "lead"),
+    [
+        ("openai-chat", {"role": "system", "content": "be brief"}),
+        ("openai-responses", {"role": "developer", "content": "be brief"}),
+        ("openai-responses", {"type": "message", "role": "system", "content": "be brief"}),
+    ],
+)
+def test_the_leading_system_item_of_the_view_is_a_copy_never_the_callers_object(
+    fmt: str, lead: dict[str, Any]
+) -> None:
+    from context_compact import Compactor, MemoryStore, Policy
+
+    c = Compactor(Policy.default(context_limit=12_000), MemoryStore(), format=fmt)
+    given = [lead, {"role": "user", "content": "hi"}]
+    view = c.prepare(given, "hi")
+    assert view[0] == lead and view[0] is not lead
+    assert all(item is not g for item in view for g in given)
+    view[0]["content"] = "edited in the view"  # neither the next view nor the caller's
+    assert c.view()[0] == lead and c.view()[0] is not view[0]
+    lead["content"] = "edited by the caller after the call"
+    assert c.view()[0]["content"] == "be brief"

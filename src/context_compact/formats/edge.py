@@ -1,12 +1,12 @@
 """The Compactor's edge for a non-canonical format: the caller's list in, canonical to the
 engine, the view back in the caller's format.
 
-``Edge.load(items)`` splits off the leading system items (kept as given, returned first, never
-given to the engine) and converts the rest. Its ``keys.Recognizer`` remembers two lists it
-has the canonical form of: the list it returned last (the view, message by message) and the
-list it was given last. A caller's list that starts with either, item for item (the same
-objects, or equal content), reuses those canonical messages and converts only what follows,
-so
+``Edge.load(items)`` splits off the leading system items (copied as given, returned first as
+copies of their own, never given to the engine) and converts the rest. Its ``keys.Recognizer``
+remembers two lists it has the canonical form of: the list it returned last (the view, message
+by message) and the list it was given last. A caller's list that starts with either, item for
+item (the same objects, or equal content), reuses those canonical messages and converts only
+what follows, so
 
 * the SDK docs' loop (append to the returned list, pass it back) hands the engine exactly its
   view plus the new messages: the session goes on, even where a conversion is not its own
@@ -72,9 +72,10 @@ class Edge:
             if not self.converter.is_system(item):
                 break
             head += 1
-        if items[:head] != self.system:
-            self.system = list(items[:head])
-            self.system_text = "\n\n".join(text_of(plain(s).get("content")) for s in self.system)
+        # Private copies, as of this call: a caller editing its items (or the view's) in
+        # place changes neither what was sent nor what the next view starts with.
+        self.system = copy_json([plain(s) for s in items[:head]])
+        self.system_text = "\n\n".join(text_of(s.get("content")) for s in self.system)
         body = items[head:]
         self._known.look(body)
         try:
@@ -126,7 +127,7 @@ class Edge:
         return memo, done, units
 
     def dump(self, view: list[Message]) -> list[Any]:
-        out: list[Any] = list(self.system)
+        out: list[Any] = copy_json(self.system)
         objects: list[Any] = []
         ends: list[int] = []
         cache: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
