@@ -37,6 +37,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -46,6 +47,7 @@ from ..events import CompactionEvent
 from ..messages import Block, Message, has_tool_use
 from ..providers.base import Provider
 from ..providers.errors import OverflowFigures, is_context_overflow, overflow_figures
+from ..providers.thinking import thinking_refused
 from .tools import (
     COMPACT_TOOL_NAME,
     RECALL_SCHEMA,
@@ -160,6 +162,8 @@ class Agent:
             # read_file of a copy deleted behind our back is answered from the session log.
             workspace.recover = compactor.recover_file
         compactor.subscribe(lambda event: self._emit(Compaction(event)))
+        # A model that binds its thinking to its prefix: compactions strip what they void.
+        compactor.learn_model(getattr(provider, "model", None))
 
     def _emit(self, event: LoopEvent) -> None:
         if self.on_event is not None:
@@ -179,6 +183,7 @@ class Agent:
         if not history or history[-1] != request_message:
             history.append(request_message)
         retries = turns = 0
+        refused_thinking = False
         self._ask_window()
         budget = self._budget()
         text = ""
@@ -192,6 +197,15 @@ class Agent:
                     max_tokens=budget,
                 )
             except Exception as error:
+                if thinking_refused(error) is not None and not refused_thinking:
+                    # A thinking block whose prefix changed: it and the thinking after it
+                    # leave the view for good, and the request goes again (once).
+                    refused_thinking = True
+                    self._emit(Refusal(describe_error(error), recovered=True))
+                    history = self._compacting(
+                        partial(self._recover, error), history, active_request
+                    )
+                    continue
                 overflow = is_context_overflow(error)
                 figures = overflow_figures(error) if overflow else OverflowFigures()
                 if figures.window:
@@ -215,9 +229,11 @@ class Agent:
                 budget = min(budget, self._budget())
                 continue
             retries = 0
+            refused_thinking = False
             budget = self._budget()
             turns += 1
             self.compactor.observe(reply.usage)
+            self.compactor.thinking_dropped(reply)
             text, stop = reply.text, reply.stop_reason
             uses = reply.tool_uses
             self._emit(
@@ -303,6 +319,9 @@ class Agent:
     def _record(self, history: list[Message], request: str) -> list[Message]:
         self.compactor.record(history)
         return history
+
+    def _recover(self, error: Exception, history: list[Message], request: str) -> list[Message]:
+        return self.compactor.recover(error, history, request)
 
     def _compacting(
         self,

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import click
 
-from ..history.inspect import Event, after_last, fill, pass_lines, render_chart, timeline
+from ..history.inspect import (
+    Event,
+    Thinking,
+    after_last,
+    fill,
+    pass_lines,
+    render_chart,
+    timeline,
+)
 from .damage import readable
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
@@ -73,6 +81,7 @@ def inspect_command(
         f"{len(line.events)} compaction events",
         f"view tokens: largest request {peak:,} (turn {at}), view now {line.now:,} "
         f"(with the messages since){limit}",
+        *_thinking_lines(line.thinking),
     ):
         click.echo(fill(text, width))
     click.echo("")
@@ -85,6 +94,18 @@ def inspect_command(
         click.echo("no compaction events: the whole history is in view")
         return
     _print_events(line.events, width, line.turns)
+
+
+def _thinking_lines(thinking: Thinking) -> list[str]:
+    """What compaction did to the replies' thinking, when there was any to strip."""
+    if not thinking.strips:
+        return []
+    share = thinking.kept_share
+    kept = f"; {share:.0%} of replies kept their thinking in the next request" if share else ""
+    return [
+        f"thinking: {thinking.produced:,} blocks in the replies, {thinking.stripped:,} taken "
+        f"out of the view by {thinking.strips:,} strips (the model checks their prefix){kept}"
+    ]
 
 
 def _print_events(events: list[Event], width: int, turns: int) -> None:

@@ -9,7 +9,10 @@ record at a time, so every figure is what the live engine had:
 * **events**: each compaction the journal recorded, at the turn of the request it shaped
   (the one after the last answer), with its size before and after, the tokens it saved,
   and where the full copy went (paths relative to the store's root);
-* **now**: the size of the view the session's next request would carry.
+* **now**: the size of the view the session's next request would carry;
+* **thinking** (``Thinking``): on a model that binds its thinking to its prefix, the thinking
+  blocks the replies brought, those a compaction (or the API) took out of the view, and of
+  the blocks one reply brought, the share the next request still sent.
 
 A summary's event says when its summary was asked for, when the answer came in and how long
 the call waited for it (``timing_line``), made ahead of need or at the trigger. A compaction
@@ -32,16 +35,19 @@ from pathlib import Path
 from typing import Any
 
 from ..keys import content_key
+from ..messages import Message, blocks
 from ..session.records import (
     BlockEdit,
     EventRecord,
     MessageRecord,
     Read,
+    Strip,
     SummaryEdit,
     Undo,
     journal,
 )
 from ..session.state import SessionState
+from ..session.thinking import is_thinking
 from ..sizing import TokenCounter
 from ..store.base import Store
 from ..store.meta import meta_of
@@ -127,6 +133,39 @@ def call_cost(timing: dict[str, Any]) -> str:
 
 
 @dataclass
+class Thinking:
+    """The thinking blocks of a session's replies, and how many compaction took back."""
+
+    produced: int = 0
+    stripped: int = 0
+    strips: int = 0
+    followed: int = 0  # replies with thinking that a request came after
+    kept: int = 0  # of those, the replies whose thinking that next request still sent
+    _last: tuple[int, int] | None = None  # the newest reply's (position, blocks)
+
+    def reply(self, seq: int, message: Message) -> None:
+        count = sum(1 for b in blocks(message) if is_thinking(b))
+        if self._last is not None:
+            self.followed += 1
+            self.kept += 1
+        self._last = (seq, count) if count else None
+        self.produced += count
+
+    def strip(self, record: Strip, removed: int) -> None:
+        self.strips += 1
+        self.stripped += removed
+        last = self._last
+        if last is not None and record.seq <= last[0]:
+            # The newest reply's thinking leaves before the next request: not kept.
+            self.followed += 1
+            self._last = None
+
+    @property
+    def kept_share(self) -> float | None:
+        return self.kept / self.followed if self.followed else None
+
+
+@dataclass
 class Timeline:
     session: str
     limit: int | None
@@ -134,6 +173,7 @@ class Timeline:
     view_tokens: list[int] = field(default_factory=list)  # index i: turn i + 1
     events: list[Event] = field(default_factory=list)
     now: int = 0
+    thinking: Thinking = field(default_factory=Thinking)
 
     @property
     def turns(self) -> int:
@@ -142,6 +182,12 @@ class Timeline:
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["turns"] = self.turns
+        data["thinking"] = {
+            "produced": self.thinking.produced,
+            "stripped": self.thinking.stripped,
+            "strips": self.thinking.strips,
+            "kept_share": self.thinking.kept_share,
+        }
         return data
 
 
@@ -158,6 +204,7 @@ def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
             message = record.message
             if message.get("role") == "assistant":
                 out.view_tokens.append(state.measure())
+                out.thinking.reply(record.seq, message)
             state.add_message(record, content_key(message))
             out.messages += 1
         elif isinstance(record, EventRecord):
@@ -174,11 +221,19 @@ def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
                     timing_of(record),
                 )
             )
+        elif isinstance(record, Strip):
+            before = _thinking_in_view(state)
+            state.apply(record)
+            out.thinking.strip(record, before - _thinking_in_view(state))
         else:
             state.apply(record)
     out.events = undone.mark(out.events)
     out.now = state.measure()
     return out
+
+
+def _thinking_in_view(state: SessionState) -> int:
+    return sum(1 for m in state.view for b in blocks(m) if is_thinking(b))
 
 
 def shown_path(path: str, root: Path) -> str:

@@ -24,11 +24,13 @@ blocks (``status="error"`` as ``is_error``); leading ``SystemMessage`` s are set
 sent first, unchanged; a later one is a user turn. Back: every message the compactor left
 alone is the original object; a result it replaced is the original ``ToolMessage`` with new
 content; a summary is a new ``HumanMessage``. The API's ``usage_metadata`` calibrates the
-budget, and a refusal for length (``is_context_overflow``) is compacted and retried once.
+budget, and a refusal for length (``is_context_overflow``) is compacted and retried once, as
+is a refused thinking block (its thinking leaves the view: ``Compactor.recover``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
@@ -53,7 +55,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 from ..compactor import Compactor
 from ..invariants import InvalidHistory, Violation
 from ..messages import Block, Message, block_type, blocks
-from ..providers.errors import is_context_overflow
+from ..providers.thinking import recoverable
 from ._bridge import Converted, Origins, Units, origins_of, results_in, text_of
 from .conversations import Conversations, compactor_for
 from .options import given_or_built, model_summarizer
@@ -282,6 +284,12 @@ class CompactionMiddleware(AgentMiddleware):  # type: ignore[misc, unused-ignore
 
     def _prepare(self, request: ModelRequest) -> tuple[list[Any], list[Converted], str, Any]:
         self._count_fixed(request)
+        # The chat model's name (ChatAnthropic's ``model``): one that binds its thinking to
+        # its prefix turns on the strip of voided thinking before the first compaction.
+        chat = request.model
+        self.compactor.learn_model(
+            getattr(chat, "model", None) or getattr(chat, "model_name", None)
+        )
         lead, units = split(request.messages)
         converted = self._units.convert(units, to_dict)
         return lead, converted, latest_request(request.messages), [c.message for c in converted]
@@ -310,9 +318,9 @@ class CompactionMiddleware(AgentMiddleware):  # type: ignore[misc, unused-ignore
         try:
             response = handler(request.override(messages=lead + restore(view, converted)))
         except Exception as error:
-            if not is_context_overflow(error):
+            if recoverable(error) is None:
                 raise
-            view = self.compactor.reactive_compact(dicts, active)
+            view = self.compactor.recover(error, dicts, active)
             response = handler(request.override(messages=lead + restore(view, converted)))
         self.compactor.observe(_input_tokens(response))
         return response
@@ -330,9 +338,9 @@ class CompactionMiddleware(AgentMiddleware):  # type: ignore[misc, unused-ignore
         try:
             response = await handler(request.override(messages=lead + restore(view, converted)))
         except Exception as error:
-            if not is_context_overflow(error):
+            if recoverable(error) is None:
                 raise
-            view = await self.compactor.areactive_compact(dicts, active)
+            view = await asyncio.to_thread(self.compactor.recover, error, dicts, active)
             response = await handler(request.override(messages=lead + restore(view, converted)))
         self.compactor.observe(_input_tokens(response))
         return response

@@ -52,7 +52,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 
 from ..compactor import Compactor
 from ..messages import Message
-from ..providers.errors import is_context_overflow
+from ..providers.thinking import recoverable
 from ..telemetry import integrations_log
 from ._bridge import Converted, Units
 from .conversations import compactor_for
@@ -161,13 +161,6 @@ def _tool_schemas(parameters: Any) -> list[Any]:
     ]
 
 
-def _refused_for_length(error: BaseException) -> bool:
-    if isinstance(error, ModelContextWindowExceededError) or is_context_overflow(error):
-        return True
-    cause = error.__cause__
-    return cause is not None and is_context_overflow(cause)
-
-
 def model_summarizer(model: Any, **options: Any) -> Any:
     """An ``LLMSummarizer`` asking a pydantic-ai model (a ``Model`` or a name such as
     ``"anthropic:claude-sonnet-5-5"``) for each summary, through ``pydantic_ai.direct``. The
@@ -236,12 +229,15 @@ if _Capability is not None:
         async def on_model_request_error(
             self, ctx: Any, *, request_context: Any, error: Exception
         ) -> Any:
-            if self._retried or self._last is None or not _refused_for_length(error):
+            cause = recoverable(error)
+            if isinstance(error, ModelContextWindowExceededError) and cause is None:
+                cause = error
+            if self._retried or self._last is None or cause is None:
                 raise error
             self._retried = True
-            integrations_log.debug("pydantic-ai refused for length, compacting once: %s", error)
+            integrations_log.debug("pydantic-ai refused, compacting once: %s", error)
             compactor, converted, dicts, active = self._last
-            view = await compactor.areactive_compact(dicts, active)
+            view = await asyncio.to_thread(compactor.recover, cause, dicts, active)
             self._retry = restore(view, converted)
             ctx.messages[:] = self._retry
             raise RetryModelRequest()

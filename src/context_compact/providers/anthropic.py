@@ -31,6 +31,7 @@ from context_compact.errors import MissingExtra
 from context_compact.messages import Block, Message
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
+from context_compact.providers.thinking import thinking_refused
 
 __all__ = [
     "AnthropicProvider",
@@ -163,6 +164,7 @@ def reply_from_response(response: Any) -> ModelReply:
         message={"role": "assistant", "content": blocks},
         stop_reason=data.get("stop_reason") or "end_turn",
         usage=usage_from_anthropic(data.get("usage")),
+        input_transformations=tuple(data.get("input_transformations") or ()),
     )
 
 
@@ -216,7 +218,13 @@ class AnthropicProvider:
             max_tokens=max_tokens,
             cache=self.cache,
         )
-        response = raising_overflow(lambda: self.client.messages.create(**request))
+        try:
+            response = raising_overflow(lambda: self.client.messages.create(**request))
+        except Exception as error:
+            refused = thinking_refused(error)
+            if refused is None:
+                raise
+            raise refused from error
         return reply_from_response(response)
 
     def close(self) -> None:

@@ -35,6 +35,9 @@ class ModelReply:
     message: Message
     stop_reason: str = "end_turn"
     usage: Usage = field(default_factory=Usage)
+    input_transformations: tuple[Any, ...] = ()
+    """What the API changed in the request before the model saw it (Anthropic's
+    ``input_transformations``: thinking blocks dropped for a changed prefix)."""
 
     @property
     def tool_uses(self) -> list[Block]:

@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import ThinkingRefused
 from ..messages import block_path
 
-__all__ = ["dropped_paths", "thinking_refused"]
+__all__ = ["dropped_paths", "recoverable", "thinking_refused"]
 
 # Lower-case fragments of the refusal quoted above: the first is the one that names it.
 _PHRASES = ("bound to a different conversation", "prefix_mismatch_behavior")
@@ -87,3 +87,16 @@ def dropped_paths(response: Any) -> list[tuple[int, int]]:
         if at is not None:
             paths.append(at)
     return paths
+
+
+def recoverable(error: BaseException) -> BaseException | None:
+    """``error``, or the cause a framework wrapped it around, when ``Compactor.recover`` can
+    make a request to send instead (a refusal for length, a refused thinking block)."""
+    from .errors import is_context_overflow
+
+    for candidate in (error, error.__cause__):
+        if candidate is not None and (
+            thinking_refused(candidate) is not None or is_context_overflow(candidate)
+        ):
+            return candidate
+    return None

@@ -19,7 +19,18 @@ from typing import Any
 
 from ..engine import Message
 from ..messages import Block, copy_json
-from . import ahead, cadence, clearing, knobs, native, native_tier, passes, summary, thinking
+from . import (
+    ahead,
+    binding,
+    cadence,
+    clearing,
+    knobs,
+    native,
+    native_tier,
+    passes,
+    summary,
+    thinking,
+)
 from .recall import index_name
 from .records import Edit, NativeEdit, Setting, Strip, SummaryEdit
 from .windowed import WindowedSession
@@ -92,7 +103,7 @@ class CompactingSession(WindowedSession):
     def _take(self, stage: str, make: Callable[[], Edit | NativeEdit | None]) -> None:
         """Record the edit ``make`` decides (if any) and say what it did."""
         before = self.state.measure()
-        shown = thinking.Before.of(self.state) if self.state.preserved else None
+        shown = binding.Before.of(self.state) if self.state.preserved else None
         edit = make()
         if edit is not None:
             self._record(edit)
@@ -100,7 +111,7 @@ class CompactingSession(WindowedSession):
             timing = self.summaries.take_timing() if isinstance(edit, SummaryEdit) else None
             self._emit(stage, before, self.state.measure(), paths, note, score, timing)
             if shown is not None:
-                self._strip(thinking.strip_for(self.state, shown, edit, stage))
+                self._strip(binding.strip_for(self.state, shown, edit, stage))
 
     def _strip(self, strip: Strip | None) -> None:
         """Take the thinking blocks a change invalidated out of the view, in the same view
@@ -109,7 +120,7 @@ class CompactingSession(WindowedSession):
             return
         state = self.state
         size = state.measure()
-        count = thinking.count_from(state, strip.seq, strip.block)
+        count = binding.count_from(state, strip.seq, strip.block)
         self._record(strip)
         self._emit(
             "strip_thinking",
@@ -117,7 +128,7 @@ class CompactingSession(WindowedSession):
             state.measure(),
             (),
             f"{count} thinking block(s) from message {strip.seq} on left the view: "
-            + thinking.REASONS.get(strip.reason, f"{strip.reason} changed what came before"),
+            + thinking.REASONS.get(strip.reason, f"{strip.reason} changed what came before them"),
             None,
             None,
         )

@@ -47,7 +47,7 @@ from typing import Any
 
 from ..engine import Message
 from ..errors import UndoRefused
-from . import knobs, thinking, undo
+from . import binding, knobs, thinking, undo
 from .compacting import NEVER, CompactingSession
 from .records import Calibrate, Setting, Undo, journal
 from .syncing import Sync
@@ -57,6 +57,8 @@ class SessionEngine(CompactingSession):
     """The Engine protocol and the DurableSession capability (``engine.py``)."""
 
     name = "default"
+    # A strip the API asked for (a refusal, dropped blocks), made by the next call's sync.
+    _pending_strip: tuple[tuple[int, int] | None, str] | None = None
 
     # -- entry points ----------------------------------------------------------------------
     def record(self, messages: Any) -> None:
@@ -150,7 +152,7 @@ class SessionEngine(CompactingSession):
                     f"{size:,} tokens, over the limit of {self.limit:,}; nothing was changed"
                 )
             before = self.state.measure()
-            shown = thinking.Before.of(self.state)
+            shown = binding.Before.of(self.state)
             self.state = state
             self.syncer = Sync()
             self.recognizer = self.syncer.recognizer
@@ -158,7 +160,7 @@ class SessionEngine(CompactingSession):
             self._emit("undo_compaction", before, size, (), f"{what} undone (record {at})")
             if state.preserved:
                 # What the undo brought back changes the prefix of the thinking after it.
-                self._strip(thinking.strip_for(state, shown, None, "undo"))
+                self._strip(binding.strip_for(state, shown, None, "undo"))
             return self.view()
 
     # -- preserved thinking (``thinking.py``) -------------------------------------------------
@@ -168,18 +170,27 @@ class SessionEngine(CompactingSession):
         self._current()
         self._binding(model)
 
-    def thinking_refused(self, at: tuple[int, int] | None) -> int:
+    def thinking_refused(self, at: tuple[int, int] | None) -> None:
         """The API refused the view handed out last for a thinking block whose prefix changed
-        (at ``(message, block)`` of that view, or somewhere: None): every thinking block from
-        there on leaves the view, for good; under ``"auto"`` the session learns that its model
-        checks. How many blocks left."""
-        return self._repair(at, "refusal")
+        (at ``(message, block)`` of that view, or somewhere: None): with the next call (the
+        retry), every thinking block from there on leaves the view, for good; under
+        ``"auto"`` the session learns that its model checks."""
+        self._current()
+        self._pending_strip = (at, "refusal")
 
-    def thinking_dropped(self, paths: list[tuple[int, int]]) -> int:
+    def thinking_dropped(self, paths: list[tuple[int, int]]) -> None:
         """The API dropped thinking blocks of the view handed out last (a response's
         ``input_transformations``): the next view leaves them out at the same point, so the
         prefix the provider caches does not move again."""
-        return self._repair(min(paths), "dropped") if paths else 0
+        self._current()
+        if paths:
+            self._pending_strip = (min(paths), "dropped")
+
+    def sync(self, messages: Any) -> None:
+        super().sync(messages)
+        pending, self._pending_strip = self._pending_strip, None
+        if pending is not None:
+            self._repair(*pending)
 
     def set_prefix_mismatch(self, behavior: str | None) -> None:
         """Journal what the drop-in client asks of the API when a thinking block's prefix
@@ -195,33 +206,29 @@ class SessionEngine(CompactingSession):
         value = self.state.settings.get(thinking.DROP_SETTING)
         return value if isinstance(value, str) else None
 
-    def _repair(self, at: tuple[int, int] | None, reason: str) -> int:
-        with self._journaled():
-            state = self.state
-            if self.policy.preserved_thinking == "auto" and not state.preserved:
-                self._record(Setting(thinking.SETTING, True, reason))
-            k = len(state.prefix)
-            if at is None or at[0] < k:
-                seq, block = state.first_kept, 0
-            else:
-                seq, block = state.first_kept + at[0] - k, at[1]
-            strip = thinking.strip_at(state, seq, block, reason)
-            count = thinking.count_from(state, seq, block) if strip is not None else 0
-            self._strip(strip)
-            if reason == "refusal" and thinking.opening_lost(state):
-                # The API wants the turn in progress to open with its thinking block, and
-                # that block was refused: the turn is closed by a summary (its newest steps
-                # ride along), so the model's next message opens a new one. (A block the API
-                # dropped itself is not closed over: its reply was made without it.)
-                request = thinking.request_text(state)
-                self._guarded(
-                    lambda: self._summarize_old(
-                        0, request, 0, least=NEVER, stage="compact_history"
-                    ),
-                    "compact_history",
-                )
-                self._fault_check("close the turn whose thinking was refused", always=True)
-            return count
+    def _repair(self, at: tuple[int, int] | None, reason: str) -> None:
+        """Inside a call, after its sync: the thinking from ``at`` of the view handed out
+        last (which what the sync appended only extends) leaves the view."""
+        state = self.state
+        if self.policy.preserved_thinking == "auto" and not state.preserved:
+            self._record(Setting(thinking.SETTING, True, reason))
+        k = len(state.prefix)
+        if at is None or at[0] < k:
+            seq, block = state.first_kept, 0
+        else:
+            seq, block = state.first_kept + at[0] - k, at[1]
+        self._strip(binding.strip_at(state, seq, block, reason))
+        if reason == "refusal" and binding.opening_lost(state):
+            # The API wants the turn in progress to open with its thinking block, and
+            # that block was refused: the turn is closed by a summary (its newest steps
+            # ride along), so the model's next message opens a new one. (A block the API
+            # dropped itself is not closed over: its reply was made without it.)
+            request = binding.request_text(state)
+            self._guarded(
+                lambda: self._summarize_old(0, request, 0, least=NEVER, stage="compact_history"),
+                "compact_history",
+            )
+            self._fault_check("close the turn whose thinking was refused", always=True)
 
     def compact(
         self,

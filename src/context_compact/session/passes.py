@@ -230,8 +230,9 @@ def event_of(edit: BlockEdit | SummaryEdit | NativeEdit) -> tuple[tuple[str, ...
     if isinstance(edit, SummaryEdit):
         folded = len(edit.folded) + edit.folded_more
         closed = "; the turn closed, recent steps carried" if edit.closes else ""
+        who = " by the provider (its compaction block)" if edit.block is not None else ""
         note = (
-            f"{edit.cut - edit.start} messages summarized; user messages: "
+            f"{edit.cut - edit.start} messages summarized{who}; user messages: "
             f"{len(edit.pins)} pinned, {folded} folded{closed}"
         )
         return (edit.archive,), note, edit.score

@@ -56,7 +56,7 @@ class WindowedSession(JournaledSession):
         know yet; a session that learned it from the API keeps what it learned."""
         knob, known = self.policy.preserved_thinking, self.state.settings.get(thinking.SETTING)
         if isinstance(knob, bool):
-            if known is not knob:
+            if (known is True) is not knob:
                 self._record(Setting(thinking.SETTING, knob, "policy"))
             return
         if known is not None:
