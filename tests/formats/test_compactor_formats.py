@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -133,3 +134,56 @@ def test_the_leading_system_item_of_the_view_is_a_copy_never_the_callers_object(
     assert c.view()[0] == lead and c.view()[0] is not view[0]
     lead["content"] = "edited by the caller after the call"
     assert c.view()[0]["content"] == "be brief"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "history"),
+    [
+        (
+            "openai-chat",
+            [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            ],
+        ),
+        (
+            "openai-responses",
+            [
+                {"role": "developer", "content": "be brief"},
+                {"role": "user", "content": "hi"},
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+            ],
+        ),
+    ],
+)
+def test_a_resumed_session_of_a_fixed_format_sends_its_view_in_that_format_with_its_system(
+    fmt: str, history: list[dict[str, Any]]
+) -> None:
+    from context_compact import Compactor, MemoryStore, Policy
+
+    store = MemoryStore()
+    live = Compactor(Policy.default(context_limit=12_000), store, format=fmt, session="s")
+    view = live.prepare(history, "hi")
+    view = live.prepare([*view, {"role": "assistant", "content": "done"}], "hi")
+    resumed = Compactor(Policy.default(context_limit=12_000), store, format=fmt, session="s")
+    assert json.dumps(resumed.view()) == json.dumps(live.view()) == json.dumps(view)
+    # A new system prompt is journaled too; an unchanged one is not journaled again.
+    changed = [{**history[0], "content": "be thorough"}, *view[1:]]
+    after = live.prepare(changed, "hi")
+    again = Compactor(Policy.default(context_limit=12_000), store, format=fmt, session="s")
+    assert json.dumps(again.view()) == json.dumps(after) and after[0]["content"] == "be thorough"
+    settings = [r for r in store.records("s") if r["kind"] == "setting"]
+    assert len(settings) == 2

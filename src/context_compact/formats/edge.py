@@ -56,6 +56,7 @@ class Edge:
         self.converter = converter
         self.system: list[Any] = []
         self.system_text = ""
+        self.loaded = False  # a list came in (else the system items are the session's)
         # The view and the last input, recognized in the caller's items; their conversions.
         self._known = Recognizer()
         self._view = _Units()
@@ -74,8 +75,8 @@ class Edge:
             head += 1
         # Private copies, as of this call: a caller editing its items (or the view's) in
         # place changes neither what was sent nor what the next view starts with.
-        self.system = copy_json([plain(s) for s in items[:head]])
-        self.system_text = "\n\n".join(text_of(s.get("content")) for s in self.system)
+        self.restore(copy_json([plain(s) for s in items[:head]]))
+        self.loaded = True
         body = items[head:]
         self._known.look(body)
         try:
@@ -83,6 +84,11 @@ class Edge:
         except BaseException:
             self.refused()
             raise
+
+    def restore(self, system: list[Any]) -> None:
+        """The leading system items to return first: the list's, or a resumed session's."""
+        self.system = system
+        self.system_text = "\n\n".join(text_of(plain(s).get("content")) for s in system)
 
     def _converted(self, head: int, body: list[Any]) -> list[Message]:
         """The canonical messages of ``body`` (after ``head`` system items), reusing the
