@@ -31,14 +31,23 @@ from . import (
     summary,
     thinking,
 )
-from .records import Edit, NativeEdit, Strip, SummaryEdit
+from .recall import index_name
+from .records import Edit, NativeEdit, Setting, Strip, SummaryEdit
 from .windowed import WindowedSession
 
 NEVER = -(10**12)
+NATIVE_SETTING = "native_compaction"
+"""The ``Setting`` that turns the provider's compaction off for a session (``False``) once it
+refused under ``native="auto"``: journaled, so a resumed session does not ask again."""
 
 
 class CompactingSession(WindowedSession):
     """The passes and the summary's decisions (``compacting.py``)."""
+
+    @property
+    def _native_off(self) -> bool:
+        """``native="auto"`` and the provider refused a compaction of this session once."""
+        return self.state.settings.get(NATIVE_SETTING) is False
 
     def _io(self) -> passes.PassIO:
         # ``True`` asks every time (and says why not when nothing was handed in); ``"auto"``
@@ -47,7 +56,7 @@ class CompactingSession(WindowedSession):
         tier = mode is True or (mode == "auto" and self.native is not None and not self._native_off)
         return passes.PassIO(
             self.store,
-            f"sessions/{self.sid()}.index.md",
+            index_name(self.sid()),
             self._summarize,
             self._native_block if tier else None,
         )
@@ -63,8 +72,8 @@ class CompactingSession(WindowedSession):
                 )
             return native_tier.usable(compact(messages))
         except Exception as error:
-            if self.policy.native == "auto":
-                self._native_off = True
+            if self.policy.native == "auto" and not self._native_off:
+                self._record(Setting(NATIVE_SETTING, False, f"refused ({type(error).__name__})"))
             off = "; native compaction off for this session" if self._native_off else ""
             note = f"native compaction failed ({type(error).__name__}: {error}"[:300]
             self._emit("native_fallback", 0, 0, (), f"{note}); our own summary used{off}")

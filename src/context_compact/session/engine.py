@@ -52,6 +52,8 @@ from .compacting import NEVER, CompactingSession
 from .records import Calibrate, Setting, Undo, journal
 from .syncing import Sync
 
+_UNSET = object()
+
 
 class SessionEngine(CompactingSession):
     """The Engine protocol and the DurableSession capability (``engine.py``)."""
@@ -187,6 +189,20 @@ class SessionEngine(CompactingSession):
         pending, self._pending_strip = self._pending_strip, None
         if pending is not None:
             self._repair(*pending)
+
+    def keep_setting(self, name: str, value: str | int | float | bool | None, source: str) -> None:
+        """Journal a per-session setting when it differs from the session's (the same type
+        and value), so a resume reads it back (``state.settings``)."""
+        self._current()
+        known = self.state.settings.get(name, _UNSET)
+        if type(known) is not type(value) or known != value:
+            with self._journaled():
+                self._record(Setting(name, value, source))
+
+    def setting(self, name: str) -> str | int | float | bool | None:
+        """The session's newest value of setting ``name`` (None when it has none)."""
+        self._current()
+        return self.state.settings.get(name)
 
     def set_prefix_mismatch(self, behavior: str | None) -> None:
         """Journal what the drop-in client asks of the API when a thinking block's prefix

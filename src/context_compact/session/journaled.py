@@ -55,6 +55,7 @@ class JournaledSession(SearchableLog):
         self.recognizer = self.syncer.recognizer
         self.journal = SessionJournal(self.store, self._meta, self)
         self._stale = False  # a call's append did not return: reload before going on
+        self._appended_failed = False  # ... or returned, and the call failed after it
         self._lent = False  # the format edge copies the view it converts (``lent``)
         self._handout = Handout()  # the copies of the view handed out last
         # The journal was continued by another writer since this engine's last call: a list
@@ -70,7 +71,6 @@ class JournaledSession(SearchableLog):
         self.ahead = ahead.enabled(policy, env.summarizer)
         # The provider's compaction, handed in by the drop-in client (``native_tier.py``).
         self.native: NativeCompact | None = None
-        self._native_off = False  # ``native="auto"`` and the provider refused it once
         self._undone: set[int] = set()  # journal positions of the edits undone (undo.py)
         self.over_limit = 0
         self.faults = Faults()
@@ -136,17 +136,25 @@ class JournaledSession(SearchableLog):
         """Drop the state a failed call built and read the session back from the store; the
         records recorded between calls are applied again when the failed append did not
         land (``SessionJournal.reload``)."""
+        self._returned = None
+        landed, moved = self.journal.reload(self._apply, self._start)
+        # Replaced only now: a reload cut short is done again whole, the failed call's list
+        # still known.
+        failed = self.syncer
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
-        self._returned = None
-        _, moved = self.journal.reload(self._apply, self._start)
+        if landed or self._appended_failed:
+            # The failed call's records are in the journal (its append returned, or an
+            # error after it): the list it was given is what a retry repeats, not the view
+            # it never handed out, so the retry adds nothing and starts nothing new.
+            self.syncer.keep_input(failed)
         self._rebuild_if_undone()
         for record in self.journal.carried:
             self.state.apply(record)
         self._fell_back()
         self.env.forget(self.journal.events_written)
         self._moved = self._moved or moved
-        self._stale = False
+        self._stale = self._appended_failed = False
 
     def _current(self) -> None:
         if self._stale:
@@ -209,6 +217,9 @@ class JournaledSession(SearchableLog):
             journal.calling = False
             if not committed:
                 self._stale = True
+                # The call's error came after its records were appended (its own, or Ctrl-C
+                # mid-call): they are the journal's newest, as an append that landed.
+                self._appended_failed = appended
                 self.env.forget(journal.events_written)
             if not appended:
                 self.summaries.failures = failures
