@@ -43,6 +43,8 @@ from ..messages import (
     opens_with_thinking,
 )
 from ..sizing import TokenCounter
+from .ledger import Ledger
+from .ledger_rules import LedgerRules
 from .pinned import Pinned, answer_message
 from .records import (
     AheadMark,
@@ -104,8 +106,9 @@ class Replaced:
 
 
 class SessionState:
-    def __init__(self, counter: TokenCounter) -> None:
+    def __init__(self, counter: TokenCounter, ledger: LedgerRules | None = None) -> None:
         self.counter = counter
+        self.ledger_rules = ledger or LedgerRules()
         self.n = 0
         self.overhead = 0
         self.ratio = 1.0
@@ -153,6 +156,8 @@ class SessionState:
         # Thinking blocks out of the view for good (``Strip``): from (seq, block) on, in the
         # messages logged before ``upto`` (``thinking.py``).
         self.stripped: list[tuple[int, int, int]] = []
+        # What the agent did, from the tool calls and results logged (``ledger.py``).
+        self.ledger = Ledger(self.ledger_rules)
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -293,6 +298,7 @@ class SessionState:
                 self.first_request = seq
             self.latest_request = seq
         self.turn.logged(seq, message)
+        self.ledger.add(seq, message)
         role = message.get("role")
         if role == "assistant":
             self._answers.append(seq)

@@ -1,0 +1,164 @@
+"""The ledger as text: the compact rendering every summary message carries (``render``) and
+the full one ``inspect`` prints (``full``).
+
+``render`` is a deterministic function of the ledger and a budget (no clock, no counter that
+moves between calls): the same ledger gives the same bytes, so a summary message made from it
+stays byte-identical until the next summary. It fits ``chars`` characters: the last test run
+comes first (its failing names are bounded already), then the files changed, newest first,
+then the open errors, newest first; what does not fit is counted ("... and N more"), never
+cut mid-line. Every value a tool supplied (a path, a command, an error line) is on one line
+of its own and clipped (``outcomes.clip``), and the caller quotes the whole text with a
+boundary no value can close (``markers.session_summary``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ledger import Ledger
+from .outcomes import clip
+
+CHARS_PER_TOKEN = 4
+PATH_CHARS = 160
+COMMAND_CHARS = 120
+
+
+def _file(path: str, entry: list[Any]) -> str:
+    seq, op, sha, changes = entry
+    more = f", {changes} changes" if changes > 1 else ""
+    hashed = f", now {sha}" if sha else ""
+    return f"- {clip(path, PATH_CHARS)}: {op} at message {seq}{hashed}{more}"
+
+
+def test_line(test: list[Any] | None) -> str | None:
+    """The last test run in one line, or None when no test ran."""
+    if test is None:
+        return None
+    seq, command, runner, passed, failed, failing, status = test
+    where = f"message {seq}, `{clip(command, COMMAND_CHARS)}`"
+    if runner is None:
+        said = f"exit status {status}" if status is not None else "no summary read"
+        return f"Last test run ({where}): {said}"
+    verdict = "FAILED" if failed else "passed"
+    names = f"; failing: {', '.join(failing)}" if failing else ""
+    return f"Last test run ({where}, {runner}): {verdict}, {failed} failed, {passed} passed{names}"
+
+
+test_line.__test__ = False  # type: ignore[attr-defined]  # a renderer, not a test
+
+
+def _error(entry: list[Any]) -> str:
+    seq, what, line = entry
+    return f"- message {seq}, {clip(what, COMMAND_CHARS)}: {line}"
+
+
+def render(ledger: Ledger, chars: int) -> str:
+    """The compact rendering, at most ``chars`` characters ("" for an empty ledger)."""
+    if not ledger:
+        return ""
+    room = chars
+    out: list[str] = []
+
+    def fits(line: str) -> bool:
+        nonlocal room
+        if len(line) + 1 > room:
+            return False
+        room -= len(line) + 1
+        return True
+
+    test = test_line(ledger.test)
+    test_part = [test] if test is not None and fits(test) else []
+    changed = list(ledger.changed.items())
+    files: list[str] = []
+    head = f"Files changed ({len(changed)}, newest first):" if changed else ""
+    if head and fits(head):
+        for path, entry in reversed(changed):
+            line = _file(path, entry)
+            if not fits(line):
+                break
+            files.append(line)
+        left = len(changed) - len(files)
+        if left:
+            files.append(f"- ... and {left} more (the full ledger: inspect)")
+            room -= len(files[-1]) + 1
+        out += [head, *files]
+    out += test_part
+    errors = ledger.errors
+    if errors:
+        head = f"Open errors ({len(errors)}, newest first):"
+        shown: list[str] = []
+        if fits(head):
+            for entry in reversed(errors):
+                line = _error(entry)
+                if not fits(line):
+                    break
+                shown.append(line)
+            out += [head, *shown]
+    if ledger.commands:
+        seq, command, status, _ = ledger.commands[-1]
+        ended = f", exit status {status}" if status is not None else ""
+        line = (
+            f"Commands run: {ledger.commands_run}; the last at message {seq}: "
+            f"`{clip(command, COMMAND_CHARS)}`{ended}"
+        )
+        if fits(line):
+            out.append(line)
+    return "\n".join(out)
+
+
+def full(ledger: Ledger) -> str:
+    """Every entry the ledger holds, for ``inspect``."""
+    lines = [f"files changed: {len(ledger.changed)}"]
+    lines += [_file(path, entry) for path, entry in ledger.changed.items()]
+    lines.append(f"files read: {len(ledger.read)}")
+    for path, (seq, sha, ranges, reads) in ledger.read.items():
+        spans = ", ".join(
+            "whole" if r is None else f"{r[0]}-{'' if r[1] is None else r[1]}" for r in ranges
+        )
+        lines.append(
+            f"- {clip(path, PATH_CHARS)}: {reads} read(s), last at message {seq}, {sha} ({spans})"
+        )
+    lines.append(test_line(ledger.test) or "Last test run: none")
+    lines.append(f"commands run: {ledger.commands_run} (the last {len(ledger.commands)} below)")
+    for seq, command, status, error in ledger.commands:
+        ended = f" exit {status}" if status is not None else ""
+        said = f": {error}" if error else ""
+        lines.append(f"- message {seq}{ended}: `{clip(command, COMMAND_CHARS)}`{said}")
+    lines.append(f"open errors: {len(ledger.errors)}")
+    lines += [_error(entry) for entry in ledger.errors]
+    return "\n".join(lines)
+
+
+def as_dict(ledger: Ledger) -> dict[str, Any]:
+    """The ledger for ``inspect --json`` and exports: named fields, newest last."""
+    test = ledger.test
+    return {
+        "files_changed": [
+            {"path": p, "message": e[0], "op": e[1], "sha": e[2], "changes": e[3]}
+            for p, e in ledger.changed.items()
+        ],
+        "files_read": [
+            {"path": p, "message": e[0], "sha": e[1], "lines": e[2], "reads": e[3]}
+            for p, e in ledger.read.items()
+        ],
+        "commands_run": ledger.commands_run,
+        "commands": [
+            {"message": c[0], "command": c[1], "exit": c[2], "error": c[3]} for c in ledger.commands
+        ],
+        "test_runs": ledger.test_runs,
+        "last_test": None
+        if test is None
+        else {
+            "message": test[0],
+            "command": test[1],
+            "runner": test[2],
+            "passed": test[3],
+            "failed": test[4],
+            "failing": test[5],
+            "exit": test[6],
+        },
+        "open_errors": [{"message": e[0], "what": e[1], "line": e[2]} for e in ledger.errors],
+    }
+
+
+__all__ = ["CHARS_PER_TOKEN", "as_dict", "full", "render", "test_line"]
