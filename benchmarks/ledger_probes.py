@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,13 @@ class Truth:
                     self.test = summary
 
 
+def stated(path: str, text: str, bases: list[str]) -> bool:
+    """The view names ``path``: whole, or relative to a directory it says they are under."""
+    if path in text:
+        return True
+    return any(path.startswith(b + "/") and f"- {path[len(b) + 1 :]} (" in text for b in bases)
+
+
 def view_text(view: list[dict[str, Any]]) -> str:
     return "\n".join(text_of(m.get("content")) for m in view)
 
@@ -124,7 +132,8 @@ def replay(messages: list[dict[str, Any]], limit: int, ledger_tokens: int) -> li
             continue
         summaries = made
         text = view_text(view)
-        files = [p for p in truth.changed if p in text]
+        bases = re.findall(r"paths under (.+?)/;", text)
+        files = [p for p in truth.changed if stated(p, text, bases)]
         test = truth.test
         status = None
         names: tuple[int, int] = (0, 0)

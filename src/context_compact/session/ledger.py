@@ -179,7 +179,7 @@ class Ledger:
         elif call.kind in ("write", "edit", "patch", "shell") and not failed:
             op = {"write": "written", "edit": "edited", "patch": "patched"}.get(call.kind)
             for path in call.paths:
-                self._change(seq, path, op or "changed by a command", None)
+                self._change(seq, path, op or "by a command", None)
             if call.kind == "write" and call.paths:
                 self.current = call.paths[0]
 

@@ -5,7 +5,8 @@ the full one ``inspect`` prints (``full``).
 moves between calls): the same ledger gives the same bytes, so a summary message made from it
 stays byte-identical until the next summary. It fits ``chars`` characters: the last test run
 comes first (its failing names are bounded already), then the files changed, newest first,
-then the open errors, newest first; what does not fit is counted ("... and N more"), never
+then the open errors, newest first (a directory all changed files are under is said once,
+before them); what does not fit is counted ("... and N more"), never
 cut mid-line. Every value a tool supplied (a path, a command, an error line) is on one line
 of its own and clipped (``outcomes.clip``), and the caller quotes the whole text with a
 boundary no value can close (``markers.session_summary``).
@@ -13,6 +14,7 @@ boundary no value can close (``markers.session_summary``).
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from .ledger import Ledger
@@ -21,13 +23,30 @@ from .outcomes import clip
 CHARS_PER_TOKEN = 4
 PATH_CHARS = 160
 COMMAND_CHARS = 120
+MIN_BASE = 12
+"""A directory shorter than this is not factored out of the paths under it."""
 
 
-def _file(path: str, entry: list[Any]) -> str:
+def _file(path: str, entry: list[Any], base: str = "") -> str:
     seq, op, sha, changes = entry
-    more = f", {changes} changes" if changes > 1 else ""
-    hashed = f", now {sha}" if sha else ""
-    return f"- {clip(path, PATH_CHARS)}: {op} at message {seq}{hashed}{more}"
+    more = f" x{changes}" if changes > 1 else ""
+    hashed = f", {sha}" if sha else ""
+    shown = path[len(base) + 1 :] if base else path
+    return f"- {clip(shown, PATH_CHARS)} ({op}{more}, msg {seq}{hashed})"
+
+
+def common_base(paths: list[str]) -> str:
+    """The directory every path of ``paths`` is under, when there are several, all absolute,
+    and it is long enough to be worth saying once; "" otherwise."""
+    if len(paths) < 2 or not all(p.startswith("/") for p in paths):
+        return ""
+    try:
+        base = posixpath.commonpath(paths)
+    except ValueError:
+        return ""
+    if len(base) < MIN_BASE or any(p == base for p in paths) or "\n" in base:
+        return ""
+    return base
 
 
 def test_line(test: list[Any] | None) -> str | None:
@@ -35,13 +54,13 @@ def test_line(test: list[Any] | None) -> str | None:
     if test is None:
         return None
     seq, command, runner, passed, failed, failing, status = test
-    where = f"message {seq}, `{clip(command, COMMAND_CHARS)}`"
+    where = f"msg {seq}, `{clip(command, COMMAND_CHARS)}`"
     if runner is None:
         said = f"exit status {status}" if status is not None else "no summary read"
         return f"Last test run ({where}): {said}"
     verdict = "FAILED" if failed else "passed"
     names = f"; failing: {', '.join(failing)}" if failing else ""
-    return f"Last test run ({where}, {runner}): {verdict}, {failed} failed, {passed} passed{names}"
+    return f"Last test run ({where}, {runner}): {verdict}: {failed} failed, {passed} passed{names}"
 
 
 test_line.__test__ = False  # type: ignore[attr-defined]  # a renderer, not a test
@@ -49,7 +68,10 @@ test_line.__test__ = False  # type: ignore[attr-defined]  # a renderer, not a te
 
 def _error(entry: list[Any]) -> str:
     seq, what, line = entry
-    return f"- message {seq}, {clip(what, COMMAND_CHARS)}: {line}"
+    return f"- msg {seq}, {clip(what, COMMAND_CHARS)}: {line}"
+
+
+_MORE = "- ... and {count} more (the full ledger: inspect)"
 
 
 def render(ledger: Ledger, chars: int) -> str:
@@ -59,9 +81,9 @@ def render(ledger: Ledger, chars: int) -> str:
     room = chars
     out: list[str] = []
 
-    def fits(line: str) -> bool:
+    def fits(line: str, keep: int = 0) -> bool:
         nonlocal room
-        if len(line) + 1 > room:
+        if len(line) + 1 + keep > room:
             return False
         room -= len(line) + 1
         return True
@@ -70,16 +92,19 @@ def render(ledger: Ledger, chars: int) -> str:
     test_part = [test] if test is not None and fits(test) else []
     changed = list(ledger.changed.items())
     files: list[str] = []
-    head = f"Files changed ({len(changed)}, newest first):" if changed else ""
-    if head and fits(head):
-        for path, entry in reversed(changed):
-            line = _file(path, entry)
-            if not fits(line):
+    base = common_base([path for path, _ in changed])
+    under = f"; paths under {clip(base, PATH_CHARS)}/" if base else ""
+    head = f"Files changed ({len(changed)}, newest first{under}; xN: N changes):" if changed else ""
+    # Room is kept for the line that counts the files left out.
+    more = len(_MORE.format(count=len(changed))) + 1
+    if head and fits(head, more):
+        for at, (path, entry) in enumerate(reversed(changed)):
+            if not fits(_file(path, entry, base), 0 if at == len(changed) - 1 else more):
                 break
-            files.append(line)
+            files.append(_file(path, entry, base))
         left = len(changed) - len(files)
         if left:
-            files.append(f"- ... and {left} more (the full ledger: inspect)")
+            files.append(_MORE.format(count=left))
             room -= len(files[-1]) + 1
         out += [head, *files]
     out += test_part
@@ -98,7 +123,7 @@ def render(ledger: Ledger, chars: int) -> str:
         seq, command, status, _ = ledger.commands[-1]
         ended = f", exit status {status}" if status is not None else ""
         line = (
-            f"Commands run: {ledger.commands_run}; the last at message {seq}: "
+            f"Commands run: {ledger.commands_run}; the last (msg {seq}): "
             f"`{clip(command, COMMAND_CHARS)}`{ended}"
         )
         if fits(line):
@@ -123,7 +148,7 @@ def full(ledger: Ledger) -> str:
     for seq, command, status, error in ledger.commands:
         ended = f" exit {status}" if status is not None else ""
         said = f": {error}" if error else ""
-        lines.append(f"- message {seq}{ended}: `{clip(command, COMMAND_CHARS)}`{said}")
+        lines.append(f"- msg {seq}{ended}: `{clip(command, COMMAND_CHARS)}`{said}")
     lines.append(f"open errors: {len(ledger.errors)}")
     lines += [_error(entry) for entry in ledger.errors]
     return "\n".join(lines)

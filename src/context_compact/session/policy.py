@@ -158,7 +158,7 @@ class SessionPolicy:
     agent did (files read and changed, commands run, the last test run, open errors), kept
     from the tool calls and results logged, with no model call."""
     ledger_tokens: int = 400
-    """Most tokens of the ledger each summary message carries (at most 2% of the limit in a
+    """Most tokens of the ledger each summary message carries (at most 1% of the limit in a
     small window); 0 leaves it out of summaries (``inspect`` still shows it)."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
@@ -175,8 +175,8 @@ class SessionPolicy:
 
     @property
     def ledger_size(self) -> int:
-        """``ledger_tokens``, at most 2% of the limit."""
-        return min(self.ledger_tokens, self.context_limit // 50)
+        """``ledger_tokens``, at most 1% of the limit."""
+        return min(self.ledger_tokens, self.context_limit // 100)
 
     def __post_init__(self) -> None:
         positive(self, "context_limit", "preview_chars", "summary_input_limit")
