@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from context_compact import Compactor, MemoryStore, Policy
+from context_compact.cli import main
 from context_compact.markers import LEDGER_TAG, REQUEST_TAG
 from context_compact.policy import stored_policy
 from context_compact.quoting import opening, unquote
@@ -278,3 +281,29 @@ def test_the_rendering_is_deterministic_and_within_its_budget() -> None:
         text = ledger_view.render(kept, chars)
         assert len(text) <= chars and text == ledger_view.render(kept, chars)
     assert "more (the full ledger: inspect)" in ledger_view.render(kept, 1_000)
+
+
+SPOTTER = (
+    Path(__file__).resolve().parents[1]
+    / "data/trajectories/claude-code/marot-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+)
+
+
+def test_inspect_and_export_show_what_a_recorded_session_changed_and_its_last_tests(
+    tmp_path: Path,
+) -> None:
+    def cli(*args: str) -> Any:
+        result = CliRunner().invoke(main, [*args, "--workdir", str(tmp_path)])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    [session] = json.loads(cli("import", str(SPOTTER), "--json"))["sessions"]
+    sid = session["id"]
+    text = cli("inspect", sid)
+    assert "files changed: 21" in text
+    assert "spotter-4te/README.md (edited, msg 416)" in text
+    assert "mix test" in text and "309 passed" in text
+    shown = json.loads(cli("inspect", sid, "--json"))["ledger"]
+    exported = json.loads(cli("export", sid, "--format", "ledger"))
+    assert shown == exported
+    assert exported["last_test"]["passed"] == 309 and len(exported["files_changed"]) == 21

@@ -90,6 +90,11 @@ def inspect_command(
     ):
         click.echo(text)
     click.echo("")
+    if line.ledger_lines and (line.ledger["files_changed"] or line.ledger["commands_run"]):
+        click.echo("ledger (what the agent did, from the tool calls logged):")
+        for text in line.ledger_lines:
+            click.echo(f"  {text}")
+        click.echo("")
     if not line.events:
         click.echo("no compaction events: the whole history is in view")
         return

@@ -11,6 +11,7 @@ tools are added by name: ``Policy.default(ledger=LedgerRules(shell=(*SHELL, "run
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -84,6 +85,16 @@ def ledger_rules(value: Any) -> LedgerRules:
     raise ValueError(f"ledger must be LedgerRules, got {type(value).__name__}")
 
 
+def stored_rules(policy: Any) -> LedgerRules | None:
+    """The rules a session's meta records (its policy's ``ledger``), or None (the defaults)
+    when it records none this version can use: a reader of an old session goes on."""
+    raw = policy.get("ledger") if isinstance(policy, Mapping) else None
+    try:
+        return ledger_rules(raw) if raw is not None else None
+    except (ValueError, TypeError):
+        return None
+
+
 __all__ = [
     "COMMAND_KEYS",
     "CONTENT_KEYS",
@@ -96,4 +107,5 @@ __all__ = [
     "WRITE",
     "LedgerRules",
     "ledger_rules",
+    "stored_rules",
 ]

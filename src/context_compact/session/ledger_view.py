@@ -131,21 +131,22 @@ def render(ledger: Ledger, chars: int) -> str:
     return "\n".join(out)
 
 
-def full(ledger: Ledger) -> str:
-    """Every entry the ledger holds, for ``inspect``."""
+def full(ledger: Ledger, detail: bool = False) -> str:
+    """Every file changed, the last test run and the open errors, for ``inspect``; with
+    ``detail`` also every file read and the commands kept (else their counts)."""
     lines = [f"files changed: {len(ledger.changed)}"]
     lines += [_file(path, entry) for path, entry in ledger.changed.items()]
     lines.append(f"files read: {len(ledger.read)}")
-    for path, (seq, sha, ranges, reads) in ledger.read.items():
+    for path, (seq, sha, ranges, reads) in ledger.read.items() if detail else ():
         spans = ", ".join(
             "whole" if r is None else f"{r[0]}-{'' if r[1] is None else r[1]}" for r in ranges
         )
         lines.append(
-            f"- {clip(path, PATH_CHARS)}: {reads} read(s), last at message {seq}, {sha} ({spans})"
+            f"- {clip(path, PATH_CHARS)} ({reads} read(s), msg {seq}, {sha}, lines {spans})"
         )
     lines.append(test_line(ledger.test) or "Last test run: none")
-    lines.append(f"commands run: {ledger.commands_run} (the last {len(ledger.commands)} below)")
-    for seq, command, status, error in ledger.commands:
+    lines.append(f"commands run: {ledger.commands_run}")
+    for seq, command, status, error in ledger.commands if detail else ledger.commands[-1:]:
         ended = f" exit {status}" if status is not None else ""
         said = f": {error}" if error else ""
         lines.append(f"- msg {seq}{ended}: `{clip(command, COMMAND_CHARS)}`{said}")
