@@ -12,6 +12,8 @@ text, no file read):
   printed a summary (``N failed`` / ``N passed``);
 * failing tests: of that run's failing test names, how many does the view name.
 
+Three constructed edit-and-test loops follow the recorded sessions (those run few tests and
+none that fail): read a module, write it, run pytest, whose summary names the failing tests.
 The truth is read from the log with a reader of its own (tool names and inputs below), not
 from the ledger. ``--ledger-tokens 0`` leaves the ledger out of summaries: the "before".
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -146,36 +149,66 @@ def replay(messages: list[dict[str, Any]], limit: int, ledger_tokens: int) -> li
     return rows
 
 
+def edit_test_loop(steps: int = 60, seed: int = 0) -> list[dict[str, Any]]:
+    """A constructed coding loop (the recorded sessions run few tests, none failing): read a
+    module (a large result), write it, run pytest, whose summary names the failing tests."""
+    rng = random.Random(seed)
+    log: list[dict[str, Any]] = [{"role": "user", "content": "make the test suite pass"}]
+
+    def pair(i: int, name: str, inputs: dict[str, Any], text: str) -> None:
+        use = {"type": "tool_use", "id": f"{name}{i}", "name": name, "input": inputs}
+        log.append({"role": "assistant", "content": [use]})
+        result = {"type": "tool_result", "tool_use_id": f"{name}{i}", "content": text}
+        log.append({"role": "user", "content": [result]})
+
+    for i in range(steps):
+        module = f"src/pkg/module_{rng.randint(0, 40)}.py"
+        pair(i, "read_file", {"path": module}, f"def f_{i}(x):\n    return x\n" * 150)
+        pair(i, "write_file", {"path": module, "content": f"# v{i}\n"}, f"Wrote {module}")
+        failing = [f"tests/test_m{rng.randint(0, 9)}.py::test_case_{rng.randint(0, 99)}"]
+        failing = failing[: rng.randint(0, 1)]
+        lines = "".join(f"FAILED {name} - AssertionError\n" for name in failing)
+        tally = f"{len(failing)} failed, " if failing else ""
+        body = "." * 2_000 + "\n" + lines + f"==== {tally}{40 + i} passed in 1.2s ===="
+        pair(i, "bash", {"command": "pytest -q"}, body)
+    return log
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--limit", type=int, default=12_000)
     parser.add_argument("--ledger-tokens", type=int, default=400)
     args = parser.parse_args()
-    found = load_all(DATA)
-    totals = [0, 0, 0, 0, 0, 0]
     print(f"limit {args.limit:,}, ledger_tokens {args.ledger_tokens}")
-    for session in found:
-        rows = replay(session.messages, args.limit, args.ledger_tokens)
-        done = [r for r in rows if r[0] != "error"]
-        files = (sum(r[0] for r in done), sum(r[1] for r in done))
-        tests = [r[2] for r in done if r[2] is not None]
-        names = (sum(r[3][0] for r in done), sum(r[3][1] for r in done))
-        for i, v in enumerate((*files, sum(tests), len(tests), *names)):
-            totals[i] += v
-        stopped = f" (stopped: {rows[-1][1]})" if rows and rows[-1][0] == "error" else ""
+    recorded = [(s.format, s.name, s.messages) for s in load_all(DATA)]
+    constructed = [
+        ("constructed", f"edit-test loop, seed {seed}", edit_test_loop(seed=seed))
+        for seed in range(3)
+    ]
+    for group, runs in (("recorded", recorded), ("constructed", constructed)):
+        totals = [0, 0, 0, 0, 0, 0]
+        for fmt, name, messages in runs:
+            rows = replay(messages, args.limit, args.ledger_tokens)
+            done = [r for r in rows if r[0] != "error"]
+            files = (sum(r[0] for r in done), sum(r[1] for r in done))
+            tests = [r[2] for r in done if r[2] is not None]
+            names = (sum(r[3][0] for r in done), sum(r[3][1] for r in done))
+            for i, v in enumerate((*files, sum(tests), len(tests), *names)):
+                totals[i] += v
+            stopped = f" (stopped: {rows[-1][1]})" if rows and rows[-1][0] == "error" else ""
+            print(
+                f"{fmt:13} {name[:40]:40} summaries {len(done):3}  "
+                f"files {files[0]:4}/{files[1]:<4} test status {sum(tests):3}/{len(tests):<3} "
+                f"failing names {names[0]:3}/{names[1]:<3}{stopped}"
+            )
         print(
-            f"{session.format:13} {session.name[:40]:40} summaries {len(done):3}  "
-            f"files {files[0]:4}/{files[1]:<4} test status {sum(tests):3}/{len(tests):<3} "
-            f"failing names {names[0]:3}/{names[1]:<3}{stopped}"
+            f"{group}: files changed {share(totals[0], totals[1])}, last test status "
+            f"{share(totals[2], totals[3])}, failing tests {share(totals[4], totals[5])}"
         )
 
-    def share(a: int, b: int) -> str:
-        return f"{a}/{b} ({100 * a / b:.0f}%)" if b else f"{a}/{b}"
 
-    print(
-        f"all: files changed {share(totals[0], totals[1])}, last test status "
-        f"{share(totals[2], totals[3])}, failing tests {share(totals[4], totals[5])}"
-    )
+def share(a: int, b: int) -> str:
+    return f"{a}/{b} ({100 * a / b:.0f}%)" if b else f"{a}/{b}"
 
 
 if __name__ == "__main__":
