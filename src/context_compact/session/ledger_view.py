@@ -112,7 +112,8 @@ def render(ledger: Ledger, chars: int) -> str:
     if errors:
         head = f"Open errors ({len(errors)}, newest first):"
         shown: list[str] = []
-        if fits(head):
+        # The heading only with the newest error under it.
+        if fits(head, len(_error(errors[-1])) + 1):
             for entry in reversed(errors):
                 line = _error(entry)
                 if not fits(line):
