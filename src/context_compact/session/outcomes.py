@@ -20,6 +20,11 @@ TAIL = 20_000
 """Characters at the end of an output searched for a test summary and its failing names."""
 HEAD = 20_000
 """Characters at the start of an output searched for its first error line."""
+EDGE = 600
+"""Characters at each end of an output searched for an exit status."""
+TALLY = 4_000
+"""Characters at the end of an output searched for a runner's counts (its names, in ``TAIL``,
+only once they are found)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,8 @@ def exit_status(text: str, is_error: bool = False) -> int | None:
             found = _json_exit(text)
             if found is not None:
                 return found
-        matches = _EXIT.findall(text[-TAIL:]) or _EXIT.findall(text[:HEAD])
+        # Agents state it first (Codex, mini-swe-agent) or last (ours, OpenHands).
+        matches = _EXIT.findall(text[-EDGE:]) or _EXIT.findall(text[:EDGE])
         return int(matches[-1]) if matches else None
     except (ValueError, RecursionError):
         return None
@@ -90,18 +96,37 @@ def output_text(text: str) -> str:
     return inner if isinstance(inner, str) else text
 
 
-_ERROR_LINE = re.compile(
-    r"\b(?:error|exception|traceback|fatal|panic|failed|failure|not found|no such file|"
-    r"permission denied|cannot|could not|unable to)\b",
-    re.IGNORECASE,
+_ERROR_WORDS = (
+    "error",
+    "exception",
+    "traceback",
+    "fatal",
+    "panic",
+    "failed",
+    "failure",
+    "not found",
+    "no such file",
+    "permission denied",
+    "cannot",
+    "could not",
+    "unable to",
 )
 
 
 def first_error(text: str) -> str | None:
     """The first line of the output that reads as an error, clipped; None when none does."""
-    for line in text[:HEAD].splitlines():
-        if _ERROR_LINE.search(line) and line.strip():
-            return clip(line)
+    head = text[:HEAD]
+    # Found in the lower-cased text (one pass a word, in C), then mapped back by line: casing
+    # may change a text's length, never its line breaks.
+    lowered = head.lower()
+    found = [at for at in (lowered.find(word) for word in _ERROR_WORDS) if at >= 0]
+    if not found:
+        return None
+    first, seen = min(found), 0
+    for index, line in enumerate(lowered.splitlines(keepends=True)):
+        seen += len(line)
+        if seen > first:
+            return clip(head.splitlines()[index])
     return None
 
 
@@ -225,19 +250,28 @@ def _exunit(text: str) -> TestSummary | None:
     return TestSummary("mix test", max(0, ran - failed), failed, names)
 
 
-_READERS = (_pytest, _cargo, _go, _jest, _vitest, _unittest, _exunit)
+# Each reader, and a word its runner's counts always hold: a reader whose word is not in the
+# end of the output is not run.
+_READERS = (
+    (_pytest, " in "),
+    (_cargo, "test result:"),
+    (_go, "\t"),
+    (_jest, "Tests:"),
+    (_vitest, "Tests "),
+    (_unittest, "Ran "),
+    (_exunit, " test"),
+)
 
 
 def test_summary(text: str) -> TestSummary | None:
     """The summary of the test run ``text`` is the output of, or None when no runner's
     summary is in it. Readers are tried in a fixed order (pytest, cargo, go, jest,
     vitest, unittest, mix): the first that finds its runner's summary answers."""
-    tail = text[-TAIL:]
+    end = text[-TALLY:]
     try:
-        for reader in _READERS:
-            found = reader(tail)
-            if found is not None:
-                return found
+        for reader, word in _READERS:
+            if word in end and reader(end) is not None:
+                return reader(text[-TAIL:])
     except (ValueError, RecursionError):
         return None
     return None
