@@ -299,7 +299,7 @@ def test_inspect_and_export_show_what_a_recorded_session_changed_and_its_last_te
 
     [session] = json.loads(cli("import", str(SPOTTER), "--json"))["sessions"]
     sid = session["id"]
-    text = cli("inspect", sid)
+    text = cli("inspect", sid, "--width", "300")
     assert "files changed: 21" in text
     assert "spotter-4te/README.md (edited, msg 416)" in text
     assert "mix test" in text and "309 passed" in text

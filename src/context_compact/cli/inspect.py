@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from pathlib import Path
 
 import click
@@ -93,7 +94,11 @@ def inspect_command(
     if line.ledger_lines and (line.ledger["files_changed"] or line.ledger["commands_run"]):
         click.echo("ledger (what the agent did, from the tool calls logged):")
         for text in line.ledger_lines:
-            click.echo(f"  {text}")
+            # A path longer than the width is broken too: these are the agent's paths, not
+            # the store's, and need not be copied from here.
+            click.echo(
+                textwrap.fill(text, max(20, width), initial_indent="  ", subsequent_indent="    ")
+            )
         click.echo("")
     if not line.events:
         click.echo("no compaction events: the whole history is in view")
