@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from context_compact.session import ledger, ledger_view
 from context_compact.session.calls import read_call
 from context_compact.session.ledger_rules import LedgerRules
 from context_compact.session.outcomes import (
@@ -150,3 +153,46 @@ def test_runner_look_alikes_never_raise_either(parts: list[str]) -> None:
 def test_reading_any_call_never_raises(name: str, inputs: dict[str, object]) -> None:
     call = read_call(name, inputs, LedgerRules(), "cur.py")
     assert call is None or all(isinstance(p, str) for p in call.paths)
+
+
+TOOLS = st.sampled_from(
+    ["bash", "Bash", "shell", "Write", "Edit", "read_file", "apply_patch", "open"]
+)
+PATHS = st.text(min_size=1, max_size=60)
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> list[dict[str, object]]:
+    log: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    for i in range(draw(st.integers(0, 30))):
+        name = draw(TOOLS)
+        inputs = {
+            "command": draw(st.one_of(st.text(max_size=80), st.just("pytest -q"))),
+            "path": draw(PATHS),
+            "file_path": draw(PATHS),
+            "content": draw(st.text(max_size=20)),
+            "input": draw(st.text(max_size=80)),
+        }
+        use = {"type": "tool_use", "id": f"c{i}", "name": name, "input": inputs}
+        out = draw(st.one_of(st.text(max_size=200), st.sampled_from(SUMMARY_TEXTS)))
+        result = {"type": "tool_result", "tool_use_id": f"c{i}", "content": out}
+        if draw(st.booleans()):
+            result["is_error"] = True
+        log += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    return log
+
+
+SUMMARY_TEXTS = [text for text, _ in SUMMARIES]
+
+
+@settings(max_examples=100, deadline=None)
+@given(logs(), st.integers(0, 3_000))
+def test_any_log_gives_a_ledger_whose_rendering_fits_and_that_a_checkpoint_keeps(
+    log: list[dict[str, object]], chars: int
+) -> None:
+    kept = ledger.of(log)  # type: ignore[arg-type]
+    text = ledger_view.render(kept, chars)
+    assert len(text) <= chars and text == ledger_view.render(kept, chars)
+    raw = json.loads(json.dumps(kept.as_json()))
+    assert ledger.Ledger.from_json(raw).as_json() == kept.as_json()
+    ledger_view.full(kept, detail=True)
