@@ -2,7 +2,8 @@
 
 A checkpoint record (kind ``checkpoint``) holds what ``SessionState`` built from the records
 before it: the log tail in memory, the edits, the prefix, the view with its keys and counts,
-the calibration (the counter's factors too), and the journal's counters. Resuming reads the
+the calibration (the counter's factors too), the ledger (when it holds anything), and the
+journal's counters. Resuming reads the
 newest checkpoint and applies only the records after it (``durable.py``); every other reader
 reads it as a record of an unknown kind that changes nothing, so a full replay is unchanged.
 

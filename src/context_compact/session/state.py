@@ -12,8 +12,9 @@ where the replaced messages are.
 The state is made of parts with one job each: the log tail and its positions (here), the turn
 in progress (``turn.Turn``), the prefix the summaries made (``pinned.Pinned``), the blocks
 shown instead of the logged ones (``Replaced``, here), the view as sent with its keys and
-counts (``shown.Shown``), and the calibration of the estimate (``ratio``, ``anchor``,
-``overhead``).
+counts (``shown.Shown``), the calibration of the estimate (``ratio``, ``anchor``,
+``overhead``), and the ledger of what the agent did (``ledger.Ledger``: fed every message as
+it is logged, a function of the messages alone, so no record of its own).
 
 Everything that changes the view is a journal record (``records.py``) applied by ``apply``:
 a message, an edit (persist, clear, summarize), a calibration, the overhead, a restart. The
