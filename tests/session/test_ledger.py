@@ -307,3 +307,23 @@ def test_inspect_and_export_show_what_a_recorded_session_changed_and_its_last_te
     exported = json.loads(cli("export", sid, "--format", "ledger"))
     assert shown == exported
     assert exported["last_test"]["passed"] == 309 and len(exported["files_changed"]) == 21
+
+
+def test_an_undo_keeps_the_ledger_built_by_the_policys_own_rules() -> None:
+    rules = LedgerRules(shell=(*SHELL, "run_cmd"))
+    policy = Policy.default(context_limit=12_000, summarize_ahead=False, ledger=rules)
+    store = MemoryStore("/memory")
+    c = Compactor(policy, store, session="s")
+    sent: list[Any] = [{"role": "user", "content": "fix the bug"}]
+    for i in range(60):
+        c.prepare(sent, "fix the bug")
+        if any(e.stage in ("clear_old_results", "summarize") for e in c.events):
+            break
+        out = f"line {i}\n" * 300
+        sent = [*c.view(), *pair(f"r{i}", "run_cmd", {"command": f"echo {i} > f{i}.txt"}, out)]
+    else:
+        raise AssertionError("the session never compacted")
+    before = c.engine.state.ledger.as_json()  # type: ignore[attr-defined]
+    assert "f0.txt" in c.engine.state.ledger.changed  # type: ignore[attr-defined]
+    c.undo()
+    assert c.engine.state.ledger.as_json() == before  # type: ignore[attr-defined]
