@@ -91,7 +91,12 @@ def inspect_command(
     ):
         click.echo(text)
     click.echo("")
+    if not line.events:
+        click.echo("no compaction events: the whole history is in view")
+    else:
+        _print_events(line.events, width, line.turns)
     if line.ledger_lines and (line.ledger["files_changed"] or line.ledger["commands_run"]):
+        click.echo("")
         click.echo("ledger (what the agent did, from the tool calls logged):")
         for text in line.ledger_lines:
             # A path longer than the width is broken too: these are the agent's paths, not
@@ -99,11 +104,6 @@ def inspect_command(
             click.echo(
                 textwrap.fill(text, max(20, width), initial_indent="  ", subsequent_indent="    ")
             )
-        click.echo("")
-    if not line.events:
-        click.echo("no compaction events: the whole history is in view")
-        return
-    _print_events(line.events, width, line.turns)
 
 
 def _thinking_lines(thinking: Thinking) -> list[str]:
