@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+import textwrap
 from pathlib import Path
 
 import click
@@ -92,8 +93,17 @@ def inspect_command(
     click.echo("")
     if not line.events:
         click.echo("no compaction events: the whole history is in view")
-        return
-    _print_events(line.events, width, line.turns)
+    else:
+        _print_events(line.events, width, line.turns)
+    if line.ledger_lines and (line.ledger["files_changed"] or line.ledger["commands_run"]):
+        click.echo("")
+        click.echo("ledger (what the agent did, from the tool calls logged):")
+        for text in line.ledger_lines:
+            # A path longer than the width is broken too: these are the agent's paths, not
+            # the store's, and need not be copied from here.
+            click.echo(
+                textwrap.fill(text, max(20, width), initial_indent="  ", subsequent_indent="    ")
+            )
 
 
 def _thinking_lines(thinking: Thinking) -> list[str]:

@@ -190,7 +190,7 @@ def exported(store: Store, session: str, fmt: str, view: bool) -> tuple[str, int
     """The session in ``fmt``, and how many tool calls at its end got the error result a
     resume gives calls that never ran (``agent.loop.not_run``): an API format is a request,
     and a request may not end in unanswered calls. ``jsonl`` stays the log as it is."""
-    if fmt == "jsonl":
+    if fmt in ("jsonl", "ledger"):
         return export_session(store, session, fmt, view=view), 0
     from ..agent.loop import not_run
 
@@ -221,7 +221,8 @@ def exported(store: Store, session: str, fmt: str, view: bool) -> tuple[str, int
     default="jsonl",
     show_default=True,
     help="jsonl: one Anthropic message a line; anthropic: {system, messages}; openai: "
-    "Chat Completions messages.",
+    "Chat Completions messages; ledger: what the agent did (files changed and read, "
+    "commands, the last test run, open errors) as JSON.",
 )
 @click.option("--view", is_flag=True, help="The compacted view instead of the whole history.")
 @click.option(

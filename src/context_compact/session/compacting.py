@@ -188,6 +188,7 @@ class CompactingSession(WindowedSession):
             answered_chars=self.policy.answered_chars,
             allowance=min(summary.SUMMARY_ALLOWANCE, self.summary_budget),
             instructions=instructions,
+            ledger_tokens=self.policy.ledger_size,
         )
 
     def _summary_due(self, target: int, high: float, request: str) -> bool:

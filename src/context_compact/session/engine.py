@@ -137,7 +137,8 @@ class SessionEngine(CompactingSession):
             where = f"session {sid}"
             at, what = undo.target(journal(self.store.records(sid), where), sid)
             skip = {at} | undo.undone(journal(self.store.records(sid), where))
-            state = undo.rebuild(self.env.counter, journal(self.store.records(sid), where), skip)
+            records = journal(self.store.records(sid), where)
+            state = undo.rebuild(self.env.counter, records, skip, self.given.ledger)
             for record in self.journal.carried:
                 state.apply(record)
             state.apply(Undo(at))

@@ -50,7 +50,7 @@ class JournaledSession(SearchableLog):
         self._windowed: tuple[Window | None, SessionPolicy] = (None, policy)
         self.env = env
         self.store = env.store
-        self.state = SessionState(env.counter)
+        self.state = SessionState(env.counter, policy.ledger)
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
         self.journal = SessionJournal(self.store, self._meta, self)
@@ -94,9 +94,9 @@ class JournaledSession(SearchableLog):
         records after it are applied); the event records before it."""
         self._undone = set()
         if raw is None:
-            self.state = SessionState(self.env.counter)
+            self.state = SessionState(self.env.counter, self.given.ledger)
             return 0
-        self.state, events = checkpoint.restore(raw, self.env.counter, at)
+        self.state, events = checkpoint.restore(raw, self.env.counter, at, self.given.ledger)
         return events
 
     def _snapshot(self, at: int, events: int) -> dict[str, Any]:
@@ -129,7 +129,7 @@ class JournaledSession(SearchableLog):
         sid = self.session_id
         skip = undo.undone(journal(self.store.records(sid), f"session {sid}"))
         records = journal(self.store.records(sid), f"session {sid}")
-        self.state = undo.rebuild(self.env.counter, records, skip)
+        self.state = undo.rebuild(self.env.counter, records, skip, self.given.ledger)
         self._undone = set()
 
     def _reload(self) -> None:
