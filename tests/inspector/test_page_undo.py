@@ -62,7 +62,8 @@ def test_only_the_pages_own_script_with_the_servers_token_can_undo(
     with_token = {**page, "X-Context-Compact-Token": token}
     refused = [
         page,  # no token
-        {**page, "X-Context-Compact-Token": token[:-1] + "x"},  # a wrong one
+        # A wrong one (its last character changed: "x" unless it already is one).
+        {**page, "X-Context-Compact-Token": token[:-1] + ("y" if token.endswith("x") else "x")},
         # A form another site posts: its origin, no custom header, no token.
         {"Host": host, "Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"},
         {**with_token, "Origin": "https://attacker.example"},
