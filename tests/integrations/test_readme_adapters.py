@@ -53,11 +53,12 @@ def _tool_result_sent(body: Any) -> bool:
     return "They fish." in str(body["messages"][-1])
 
 
-def test_the_three_snippets_are_on_the_frameworks_page() -> None:
+def test_the_four_snippets_are_on_the_frameworks_page() -> None:
     found = snippets()
-    assert len(found) == 3
+    assert len(found) == 4
     assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]
     assert "CompactingSession" in found[2]
+    assert "CompactionHook" in found[3]
 
 
 def test_the_langchain_snippet_runs_as_written(
@@ -97,4 +98,17 @@ def test_the_openai_agents_snippet_runs_as_written(
         agents.set_default_openai_api("responses")
         agents.set_tracing_disabled(False)
     assert [check(from_openai(b["messages"])[1]) for b in stub.bodies] == [[], []]
+    assert _tool_result_sent(stub.bodies[1])
+
+
+@pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier")
+def test_the_litellm_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("ANTHROPIC_API_BASE", stub.url)
+    litellm = pytest.importorskip("litellm")
+    monkeypatch.setattr(litellm, "callbacks", [])
+    assert _run(snippets()[3], capsys).strip() == "It is a README about pelicans."
+    assert [check(b["messages"]) for b in stub.bodies] == [[], []]
     assert _tool_result_sent(stub.bodies[1])
