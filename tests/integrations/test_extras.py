@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-FRAMEWORKS = ("langchain", "langchain_core", "pydantic_ai", "agents", "litellm")
+FRAMEWORKS = ("langchain", "langchain_core", "pydantic_ai", "agents", "litellm", "smolagents")
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
@@ -29,6 +29,7 @@ def test_importing_the_library_and_its_integrations_package_loads_no_framework()
         ("langchain", "langchain", "langchain"),
         ("pydantic_ai", "pydantic_ai", "pydantic-ai"),
         ("litellm", "litellm", "litellm"),
+        ("smolagents", "smolagents", "smolagents"),
     ],
 )
 def test_an_adapter_without_its_framework_names_the_extra_to_install(

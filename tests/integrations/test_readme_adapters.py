@@ -53,12 +53,13 @@ def _tool_result_sent(body: Any) -> bool:
     return "They fish." in str(body["messages"][-1])
 
 
-def test_the_four_snippets_are_on_the_frameworks_page() -> None:
+def test_the_five_snippets_are_on_the_frameworks_page() -> None:
     found = snippets()
-    assert len(found) == 4
+    assert len(found) == 5
     assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]
     assert "CompactingSession" in found[2]
     assert "CompactionHook" in found[3]
+    assert "compaction_callback" in found[4]
 
 
 def test_the_langchain_snippet_runs_as_written(
@@ -112,3 +113,23 @@ def test_the_litellm_snippet_runs_as_written(
     assert _run(snippets()[3], capsys).strip() == "It is a README about pelicans."
     assert [check(b["messages"]) for b in stub.bodies] == [[], []]
     assert _tool_result_sent(stub.bodies[1])
+
+
+def test_the_smolagents_snippet_runs_as_written(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("smolagents")
+    import runpy
+
+    (tmp_path / "README.md").write_text("# Pelicans\nThey fish.\n")
+    monkeypatch.chdir(tmp_path)
+    call = ToolCall("read_file", {"path": "README.md"}, id="call_readme")
+    done = ToolCall("final_answer", {"answer": "It is a README about pelicans."}, id="call_end")
+    with StubAPI(Reply(tool_calls=(call,)), Reply(tool_calls=(done,))) as stub:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-stub")
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.openai_url)
+        # smolagents reads a tool's source back from its file: the snippet runs from one.
+        (tmp_path / "snippet.py").write_text(snippets()[4])
+        runpy.run_path(str(tmp_path / "snippet.py"), run_name="readme_snippet")
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "It is a README about pelicans."
+    assert "They fish." in str(stub.bodies[1]["messages"])
