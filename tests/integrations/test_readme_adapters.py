@@ -53,13 +53,14 @@ def _tool_result_sent(body: Any) -> bool:
     return "They fish." in str(body["messages"][-1])
 
 
-def test_the_five_snippets_are_on_the_frameworks_page() -> None:
+def test_the_six_snippets_are_on_the_frameworks_page() -> None:
     found = snippets()
-    assert len(found) == 5
+    assert len(found) == 6
     assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]
     assert "CompactingSession" in found[2]
     assert "CompactionHook" in found[3]
     assert "compaction_callback" in found[4]
+    assert "CompactingFunctionAgent" in found[5]
 
 
 def test_the_langchain_snippet_runs_as_written(
@@ -133,3 +134,17 @@ def test_the_smolagents_snippet_runs_as_written(
         runpy.run_path(str(tmp_path / "snippet.py"), run_name="readme_snippet")
     assert capsys.readouterr().out.strip().splitlines()[-1] == "It is a README about pelicans."
     assert "They fish." in str(stub.bodies[1]["messages"])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_llamaindex_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_BASE", stub.openai_url)  # LlamaIndex's own variable
+    pytest.importorskip("llama_index.core")
+    pytest.importorskip("llama_index.llms.openai", reason="pip install llama-index-llms-openai")
+    namespace: dict[str, Any] = {"__name__": "readme_snippet"}
+    exec(compile(snippets()[5], str(PAGE), "exec"), namespace)
+    asyncio.run(namespace["main"]())
+    assert capsys.readouterr().out.strip() == "It is a README about pelicans."
+    assert _tool_result_sent({"messages": stub.bodies[1]["messages"]})
