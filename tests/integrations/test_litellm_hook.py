@@ -155,11 +155,15 @@ def test_the_hook_alone_compacts_acompletion_and_the_next_request_recovers_a_ref
 
     async def loop() -> list[Any]:
         messages: list[Any] = [{"role": "user", "content": "read the log"}]
+        refused = False
         while True:
             try:
                 response = await litellm.acompletion(messages=messages, **_options(stub))
             except litellm.ContextWindowExceededError:
+                assert not refused, "the retry of a refused request was refused too"
+                refused = True
                 continue  # the client's own retry: the hook sends the recovered view
+            refused = False
             if not _answer(response.choices[0].message, messages):
                 return messages
 
