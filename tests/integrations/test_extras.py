@@ -8,7 +8,15 @@ import sys
 
 import pytest
 
-FRAMEWORKS = ("langchain", "langchain_core", "pydantic_ai", "agents")
+FRAMEWORKS = (
+    "langchain",
+    "langchain_core",
+    "pydantic_ai",
+    "agents",
+    "litellm",
+    "smolagents",
+    "llama_index",
+)
 
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
@@ -28,6 +36,9 @@ def test_importing_the_library_and_its_integrations_package_loads_no_framework()
     [
         ("langchain", "langchain", "langchain"),
         ("pydantic_ai", "pydantic_ai", "pydantic-ai"),
+        ("litellm", "litellm", "litellm"),
+        ("smolagents", "smolagents", "smolagents"),
+        ("llamaindex", "llama_index", "llamaindex"),
     ],
 )
 def test_an_adapter_without_its_framework_names_the_extra_to_install(

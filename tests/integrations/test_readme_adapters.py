@@ -53,11 +53,14 @@ def _tool_result_sent(body: Any) -> bool:
     return "They fish." in str(body["messages"][-1])
 
 
-def test_the_three_snippets_are_on_the_frameworks_page() -> None:
+def test_the_six_snippets_are_on_the_frameworks_page() -> None:
     found = snippets()
-    assert len(found) == 3
+    assert len(found) == 6
     assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]
     assert "CompactingSession" in found[2]
+    assert "CompactionHook" in found[3]
+    assert "compaction_callback" in found[4]
+    assert "CompactingFunctionAgent" in found[5]
 
 
 def test_the_langchain_snippet_runs_as_written(
@@ -98,3 +101,50 @@ def test_the_openai_agents_snippet_runs_as_written(
         agents.set_tracing_disabled(False)
     assert [check(from_openai(b["messages"])[1]) for b in stub.bodies] == [[], []]
     assert _tool_result_sent(stub.bodies[1])
+
+
+@pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier")
+def test_the_litellm_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("ANTHROPIC_API_BASE", stub.url)
+    litellm = pytest.importorskip("litellm")
+    monkeypatch.setattr(litellm, "callbacks", [])
+    assert _run(snippets()[3], capsys).strip() == "It is a README about pelicans."
+    assert [check(b["messages"]) for b in stub.bodies] == [[], []]
+    assert _tool_result_sent(stub.bodies[1])
+
+
+def test_the_smolagents_snippet_runs_as_written(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("smolagents")
+    import runpy
+
+    (tmp_path / "README.md").write_text("# Pelicans\nThey fish.\n")
+    monkeypatch.chdir(tmp_path)
+    call = ToolCall("read_file", {"path": "README.md"}, id="call_readme")
+    done = ToolCall("final_answer", {"answer": "It is a README about pelicans."}, id="call_end")
+    with StubAPI(Reply(tool_calls=(call,)), Reply(tool_calls=(done,))) as stub:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-stub")
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.openai_url)
+        # smolagents reads a tool's source back from its file: the snippet runs from one.
+        (tmp_path / "snippet.py").write_text(snippets()[4])
+        runpy.run_path(str(tmp_path / "snippet.py"), run_name="readme_snippet")
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "It is a README about pelicans."
+    assert "They fish." in str(stub.bodies[1]["messages"])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_llamaindex_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_BASE", stub.openai_url)  # LlamaIndex's own variable
+    pytest.importorskip("llama_index.core")
+    pytest.importorskip("llama_index.llms.openai", reason="pip install llama-index-llms-openai")
+    namespace: dict[str, Any] = {"__name__": "readme_snippet"}
+    exec(compile(snippets()[5], str(PAGE), "exec"), namespace)
+    asyncio.run(namespace["main"]())
+    assert capsys.readouterr().out.strip() == "It is a README about pelicans."
+    assert _tool_result_sent({"messages": stub.bodies[1]["messages"]})

@@ -1,0 +1,125 @@
+"""LlamaIndex's ``FunctionAgent`` loop as its docs write it (``await agent.run(user_msg=...)``
+with a ``FunctionTool`` and the ``OpenAI`` LLM), 64 tool steps in ONE run against the stub:
+with ``CompactingFunctionAgent`` every model call inside the run is compacted, every refusal
+recovered, nothing lost, two concurrent runs in two sessions; the plain ``FunctionAgent`` is
+refused once its in-run scratchpad passes the window."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+pytest.importorskip("llama_index.core", reason="the llamaindex extra is not installed")
+# Not in the dev extra: llama-index-llms-openai pins openai<3, the Agents SDK needs openai>=3.
+pytest.importorskip(
+    "llama_index.llms.openai",
+    reason="pip install llama-index-llms-openai (the LLM these loops drive; not in [dev])",
+)
+
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.tools import FunctionTool
+from llama_index.llms.openai import OpenAI
+from loop_helpers import MODES, TURNS, Gate, compactor, lost, replies, result, size
+
+from context_compact import MemoryStore, Policy, check
+from context_compact.formats import openai_chat
+from context_compact.integrations.conversations import Conversations
+from context_compact.integrations.llamaindex import CompactingFunctionAgent
+from stub_api import StubAPI, openai_context_length_exceeded
+
+# LlamaIndex's own code trips pydantic's deprecation warnings (not ours to fix).
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince20"),
+    pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince211"),
+]
+
+
+def read_log(part: int) -> str:
+    """Read one part of the service log."""
+    return result(part)
+
+
+def _refusal(tokens: int, limit: int) -> Any:
+    return openai_context_length_exceeded(limit, tokens)
+
+
+def _llm(stub: StubAPI) -> OpenAI:
+    return OpenAI(model="gpt-4o", api_base=stub.openai_url, api_key="sk-stub", max_retries=0)
+
+
+def _run(agent: Any, task: str) -> Any:
+    async def go() -> Any:
+        return await agent.run(user_msg=task, max_iterations=TURNS + 5)
+
+    return asyncio.run(go())
+
+
+def _violations(bodies: list[Any]) -> list[str]:
+    return [
+        f"request {i}: {v}"
+        for i, body in enumerate(bodies)
+        for v in check(openai_chat.to_canonical(body["messages"])[1])
+    ]
+
+
+@pytest.mark.parametrize("mode", ["equal", "below"])
+def test_one_run_of_64_tool_steps_is_compacted_at_every_model_call(mode: str) -> None:
+    limit = MODES[mode]
+    gate = Gate(replies(), limit, _refusal)
+    cc = compactor()
+    with StubAPI(*gate.script()) as stub:
+        agent = CompactingFunctionAgent(
+            tools=[FunctionTool.from_defaults(read_log)],
+            llm=_llm(stub),
+            system_prompt="You read logs.",
+            compactor=cc,
+        )
+        response = _run(agent, "read the log")
+    assert str(response) == "all parts read"
+    bodies = stub.bodies
+    assert len(bodies) == TURNS + 1 + gate.refused
+    assert _violations(bodies) == []
+    sizes = [size(b) for b in bodies]
+    if mode == "below":
+        assert gate.refused > 0
+        assert all(sizes[i + 1] <= limit for i, n in enumerate(sizes[:-1]) if n > limit)
+    else:
+        assert gate.refused == 0
+    assert bodies[-1]["messages"][0] == {"role": "system", "content": "You read logs."}
+    assert sizes[-1] < sum(len(result(k)) for k in range(TURNS)) // 4 // 4
+    assert lost(cc) == []
+
+
+def test_the_plain_function_agent_is_refused_once_its_scratchpad_passes_the_window() -> None:
+    gate = Gate(replies(), MODES["equal"], _refusal)
+    with StubAPI(*gate.script()) as stub:
+        agent = FunctionAgent(tools=[FunctionTool.from_defaults(read_log)], llm=_llm(stub))
+        with pytest.raises(Exception, match="maximum context length"):
+            _run(agent, "read the log")
+    assert gate.refused == 1
+
+
+def test_two_concurrent_runs_land_in_two_sessions() -> None:
+    conversations = Conversations(Policy.default(context_limit=24_000), MemoryStore())
+    turns = 6
+
+    def answer(body: Any) -> Any:
+        task = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        return replies(turns, prefix=task)[done]
+
+    async def both(stub: StubAPI) -> list[Any]:
+        agent = CompactingFunctionAgent(
+            tools=[FunctionTool.from_defaults(read_log)], llm=_llm(stub), compactor=conversations
+        )
+        return list(await asyncio.gather(agent.run(user_msg="alpha"), agent.run(user_msg="beta")))
+
+    with StubAPI(*[answer] * (2 * (turns + 1))) as stub:
+        answers = asyncio.run(both(stub))
+    assert [str(a) for a in answers] == ["all parts read"] * 2
+    assert len(conversations) == 2
+    sessions = list(conversations._open.values())
+    texts = [(cc.recall("alpha").text, cc.recall("beta").text) for cc in sessions]
+    assert sorted((bool(a), bool(b)) for a, b in texts) == [(False, True), (True, False)]
