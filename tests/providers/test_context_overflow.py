@@ -4,6 +4,7 @@ other error maps to None."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
@@ -77,3 +78,12 @@ def test_pydantic_ais_overflow_type_maps_with_the_sdk_error_as_its_cause(stub_ap
     mapped = context_overflow(framework)
     assert mapped is not None
     assert (mapped.prompt_tokens, mapped.window, mapped.status_code) == (210_000, 200_000, 400)
+
+
+def test_litellms_overflow_type_is_one_whatever_its_words() -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    litellm = pytest.importorskip("litellm")
+    error = litellm.ContextWindowExceededError(
+        message="the request does not fit", model="claude-fable-5-2", llm_provider="anthropic"
+    )
+    assert is_context_overflow(error)

@@ -114,8 +114,9 @@ def is_context_overflow(error: BaseException) -> bool:
 
 
 # Frameworks' own overflow types, by class name so that none need be imported: pydantic-ai's
-# ``ModelContextWindowExceededError`` (its ``__cause__`` is the SDK's error when there is one).
-_OVERFLOW_TYPES = frozenset({"ModelContextWindowExceededError"})
+# ``ModelContextWindowExceededError`` (its ``__cause__`` is the SDK's error when there is one),
+# LiteLLM's ``ContextWindowExceededError`` (whatever the provider's words were).
+_OVERFLOW_TYPES = frozenset({"ModelContextWindowExceededError", "ContextWindowExceededError"})
 
 
 def _named_overflow(error: BaseException) -> bool:
