@@ -63,7 +63,7 @@ from .formats.edge import Edge, crossing, dumped
 from .invariants import ensure_valid
 from .messages import as_dicts
 from .policy import Policy
-from .providers.errors import is_context_overflow
+from .providers.errors import is_context_overflow, overflow_figures
 from .providers.thinking import dropped_paths, thinking_refused
 from .registry import build_engine
 from .session.engine import SessionEngine
@@ -387,7 +387,9 @@ class Compactor:
 
     def recover(self, error: BaseException, messages: list[Any], active_request: str) -> list[Any]:
         """After the API refused the request ``prepare`` returned: the request to send
-        instead. A prompt too long compacts hard (``reactive_compact``); a thinking block
+        instead. A prompt too long compacts hard (``reactive_compact``), the window and the
+        count the refusal states adopted first (the limit keeps to the server's window from
+        then on, journaled); a thinking block
         whose prefix changed ("bound to a different conversation", on models with preserved
         thinking) takes the thinking from that block on out of the view, for good, and the
         session learns that its model checks. Any other error is raised again: resending
@@ -399,6 +401,12 @@ class Compactor:
                 self.engine.thinking_refused(None if at[0] is None else (at[0], at[1] or 0))
             return self.prepare(messages, active_request)
         if is_context_overflow(error):
+            figures = overflow_figures(error)
+            if figures.window:
+                # The window the server stated: every later request keeps to it (journaled).
+                self.use_window(figures.window, "the server's refusal")
+            if figures.prompt_tokens:
+                self.observe(figures.prompt_tokens)  # the API's own count of the refused view
             return self.reactive_compact(messages, active_request)
         raise error
 

@@ -14,7 +14,8 @@ stream``), each:
 2. sends ``compactor.prepare(list, request)`` in place of the caller's list (``messages`` or
    ``input``), where ``request`` is the latest user-authored text in it;
 3. on a refusal that says the prompt does not fit (``providers.errors.is_context_overflow``)
-   sends ``compactor.reactive_compact(list, request)`` once; on the refusal of a thinking
+   adopts the window it states (journaled: the limit keeps to it from then on) and sends
+   ``compactor.reactive_compact(list, request)`` once; on the refusal of a thinking
    block whose prefix changed (``providers.thinking``), takes the thinking from that block
    on out of the view (``compactor.recover``) and sends once more; any other error, or a
    second refusal, propagates as the SDK raised it (a refusal comes as the HTTP error,
@@ -242,14 +243,12 @@ class _Endpoint:
 
     def retry(self, error: Exception, items: list[Any], request: str) -> list[Any] | None:
         """The view to send once more after ``error``, or None (raise it): a refusal for
-        length compacted hard, a refused thinking block stripped from the view."""
-        if thinking_refused(error) is not None:
-            integrations_log.debug("%s refused a thinking block, stripping: %s", self.format, error)
-            return self.compactor.recover(error, items, request)
-        if is_context_overflow(error):
-            integrations_log.debug("%s refused for length, compacting once: %s", self.format, error)
-            return self.compactor.reactive_compact(items, request)
-        return None
+        length compacted hard (the window it states adopted first), a refused thinking block
+        stripped from the view (``Compactor.recover``)."""
+        if thinking_refused(error) is None and not is_context_overflow(error):
+            return None
+        integrations_log.debug("%s refused, recovering once: %s", self.format, error)
+        return self.compactor.recover(error, items, request)
 
     def call(
         self,
