@@ -210,7 +210,7 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
     if meta is None:
         raise KeyError(session)
     system = meta.system or ""
-    messages = resumed(store, session).view() if view else history(store, session)
+    messages = resumed(store, session).session.view() if view else history(store, session)
     if fmt == "jsonl":
         lines: list[object] = [{"role": "system", "content": system}] if system else []
         lines += messages

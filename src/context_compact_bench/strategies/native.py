@@ -130,7 +130,7 @@ def openai_engine(policy: Any, env: Env) -> ThresholdCompaction:
 def default_native_engine(policy: Any, env: Env) -> SessionEngine:
     engine = SessionEngine(session_policy(context_limit=policy.context_limit, native=True), env)
     engine.name = "default-native"
-    engine.native = ModelledCompaction(env.summarizer, env.counter)
+    engine.session.native = ModelledCompaction(env.summarizer, env.counter)
     return engine
 
 
