@@ -162,3 +162,35 @@ def test_the_cli_reports_a_reused_tool_use_id_in_one_line(
     assert lines[-1].startswith("error:") and "Traceback" not in result.stderr, result.stderr
     assert [line for line in lines if line.startswith("error:")] == lines[-1:]
     assert "duplicate_id" in lines[-1] and "'t1'" in lines[-1]
+
+
+def mixed_keys_call(tool_id: str) -> dict[str, Any]:
+    """A call whose input's keys are an int and a str: JSON cannot order them to hash it."""
+    use = {"type": "tool_use", "id": tool_id, "name": "edit", "input": {1: "a", "b": 2}}
+    return {"role": "assistant", "content": [use]}
+
+
+@pytest.mark.parametrize("entry", list(ENTRIES))
+def test_a_tool_input_mixing_int_and_str_keys_is_refused_as_an_invalid_history(
+    entry: str,
+) -> None:
+    for history in (
+        [user("t"), mixed_keys_call("a"), result("a")],
+        [user("t"), call("z"), result("z"), mixed_keys_call("a"), result("a")],
+    ):
+        c = compactor("default")
+        with pytest.raises(InvalidHistory) as raised:
+            ENTRIES[entry](c, history)
+        assert raised.value.rule == "unserializable"
+        assert raised.value.index == len(history) - 2
+        assert "key 1 is not a string" in str(raised.value)
+        assert "\n" not in str(raised.value)
+
+
+def test_a_tool_input_mixing_keys_appended_to_a_known_history_is_refused_at_its_index() -> None:
+    c = compactor("default")
+    good = c.prepare([user("t"), call("a"), result("a")], "t")
+    with pytest.raises(InvalidHistory) as raised:
+        c.prepare([*good, mixed_keys_call("b"), result("b")], "t")
+    assert (raised.value.index, raised.value.rule) == (len(good), "unserializable")
+    assert c.prepare([*good, call("b"), result("b")], "t")[-1] == result("b")

@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("registry", "history"),
     ("policy",),
     ("compactor",),
-    ("agent", "integrations"),
+    ("agent", "integrations", "tools"),
     ("demo",),
     ("inspector",),
     ("cli",),

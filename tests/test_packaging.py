@@ -45,6 +45,30 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def test_the_sdist_builds_and_leaves_the_tests_out_whole(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "CHANGELOG.md"):
+        shutil.copy(ROOT / name, tree / name)
+    for name in ("CONTRIBUTING.md", "RELIABILITY.md"):
+        shutil.copy(ROOT / name, tree / name)
+    for folder in ("src", "tests"):
+        shutil.copytree(
+            ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+        )
+    command = [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", "dist"]
+    result = subprocess.run(command, cwd=tree, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    (built,) = (tree / "dist").glob("*.tar.gz")
+    import tarfile
+
+    with tarfile.open(built) as archive:
+        names = [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
+    assert not [name for name in names if name.startswith("tests")], "tests half shipped"
+    for name in ("README.md", "LICENSE", "CONTRIBUTING.md", "src/context_compact/py.typed"):
+        assert name in names
+
+
 def test_the_wheel_holds_the_inspectors_page_and_py_typed_and_no_tests(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     static = ROOT / "src" / "context_compact" / "inspector" / "static"

@@ -223,7 +223,7 @@ def test_the_cli_refuses_a_hostile_resume_id_in_one_line(tmp_path: Path) -> None
         out = CliRunner().invoke(
             main, ["run", "hi", "--workdir", str(tmp_path), "--resume", sid], env=env
         )
-        assert out.exit_code == 2
+        assert out.exit_code == 1
         assert "no session" in out.stderr and "Traceback" not in out.stderr
         assert len(out.stderr) < 400
 

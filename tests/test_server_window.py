@@ -328,3 +328,66 @@ def test_check_model_reports_the_window_the_refusal_and_the_estimates_error() ->
     assert report["refusal"]["window_stated"] == 2048
     assert report["estimate"]["server_counts"] is True
     assert set(report["estimate"]["samples"]) == {"prose", "code", "json", "log"}
+
+
+# -- servers that lie ----------------------------------------------------------------------
+
+LIES: list[tuple[str, dict[str, Any]]] = [
+    ("Ollama /api/show parameters num_ctx", s.ollama_show(0, num_ctx="²")),  # type: ignore[arg-type]
+    ("Ollama /api/show parameters num_ctx", s.ollama_show(0, num_ctx=0)),
+    ("llama.cpp /props", s.llamacpp_props(10**19)),
+    ("llama.cpp /props", s.llamacpp_props(0)),
+    ("llama.cpp /props", s.llamacpp_props(100)),
+    ("llama.cpp /props", s.llamacpp_props("4096 tokens")),  # type: ignore[arg-type]
+    ("vLLM /v1/models max_model_len", s.vllm_models(MODEL, -5)),
+    ("vLLM /v1/models max_model_len", s.vllm_models(MODEL, 2.5e9)),  # type: ignore[arg-type]
+    ("Ollama /api/ps context_length", s.ollama_ps(MODEL, True)),  # type: ignore[arg-type]
+    ("LM Studio /api/v0/models", s.lmstudio_models(MODEL, 10**8 + 1, 0)),
+]
+
+
+@pytest.mark.parametrize(("where", "routes"), LIES)
+def test_a_window_a_server_states_out_of_bounds_is_not_used_and_named_in_one_line(
+    where: str, routes: dict[str, Any]
+) -> None:
+    odd: list[str] = []
+    with StubAPI(routes=routes) as api:
+        assert discover_window(api.openai_url, MODEL, odd=odd) is None
+    assert odd and odd[0].startswith(where) and "not a context window" in odd[0]
+    assert all("\n" not in line and len(line) < 200 for line in odd)
+
+
+def test_an_odd_value_is_skipped_and_the_next_source_of_the_same_server_is_read() -> None:
+    odd: list[str] = []
+    with StubAPI(routes=s.ollama_show(8192, num_ctx=0)) as api:
+        found = discover_window(api.openai_url, MODEL, odd=odd)
+    assert found is not None and found.tokens == 8192 and "model_info" in found.source
+    assert len(odd) == 1 and "num_ctx says 0:" in odd[0]
+
+
+@pytest.mark.parametrize(
+    ("routes", "said"),
+    [
+        ({**s.ollama_show(0, num_ctx="²"), **s.llamacpp_tokenize(server_count)}, "num_ctx"),  # type: ignore[arg-type]
+        ({**s.llamacpp_props(10**19), **s.llamacpp_tokenize(server_count)}, "n_ctx"),
+        ({**s.llamacpp_props(0), **s.llamacpp_tokenize(server_count)}, "n_ctx"),
+        (
+            {**s.llamacpp_props(2048), **s.llamacpp_tokenize(lambda t: 0 if len(t) > 5 else 2)},
+            "counted 0 tokens",
+        ),
+    ],
+)
+def test_check_model_against_a_lying_server_reports_the_odd_value_in_one_line(
+    routes: dict[str, Any], said: str
+) -> None:
+    from click.testing import CliRunner
+
+    from context_compact.cli import main
+
+    with StubAPI(s.llama_cpp_python_refusal(2048, 4096, 1), routes=routes) as api:
+        args = ["check-model", "--base-url", api.openai_url, "--model", MODEL, "--turns", "0"]
+        result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0 and result.exception is None, result.output
+    odd = [line for line in result.stdout.splitlines() if line.startswith("odd value: ")]
+    assert len(odd) >= 1 and said in odd[0], result.stdout
+    assert "cuts prompts silently" not in result.stdout

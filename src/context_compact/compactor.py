@@ -40,6 +40,7 @@ system messages first (counted in every budget, never summarized).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -70,6 +71,10 @@ from .sizing.request import RequestOverhead, prompt_tokens_of
 from .store.base import Store
 from .summarize import extractive_summary
 from .telemetry import compaction_span, log_event
+
+SYSTEM_SETTING = "system_items"
+"""The ``Setting`` holding the leading system items of the caller's format (JSON), so the
+view of a resumed session starts with them."""
 
 log = logging.getLogger(LINES_LOGGER)
 
@@ -198,14 +203,20 @@ class Compactor:
 
     def view(self) -> list[Any]:
         """The request as it stands, without new messages (after a resume: what the stopped
-        process would have sent next), in the format of the last list given (canonical after
-        a resume, until one is). Engines without a log have none: an empty list."""
+        process would have sent next), in the format of the last list given, or of a fixed
+        ``format=`` (a resumed session's view then starts with the system items it was last
+        given, which the session journals); canonical under ``"auto"`` after a resume, until
+        a list decides. Engines without a log have none: an empty list."""
         with self._lock:
             if not self.keeps_log:
                 return []
-            edge = self._formats.last
+            edge = self._formats.fixed()
             if edge is None:
                 return self.durable.view()
+            durable = self.durable
+            if not edge.loaded:
+                kept = durable.setting(SYSTEM_SETTING)  # the resumed session's system items
+                edge.restore(json.loads(kept) if isinstance(kept, str) else [])
             with self._lent():
                 return edge.dump(self.durable.view())
 
@@ -300,6 +311,13 @@ class Compactor:
         self.engine.overhead(self._overhead.set("system", text, lambda: self.tokens.text(text)))
         return edge, canonical
 
+    def _keep_system(self, edge: Edge | None) -> None:
+        """After a call the engine took: the list's system items journaled when they changed,
+        so the view of a resumed session starts with them."""
+        durable = self.engine.session
+        if edge is not None and durable is not None:
+            durable.keep_setting(SYSTEM_SETTING, json.dumps(edge.system), "caller")
+
     def _lent(self) -> AbstractContextManager[Any]:
         # The edge converts the engine's messages into copies of its own: the engine need
         # not copy them first (``Session.lent``).
@@ -312,6 +330,7 @@ class Compactor:
             edge, canonical = self._edge_in(messages)
             with crossing(edge, self._lent):
                 view = self.engine.prepare(canonical, active_request)
+            self._keep_system(edge)
             return dumped(edge, view)
 
     def record(self, messages: list[Any]) -> None:
@@ -321,6 +340,7 @@ class Compactor:
             edge, canonical = self._edge_in(messages)
             with crossing(edge, self._lent):
                 self.engine.record(canonical)  # an engine without a log only validates
+            self._keep_system(edge)
 
     def compact_history(
         self,
@@ -345,13 +365,18 @@ class Compactor:
             edge, canonical = self._edge_in(messages)
             with crossing(edge, self._lent):
                 view = engine.compact(canonical, active_request, instructions, **keep)
+            self._keep_system(edge)
             return dumped(edge, view)
 
     def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
+        """The view to retry with after the API refused the prompt as too long
+        (``is_context_overflow(error)``): compacted now, whatever the thresholds say. Call it
+        once, then send what it returns."""
         with self._lock, compaction_span(self, "reactive_compact"):
             edge, canonical = self._edge_in(messages)
             with crossing(edge, self._lent):
                 view = self.engine.reactive(canonical, active_request)
+            self._keep_system(edge)
             return dumped(edge, view)
 
     def recover(self, error: BaseException, messages: list[Any], active_request: str) -> list[Any]:

@@ -234,10 +234,15 @@ def _page_persisted_log(messages: list[Message], system: str, tools: list[Any]) 
     )
 
 
+# The demo's model window: the limit and a quarter more for the reply, so the limit the demo
+# sets fits in what the server takes (the refusal is the tokenizer's surprise, not a mistake).
+DEMO_WINDOW = DEMO_CONTEXT_LIMIT * 4 // 3
+
+
 def _refuse(messages: list[Message], system: str, tools: list[Any]) -> Exception:
     # A real tokenizer counts more than our estimate: this is the refusal that follows.
     sent = estimate_tokens(len(str(messages)) + len(system) + len(str(tools)))
-    return FakeContextOverflow(max(sent * 2, DEMO_CONTEXT_LIMIT + 1), DEMO_CONTEXT_LIMIT)
+    return FakeContextOverflow(max(sent * 2, DEMO_WINDOW + 1), DEMO_WINDOW)
 
 
 def demo_script() -> list[Step]:

@@ -220,6 +220,14 @@ class DurableSession(Protocol):
 
     def set_prefix_mismatch(self, behavior: str | None) -> None: ...
 
+    def keep_setting(self, name: str, value: str | int | float | bool | None, source: str) -> None:
+        """Journal a per-session setting when it differs from the session's."""
+        ...
+
+    def setting(self, name: str) -> str | int | float | bool | None:
+        """The session's newest value of setting ``name`` (None when it has none)."""
+        ...
+
 
 class StatelessEngine:
     """Defaults for engines that keep no calibration: observe and overhead are recorded only.

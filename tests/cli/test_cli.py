@@ -87,6 +87,12 @@ def test_demo_runs_offline_and_shows_where_the_artifacts_are(tmp_path: Path) -> 
     assert "quantize" in (root / "app" / "tax.py").read_text()
 
 
+def test_the_demos_happy_path_prints_no_warning(tmp_path: Path) -> None:
+    result = cli(["demo", "--workdir", str(tmp_path / "demo")])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output.lower()
+
+
 def test_demo_keeps_its_temporary_workspace_to_look_at() -> None:
     result = cli(["demo"])
     assert result.exit_code == 0, result.output
@@ -353,10 +359,10 @@ def test_chat_resume_continues_a_session_from_its_store(stub_api: StubAPI, work:
     assert "sky?" in sent and "It is blue." in sent and "what did I ask?" in sent
 
 
-def test_resuming_an_unknown_session_is_a_usage_error(stub_api: StubAPI, work: Path) -> None:
+def test_resuming_an_unknown_session_fails_naming_it(stub_api: StubAPI, work: Path) -> None:
     args = ["run", "x", "--workdir", str(work), "--resume", "nope"]
     result = cli(args, stub_env("anthropic", stub_api))
-    assert result.exit_code == 2
+    assert result.exit_code == 1 and "Usage:" not in result.stderr
     assert "no session 'nope'" in result.stderr
 
 

@@ -43,10 +43,10 @@ def test_a_unique_start_of_an_id_names_the_session(tmp_path: Path, command: list
         assert "hello from 717c0ffee001" in result.output
 
 
-def test_an_ambiguous_start_is_one_usage_line_naming_the_candidates(tmp_path: Path) -> None:
+def test_an_ambiguous_start_is_one_line_naming_the_candidates(tmp_path: Path) -> None:
     sessions(tmp_path, ["717c0ffee001", "717c0ffee002"])
     result = CliRunner().invoke(main, ["inspect", "717c", "--workdir", str(tmp_path)])
-    assert result.exit_code == 2
+    assert result.exit_code == 1 and "Usage:" not in result.stderr
     (line,) = [x for x in result.stderr.splitlines() if x.startswith("Error:")]
     assert "ambiguous" in line and "717c0ffee001" in line and "717c0ffee002" in line
     assert "Traceback" not in result.output
@@ -55,7 +55,7 @@ def test_an_ambiguous_start_is_one_usage_line_naming_the_candidates(tmp_path: Pa
 def test_an_unknown_start_still_says_no_session(tmp_path: Path) -> None:
     sessions(tmp_path, ["717c0ffee001"])
     result = CliRunner().invoke(main, ["export", "ffff", "--workdir", str(tmp_path)])
-    assert result.exit_code == 2 and "no session 'ffff'" in result.stderr
+    assert result.exit_code == 1 and "no session 'ffff'" in result.stderr
 
 
 def test_export_json_says_what_it_wrote(tmp_path: Path) -> None:

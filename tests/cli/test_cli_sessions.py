@@ -106,14 +106,15 @@ def test_sessions_rm_removes_each_session_named(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [f"removed session {first}", f"removed session {third}"]
     assert [row["id"] for row in listed(work)] == [second]
-    assert cli("export", first, "--workdir", str(work)).exit_code == 2
+    assert cli("export", first, "--workdir", str(work)).exit_code == 1
 
 
 def test_sessions_rm_with_an_unknown_id_removes_nothing(tmp_path: Path) -> None:
     work = tmp_path / "work"
     sid = imported(work, log(tmp_path / "logs"))[0]["id"]
     result = cli("sessions", "rm", sid, "nope", "--workdir", str(work))
-    assert result.exit_code == 2 and "no session 'nope'" in result.stderr
+    assert result.exit_code == 1 and "no session 'nope'" in result.stderr
+    assert "Usage:" not in result.stderr  # a session not found is no usage mistake
     assert [row["id"] for row in listed(work)] == [sid]
 
 

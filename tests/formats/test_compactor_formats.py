@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -45,7 +46,7 @@ def test_the_responses_loop_keeps_one_session_through_compactions() -> None:
     items: list[Any] = [SYSTEM, {"role": "user", "content": "build it"}]
     for i in range(60):
         items = c.prepare(items, "build it")
-        assert items[0] is SYSTEM
+        assert items[0] == SYSTEM and items[0] is not SYSTEM  # a copy of its own
         assert_reasoning_precedes_its_call(items)
         system, canonical = openai_responses.to_canonical(items)
         assert system == [SYSTEM] and check(canonical) == []
@@ -109,3 +110,80 @@ def test_detect_names_a_format_from_the_first_item_that_decides() -> None:
 def test_an_unknown_format_name_is_refused() -> None:
     with pytest.raises(ValueError, match="format='xml'"):
         compactor(format="xml")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "lead"),
+    [
+        ("openai-chat", {"role": "system", "content": "be brief"}),
+        ("openai-responses", {"role": "developer", "content": "be brief"}),
+        ("openai-responses", {"type": "message", "role": "system", "content": "be brief"}),
+    ],
+)
+def test_the_leading_system_item_of_the_view_is_a_copy_never_the_callers_object(
+    fmt: str, lead: dict[str, Any]
+) -> None:
+    from context_compact import Compactor, MemoryStore, Policy
+
+    c = Compactor(Policy.default(context_limit=12_000), MemoryStore(), format=fmt)
+    given = [lead, {"role": "user", "content": "hi"}]
+    view = c.prepare(given, "hi")
+    assert view[0] == lead and view[0] is not lead
+    assert all(item is not g for item in view for g in given)
+    view[0]["content"] = "edited in the view"  # neither the next view nor the caller's
+    assert c.view()[0] == lead and c.view()[0] is not view[0]
+    lead["content"] = "edited by the caller after the call"
+    assert c.view()[0]["content"] == "be brief"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "history"),
+    [
+        (
+            "openai-chat",
+            [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            ],
+        ),
+        (
+            "openai-responses",
+            [
+                {"role": "developer", "content": "be brief"},
+                {"role": "user", "content": "hi"},
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+            ],
+        ),
+    ],
+)
+def test_a_resumed_session_of_a_fixed_format_sends_its_view_in_that_format_with_its_system(
+    fmt: str, history: list[dict[str, Any]]
+) -> None:
+    from context_compact import Compactor, MemoryStore, Policy
+
+    store = MemoryStore()
+    live = Compactor(Policy.default(context_limit=12_000), store, format=fmt, session="s")
+    view = live.prepare(history, "hi")
+    view = live.prepare([*view, {"role": "assistant", "content": "done"}], "hi")
+    resumed = Compactor(Policy.default(context_limit=12_000), store, format=fmt, session="s")
+    assert json.dumps(resumed.view()) == json.dumps(live.view()) == json.dumps(view)
+    # A new system prompt is journaled too; an unchanged one is not journaled again.
+    changed = [{**history[0], "content": "be thorough"}, *view[1:]]
+    after = live.prepare(changed, "hi")
+    again = Compactor(Policy.default(context_limit=12_000), store, format=fmt, session="s")
+    assert json.dumps(again.view()) == json.dumps(after) and after[0]["content"] == "be thorough"
+    settings = [r for r in store.records("s") if r["kind"] == "setting"]
+    assert len(settings) == 2

@@ -41,7 +41,7 @@ def test_an_unknown_session_is_one_line(tmp_path: Path) -> None:
     stored_session(tmp_path, 2)
     for args in (["--serve"], ["--html", str(tmp_path / "x.html")]):
         out = CliRunner().invoke(main, ["inspect", "nope", *args, "--workdir", str(tmp_path)])
-        assert out.exit_code == 2
+        assert out.exit_code == 1 and "Usage:" not in out.output
         assert "no session 'nope'" in out.output and "Traceback" not in out.output
     assert not (tmp_path / "x.html").exists()
 

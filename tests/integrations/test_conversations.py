@@ -88,3 +88,29 @@ def test_an_agents_sdk_session_is_the_compactor_session_of_its_id() -> None:
     assert one.compactor is chats.get("user-1") and two.compactor is chats.get("user-2")
     assert one.compactor.recall("blueberry-4412").hits == 0
     assert two.compactor.recall("blueberry-4412").hits == 1
+
+
+STRANGE_KEYS = ["user/42 ünïcode", " ", "a" * 200, "x\ny", "ключ", "conv-a b", "\udcff"]
+
+
+@pytest.mark.parametrize("key", STRANGE_KEYS)
+def test_no_key_opens_the_session_of_another_keys_hashed_form(key: str) -> None:
+    chats = conversations()
+    hashed = chats.session_id(key)
+    digits = hashed.removeprefix("conv-")
+    assert len(digits) == 32
+    for forged in (digits, digits.upper()):
+        assert chats.session_id(forged) != hashed
+    owner, forger = chats.get(key), chats.get(digits)
+    owner.prepare([{"role": "user", "content": "secret-owner-words"}], "secret-owner-words")
+    assert forger.session_id != owner.session_id
+    assert forger.recall("secret-owner-words").hits == 0
+    assert owner.recall("secret-owner-words").hits == 1
+
+
+def test_keys_that_differ_as_text_name_different_sessions() -> None:
+    chats = conversations()
+    keys = [*STRANGE_KEYS, "thread-42", "0" * 32, "A" * 32, "a" * 31, "a" * 33, 7, "7x"]
+    ids = [chats.session_id(k) for k in keys]
+    assert len(set(ids)) == len(keys)
+    assert chats.session_id("a" * 31) == "conv-" + "a" * 31  # not a hash's form: kept plain

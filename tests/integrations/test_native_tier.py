@@ -171,3 +171,43 @@ def test_the_streaming_helper_asks_for_compactions_with_create_and_sends_the_blo
     asked = [b for b in bodies if b.get("compaction") is not None]
     assert asked and all(not b.get("stream") for b in asked)
     assert compactions.blocks and bodies[-1]["messages"][0]["content"][0] == compactions.blocks[-1]
+
+
+def test_native_compaction_turned_off_by_a_refusal_stays_off_for_the_resumed_session() -> None:
+    """``native="auto"``: the provider refused once, so the session asks no more; a process
+    that resumes the session from its journal asks no more either."""
+    from test_native_compaction import result
+
+    first = native_loop("auto", Refusing(), 4 * STEPS)
+    store, session = first["store"], first["compactor"].session_id
+    assert len([b for b in first["bodies"] if b.get("compaction") is not None]) == 1
+    # Another process resumes the session and goes on with the caller's list.
+    policy = Policy.default(context_limit=WINDOW, native="auto")
+    resumed = Compactor(policy, store, BenchSummarizer(), session=session)
+    messages = as_dicts(first["compactor"].view())
+    model = Model(WINDOW, 2 * STEPS)
+    with StubAPI(compactions=Refusing()) as stub:
+        stub.enqueue(*([model] * (6 * STEPS)))
+        client = compacting(
+            anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0), resumed
+        )
+        for step in range(2 * STEPS):
+            response = client.beta.messages.create(
+                model="claude-test", max_tokens=2048, system=SYSTEM, tools=TOOLS, messages=messages
+            )
+            messages.append({"role": "assistant", "content": response.content})
+            uses = [b for b in response.content if b.type == "tool_use"]
+            if not uses:
+                break
+            text = result(step, 12_000)
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": uses[0].id, "content": text}
+                    ],
+                }
+            )
+        bodies = stub.bodies
+    assert any(e.stage == "summarize" for e in resumed.events)  # it compacted again
+    assert [b for b in bodies if b.get("compaction") is not None] == []

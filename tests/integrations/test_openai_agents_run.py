@@ -239,3 +239,28 @@ def test_the_pair_safe_tail_is_the_plain_tail_where_that_is_safe() -> None:
     assert pair_safe_tail(items, 2) == []
     assert pair_safe_tail(items, 0) == []
     assert pair_safe_tail(items, 100) == items
+
+
+def _parallel(turns: int, width: int) -> list[dict[str, Any]]:
+    """A Responses history whose turns each run ``width`` calls in parallel: every call of a
+    turn comes before any of their outputs."""
+    items: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for t in range(turns):
+        ids = [f"call_{t}_{k}" for k in range(width)]
+        items += [
+            {"type": "function_call", "call_id": i, "name": "f", "arguments": "{}"} for i in ids
+        ]
+        items += [{"type": "function_call_output", "call_id": i, "output": "ok"} for i in ids]
+        items.append({"role": "assistant", "content": f"turn {t} done"})
+    return items
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 5])
+def test_no_limited_tail_splits_a_parallel_call_from_its_output(width: int) -> None:
+    items = _parallel(4, width)
+    for limit in range(len(items) + 2):
+        out = pair_safe_tail(items, limit)
+        assert len(out) <= limit and out == items[len(items) - len(out) :]
+        calls = {i["call_id"] for i in out if i.get("type") == "function_call"}
+        outputs = {i["call_id"] for i in out if i.get("type") == "function_call_output"}
+        assert outputs <= calls, (width, limit)

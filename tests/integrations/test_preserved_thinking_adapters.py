@@ -70,3 +70,51 @@ def test_a_langchain_agent_on_a_checking_model_sends_no_voided_thinking(
     outputs = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
     assert outputs == [result(k) for k in range(TURNS)]
     assert any(e.stage == "strip_thinking" for e in cc.events)
+
+
+@pytest.mark.parametrize(
+    ("name", "checks", "refused"),
+    [
+        ("claude-fable-5-2", None, 0),
+        ("our-gateway-alias", True, 1),
+    ],
+)
+def test_a_pydantic_ai_agent_on_a_checking_model_sends_no_voided_thinking(
+    name: str, checks: bool | None, refused: int
+) -> None:
+    pytest.importorskip("pydantic_ai.capabilities")
+    import asyncio
+
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel, AnthropicModelSettings
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.usage import UsageLimits
+
+    from context_compact.integrations.pydantic_ai import CompactionCapability
+
+    gate = Gate(replies(thinking=THINKING), MODES["equal"], anthropic_prompt_too_long)
+    cc = compactor()
+    with StubAPI(*gate.script(), checks=checks) as stub:
+        model = AnthropicModel(name, provider=AnthropicProvider(base_url=stub.url, api_key="sk"))
+        agent = Agent(
+            model,
+            instructions="You read logs.",
+            capabilities=[CompactionCapability(cc)],
+            model_settings=AnthropicModelSettings(
+                anthropic_thinking={"type": "adaptive"}, max_tokens=1024
+            ),
+            retries=0,
+        )
+
+        @agent.tool_plain
+        def read_log(part: int) -> str:
+            """Read one part of the service log."""
+            return result(part)
+
+        run = asyncio.run(
+            agent.run("read every log part", usage_limits=UsageLimits(request_limit=None))
+        )
+        refusals = [r for r in stub.refusals if "bound to a different conversation" in r]
+    assert run.output == "all parts read"
+    assert len(refusals) == refused
+    assert any(e.stage == "strip_thinking" for e in cc.events)

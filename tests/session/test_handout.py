@@ -4,7 +4,10 @@ is copied afresh, and no object handed out is the engine's."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
+
+import pytest
 
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.session.handout import Handout
@@ -52,3 +55,49 @@ def test_a_message_the_engine_changed_in_place_is_copied_again() -> None:
     again = handout.copies([message])
     assert again == [message] and again[0] is not first[0]
     assert first[0]["content"][0]["text"] == "a"
+
+
+# Every pair of JSON values Python calls equal that are other bytes in a request.
+EQUAL_ACROSS_TYPES: list[tuple[Any, Any]] = [
+    (True, 1),
+    (False, 0),
+    (1, 1.0),
+    (0, 0.0),
+    (True, 1.0),
+    (0.0, -0.0),
+    (1, True),
+    (1.0, 1),
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
+    ([True], [1]),
+    ({"x": False}, {"x": 0}),
+]
+
+
+@pytest.mark.parametrize(("was", "now"), EQUAL_ACROSS_TYPES)
+def test_a_caller_edit_that_python_calls_equal_is_not_handed_out_again(was: Any, now: Any) -> None:
+    assert was == now and json.dumps(was) != json.dumps(now)
+    store = MemoryStore()
+    c = Compactor(Policy.default(context_limit=400_000), store, BenchSummarizer(), session="s")
+    use = {"type": "tool_use", "id": "t1", "name": "set", "input": {"value": was}}
+    history = [
+        {"role": "user", "content": "set it"},
+        {"role": "assistant", "content": [use]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+        },
+    ]
+    view = c.prepare(copy.deepcopy(history), "set it")
+    view[1]["content"][0]["input"]["value"] = now  # the caller's edit, in place
+    nxt = c.prepare([*view, {"role": "assistant", "content": "done"}], "set it")
+    resumed = Compactor(Policy.default(context_limit=400_000), store, session="s")
+    assert json.dumps(nxt) == json.dumps(resumed.view())
+    assert json.dumps(c.view()) == json.dumps(resumed.view())
+    assert json.dumps(nxt[1]["content"][0]["input"]["value"]) == json.dumps(was)
+
+
+def test_two_values_marshal_cannot_write_are_never_taken_for_the_same() -> None:
+    from context_compact.session.handout import exactly
+
+    assert exactly({"a": [1, "x", None, 2.5, True]}, {"a": [1, "x", None, 2.5, True]})
+    assert not exactly({"a": object()}, {"a": object()})

@@ -280,7 +280,9 @@ def test_a_filestore_checkpoint_whose_state_was_altered_is_passed_over_and_docto
     assert row["checkpoint"].endswith(started)
 
 
-@pytest.mark.parametrize("damage", ["lost", "garbage", "wrong offset", "wrong link"])
+@pytest.mark.parametrize(
+    "damage", ["lost", "garbage", "wrong offset", "wrong link", "wrong absurd offset"]
+)
 def test_a_filestore_marks_file_lost_or_wrong_costs_a_longer_replay_said_never_another_view(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
@@ -296,6 +298,8 @@ def test_a_filestore_marks_file_lost_or_wrong_costs_a_longer_replay_said_never_a
         at, offset, lines, records, link = rows[-1].split(b" ")
         if damage == "wrong offset":
             offset = str(int(offset) + 5).encode()
+        elif damage == "wrong absurd offset":  # past any journal: seeking there fails
+            offset = str(2 * 10**13).encode()
         else:
             link = (b"0" if link[:1] != b"0" else b"1") + link[1:]
         rows[-1] = b" ".join([at, offset, lines, records, link])
@@ -320,6 +324,27 @@ def test_a_filestore_marks_file_lost_or_wrong_costs_a_longer_replay_said_never_a
     w = synthetic_session(TURNS + 1, seed=5)
     nxt = again.prepare([*again.view(), w.turns[-1].assistant, w.turns[-1].results], w.request)
     assert json.dumps(resumed(FileStore(tmp_path)).view()) == json.dumps(nxt)
+
+
+def test_a_filestore_mark_past_the_journals_end_is_named_by_doctor_which_passes_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from context_compact.cli import main
+
+    monkeypatch.setattr(checkpoint, "EVERY", 8)
+    loop(FileStore(tmp_path))
+    marks = tmp_path / ".transcripts" / "sessions" / "s.marks"
+    rows = marks.read_bytes().split(b"\n")[:-1]
+    at, _, lines, records, link = rows[-1].split(b" ")
+    rows[-1] = b" ".join([at, str(2 * 10**13).encode(), lines, records, link])
+    marks.write_bytes(b"\n".join(rows) + b"\n")
+    result = CliRunner().invoke(main, ["doctor", "--store", f"file://{tmp_path}"])
+    assert result.exit_code == 0, result.output
+    assert "1 of 1 sessions ok" in result.output
+    assert f"the checkpoint at record {int(at)} was not used" in result.output
+    assert "past the journal's end" in result.output
 
 
 def test_a_filestore_journal_cut_after_its_newest_checkpoint_is_refused_not_resumed(

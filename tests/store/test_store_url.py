@@ -53,6 +53,26 @@ def test_a_postgresql_url_takes_its_schema_from_the_query(tmp_path: Path, schema
         store.close()
 
 
+@pytest.mark.parametrize("typo", ["sslmod=disable", "connect_timeot=3", "no_such_thing=1"])
+def test_a_misspelt_postgresql_url_parameter_is_named_as_a_url_typo_not_damaged_tables(
+    tmp_path: Path, schema: str, typo: str
+) -> None:
+    from context_compact.errors import ConfigError, CorruptStore
+
+    url = f"{require()}?schema={schema}&{typo}"
+    with pytest.raises(ConfigError) as raised:
+        store_from_url(url, root=tmp_path)
+    said = str(raised.value)
+    assert not isinstance(raised.value, CorruptStore)
+    assert "not a PostgreSQL URL the driver takes" in said and typo.split("=")[0] in said
+    assert "\n" not in said and "backup" not in said
+    if typo.startswith("sslmod="):
+        assert "did you mean 'sslmode'?" in said
+    result = CliRunner().invoke(main, ["doctor", "--store", url])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "tables" not in result.output and typo.split("=")[0] in result.output
+
+
 def imported(
     args: list[str], workdir: Path, env: dict[str, str] | None = None, text: str = "hi"
 ) -> list[str]:

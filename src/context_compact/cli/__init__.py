@@ -21,7 +21,6 @@ traceback only with ``--debug``.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import sys
@@ -55,6 +54,7 @@ from .agent import (
 from .agent_options import agent_options
 from .inspector import ui_command
 from .oneline import OneLineGroup
+from .outcome import dumps
 from .sessions import recall_command, sessions
 from .store_errors import guards_store, select_store
 
@@ -111,21 +111,24 @@ def run(task: str, as_json: bool, **options: Any) -> None:
     console = progress_console(options["quiet"])
     session = open_session(options, console)
     result = ask(session, session.compactor.view(), task)
-    if isinstance(result, AgentError):
-        sys.exit(1)
-    if result.stopped_reason == "max_turns":
+    kept = session.compactor.session_id if session.compactor.keeps_log else None
+    if not isinstance(result, AgentError) and result.stopped_reason == "max_turns":
         stopped = RuntimeError(f"stopped after {result.turns} turns before an answer")
         advice = "Raise --max-turns, or continue the task in chat."
         report_failure(session, stopped, result.history, advice)
+    if isinstance(result, AgentError) or session.failure is not None:
+        if as_json:  # the line said on stderr, as the object --json promises
+            said = (session.failure or str(result)).removeprefix("error: ")
+            click.echo(dumps({"error": said, "exit_code": 1, "session": kept}, indent=1))
         sys.exit(1)
     if as_json:
         data = {
             "answer": result.text,
-            "session": session.compactor.session_id if session.compactor.keeps_log else None,
+            "session": kept,
             "turns": result.turns,
             "stopped_reason": result.stopped_reason,
         }
-        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+        click.echo(dumps(data, indent=1))
         return
     print_answer(result.text)
 

@@ -150,6 +150,8 @@ class Session:
     debug: bool
     kind: str
     redact: Redactor = field(default_factory=Redactor)
+    failure: str | None = None
+    """The last failure's line as printed (``run --json`` repeats it as JSON)."""
 
 
 def open_session(options: dict[str, Any], console: Console) -> Session:
@@ -177,7 +179,7 @@ def open_session(options: dict[str, Any], console: Console) -> Session:
         meta = by_prefix(store, resume)
         if meta is None:
             known = newest(store, none="none yet")
-            raise click.UsageError(
+            raise click.ClickException(
                 f"no session {shown_id(resume)} in {workdir / WORKDIR_DB} (newest: {known})"
             )
         resume = meta.id  # the one session whose id starts with it
@@ -287,7 +289,8 @@ def report_failure(
         traceback.print_exception(error, file=sys.stderr)
     advice = hint(error, session.kind) if advice is None else advice
     line = fail_line(str(error), f"{advice} {resume_hint(session)}", transcript)
-    click.echo(session.redact(line), err=True)
+    session.failure = session.redact(line)
+    click.echo(session.failure, err=True)
 
 
 RECOVERABLE = (AgentError, CompactionFailed, InvalidHistory)

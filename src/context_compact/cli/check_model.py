@@ -15,7 +15,9 @@ Four checks, in order, each reported whatever the others found:
 4. **loop**: a short tool loop (``agent.drill``) with the model as agent and as summarizer
    under a policy that knows nothing of the model: model calls, refusals, compactions.
 
-An unreachable server is one error line (exit 1), never a traceback.
+An unreachable server is one error line (exit 1), never a traceback. A server's value that
+cannot be what it claims (a window of 0 or 10^19 tokens, ``num_ctx ²``, a count of 0 tokens
+for a text) is not used: the report lists it under ``odd``, one line each.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import statistics
 import tempfile
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -33,10 +36,18 @@ from ..agent.drill import run_drill
 from ..compactor import Compactor
 from ..policy import Policy
 from ..providers.errors import is_context_overflow, overflow_figures
-from ..providers.local import ServerTokenizer, ServerWindow, find_tokenizer, server_root
+from ..providers.local import (
+    ServerTokenizer,
+    ServerWindow,
+    asks_server,
+    discover_window,
+    find_tokenizer,
+    server_root,
+)
 from ..sizing import text_tokens
 from ..store.files import FileStore
 from ..summarize import LLMSummarizer
+from .outcome import dumps
 
 SAMPLES: dict[str, str] = {
     "prose": (
@@ -114,6 +125,8 @@ def check_estimate(tokenizer: ServerTokenizer | None) -> dict[str, Any]:
     if tokenizer is None:
         return {"server_counts": False, "why": "the server has no tokenize endpoint"}
     counts = tokenizer.count_many(list(SAMPLES.values()))
+    if tokenizer.odd:
+        return {"server_counts": False, "why": "the tokenize endpoint's counts are odd"}
     if tokenizer.fallbacks:
         return {"server_counts": False, "why": "the tokenize endpoint did not answer"}
     rows = {}
@@ -147,8 +160,11 @@ def run_checks(base_url: str, model: str, turns: int, key: str | None) -> dict[s
     from ..providers.openai_chat import OpenAIChatProvider
 
     provider = OpenAIChatProvider(model, api_key=key, base_url=base_url, timeout=120)
+    odd: list[str] = []
     try:
-        window = provider.context_window()
+        window = None
+        if asks_server(base_url):
+            window = discover_window(base_url, model, key=key, ask_refusal=True, odd=odd)
         endpoint = find_tokenizer(base_url, model, key=key)
         tokenizer = ServerTokenizer(endpoint, text_tokens, key=key) if endpoint else None
         report: dict[str, Any] = {
@@ -162,6 +178,7 @@ def run_checks(base_url: str, model: str, turns: int, key: str | None) -> dict[s
             "estimate": check_estimate(tokenizer),
         }
         report["loop"] = check_loop(provider, model, turns, tokenizer) if turns else None
+        report["odd"] = [*odd, *(tokenizer.odd if tokenizer is not None else [])]
         return report
     finally:
         provider.close()
@@ -170,6 +187,7 @@ def run_checks(base_url: str, model: str, turns: int, key: str | None) -> dict[s
 def lines(report: dict[str, Any]) -> list[str]:
     """The report for a person, one fact a line."""
     out = [f"server {report['server']}, model {report['model']}"]
+    out += [f"odd value: {line}" for line in report.get("odd", [])]
     window = report["window"]
     out.append(
         f"window: {window['tokens']:,} tokens ({window['source']})"
@@ -205,8 +223,25 @@ def lines(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def http_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--base-url`` as given when it is an http(s) URL naming a host (a usage error
+    naming it otherwise: nothing else can be asked)."""
+    parts = urllib.parse.urlsplit(value.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(
+            f"{value!r} is not an http:// or https:// URL with a host "
+            "(e.g. http://localhost:8080/v1)"
+        )
+    return value.strip()
+
+
 @click.command("check-model")
-@click.option("--base-url", required=True, help="The server's OpenAI-compatible URL (…/v1).")
+@click.option(
+    "--base-url",
+    required=True,
+    callback=http_url,
+    help="The server's OpenAI-compatible URL (http(s)://HOST[:PORT]/v1).",
+)
 @click.option("--model", required=True, help="The model name the server answers to.")
 @click.option("--turns", default=6, show_default=True, help="Tool turns of the loop (0: none).")
 @click.option("--api-key", envvar="OPENAI_API_KEY", default=None, help="If the server wants one.")
@@ -222,7 +257,7 @@ def check_model_command(
         raise click.UsageError(f"--turns must be >= 0, got {turns}")
     report = run_checks(base_url, model, turns, api_key)
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(dumps(report, indent=2))
         return
     for line in lines(report):
         click.echo(line)

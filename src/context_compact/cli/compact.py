@@ -25,7 +25,6 @@ still holds everything). Its meta says ``source: compact``, the policy and the s
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from ..loaders import Session
 from ..messages import Message
 from ..sizing import TokenCounter
 from ..store.base import Store
+from .outcome import dumps
 from .policies import PolicyName, PolicyOption
 from .sessions import json_option, need_session, workdir_option
 from .store_errors import guards_store
@@ -168,7 +168,7 @@ def load_target(target: str, workdir: Path, index: int) -> tuple[Session, str | 
         return Session(name, fmt, meta.system, messages, 0, str(db)), target
     path = Path(target)
     if not path.exists():
-        raise click.UsageError(f"{target!r} is neither a session in {db} nor a file")
+        raise click.ClickException(f"{target!r} is neither a session in {db} nor a file")
     try:
         sessions = load_file(path)
     except LOAD_ERRORS as error:
@@ -227,7 +227,7 @@ def compact_command(
         if store is not None:
             store.close()
     if as_json:
-        click.echo(json.dumps(outcome.as_dict(), indent=1))
+        click.echo(dumps(outcome.as_dict(), indent=1))
         return
     _report(outcome, target)
 

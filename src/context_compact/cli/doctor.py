@@ -8,7 +8,8 @@ gets SQLite's ``integrity_check``, or for a PostgreSQL store (``--store postgres
 its own check of the texts and files it keeps (``PostgresStore.check_database``: every
 blob hashes to its name).
 A damaged session is named with where the damage starts and how much before it is whole
-(what a repair can keep); the others are listed as ok, and one that another live process is
+(what a repair can keep), and a FileStore journal whose meta file is lost is named as
+such; the others are listed as ok, and one that another live process is
 writing says so (it is read as of one moment: an append in progress is not damage). Exit
 status 1 when anything is wrong.
 
@@ -27,9 +28,11 @@ import click
 
 from ..errors import CorruptStore
 from ..store.base import ChecksDatabase, KnowsWriters, OnDatabaseFile, Store
+from ..store.files import FileStore
 from ..store.meta import sessions_of
 from ..store.witness import CorruptJournal
 from .damage import BROKEN, problem, readable, whole_store
+from .outcome import dumps
 from .sessions import json_option, open_store, workdir_option
 from .store_errors import corrupt_line, guards_store, select_store
 
@@ -123,6 +126,8 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
     try:
         answer = integrity(store)
         rows = [check_session(store, meta.id) for meta in sessions_of(store)]
+        if isinstance(store, FileStore):  # a journal whose meta file is lost is no session
+            rows += [{"id": s, "ok": False, "problem": line} for s, line in store.lost_metas()]
     except CorruptStore as error:  # the store itself, not one session: one line for all
         # Damage to the database itself: what to do with the file, not "run doctor".
         db = Path(store.db_path).resolve() if isinstance(store, OnDatabaseFile) else None
@@ -131,7 +136,7 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
         store.close()
     bad = [row for row in rows if not row["ok"]]
     if as_json:
-        click.echo(json.dumps({"integrity_check": answer, "sessions": rows}, indent=1))
+        click.echo(dumps({"integrity_check": answer, "sessions": rows}, indent=1))
     else:
         if answer is not None:
             click.echo(f"database: {label}: {answer}")

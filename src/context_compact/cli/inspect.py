@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import json
 import shutil
+import textwrap
 from pathlib import Path
 
 import click
@@ -19,6 +19,7 @@ from ..history.inspect import (
     timeline,
 )
 from .damage import readable
+from .outcome import dumps
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
 
@@ -71,7 +72,7 @@ def inspect_command(
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps(line.as_dict(), indent=1))
+        click.echo(dumps(line.as_dict(), indent=1))
         return
     peak = max(line.view_tokens, default=0)
     at = line.view_tokens.index(peak) + 1 if line.view_tokens else 0
@@ -92,8 +93,17 @@ def inspect_command(
     click.echo("")
     if not line.events:
         click.echo("no compaction events: the whole history is in view")
-        return
-    _print_events(line.events, width, line.turns)
+    else:
+        _print_events(line.events, width, line.turns)
+    if line.ledger_lines and (line.ledger["files_changed"] or line.ledger["commands_run"]):
+        click.echo("")
+        click.echo("ledger (what the agent did, from the tool calls logged):")
+        for text in line.ledger_lines:
+            # A path longer than the width is broken too: these are the agent's paths, not
+            # the store's, and need not be copied from here.
+            click.echo(
+                textwrap.fill(text, max(20, width), initial_indent="  ", subsequent_indent="    ")
+            )
 
 
 def _thinking_lines(thinking: Thinking) -> list[str]:

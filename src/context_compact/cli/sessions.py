@@ -9,7 +9,6 @@ it; ``--json`` prints what a script needs. A session is summarized by replaying 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from ..session.records import EventRecord, MessageRecord, journal, logged_messag
 from ..store.base import DeletesSessions, Store
 from ..store.meta import SessionMeta, meta_of, sessions_of
 from ..store.meta import source_of as source_of  # kept importable from here
+from .outcome import dumps
 from .store_errors import guards_store
 
 # What "compactions" counts, here and in ``inspect``: every compaction event the session's
@@ -32,14 +32,15 @@ COMPACTIONS_MEANS = (
 
 
 def open_store(workdir: Path | None) -> Any:
-    """The sessions store of a work directory that has one (a usage error otherwise)."""
+    """The sessions store of a work directory that has one (a failure naming the folder
+    otherwise: a command that only reads never creates a store)."""
     from ..store import WORKDIR_DB
     from .store_choice import cli_store, selected
 
     root = Path(workdir or Path.cwd()).resolve()
     url = selected()
-    if url is None and not (root / WORKDIR_DB).is_file():
-        raise click.UsageError(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
+    if no_store_here(workdir):
+        raise click.ClickException(f"no sessions in {root}: {WORKDIR_DB} does not exist there")
     missing = absent_store(url)
     if missing:
         raise click.ClickException(missing)
@@ -50,6 +51,15 @@ def open_store(workdir: Path | None) -> Any:
         return cli_store(root)
     except (CorruptStore, ServerUnavailable) as error:
         raise click.ClickException(str(error)) from None
+
+
+def no_store_here(workdir: Path | None) -> bool:
+    """Whether the work directory has no store and no ``--store`` names another."""
+    from ..store import WORKDIR_DB
+    from .store_choice import selected
+
+    root = Path(workdir or Path.cwd()).resolve()
+    return selected() is None and not (root / WORKDIR_DB).is_file()
 
 
 def absent_store(url: str | None) -> str | None:
@@ -80,11 +90,11 @@ def absent_store(url: str | None) -> str | None:
 
 def need_session(store: Store, session: str) -> SessionMeta:
     """The meta of session ``session`` (its ``id`` the full id): an id, or the start of one
-    that no other session's id starts with; else a usage error naming the candidates or the
+    that no other session's id starts with; else a failure naming the candidates or the
     newest sessions."""
     meta = meta_of(store, session) or by_prefix(store, session)
     if meta is None:
-        raise click.UsageError(f"no session {session!r} (newest: {newest(store)})")
+        raise click.ClickException(f"no session {session!r} (newest: {newest(store)})")
     return meta
 
 
@@ -95,12 +105,12 @@ def newest(store: Store, most: int = 5, none: str = "none") -> str:
 
 def by_prefix(store: Store, prefix: str) -> SessionMeta | None:
     """The meta of the one session whose id starts with ``prefix`` (None when none does); a
-    usage error naming them when several do."""
+    failure naming them when several do."""
     matching = [m for m in sessions_of(store) if prefix and m.id.startswith(prefix)]
     if len(matching) > 1:
         ids = ", ".join(m.id for m in matching[:5])
         more = f" and {len(matching) - 5} more" if len(matching) > 5 else ""
-        raise click.UsageError(
+        raise click.ClickException(
             f"session {prefix!r} is ambiguous: {len(matching)} sessions start with it "
             f"({ids}{more}); give more of the id"
         )
@@ -217,8 +227,11 @@ def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool
 
     from .damage import BROKEN, problem, whole_store
 
-    ctx.obj = {"workdir": workdir}
+    ctx.obj = {"workdir": workdir, "as_json": as_json}
     if ctx.invoked_subcommand is not None:
+        return
+    if no_store_here(workdir):  # nothing to list is an empty list, not a failure
+        click.echo("[]" if as_json else f"no sessions in {Path(workdir or Path.cwd()).resolve()}")
         return
     store = open_store(workdir)
     rows, damaged = [], []
@@ -235,7 +248,7 @@ def sessions(ctx: click.Context, workdir: Path | None, as_json: bool, wide: bool
     for bad in damaged:
         click.echo(f"error: session {bad['id']} cannot be read: {bad['problem']}", err=True)
     if as_json:
-        click.echo(json.dumps(rows, indent=1))
+        click.echo(dumps(rows, indent=1))
         return
     width = shutil.get_terminal_size().columns
     click.echo("sessions, newest first")
@@ -252,14 +265,22 @@ def _workdir(ctx: click.Context, workdir: Path | None) -> Path | None:
     return workdir or (Path(given) if given else None)
 
 
+def _as_json(ctx: click.Context, as_json: bool) -> bool:
+    return as_json or bool((ctx.obj or {}).get("as_json"))
+
+
 @sessions.command("rm")
 @click.argument("ids", metavar="ID...", nargs=-1, required=True)
 @workdir_option
+@json_option
 @click.pass_context
 @guards_store
-def remove_command(ctx: click.Context, ids: tuple[str, ...], workdir: Path | None) -> None:
+def remove_command(
+    ctx: click.Context, ids: tuple[str, ...], workdir: Path | None, as_json: bool
+) -> None:
     """Remove sessions ID... and their logs (all or none: an unknown ID removes nothing)."""
     store: Store = open_store(_workdir(ctx, workdir))
+    removed: list[str] = []
     try:
         # Prefixes resolved first: an unknown or ambiguous one removes nothing.
         full = [need_session(store, sid).id for sid in ids]
@@ -268,47 +289,63 @@ def remove_command(ctx: click.Context, ids: tuple[str, ...], workdir: Path | Non
                 f"{type(store).__name__} cannot remove sessions; {', '.join(full)} kept"
             )
         for sid in full:
-            _remove(store, sid)
+            _remove(store, sid, quiet=_as_json(ctx, as_json))
+            removed.append(sid)
     finally:
         store.close()
+    if _as_json(ctx, as_json):
+        click.echo(dumps({"removed": removed}, indent=1))
 
 
-def _remove(store: DeletesSessions, sid: str) -> None:
+def _remove(store: DeletesSessions, sid: str, quiet: bool = False) -> None:
     from ..errors import SessionLocked
 
     try:
         store.delete_session(sid)
     except SessionLocked as error:
         raise click.ClickException(f"{error}; {sid} is kept") from None
-    click.echo(f"removed session {sid}")
+    if not quiet:
+        click.echo(f"removed session {sid}")
 
 
 @sessions.command("prune")
-@click.option("--empty", is_flag=True, help="Remove the sessions that logged no message.")
+@click.option("--empty", is_flag=True, help="Remove the sessions no model answered in.")
 @click.option("--dry-run", is_flag=True, help="Name what would be removed; remove nothing.")
 @workdir_option
+@json_option
 @click.pass_context
 @guards_store
-def prune_command(ctx: click.Context, empty: bool, dry_run: bool, workdir: Path | None) -> None:
-    """Remove the sessions that match: --empty, those that logged no message."""
+def prune_command(
+    ctx: click.Context, empty: bool, dry_run: bool, workdir: Path | None, as_json: bool
+) -> None:
+    """Remove the sessions that match: --empty, those that logged no message or whose model
+    never answered (a run that failed at its first request)."""
     if not empty:
         raise click.UsageError("say what to prune: --empty (sessions that logged no message)")
+    quiet = _as_json(ctx, as_json)
     store = open_store(_workdir(ctx, workdir))
     try:
-        found = [
-            meta.id
-            for meta in sessions_of(store)
-            if not any(True for _ in logged_messages(store.records(meta.id)))
-        ]
+        found = [meta.id for meta in sessions_of(store) if unanswered(store, meta.id)]
         for sid in found:
-            if dry_run:
+            if dry_run and not quiet:
                 click.echo(f"would remove session {sid}")
-            else:
-                _remove(store, sid)
+            elif not dry_run:
+                _remove(store, sid, quiet=quiet)
     finally:
         store.close()
-    if not found:
+    if quiet:
+        key = "would_remove" if dry_run else "removed"
+        click.echo(dumps({key: found}, indent=1))
+    elif not found:
         click.echo("no empty sessions")
+
+
+def unanswered(store: Store, sid: str) -> bool:
+    """Whether session ``sid`` holds nothing a model said: no message at all, or requests
+    only (0 turns), so removing it loses no answer."""
+    return not any(
+        record.message.get("role") == "assistant" for record in logged_messages(store.records(sid))
+    )
 
 
 @click.command("recall")
@@ -347,6 +384,8 @@ def recall_command(
             raise click.UsageError(str(error)) from error
     finally:
         store.close()
+    if page.hits == 0:  # as grep: a search that finds nothing ends 1
+        raise click.ClickException(f"nothing in session {session}'s log matches {query!r}")
     if as_json:
         data = {
             "query": page.query,
@@ -356,7 +395,7 @@ def recall_command(
             "next_offset": page.next_offset,
             "text": page.text,
         }
-        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+        click.echo(dumps(data, indent=1))
     else:
         click.echo(str(page))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -138,7 +139,11 @@ def unusable_line(db: Path, error: OSError) -> str | None:
     that is a file, no permission, a read-only file system) in one line naming the path and
     what to do; None when ``error`` did not come out of the store."""
     frames = traceback.extract_tb(error.__traceback__)
-    if not any(frame.filename.startswith(STORE_PACKAGE) for frame in frames):
+    named = Path(os.fsdecode(error.filename)) if isinstance(error.filename, (str, bytes)) else None
+    # The store's own files: a folder of them the user cannot read fails before any store
+    # code runs (the command's first look at whether the file is there).
+    ours = named is not None and named.resolve().is_relative_to(db.parent.resolve())
+    if not ours and not any(frame.filename.startswith(STORE_PACKAGE) for frame in frames):
         return None
     from .store_choice import selected
 
@@ -170,6 +175,10 @@ def store_line(db: Path, error: BaseException) -> str | None:
         return corrupt_line(damage, db)
     if isinstance(damage, StoreRefused):
         line = refused_line(db, damage)
+        if line is None:
+            # A store opened for reading only (``ReadOnlyStore``), however deep the refused
+            # write was wrapped (``StoreUnavailable`` out of the session journal).
+            line = unusable_line(db, damage)
         if line is not None:
             return line
         damage = None
@@ -211,6 +220,11 @@ def select_store(url: str | None, option: str = "--store") -> None:
     from ..store.url import check
     from .store_choice import select
 
+    if url is not None and not url.strip():
+        # An empty value (often an unset shell variable) is a mistake, not the default.
+        raise click.BadParameter(
+            "is empty; leave it out for the work directory's store", param_hint=option
+        )
     if url:
         try:
             check(url)

@@ -32,6 +32,7 @@ from ..loaders import EXTENSIONS, Failure, Limits, Session, candidates, describe
 from ..store.base import Store
 from ..store.meta import sessions_of
 from .damage import readable
+from .outcome import dumps
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
 
@@ -152,7 +153,7 @@ def import_command(
             ],
             "failures": [asdict(f) for f in failures],
         }
-        click.echo(json.dumps(data, indent=1))
+        click.echo(dumps(data, indent=1))
     else:
         for i, again, converted in done:
             click.echo(_line(i, again, converted))
@@ -189,7 +190,7 @@ def exported(store: Store, session: str, fmt: str, view: bool) -> tuple[str, int
     """The session in ``fmt``, and how many tool calls at its end got the error result a
     resume gives calls that never ran (``agent.loop.not_run``): an API format is a request,
     and a request may not end in unanswered calls. ``jsonl`` stays the log as it is."""
-    if fmt == "jsonl":
+    if fmt in ("jsonl", "ledger"):
         return export_session(store, session, fmt, view=view), 0
     from ..agent.loop import not_run
 
@@ -220,7 +221,8 @@ def exported(store: Store, session: str, fmt: str, view: bool) -> tuple[str, int
     default="jsonl",
     show_default=True,
     help="jsonl: one Anthropic message a line; anthropic: {system, messages}; openai: "
-    "Chat Completions messages.",
+    "Chat Completions messages; ledger: what the agent did (files changed and read, "
+    "commands, the last test run, open errors) as JSON.",
 )
 @click.option("--view", is_flag=True, help="The compacted view instead of the whole history.")
 @click.option(
@@ -269,7 +271,7 @@ def export_command(
         }
         if output is None:
             data["text"] = text
-        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+        click.echo(dumps(data, indent=1))
         return
     for note in notes:
         click.echo(f"note: {note}", err=True)

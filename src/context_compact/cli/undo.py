@@ -9,13 +9,13 @@ or when the view would be over the limit.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import UndoRefused
+from .outcome import dumps
 from .sessions import json_option, need_session, open_store, workdir_option
 from .store_errors import guards_store
 
@@ -61,7 +61,7 @@ def undo_command(session: str, workdir: Path | None, as_json: bool) -> None:
     if as_json:
         data = {"session": sid, "note": event.note, "view_messages": len(view)}
         data |= {"tokens_before": event.before, "tokens_after": event.after}
-        click.echo(json.dumps(data, indent=1))
+        click.echo(dumps(data, indent=1))
     else:
         click.echo(
             f"session {sid}: {event.note}; the view now holds {len(view)} messages "

@@ -44,5 +44,12 @@ class FormatChoice:
         self.last = self._edges[name]
         return self.last
 
+    def fixed(self) -> Edge | None:
+        """The edge of a fixed format when no list came in yet (a resumed session's view is
+        in its own format); None for the canonical one, or while ``"auto"`` has not decided."""
+        if self.last is None and self.name in CONVERTERS:
+            self.edge_for([])
+        return self.last
+
 
 __all__ = ["FormatChoice"]

@@ -1,12 +1,12 @@
 """The Compactor's edge for a non-canonical format: the caller's list in, canonical to the
 engine, the view back in the caller's format.
 
-``Edge.load(items)`` splits off the leading system items (kept as given, returned first, never
-given to the engine) and converts the rest. Its ``keys.Recognizer`` remembers two lists it
-has the canonical form of: the list it returned last (the view, message by message) and the
-list it was given last. A caller's list that starts with either, item for item (the same
-objects, or equal content), reuses those canonical messages and converts only what follows,
-so
+``Edge.load(items)`` splits off the leading system items (copied as given, returned first as
+copies of their own, never given to the engine) and converts the rest. Its ``keys.Recognizer``
+remembers two lists it has the canonical form of: the list it returned last (the view, message
+by message) and the list it was given last. A caller's list that starts with either, item for
+item (the same objects, or equal content), reuses those canonical messages and converts only
+what follows, so
 
 * the SDK docs' loop (append to the returned list, pass it back) hands the engine exactly its
   view plus the new messages: the session goes on, even where a conversion is not its own
@@ -56,6 +56,7 @@ class Edge:
         self.converter = converter
         self.system: list[Any] = []
         self.system_text = ""
+        self.loaded = False  # a list came in (else the system items are the session's)
         # The view and the last input, recognized in the caller's items; their conversions.
         self._known = Recognizer()
         self._view = _Units()
@@ -72,9 +73,10 @@ class Edge:
             if not self.converter.is_system(item):
                 break
             head += 1
-        if items[:head] != self.system:
-            self.system = list(items[:head])
-            self.system_text = "\n\n".join(text_of(plain(s).get("content")) for s in self.system)
+        # Private copies, as of this call: a caller editing its items (or the view's) in
+        # place changes neither what was sent nor what the next view starts with.
+        self.restore(copy_json([plain(s) for s in items[:head]]))
+        self.loaded = True
         body = items[head:]
         self._known.look(body)
         try:
@@ -82,6 +84,11 @@ class Edge:
         except BaseException:
             self.refused()
             raise
+
+    def restore(self, system: list[Any]) -> None:
+        """The leading system items to return first: the list's, or a resumed session's."""
+        self.system = system
+        self.system_text = "\n\n".join(text_of(plain(s).get("content")) for s in system)
 
     def _converted(self, head: int, body: list[Any]) -> list[Message]:
         """The canonical messages of ``body`` (after ``head`` system items), reusing the
@@ -126,7 +133,7 @@ class Edge:
         return memo, done, units
 
     def dump(self, view: list[Message]) -> list[Any]:
-        out: list[Any] = list(self.system)
+        out: list[Any] = copy_json(self.system)
         objects: list[Any] = []
         ends: list[int] = []
         cache: dict[int, tuple[Message, list[dict[str, Any]]]] = {}

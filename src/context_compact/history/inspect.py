@@ -10,6 +10,8 @@ record at a time, so every figure is what the live engine had:
   (the one after the last answer), with its size before and after, the tokens it saved,
   and where the full copy went (paths relative to the store's root);
 * **now**: the size of the view the session's next request would carry;
+* **ledger**: what the agent did (files changed and read, commands, the last test run, open
+  errors), as the session's ledger holds it after the last record (``session/ledger.py``);
 * **thinking** (``Thinking``): on a model that binds its thinking to its prefix, the thinking
   blocks the replies brought, those a compaction (or the API) took out of the view, and of
   the blocks one reply brought, the share the next request still sent.
@@ -36,6 +38,8 @@ from typing import Any
 
 from ..keys import content_key
 from ..messages import Message, blocks
+from ..session import ledger_view
+from ..session.ledger_rules import stored_rules
 from ..session.records import (
     BlockEdit,
     EventRecord,
@@ -174,6 +178,10 @@ class Timeline:
     events: list[Event] = field(default_factory=list)
     now: int = 0
     thinking: Thinking = field(default_factory=Thinking)
+    ledger: dict[str, Any] = field(default_factory=dict)
+    """What the agent did, as the session's ledger kept it (``ledger_view.as_dict``)."""
+    ledger_lines: list[str] = field(default_factory=list)
+    """The same, as ``inspect`` prints it (``ledger_view.full``)."""
 
     @property
     def turns(self) -> int:
@@ -181,6 +189,7 @@ class Timeline:
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["ledger_lines"]
         data["turns"] = self.turns
         data["thinking"] = {
             "produced": self.thinking.produced,
@@ -195,7 +204,7 @@ def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
     """Replay ``session``'s journal (see the module docstring)."""
     meta = meta_of(store, session)
     out = Timeline(session, meta.context_limit if meta is not None else None)
-    state = SessionState(TokenCounter())
+    state = SessionState(TokenCounter(), stored_rules(meta.policy if meta is not None else None))
     base = Path(root or store.root)
     undone = Undone()
     for at, record in enumerate(journal(store.records(session), f"session {session}")):
@@ -229,6 +238,8 @@ def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
             state.apply(record)
     out.events = undone.mark(out.events)
     out.now = state.measure()
+    out.ledger = ledger_view.as_dict(state.ledger)
+    out.ledger_lines = ledger_view.full(state.ledger).splitlines()
     return out
 
 

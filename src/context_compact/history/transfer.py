@@ -35,7 +35,9 @@ from ..engine import Env
 from ..invariants import ensure_valid
 from ..loaders import Failure, Limits, Session, candidates, describe, load_file
 from ..messages import Message, blocks
+from ..session import ledger, ledger_view
 from ..session.engine import SessionEngine
+from ..session.ledger_rules import stored_rules
 from ..session.native_tier import readable
 from ..session.policy import SessionPolicy, session_policy
 from ..session.records import MessageRecord, Restart, journal
@@ -44,7 +46,7 @@ from ..store.base import Store
 from ..store.meta import meta_of
 from ..summarize import extractive_summary
 
-EXPORT_FORMATS = ("jsonl", "anthropic", "openai")
+EXPORT_FORMATS = ("jsonl", "anthropic", "openai", "ledger")
 LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError, RecursionError)
 
 
@@ -210,6 +212,10 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
     if meta is None:
         raise KeyError(session)
     system = meta.system or ""
+    if fmt == "ledger":  # what the agent did, from the whole conversation's tool calls
+        rules = stored_rules(meta.policy)
+        done = ledger_view.as_dict(ledger.of(history(store, session), rules))
+        return json.dumps(done, ensure_ascii=True, indent=1) + "\n"
     messages = resumed(store, session).session.view() if view else history(store, session)
     if fmt == "jsonl":
         lines: list[object] = [{"role": "system", "content": system}] if system else []

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InspectorError as InspectorError  # kept importable from here
+from ..errors import StoreError
 from ..history.inspect import Event, Undone, shown_path, timing_line, timing_of
 from ..messages import Message
 from ..session.recall import message_text, recall, recover
@@ -280,10 +281,13 @@ def worth_showing(store: Store, listed: list[dict[str, Any]]) -> str | None:
     (a one-message import has nothing to show per request), else the newest. Journals are
     read newest first and only until an answer shows up."""
     for item in listed:
-        for record in store.records(str(item["id"])):
-            message = record.get("message") if record.get("kind") == "message" else None
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                return str(item["id"])
+        try:
+            for record in store.records(str(item["id"])):
+                message = record.get("message") if record.get("kind") == "message" else None
+                if isinstance(message, dict) and message.get("role") == "assistant":
+                    return str(item["id"])
+        except StoreError:  # a damaged session is not opened on; its own request says why
+            continue
     return str(listed[0]["id"]) if listed else None
 
 

@@ -22,15 +22,16 @@ it; its script then asks the API from the page's own origin.
 
 One request writes: ``POST /api/undo`` (``post_refusal``). Besides the checks above it needs an
 ``Origin`` (every browser sends one with a POST) naming the page's own, and the header
-``X-Context-Compact-Token`` holding the token this server made when it started, which the page
-reads from ``/api/sessions`` (an answer only the page's own script can read). A form posted from
-another site sends neither header; a script of another site cannot send them without the
-preflight this server never grants.
+``X-Context-Compact-Token`` holding a token the server gave this page (``/api/sessions`` makes
+one per page load, an answer only the page's own script can read; each writes once, and the
+POST's answer carries the next). A form posted from another site sends neither header; a
+script of another site cannot send them without the preflight this server never grants; and
+no page of another origin can frame this one to borrow the user's click (``server.py``).
 """
 
 from __future__ import annotations
 
-import hmac
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Protocol
 
@@ -95,10 +96,11 @@ def refusal(path: str, headers: Headers, port: int) -> tuple[HTTPStatus, str] | 
 
 
 def post_refusal(
-    path: str, headers: Headers, port: int, token: str
+    path: str, headers: Headers, port: int, spend: Callable[[str], bool]
 ) -> tuple[HTTPStatus, str] | None:
     """Why a POST of ``path`` with these headers is not answered, or None (see the module
-    docstring): the API's checks, an ``Origin`` of the page's own, the server's token."""
+    docstring): the API's checks, an ``Origin`` of the page's own, a page's live token
+    (``spend(token)`` answers whether it is one, and uses it up)."""
     if path not in POSTS:
         return HTTPStatus.NOT_FOUND, f"nothing to post at {path}"
     refused = refusal(path, headers, port)
@@ -107,7 +109,7 @@ def post_refusal(
     if headers.get("Origin") is None:
         return HTTPStatus.FORBIDDEN, "the inspector writes only when its own page asks"
     given = (headers.get(TOKEN_HEADER) or "").strip()
-    if not hmac.compare_digest(given.encode(), token.encode()):
+    if not given or not spend(given):
         return HTTPStatus.FORBIDDEN, f"the inspector writes only with its page's {TOKEN_HEADER}"
     return None
 

@@ -18,22 +18,30 @@ shared between threads at once, and the page asks for little.
 
 Every request passes ``guard.refusal`` first: a loopback Host at the bound port, and for the
 API the page's own origin and its header (``X-Context-Compact: inspector``). The one write, a
-POST, passes ``guard.post_refusal``: also the token the server made (``Inspector.token``),
-which ``/api/sessions`` hands the page.
+POST, passes ``guard.post_refusal``: also a token of the page's own (``Inspector.page_token``:
+each ``/api/sessions`` answer, one per page load, carries a new one). A token writes once: the
+POST's answer carries the page's next one, and only the newest ``PAGE_TOKENS`` pages' tokens
+are kept. Every answer, a refusal or an error of ``http.server`` included, forbids framing
+(``Content-Security-Policy: frame-ancestors 'none'`` and ``X-Frame-Options: DENY``): a page
+of another origin cannot lay the inspector under its own and have the user's click (and the
+confirm's OK) land on Undo.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import secrets
 import sys
 import threading
+from collections import OrderedDict
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..errors import StoreError
 from ..store.base import STORE_ERRORS, Store
 from .data import (
     Inspection,
@@ -53,6 +61,17 @@ STATIC = {
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
 }
+
+
+PAGE_TOKENS = 16
+"""Pages whose write token is kept (a page asks ``/api/sessions`` once per load)."""
+FRAMING = (
+    ("Content-Security-Policy", "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+)
+"""Headers of every answer: no page of any origin may frame this one."""
 
 
 API = (
@@ -82,8 +101,27 @@ class Inspector:
         self.replay = compare
         self.lock = threading.Lock()
         self.loaded: dict[str, Inspection] = {}
-        self.token = secrets.token_urlsafe(24)
-        """What a POST must carry (``guard.post_refusal``); only the page's script reads it."""
+        self._tokens: OrderedDict[str, None] = OrderedDict()
+        self._tokens_lock = threading.Lock()
+
+    def page_token(self) -> str:
+        """A new write token for one page (only that page's script reads it)."""
+        token = secrets.token_urlsafe(24)
+        with self._tokens_lock:
+            self._tokens[token] = None
+            while len(self._tokens) > PAGE_TOKENS:
+                self._tokens.popitem(last=False)
+        return token
+
+    def spend(self, given: str) -> bool:
+        """Whether ``given`` is a live page token; it is used up if so (compared in constant
+        time against each)."""
+        with self._tokens_lock:
+            for token in self._tokens:
+                if hmac.compare_digest(given.encode(), token.encode()):
+                    del self._tokens[token]
+                    return True
+        return False
 
     def inspection(self, session: str) -> Inspection:
         if self.only is not None and session != self.only:
@@ -105,7 +143,7 @@ class Inspector:
                 "sessions": listed,
                 "selected": selected,
                 "policies": policy_names(),
-                "token": self.token,
+                "token": self.page_token(),
             }
         if path not in API:
             raise LookupError(path)
@@ -143,6 +181,14 @@ class Inspector:
         return done
 
 
+_UNREADABLE: tuple[type[Exception], ...] = (StoreError, *STORE_ERRORS)
+
+
+def _line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
 def _number(query: dict[str, str], name: str, default: int | None = None) -> int:
     raw = query.get(name)
     if raw is None and default is not None:
@@ -173,14 +219,16 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         inspector = self.server.inspector
         port = self.server.server_address[1]
-        refused = post_refusal(url.path, self.headers, port, inspector.token)
+        refused = post_refusal(url.path, self.headers, port, inspector.spend)
         if refused is not None:
             status, line = refused
             self._send(status, "text/plain; charset=utf-8", (line + "\n").encode())
             return
-        self._answer(url.path, url.query, inspector.act)
+        self._answer(url.path, url.query, inspector.act, {"token": inspector.page_token()})
 
-    def _answer(self, path: str, raw: str, answer: Any) -> None:
+    def _answer(
+        self, path: str, raw: str, answer: Any, extra: dict[str, str] | None = None
+    ) -> None:
         query = {k: v[-1] for k, v in parse_qs(raw).items()}
         try:
             body, status = answer(path, query), HTTPStatus.OK
@@ -188,9 +236,14 @@ class _Handler(BaseHTTPRequestHandler):
             body, status = {"error": f"no such page: {path}"}, HTTPStatus.NOT_FOUND
         except InspectorError as error:
             body, status = {"error": str(error)}, HTTPStatus.BAD_REQUEST
-        except STORE_ERRORS as error:
-            body = {"error": f"cannot read the store: {error}"}
+        except _UNREADABLE as error:  # a damaged session: its own answer says so
+            body = {"error": f"cannot read the store: {_line(error)}"}
             status = HTTPStatus.INTERNAL_SERVER_ERROR
+        except Exception as error:  # never a request left unanswered, nor a traceback
+            body = {"error": f"the inspector failed: {type(error).__name__}: {_line(error)}"}
+            status = HTTPStatus.INTERNAL_SERVER_ERROR
+        if extra is not None and isinstance(body, dict):
+            body = {**body, **extra}
         data = json.dumps(body, ensure_ascii=False, default=str).encode()
         self._send(status, "application/json; charset=utf-8", data)
 
@@ -201,6 +254,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
         self.wfile.write(body)
+
+    def end_headers(self) -> None:
+        # Here rather than in _send: http.server's own error answers pass here too.
+        for name, value in FRAMING:
+            self.send_header(name, value)
+        super().end_headers()
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the address, not a line per request."""

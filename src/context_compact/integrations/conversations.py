@@ -14,6 +14,10 @@ Invariants:
   is a valid id, else ``<prefix>-`` and the first 32 hex digits of the key's sha256), so a
   conversation continues on any worker of a shared store, after any restart: the session is
   created on first use and resumed after.
+* Two keys never name one session (a conversation is a tenant): a key is compared as its
+  text (``str(key)``), and a key that has the form of a hash (32 hex digits, either case) is
+  hashed itself, so no key's plain id is another key's hashed one (only a sha256 collision
+  could make two hashed ids equal).
 * At most ``max_open`` compactors are kept in memory (least recently used beyond that are
   dropped: everything they hold is in the store, and the next ``get`` resumes it).
 * ``get`` is thread-safe; one compactor still runs one call at a time.
@@ -34,6 +38,7 @@ process: a process that resumes it (``session=ID``) must send the same conversat
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import weakref
 from collections import OrderedDict
@@ -42,6 +47,10 @@ from typing import Any
 from ..compactor import Compactor
 from ..store import SessionExists, Store
 from ..store.journal import valid_session_id
+
+_HASH_FORM = re.compile(r"[0-9a-fA-F]{32}")
+"""What a hashed key looks like after the prefix: a key of this form is hashed too (either
+case: a FileStore on a case-insensitive file system would take one for the other)."""
 
 
 class Conversations:
@@ -72,7 +81,7 @@ class Conversations:
         """The session id of conversation ``key`` (the same on every worker)."""
         text = str(key)
         plain = f"{self.prefix}-{text}"
-        if valid_session_id(plain):
+        if valid_session_id(plain) and _HASH_FORM.fullmatch(text) is None:
             return plain
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         return f"{self.prefix}-{digest[:32]}"

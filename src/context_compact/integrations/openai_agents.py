@@ -41,14 +41,33 @@ from .openai_agents_run import RunCompaction
 
 def pair_safe_tail(items: list[Any], limit: int) -> list[Any]:
     """At most the last ``limit`` items, starting where a history may start: never at a
-    tool output (its call would be cut off) nor right after a reasoning item (the API refuses
-    an item without the reasoning that produced it). Fewer than ``limit`` when it must."""
+    tool output, nor with any output whose call is cut off (calls run in parallel put several
+    calls before their outputs), nor right after a reasoning item (the API refuses an item
+    without the reasoning that produced it). Fewer than ``limit`` when it must."""
     if limit <= 0:
         return []
     start = max(0, len(items) - limit)
-    while start < len(items) and not _may_start(items, start):
-        start += 1
-    return items[start:]
+    while True:
+        while start < len(items) and not _may_start(items, start):
+            start += 1
+        calls = {_call_id(i) for i in items[start:] if not _is_output(i)}
+        orphans = [
+            at
+            for at in range(start, len(items))
+            if _is_output(items[at]) and _call_id(items[at]) not in calls
+        ]
+        if not orphans:
+            return items[start:]
+        start = orphans[-1] + 1
+
+
+def _is_output(item: Any) -> bool:
+    kind = _item_type(item)
+    return isinstance(kind, str) and kind.endswith("_output")
+
+
+def _call_id(item: Any) -> Any:
+    return item.get("call_id") if isinstance(item, dict) else getattr(item, "call_id", None)
 
 
 def _item_type(item: Any) -> Any:

@@ -216,6 +216,8 @@ if _Capability is not None:
             converted, dicts, active = state.before(history, tools)
             self._last = (state.compactor, converted, dicts, active)
             self._retry, self._retried = None, False
+            # The model's name: one that binds its thinking to its prefix turns the strip on.
+            state.compactor.learn_model(getattr(getattr(ctx, "model", None), "model_name", None))
             messages = restore(await state.compactor.aprepare(dicts, active), converted)
             request_context.messages = messages.copy()
             ctx.messages[:] = messages

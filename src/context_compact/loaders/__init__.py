@@ -230,8 +230,12 @@ def _is_candidate(path: Path, root: Path) -> bool:
 
 def _read(path: Path, limits: Limits) -> tuple[str, Any, int]:
     """``(format, data, unparseable lines)``: records for line formats, else the document."""
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
+    if not path.is_file():
+        raise OSError(
+            f"{path}: not a regular file (a device, a pipe or a socket); give the log file"
+        )
     if path.name.endswith(".md"):
         check_size(path, limits)
         text = read_text(path, limits)

@@ -19,7 +19,12 @@ somewhere of its own:
   server is llama-cpp-python (it answers ``/extras/tokenize/count``).
 
 Invariants: discovery never raises and never waits long (``timeout`` per request, a refused
-connection fails at once); a server that says nothing gives None, never a guess. The
+connection fails at once); a server that says nothing gives None, never a guess. A server may
+lie: every value read from one is parsed defensively and bounded (a window is a whole number
+of tokens from ``MIN_WINDOW`` to ``MAX_WINDOW``, written in ASCII digits where it is text; a
+count of a non-empty text is at least 1 and at most its UTF-8 bytes plus ``COUNT_SLACK``), and
+a value outside is not used: it is noted in one line (``discover_window(odd=...)``,
+``ServerTokenizer.odd``), and discovery goes on to the next source. The
 tokenize endpoints (llama.cpp and vLLM ``/tokenize``, llama-cpp-python
 ``/extras/tokenize/count``) count a text exactly as the server will; ``ServerTokenizer``
 caches its counts by content and falls back to the estimate it is given while the server
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -50,6 +56,11 @@ __all__ = [
 ]
 
 TIMEOUT = 2.0
+MIN_WINDOW = 256
+MAX_WINDOW = 100_000_000
+COUNT_SLACK = 16
+"""Tokens a server may add to a text's own (a BOS token, a chat template's few)."""
+_DIGITS = re.compile(r"[0-9]{1,12}")
 # A prompt no local window holds: "0 " is one or two tokens (1.1M with SmolLM2's tokenizer);
 # llama-cpp-python refuses it after tokenizing, before any model work (0.8 s on one core).
 REFUSAL_PROBE_REPEATS = 550_000
@@ -108,9 +119,24 @@ def _error_json(url: str, body: Any, timeout: float, key: str | None) -> Any:
         return None
 
 
-def _positive(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+Odd = list[str]
+"""Where discovery notes each value a server gave that it did not use, one line each."""
+
+
+def _window(value: Any, where: str, odd: Odd) -> int | None:
+    """``value`` when it is a window (a whole number from ``MIN_WINDOW`` to ``MAX_WINDOW``);
+    None when absent, or odd (noted)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+        value = int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool) and MIN_WINDOW <= value <= MAX_WINDOW:
         return value
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:39] + "…"
+    odd.append(
+        f"{where} says {shown}: not a context window (a whole number of tokens from "
+        f"{MIN_WINDOW:,} to {MAX_WINDOW:,}); not used"
+    )
     return None
 
 
@@ -127,61 +153,83 @@ def _pick(entries: list[dict[str, Any]], model: str, *names: str) -> dict[str, A
     return entries[0] if len(entries) == 1 else None
 
 
-def _llamacpp(root: str, model: str, timeout: float, key: str | None) -> ServerWindow | None:
+def _found(value: Any, source: str, odd: Odd) -> ServerWindow | None:
+    size = _window(value, source, odd)
+    return None if size is None else ServerWindow(size, source)
+
+
+def _llamacpp(
+    root: str, model: str, timeout: float, key: str | None, odd: Odd
+) -> ServerWindow | None:
     props = _http(f"{root}/props", timeout=timeout, key=key)
     if not isinstance(props, dict):
         return None
     settings = props.get("default_generation_settings")
-    n_ctx = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
-    if n_ctx is not None:
-        return ServerWindow(n_ctx, "llama.cpp /props default_generation_settings.n_ctx")
-    n_ctx = _positive(props.get("n_ctx"))
-    return ServerWindow(n_ctx, "llama.cpp /props n_ctx") if n_ctx else None
+    if isinstance(settings, dict):
+        where = "llama.cpp /props default_generation_settings.n_ctx"
+        found = _found(settings.get("n_ctx"), where, odd)
+        if found is not None:
+            return found
+    return _found(props.get("n_ctx"), "llama.cpp /props n_ctx", odd)
 
 
-def _vllm(v1: str, model: str, timeout: float, key: str | None) -> ServerWindow | None:
+def _vllm(v1: str, model: str, timeout: float, key: str | None, odd: Odd) -> ServerWindow | None:
     entry = _pick(_entries(_http(f"{v1}/models", timeout=timeout, key=key), "data"), model, "id")
-    size = _positive(entry.get("max_model_len")) if entry else None
-    return ServerWindow(size, "vLLM /v1/models max_model_len") if size else None
+    if entry is None:
+        return None
+    return _found(entry.get("max_model_len"), "vLLM /v1/models max_model_len", odd)
 
 
-def _lmstudio(root: str, model: str, timeout: float, key: str | None) -> ServerWindow | None:
+def _lmstudio(
+    root: str, model: str, timeout: float, key: str | None, odd: Odd
+) -> ServerWindow | None:
     answer = _http(f"{root}/api/v0/models", timeout=timeout, key=key)
     entry = _pick(_entries(answer, "data"), model, "id")
     if entry is None:
         return None
     for field in ("loaded_context_length", "max_context_length"):
-        size = _positive(entry.get(field))
-        if size:
-            return ServerWindow(size, f"LM Studio /api/v0/models {field}")
+        found = _found(entry.get(field), f"LM Studio /api/v0/models {field}", odd)
+        if found is not None:
+            return found
     return None
 
 
-def _ollama(root: str, model: str, timeout: float, key: str | None) -> ServerWindow | None:
+def _ollama(
+    root: str, model: str, timeout: float, key: str | None, odd: Odd
+) -> ServerWindow | None:
     running = _entries(_http(f"{root}/api/ps", timeout=timeout, key=key), "models")
     loaded = _pick(running, model, "name", "model")
-    size = _positive(loaded.get("context_length")) if loaded else None
-    if size:
-        return ServerWindow(size, "Ollama /api/ps context_length")
+    if loaded is not None:
+        found = _found(loaded.get("context_length"), "Ollama /api/ps context_length", odd)
+        if found is not None:
+            return found
     shown = _http(f"{root}/api/show", {"model": model}, timeout=timeout, key=key) if model else None
     if not isinstance(shown, dict):
         return None
     for line in str(shown.get("parameters") or "").splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[0] == "num_ctx" and parts[1].isdigit():
-            return ServerWindow(int(parts[1]), "Ollama /api/show parameters num_ctx")
+        if len(parts) == 2 and parts[0] == "num_ctx":
+            found = _found(parts[1], "Ollama /api/show parameters num_ctx", odd)
+            if found is not None:
+                return found
     info = shown.get("model_info")
     if isinstance(info, dict):
         for name, value in info.items():
-            if str(name).endswith(".context_length") and _positive(value):
-                return ServerWindow(
-                    int(value), "Ollama /api/show model_info context_length (the model's maximum)"
-                )
+            if str(name).endswith(".context_length"):
+                where = "Ollama /api/show model_info context_length (the model's maximum)"
+                found = _found(value, where, odd)
+                if found is not None:
+                    return found
     return None
 
 
 def refusal_window(
-    base_url: str, model: str, *, timeout: float = 30.0, key: str | None = None
+    base_url: str,
+    model: str,
+    *,
+    timeout: float = 30.0,
+    key: str | None = None,
+    odd: Odd | None = None,
 ) -> tuple[ServerWindow | None, Any]:
     """Send a prompt no local window holds (``max_tokens`` 1) and read the window its refusal
     states: ``(window or None, the error body or None)``. Only for servers that refuse before
@@ -198,9 +246,8 @@ def refusal_window(
     if error is None:
         return None, None
     window = overflow_figures(_Refusal(error)).window
-    return (
-        ServerWindow(window, "the server's refusal of a longer prompt") if window else None
-    ), error
+    found = _found(window, "the server's refusal of a longer prompt", [] if odd is None else odd)
+    return found, error
 
 
 class _Refusal(Exception):
@@ -219,18 +266,31 @@ def discover_window(
     timeout: float = TIMEOUT,
     key: str | None = None,
     ask_refusal: bool = False,
+    odd: Odd | None = None,
 ) -> ServerWindow | None:
     """The window the server at ``base_url`` runs ``model`` at, or None when it does not say
-    (see the module docstring for what is asked, in order)."""
+    (see the module docstring for what is asked, in order). Never raises; each value the
+    server gave that is not a window is added to ``odd``, one line each."""
+    noted: Odd = [] if odd is None else odd
+    try:
+        return _discover(base_url, model, timeout, key, ask_refusal, noted)
+    except Exception as error:  # a server's answer we did not foresee: discovery says nothing
+        noted.append(f"the server's answers could not be read ({type(error).__name__}: {error})")
+        return None
+
+
+def _discover(
+    base_url: str, model: str, timeout: float, key: str | None, ask_refusal: bool, odd: Odd
+) -> ServerWindow | None:
     root, v1 = server_root(base_url), _v1(base_url)
     for probe, where in ((_llamacpp, root), (_vllm, v1), (_lmstudio, root), (_ollama, root)):
-        found = probe(where, model, timeout, key)
+        found = probe(where, model, timeout, key, odd)
         if found is not None:
             return found
     if ask_refusal:
         endpoint = find_tokenizer(base_url, model, timeout=timeout, key=key)
         if endpoint is not None and endpoint.style == "llama-cpp-python":
-            found, _ = refusal_window(base_url, model, key=key)
+            found, _ = refusal_window(base_url, model, key=key, odd=odd)
             return found
     return None
 
@@ -254,14 +314,30 @@ class TokenizeEndpoint:
             return {"model": self.model, "prompt": text, "add_special_tokens": False}
         return {"input": text, "model": self.model or None}
 
-    def read(self, answer: Any) -> int | None:
+    def read(self, answer: Any, text: str | None = None) -> int | None:
+        """The count in ``answer``; None when there is none, or it cannot be ``text``'s (none
+        of a non-empty text, more than its bytes and ``COUNT_SLACK``)."""
         if not isinstance(answer, dict):
             return None
         count = answer.get("count")
-        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            tokens = answer.get("tokens")
+            count = len(tokens) if isinstance(tokens, list) else None
+        if count is None or text is None:
             return count
-        tokens = answer.get("tokens")
-        return len(tokens) if isinstance(tokens, list) else None
+        if (count == 0) != (text == "") or count > len(text.encode("utf-8")) + COUNT_SLACK:
+            return None
+        return count
+
+    def odd(self, answer: Any, text: str) -> str:
+        """One line saying why ``answer`` is no count of ``text``."""
+        count = self.read(answer)
+        if count is None:
+            return f"{self.url} answered no count ({str(answer)[:60]!r})"
+        return (
+            f"{self.url} counted {count:,} tokens in a text of {len(text):,} characters: "
+            "not a count of it; the estimate is used"
+        )
 
 
 def find_tokenizer(
@@ -275,7 +351,8 @@ def find_tokenizer(
         TokenizeEndpoint(f"{root}/tokenize", "llama.cpp", model),
     )
     for endpoint in candidates:
-        if endpoint.read(_http(endpoint.url, endpoint.body("hello"), timeout=timeout, key=key)):
+        answer = _http(endpoint.url, endpoint.body("hello"), timeout=timeout, key=key)
+        if endpoint.read(answer, "hello"):
             return endpoint
     return None
 
@@ -309,6 +386,8 @@ class ServerTokenizer:
         self.down_until = 0.0
         self.requests = 0
         self.fallbacks = 0
+        self.odd: list[str] = []
+        """The counts the server gave that cannot be a text's (the first few), one line each."""
 
     def __call__(self, text: str) -> int:
         return self.count_many([text])[0]
@@ -340,7 +419,10 @@ class ServerTokenizer:
             answer = _http(
                 self.endpoint.url, self.endpoint.body(text), timeout=self.timeout, key=self.key
             )
-            return self.endpoint.read(answer)
+            count = self.endpoint.read(answer, text)
+            if count is None and answer is not None and len(self.odd) < 8:
+                self.odd.append(self.endpoint.odd(answer, text))
+            return count
 
         self.requests += len(texts)
         if len(texts) == 1:

@@ -2,7 +2,8 @@
 
 A checkpoint record (kind ``checkpoint``) holds what ``SessionState`` built from the records
 before it: the log tail in memory, the edits, the prefix, the view with its keys and counts,
-the calibration (the counter's factors too), and the journal's counters. Resuming reads the
+the calibration (the counter's factors too), the ledger (when it holds anything), and the
+journal's counters. Resuming reads the
 newest checkpoint and applies only the records after it (``durable.py``); every other reader
 reads it as a record of an unknown kind that changes nothing, so a full replay is unchanged.
 
@@ -30,6 +31,8 @@ from ..messages import Message
 from ..sizing import TokenCounter
 from ..sizing.counter import to_json
 from ..store.journal import Encoded, dumps
+from .ledger import Ledger
+from .ledger_rules import LedgerRules
 from .pinned import Pinned
 from .records import BadRecord, NativeEdit, Window, as_json, read
 from .shown import Shown
@@ -133,6 +136,8 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         body["settings"] = dict(state.settings)
     if state.stripped:
         body["stripped"] = [list(s) for s in state.stripped]
+    if state.ledger:
+        body["ledger"] = state.ledger.as_json()
     # The state's JSON is made once, for its digest and for the store (``Encoded``).
     text = dumps(body)
     digest = _digest(body, text)
@@ -142,7 +147,9 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
     return record
 
 
-def restore(raw: dict[str, Any], counter: TokenCounter, at: int) -> tuple[SessionState, int]:
+def restore(
+    raw: dict[str, Any], counter: TokenCounter, at: int, ledger: LedgerRules | None = None
+) -> tuple[SessionState, int]:
     """The state a checkpoint read at position ``at`` holds, and the event records before
     it; ``BadRecord`` when it is not one this version can trust there."""
     where = f"checkpoint at record {at}"
@@ -154,15 +161,17 @@ def restore(raw: dict[str, Any], counter: TokenCounter, at: int) -> tuple[Sessio
     if not isinstance(body, dict) or raw.get("digest") != _digest(body):
         raise BadRecord(f"{where}: its state does not hash to the digest it carries")
     try:
-        return _restore(body, counter), int(body["events"])
+        return _restore(body, counter, ledger), int(body["events"])
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as error:
         raise BadRecord(f"{where} is malformed: {error!r}") from None
 
 
-def _restore(body: dict[str, Any], counter: TokenCounter) -> SessionState:
+def _restore(
+    body: dict[str, Any], counter: TokenCounter, rules: LedgerRules | None
+) -> SessionState:
     if body["factors"] is not None:
         counter.set_factors(body["factors"])
-    state = SessionState(counter)
+    state = SessionState(counter, rules)
     state.n = body["n"]
     state.reset()
     state.base = body["base"]
@@ -210,6 +219,7 @@ def _restore(body: dict[str, Any], counter: TokenCounter) -> SessionState:
     state.window = window
     state.settings = dict(body.get("settings") or {})
     state.stripped = [(int(a), int(b), int(c)) for a, b, c in body.get("stripped") or ()]
+    state.ledger = Ledger.from_json(body.get("ledger"), state.ledger_rules)
     state.shown = _shown(body, state, counter)
     return state
 

@@ -168,10 +168,11 @@ class SessionJournal:
         another writer appended since this object last read or wrote. Records pending from
         between calls are kept when nothing was appended, dropped otherwise (in the journal,
         or no longer apt)."""
-        session, batch = self.session_id, self._batch
-        kept, self.carried, self.pending, self._batch = self.carried, [], [], None
+        # Nothing is forgotten before the end: a reload cut short (Ctrl-C lands anywhere)
+        # is done again whole by the next call, the failed append still known.
+        session, batch, kept = self.session_id, self._batch, self.carried
         if session is None:
-            self.carried = kept
+            self.pending, self._batch = [], None
             return False, False
         size = len(batch) if batch else 0
         tail: deque[Any] = deque(maxlen=size)
@@ -184,8 +185,8 @@ class SessionJournal:
         if landed and list(tail) != json.loads(json.dumps(batch)):
             landed = False
         moved = length != self.length and not landed
-        if length == self.length:
-            self.carried = kept
+        self.carried = kept if length == self.length else []
+        self.pending, self._batch = [], None
         self.length = length
         self.events_written = events
         return landed, moved

@@ -49,7 +49,7 @@ from ..messages import (
 )
 from ..store.base import Store
 from ..store.disk import EncodedMessages
-from . import summary
+from . import readback, summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS
 from .policy import SessionPolicy
@@ -132,16 +132,24 @@ def persist(
             continue
         if len(text) <= policy.preview_size * 2:
             continue
-        path = io.store.save_blob(text)
-        preview = markers.persisted_preview(path, text, policy.preview_size)
-        chosen.append(BlockCopy(pos[0], pos[1], path, preview))
-        lines.append(markers.index_line("result", path, describe(state, pos)))
+        whole = readback.persisted_path(io.store, text)
+        if whole is not None and readback.named_before(state.view, state.view_index(pos[0]), whole):
+            # A file we persisted, read back whole: a page of it, never its own marker again.
+            page_chars = max(policy.preview_size, int(len(text) * cap / sizes[pos] * 0.9))
+            preview = readback.page(io.store, whole, text, page_chars, policy.preview_size)
+            chosen.append(BlockCopy(pos[0], pos[1], whole, preview))
+        else:
+            path = io.store.save_blob(text)
+            preview = markers.persisted_preview(path, text, policy.preview_size)
+            chosen.append(BlockCopy(pos[0], pos[1], path, preview))
+            lines.append(markers.index_line("result", path, describe(state, pos)))
         shown = counter.text(preview)
         counted[pos] = (preview, shown)
         total += shown - sizes[pos]
     if not chosen:
         return None, counted
-    io.index(lines)
+    if lines:
+        io.index(lines)
     return BlockEdit("persist", tuple(chosen)), counted
 
 

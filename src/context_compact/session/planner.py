@@ -38,7 +38,8 @@ from . import (
     summary,
     thinking,
 )
-from .records import Edit, NativeEdit, Strip, SummaryEdit
+from .recall import index_name
+from .records import Edit, NativeEdit, Setting, Strip, SummaryEdit
 from .session import Session
 
 NEVER = -(10**12)
@@ -56,7 +57,7 @@ def io(session: Session) -> passes.PassIO:
     )
     return passes.PassIO(
         session.store,
-        f"sessions/{session.sid()}.index.md",
+        index_name(session.sid()),
         lambda messages, request, instructions, previous, sent=None: summary_text(
             session, messages, request, instructions, previous, sent
         ),
@@ -75,8 +76,9 @@ def native_block(session: Session, messages: list[Message]) -> Block | None:
             )
         return native_tier.usable(compact(messages))
     except Exception as error:
-        if session.policy.native == "auto":
-            session.native_off = True
+        if session.policy.native == "auto" and not session.native_off:
+            reason = f"refused ({type(error).__name__})"
+            session.record(Setting(native_tier.NATIVE_SETTING, False, reason))
         off = "; native compaction off for this session" if session.native_off else ""
         note = f"native compaction failed ({type(error).__name__}: {error}"[:300]
         session.emit("native_fallback", 0, 0, (), f"{note}); our own summary used{off}")
@@ -211,6 +213,7 @@ def summary_ask(
         answered_chars=policy.answered_chars,
         allowance=min(summary.SUMMARY_ALLOWANCE, summary_budget(session)),
         instructions=instructions,
+        ledger_tokens=policy.ledger_size,
     )
 
 

@@ -4,12 +4,13 @@ high/low-water clearing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..overrides import positive, with_overrides
 from ..sizing import DEFAULT_WINDOW, context_window, known_window
 from ..telemetry import policy_log
+from .ledger_rules import LedgerRules, ledger_rules
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,13 @@ class SessionPolicy:
     from ``model`` or the drop-in client's request; and learned from the session's first
     refusal in the API's words or response listing dropped blocks (journaled). True or
     False say it outright."""
+    ledger: LedgerRules = field(default_factory=LedgerRules)
+    """Which tools the ledger follows (``session/ledger_rules.py``): the ledger is what the
+    agent did (files read and changed, commands run, the last test run, open errors), kept
+    from the tool calls and results logged, with no model call."""
+    ledger_tokens: int = 400
+    """Most tokens of the ledger each summary message carries (at most 1% of the limit in a
+    small window); 0 leaves it out of summaries (``inspect`` still shows it)."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.
@@ -165,8 +173,16 @@ class SessionPolicy:
         """``preview_chars``, at most about 5% of the limit (a fifth of it in characters)."""
         return min(self.preview_chars, max(200, self.context_limit // 5))
 
+    @property
+    def ledger_size(self) -> int:
+        """``ledger_tokens``, at most 1% of the limit."""
+        return min(self.ledger_tokens, self.context_limit // 100)
+
     def __post_init__(self) -> None:
         positive(self, "context_limit", "preview_chars", "summary_input_limit")
+        object.__setattr__(self, "ledger", ledger_rules(self.ledger))
+        if self.ledger_tokens < 0:
+            raise ValueError(f"ledger_tokens must be >= 0, got {self.ledger_tokens}")
         _check_knobs(self)
         if not 0 < self.low_water < self.high_water <= 1:
             raise ValueError(

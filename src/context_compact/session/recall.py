@@ -18,8 +18,11 @@ the message, the characters it shows and how to read the whole message from ther
 store issued but someone deleted is rebuilt from the log's originals (the results an edit saved
 there, the messages a summary archived there), else the error says what happened. The answer is
 the original content, never a preview, cut into pages of ``limit`` characters; ``next_offset``
-continues. Only the session's own journal and the store's own files are read: a path that
-appears inside some tool output is not a reference. Every header of an answer (a file, a
+continues. Only the session's own journal and its own files are read: a path that appears
+inside some tool output is not a reference, and a file the store issued for another session
+(its index, the results and archives that index lists) is not this session's, even when its
+path is known (``own_paths``: a store shared by conversations is shared storage, never shared
+reading). Every header of an answer (a file, a
 message, a call's result) ends with the answer's boundary token (``quoting.boundary`` of all
 the content it shows), so text inside a logged message cannot forge one.
 
@@ -33,6 +36,7 @@ address), as text otherwise; None for a path the store did not issue.
 
 from __future__ import annotations
 
+import os
 import re
 
 from ..engine import PAGE, RecallPage
@@ -46,6 +50,7 @@ from ..store.text import message_text
 from .exports import media_blocks
 from .records import (
     BlockEdit,
+    EventRecord,
     MessageRecord,
     NativeEdit,
     SummaryEdit,
@@ -61,6 +66,54 @@ WINDOW = 400
 WINDOWS = 3
 """Windows a text hit shows of one message; more matches are counted, one recall away."""
 _POSITION = re.compile(r"^\s*(?:message\s+|#)(\d+)\s*$", re.IGNORECASE)
+_INDEX_LINE = re.compile(r"^- [a-z_-]+: (.*?)(?: lines \d+-\d+)? :: ", re.MULTILINE)
+"""The path on a line of a session's index file (``markers.index_line``; the text after
+`` :: `` may hold a tool's words, so only the path before it is read)."""
+_TOPS = ("/.task_outputs/", "/.transcripts/")
+
+
+def index_name(session: str) -> str:
+    """The ``append_file`` name of a session's index of everything that left its view."""
+    return f"sessions/{session}.index.md"
+
+
+def _tail(path: str) -> str | None:
+    """The part of ``path`` the store's layout names (``.transcripts/...``), whatever root
+    it is under (a PostgreSQL store's worker roots differ): how two spellings of one issued
+    file compare."""
+    full = os.path.normpath("/" + path.replace(os.sep, "/")) if isinstance(path, str) else ""
+    at = max(full.rfind(top) for top in _TOPS)
+    return None if at < 0 else full[at + 1 :]
+
+
+def own_paths(store: Store, session: str) -> set[str]:
+    """The files of ``session`` (as ``_tail`` forms): its index file, every path its edits
+    and events name, and every path its index lists. Never a path read from a message or a
+    summary's text, which a model or a tool's output may have written."""
+    index = os.path.join(store.root, ".transcripts", index_name(session))
+    named: set[str] = {index}
+    for record in journal(store.records(session), f"session {session}"):
+        if isinstance(record, BlockEdit):
+            named.update(record.paths)
+        elif isinstance(record, SummaryEdit):
+            named.add(record.archive)
+            named.update(path for _, path in record.folded)
+        elif isinstance(record, NativeEdit):
+            named.update(p for p in (record.archive, record.index) if p)
+        elif isinstance(record, EventRecord):
+            named.update(record.paths)
+    try:
+        listed = store.read_text(index) if store.issued(index) else ""
+    except (FileNotFoundError, KeyError, ValueError):
+        listed = ""
+    named.update(_INDEX_LINE.findall(listed))
+    return {tail for tail in map(_tail, named) if tail is not None}
+
+
+def owned(store: Store, session: str, path: str) -> bool:
+    """Whether ``path`` is a file the store issued for ``session`` (see ``own_paths``)."""
+    tail = _tail(path)
+    return tail is not None and store.issued(path) and tail in own_paths(store, session)
 
 
 class Header:
@@ -136,7 +189,7 @@ def _media(store: Store, session: str, path: str, digest: str) -> bytes | None:
 def recover(store: Store, session: str, path: str) -> str | bytes | None:
     """What ``path`` holds, rebuilt from the session's log if the file is gone (see above);
     None when the store did not issue it or the log does not hold it."""
-    if not store.issued(path):
+    if not owned(store, session, path):
         return None
     digest = media_digest(path)
     if digest is not None:
@@ -172,7 +225,7 @@ def _file(store: Store, session: str, path: str) -> list[Piece]:
 def _matches(store: Store, session: str, query: str) -> tuple[list[list[Piece]], list[list[Piece]]]:
     """The hits, with text hits as whole messages and as windows round their matches (one
     search serves both)."""
-    if store.issued(query.strip()):
+    if owned(store, session, query.strip()):
         found = [_file(store, session, query.strip())]
         return found, found
     position = _POSITION.match(query)

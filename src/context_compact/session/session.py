@@ -36,7 +36,7 @@ from . import ahead, binding, checkpoint, limits, thinking, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .handout import Handout
-from .native_tier import NativeCompact
+from .native_tier import NATIVE_SETTING, NativeCompact
 from .policy import SessionPolicy
 from .recall import recall as search_log
 from .recall import recover as rebuilt_file
@@ -57,6 +57,8 @@ from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
 
+_UNSET = object()
+
 
 class Session:
     """A durable session: its parts, its commit point, its view (``session.py``)."""
@@ -67,11 +69,12 @@ class Session:
         self._windowed: tuple[Window | None, SessionPolicy] = (None, policy)
         self.env = env
         self.store = env.store
-        self.state = SessionState(env.counter)
+        self.state = SessionState(env.counter, policy.ledger)
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
         self.journal = SessionJournal(self.store, self._meta, self)
         self._stale = False  # a call's append did not return: reload before going on
+        self._appended_failed = False  # ... or returned, and the call failed after it
         self._lent = False  # the format edge copies the view it converts (``lent``)
         self._handout = Handout()  # the copies of the view handed out last
         # The journal was continued by another writer since this engine's last call: a list
@@ -87,7 +90,6 @@ class Session:
         self.ahead = ahead.enabled(policy, env.summarizer)
         # The provider's compaction, handed in by the drop-in client (``native_tier.py``).
         self.native: NativeCompact | None = None
-        self.native_off = False  # ``native="auto"`` and the provider refused it once
         self._undone: set[int] = set()  # journal positions of the edits undone (undo.py)
         self.over_limit = 0
         self.faults = Faults()
@@ -113,9 +115,9 @@ class Session:
         records after it are applied); the event records before it."""
         self._undone = set()
         if raw is None:
-            self.state = SessionState(self.env.counter)
+            self.state = SessionState(self.env.counter, self.given.ledger)
             return 0
-        self.state, events = checkpoint.restore(raw, self.env.counter, at)
+        self.state, events = checkpoint.restore(raw, self.env.counter, at, self.given.ledger)
         return events
 
     def _snapshot(self, at: int, events: int) -> dict[str, Any]:
@@ -148,24 +150,32 @@ class Session:
         sid = self.session_id
         skip = undo.undone(journal(self.store.records(sid), f"session {sid}"))
         records = journal(self.store.records(sid), f"session {sid}")
-        self.state = undo.rebuild(self.env.counter, records, skip)
+        self.state = undo.rebuild(self.env.counter, records, skip, self.given.ledger)
         self._undone = set()
 
     def _reload(self) -> None:
         """Drop the state a failed call built and read the session back from the store; the
         records recorded between calls are applied again when the failed append did not
         land (``SessionJournal.reload``)."""
+        self._returned = None
+        landed, moved = self.journal.reload(self._apply, self._start)
+        # Replaced only now: a reload cut short is done again whole, the failed call's list
+        # still known.
+        failed = self.syncer
         self.syncer = Sync()
         self.recognizer = self.syncer.recognizer
-        self._returned = None
-        _, moved = self.journal.reload(self._apply, self._start)
+        if landed or self._appended_failed:
+            # The failed call's records are in the journal (its append returned, or an
+            # error after it): the list it was given is what a retry repeats, not the view
+            # it never handed out, so the retry adds nothing and starts nothing new.
+            self.syncer.keep_input(failed)
         self._rebuild_if_undone()
         for record in self.journal.carried:
             self.state.apply(record)
         self._fell_back()
         self.env.forget(self.journal.events_written)
         self._moved = self._moved or moved
-        self._stale = False
+        self._stale = self._appended_failed = False
 
     def _current(self) -> None:
         if self._stale:
@@ -186,6 +196,11 @@ class Session:
     @property
     def limit(self) -> int:
         return self.policy.context_limit
+
+    @property
+    def native_off(self) -> bool:
+        """``native="auto"`` and the provider refused a compaction of this session once."""
+        return self.state.settings.get(NATIVE_SETTING) is False
 
     def sid(self) -> str:
         return self.journal.sid()
@@ -229,6 +244,9 @@ class Session:
             journal.calling = False
             if not committed:
                 self._stale = True
+                # The call's error came after its records were appended (its own, or Ctrl-C
+                # mid-call): they are the journal's newest, as an append that landed.
+                self._appended_failed = appended
                 self.env.forget(journal.events_written)
             if not appended:
                 self.summaries.failures = failures
@@ -370,7 +388,8 @@ class Session:
         where = f"session {sid}"
         at, what = undo.target(journal(self.store.records(sid), where), sid)
         skip = {at} | undo.undone(journal(self.store.records(sid), where))
-        state = undo.rebuild(self.env.counter, journal(self.store.records(sid), where), skip)
+        records = journal(self.store.records(sid), where)
+        state = undo.rebuild(self.env.counter, records, skip, self.given.ledger)
         for record in self.journal.carried:
             state.apply(record)
         state.apply(Undo(at))
@@ -443,6 +462,20 @@ class Session:
         if self.state.settings.get(thinking.DROP_SETTING) != behavior:
             with self.call():
                 self.record(Setting(thinking.DROP_SETTING, behavior, "client"))
+
+    def keep_setting(self, name: str, value: str | int | float | bool | None, source: str) -> None:
+        """Journal a per-session setting when it differs from the session's (the same type
+        and value), so a resume reads it back (``state.settings``)."""
+        self._current()
+        known = self.state.settings.get(name, _UNSET)
+        if type(known) is not type(value) or known != value:
+            with self.call():
+                self.record(Setting(name, value, source))
+
+    def setting(self, name: str) -> str | int | float | bool | None:
+        """The session's newest value of setting ``name`` (None when it has none)."""
+        self._current()
+        return self.state.settings.get(name)
 
     @property
     def prefix_mismatch(self) -> str | None:

@@ -12,8 +12,9 @@ where the replaced messages are.
 The state is made of parts with one job each: the log tail and its positions (here), the turn
 in progress (``turn.Turn``), the prefix the summaries made (``pinned.Pinned``), the blocks
 shown instead of the logged ones (``Replaced``, here), the view as sent with its keys and
-counts (``shown.Shown``), and the calibration of the estimate (``ratio``, ``anchor``,
-``overhead``).
+counts (``shown.Shown``), the calibration of the estimate (``ratio``, ``anchor``,
+``overhead``), and the ledger of what the agent did (``ledger.Ledger``: fed every message as
+it is logged, a function of the messages alone, so no record of its own).
 
 Everything that changes the view is a journal record (``records.py``) applied by ``apply``:
 a message, an edit (persist, clear, summarize), a calibration, the overhead, a restart. The
@@ -43,6 +44,8 @@ from ..messages import (
     opens_with_thinking,
 )
 from ..sizing import TokenCounter
+from .ledger import Ledger
+from .ledger_rules import LedgerRules
 from .pinned import Pinned, answer_message
 from .records import (
     AheadMark,
@@ -104,8 +107,9 @@ class Replaced:
 
 
 class SessionState:
-    def __init__(self, counter: TokenCounter) -> None:
+    def __init__(self, counter: TokenCounter, ledger: LedgerRules | None = None) -> None:
         self.counter = counter
+        self.ledger_rules = ledger or LedgerRules()
         self.n = 0
         self.overhead = 0
         self.ratio = 1.0
@@ -153,6 +157,8 @@ class SessionState:
         # Thinking blocks out of the view for good (``Strip``): from (seq, block) on, in the
         # messages logged before ``upto`` (``thinking.py``).
         self.stripped: list[tuple[int, int, int]] = []
+        # What the agent did, from the tool calls and results logged (``ledger.py``).
+        self.ledger = Ledger(self.ledger_rules)
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -293,6 +299,7 @@ class SessionState:
                 self.first_request = seq
             self.latest_request = seq
         self.turn.logged(seq, message)
+        self.ledger.add(seq, message)
         role = message.get("role")
         if role == "assistant":
             self._answers.append(seq)

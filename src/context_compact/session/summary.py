@@ -22,6 +22,7 @@ from .. import markers
 from ..extract import summary_score
 from ..messages import Message
 from ..transcript import steps as transcript_steps
+from . import ledger_view
 from .exports import Export, index_lines, summary_line
 from .records import SummaryEdit
 from .request import request_shown
@@ -68,6 +69,7 @@ def edit(
         effects.index,
         markers.folded_line(named, more),
         summary_line(effects.exports, effects.archive),
+        ledger_view.render(state.ledger, ask.ledger_tokens * ledger_view.CHARS_PER_TOKEN),
     )
     first = state.first_request
     pins = [seq for seq in (first, *words.pins) if seq is not None]

@@ -50,6 +50,8 @@ class SummaryAsk:
     allowance: int = SUMMARY_ALLOWANCE
     instructions: str | None = None
     label: str = "Compacted"
+    ledger_tokens: int = 0
+    """Most tokens of the ledger's rendering the summary message carries (0: none)."""
 
 
 @dataclass(frozen=True)

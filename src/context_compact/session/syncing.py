@@ -28,6 +28,7 @@ class Sync:
         # The tool_use ids of the list the caller passed last (a retry is checked against them).
         self._input_ids: set[str] = set()
         self._taken: set[str] | None = None
+        self.settled = False  # the last list given was logged whole (``accepted``)
 
     def added(
         self, state: SessionState, messages: Any, restart: Callable[[], None]
@@ -35,6 +36,7 @@ class Sync:
         """The messages ``messages`` adds to ``state``'s log, with their content keys
         (``restart()`` first when it starts a new conversation); ``InvalidHistory`` names
         what is wrong. Call ``accepted`` once they are logged."""
+        self.settled = False
         if not isinstance(messages, list):
             raise InvalidHistory(check(messages))
         try:
@@ -52,9 +54,10 @@ class Sync:
                 messages, state.shown.keys, state.conversation_len(), state.head
             )
             keys = recognizer.keys(match.start if match is not None else 0)
-        except (RecursionError, ValueError):
+        except (RecursionError, ValueError, TypeError):
             # Hashing met a value the JSON encoder cannot write (nested too deep for its stack,
-            # an int longer than Python writes as text, a cycle): check() names it.
+            # an int longer than Python writes as text, a cycle, keys of mixed types that its
+            # sort_keys cannot order): check() names it.
             violations = check(as_dicts(messages))
             if not violations:
                 raise
@@ -83,11 +86,20 @@ class Sync:
         self._taken = ids
         return list(zip(new, keys, strict=True))
 
+    def keep_input(self, other: Sync) -> None:
+        """Remember the list ``other`` was given last, when its call logged the whole of it
+        (``settled``) and that call's records are in the journal: a retry repeats it. A
+        call cut short while logging leaves nothing to remember: the log places the retry."""
+        if other.settled:
+            self._input_ids = other._input_ids
+            self.recognizer.input = other.recognizer.input
+
     def accepted(self) -> None:
         """The new messages are logged: the list is the one to recognize next time."""
         if self._taken is not None:
             self._input_ids = self._taken
             self.recognizer.accept(keyed=True)
+            self.settled = True
             self._taken = None
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from ..errors import UndoRefused
 from ..keys import content_key
 from ..sizing import TokenCounter
+from .ledger_rules import LedgerRules
 from .records import BlockEdit, MessageRecord, Read, Restart, SummaryEdit, Undo
 from .state import SessionState
 
@@ -64,9 +65,14 @@ def apply(state: SessionState, record: Read) -> None:
         state.apply(record)
 
 
-def rebuild(counter: TokenCounter, records: Iterable[Read], skip: set[int]) -> SessionState:
+def rebuild(
+    counter: TokenCounter,
+    records: Iterable[Read],
+    skip: set[int],
+    ledger: LedgerRules | None = None,
+) -> SessionState:
     """The state ``records`` build with those at the positions ``skip`` left out."""
-    state = SessionState(counter)
+    state = SessionState(counter, ledger)
     for at, record in enumerate(records):
         if at not in skip:
             apply(state, record)

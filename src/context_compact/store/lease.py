@@ -114,10 +114,12 @@ def locked_message(session: str, owner: Owner, where: str) -> str:
     )
 
 
-def changed_message(session: str, where: str, known: int, found: int) -> str:
+def changed_message(session: str, where: str, known: int, found: int, unit: str = "records") -> str:
+    """``known`` and ``found`` are the journal's length in ``unit`` (a FileStore measures
+    its journal in bytes)."""
     return (
         f"session {session!r} in {where} was written by another process since this one read "
-        f"it ({found} records, {known} known here); resume it again to continue from there"
+        f"it ({found:,} {unit}, {known:,} known here); resume it again to continue from there"
     )
 
 

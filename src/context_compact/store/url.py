@@ -76,11 +76,17 @@ def check(url: str) -> None:
     if not ok:
         raise ValueError(f"not a store URL: {url!r} (one of: {FORMS})")
     if scheme in ("postgresql", "postgres"):
+        from .postgres.base import url_refusal
         from .postgres.schema import check_schema
 
-        for key, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
+        query = parse_qsl(urlsplit(url).query, keep_blank_values=True)
+        for key, value in query:
             if key == "schema":
                 check_schema(value)
+        kept = urlencode([(key, value) for key, value in query if key != "schema"])
+        wrong = url_refusal(urlsplit(url)._replace(query=kept).geturl())
+        if wrong is not None:
+            raise ValueError(wrong)
 
 
 def sqlite_file(url: str | None) -> Path | None:

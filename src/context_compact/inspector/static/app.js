@@ -26,11 +26,13 @@ async function api(name, params) {
 }
 
 // The one write (served only): undo the newest compaction. The server asks for the page's
-// origin, its header and the token /api/sessions gave this page (guard.py).
+// origin, its header and the token /api/sessions gave this page (guard.py); a token writes
+// once, and the answer carries the next.
 async function post(name, params) {
   const response = await fetch("/api/" + name + "?" + new URLSearchParams(params), {
     method: "POST", headers: { "X-Context-Compact": "inspector", "X-Context-Compact-Token": state.token } });
   const body = await response.json();
+  if (body.token) state.token = body.token;
   if (!response.ok) throw new Error(body.error);
   return body;
 }

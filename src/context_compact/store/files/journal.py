@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import LinkRefused
 from .. import witness
 from ..base import Record
 from ..journal import CorruptJournal
@@ -165,10 +167,15 @@ def read(path: Path, offset: int = 0) -> bytes:
 
 
 def size(path: Path) -> int:
+    """The journal's bytes (0 when it does not exist yet); a link there is refused, never
+    measured (its own size would read as another process's append)."""
     try:
-        return path.lstat().st_size
+        found = path.lstat()
     except FileNotFoundError:
         return 0
+    if stat.S_ISLNK(found.st_mode):
+        raise LinkRefused(path)
+    return found.st_size
 
 
 def cut_to(path: Path, whole: int) -> None:

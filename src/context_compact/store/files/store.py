@@ -85,6 +85,7 @@ from .search import FileSearch
 __all__ = ["FileStore", "safe_id"]
 
 LEDGER = ".task_outputs/issued.txt"
+_BYTES = "bytes of journal"
 SESSIONS = ".transcripts/sessions"
 
 
@@ -165,6 +166,9 @@ class FileStore(DiskFiles, FileSearch):
         session: str = full["id"]
         make_dirs(self.sessions_dir, folder_mode(self.file_mode))
         final = self._meta_path(session)
+        lost = self.lost_meta(session)
+        if lost is not None:  # never an empty session over a journal that is there
+            raise CorruptStore(lost)
         tmp = self.sessions_dir / f".{session}.{uuid.uuid4().hex}.tmp"
         fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self.file_mode)
         try:
@@ -208,6 +212,35 @@ class FileStore(DiskFiles, FileSearch):
             )
         return meta
 
+    def lost_meta(self, session: str) -> str | None:
+        """One line saying that ``session``'s meta file is lost while its journal or
+        witness is there (None when it is not so): such a session is refused, never taken
+        for a new, empty one."""
+        if not valid_session_id(session):
+            return None
+        meta, path, head = self._session_files(session, ".meta.json", ".jsonl", ".head")
+        if os.path.lexists(meta) or not (os.path.lexists(path) or os.path.lexists(head)):
+            return None
+        held = f"its journal {path.name} holds {file_journal.size(path):,} bytes"
+        if not os.path.lexists(path):
+            held = f"its witness {head.name} is there (the journal is gone too)"
+        return (
+            f"{meta}: the meta file of session {session!r} is lost, and {held}; restore the "
+            f"meta file from a backup, or move the session's files ({session}.*) aside"
+        )
+
+    def lost_metas(self) -> list[tuple[str, str]]:
+        """Every session whose meta file is lost while its journal is there, with its line
+        (``lost_meta``)."""
+        self.inside(f"{SESSIONS}/x")  # the sessions folder is no link
+        found = []
+        for path in sorted(self.sessions_dir.glob("*.jsonl")):
+            session = path.name.removesuffix(".jsonl")
+            line = self.lost_meta(session)
+            if line is not None:
+                found.append((session, line))
+        return found
+
     def list_sessions(self) -> list[dict[str, Any]]:
         self.inside(f"{SESSIONS}/x")  # the sessions folder is no link
         metas = []
@@ -222,7 +255,8 @@ class FileStore(DiskFiles, FileSearch):
         """Remove the session's meta, journal and witness (``SessionLocked`` if another
         live process writes it). The files its views named stay: they may be shared."""
         self.claim(session)
-        for suffix in (".meta.json", ".jsonl", ".head", ".marks"):
+        # The meta file last: a deletion cut short leaves a session, never a lost meta file.
+        for suffix in (".jsonl", ".head", ".marks", ".meta.json"):
             self._session_file(session, suffix).unlink(missing_ok=True)
         self._session_file(session, ".lock").unlink(missing_ok=True)
         self._locks.release(session)
@@ -239,11 +273,14 @@ class FileStore(DiskFiles, FileSearch):
                 raise KeyError(f"no session {session!r} in {self.root}")
             self.claim(session)
             known = self._sizes.get(session)
+            known_records = self._counts.get(session)
             if not self._as_checked(session):
                 self._load(session)  # verified first: never append after a cut or altered tail
                 if known is not None and known != self._sizes[session]:
                     found, self._sizes[session] = self._sizes[session], known
-                    raise SessionLocked(changed_message(session, self.root, known, found))
+                    grown = self._counts[session]
+                    self._counts.pop(session, None)
+                    raise self._changed(session, known, found, known_records, grown)
                 file_journal.cut_to(self._journal_path(session), self._sizes[session])
             self._repaired.add(session)
         if not records:
@@ -260,7 +297,7 @@ class FileStore(DiskFiles, FileSearch):
         size = file_journal.size(path)
         known = self._sizes.get(session)
         if known is not None and known != size:
-            raise SessionLocked(changed_message(session, self.root, known, size))
+            raise self._changed(session, known, size, before, None)
         try:
             append_bytes(path, line, self.durable, self.file_mode)
         except BaseException:
@@ -278,6 +315,27 @@ class FileStore(DiskFiles, FileSearch):
             [(before + i, tip) for i, r in enumerate(records) if r["kind"] == CHECKPOINT_KIND],
             self.file_mode,
         )
+
+    def _changed(
+        self, session: str, known: int, found: int, records: int | None, now: int | None
+    ) -> SessionLocked:
+        """The refusal of an append to a journal of ``found`` bytes that this store knew at
+        ``known`` bytes and ``records`` records (``now``: the records it holds, when read).
+        A longer one was written by another process, its records counted; a shorter one was
+        cut or replaced, which is no other writer's doing."""
+        if found < known:
+            return SessionLocked(
+                f"session {session!r} in {self.root}: its journal is shorter than when this "
+                f"store read it ({found:,} bytes, {known:,} then): it was cut or replaced "
+                "behind the store. Nothing was appended; resuming it says what is whole"
+            )
+        if now is None and records is not None:
+            lines = file_journal.read(self._journal_path(session), known).split(b"\n")[:-1]
+            batches = [file_journal.batch_of(line)[0] for line in lines]
+            now = records + sum(len(batch) for batch in batches if batch is not None)
+        if records is None or now is None:
+            return SessionLocked(changed_message(session, self.root, known, found, _BYTES))
+        return SessionLocked(changed_message(session, self.root, records, now))
 
     def _as_checked(self, session: str) -> bool:
         """Whether this store object checked the session's journal as it is now: the length
@@ -318,6 +376,12 @@ class FileStore(DiskFiles, FileSearch):
         tip = self._marks.get(session, {}).get(start)
         if tip is None or start == 0:
             return iter(self._load(session).records[start:])
+        size = file_journal.size(self._journal_path(session))
+        if tip.offset > size:  # a hint that cannot be right: never seek there
+            raise CorruptStore(
+                f"session {session!r} in {self.root}: the mark of the checkpoint at record "
+                f"{start} points at byte {tip.offset:,}, past the journal's end ({size:,} bytes)"
+            )
         checked = self._load(session, tip)
         if not checked.links:
             raise CorruptJournal(

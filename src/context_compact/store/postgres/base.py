@@ -19,19 +19,30 @@ leaves a method of ``PostgresStore`` (``refusal``, applied where each method ret
   corrupt: ``ProgrammingError``, ``DataError``, ``InternalError``) is ``CorruptStore``,
   naming the server, the schema and the server's own words;
 * any other (``IntegrityError``, ``InterfaceError``...) is ``StoreRefused`` (``other``).
+
+A URL the driver does not take (a misspelt parameter, ``&sslmod=``) is ``ConfigError`` naming
+it before anything is opened (``url_refusal``), never taken for damaged tables.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
-from ...errors import CorruptStore, MissingExtra, Refusal, StoreError, StoreRefused
+from ...errors import (
+    ConfigError,
+    CorruptStore,
+    MissingExtra,
+    Refusal,
+    StoreError,
+    StoreRefused,
+)
 from ...errors import ServerUnavailable as ServerUnavailable  # kept importable from here
 from ..disk import DiskFiles
 from .schema import check_schema, migrate
@@ -49,6 +60,30 @@ def _psycopg() -> tuple[Any, Any]:
             "PostgresStore", "psycopg 3 and its pool", "postgres", "'psycopg[binary]' psycopg-pool"
         ) from None
     return psycopg, psycopg_pool
+
+
+def url_refusal(url: str) -> str | None:
+    """Why libpq would not take ``url`` (a misspelt parameter: ``sslmod=``), one line with
+    the parameter meant when one is close; None when it takes it (or psycopg is missing, which
+    ``_psycopg`` says). Nothing is opened."""
+    try:
+        import psycopg
+    except ImportError:
+        return None
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error as error:
+        line = _first_line(error)
+        names = [d.keyword.decode() for d in psycopg.pq.Conninfo.get_defaults()]
+        given = [key for key, _ in parse_qsl(urlsplit(url).query, keep_blank_values=True)]
+        meant = [
+            f"{key!r} (did you mean {close[0]!r}?)"
+            for key in given
+            if key not in names and (close := difflib.get_close_matches(key, names, 1))
+        ]
+        hint = f"; a typo in {', '.join(meant)}" if meant else ""
+        return f"{shown_url(url)} is not a PostgreSQL URL the driver takes: {line}{hint}"
+    return None
 
 
 def shown_url(url: str) -> str:
@@ -76,6 +111,9 @@ class PgConnection(DiskFiles):
         durable: bool = False,
     ) -> None:
         psycopg, psycopg_pool = _psycopg()
+        wrong = url_refusal(url)
+        if wrong is not None:  # the URL's fault, not the server's or the tables'
+            raise ConfigError(wrong)
         self._psycopg, self._psycopg_pool = psycopg, psycopg_pool
         super().__init__(Path.cwd() if root is None else root, durable)
         self.url = url
@@ -186,4 +224,11 @@ def _first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
-__all__ = ["LEASE_SECONDS", "PgConnection", "ServerUnavailable", "refusal", "shown_url"]
+__all__ = [
+    "LEASE_SECONDS",
+    "PgConnection",
+    "ServerUnavailable",
+    "refusal",
+    "shown_url",
+    "url_refusal",
+]
