@@ -6,7 +6,7 @@ write over a loop or one cold start (the profile behind the README's "Long sessi
 
 Each part is timed with ``time.process_time`` (CPU of every thread: the summarizer runs on a
 worker thread) by wrapping the function of that name; parts nest (``effects`` holds
-``_summarize``, which holds the summarizer), so they do not add up. A part the engine no longer
+``summary_text``, which holds the summarizer), so they do not add up. A part the engine no longer
 has is listed as missing. cProfile gives the same ranking but inflates small generator-heavy
 functions several times over; these timers do not. Same workload and summarizer as
 ``bench --scaling`` (``suite.Chunks``, ``BenchSummarizer``).
@@ -28,10 +28,10 @@ from context_compact.testing.fakes import BenchSummarizer
 from context_compact_bench.suite import REQUEST, Chunks, make_policy, make_store
 
 PARTS = [
-    ("context_compact.session.engine", "SessionEngine", "sync"),
+    ("context_compact.session.session", "Session", "sync"),
     ("context_compact.session.durable", "SessionJournal", "flush"),
     ("context_compact.session.engine", "SessionEngine", "_flush"),  # before the journal's split
-    ("context_compact.session.engine", "SessionEngine", "_summarize"),
+    ("context_compact.session.planner", None, "summary_text"),
     ("context_compact.session.summarizing", "SummaryCaller", "text"),
     ("context_compact.session.state", "SessionState", "add_message"),
     ("context_compact.session.state", "SessionState", "apply"),

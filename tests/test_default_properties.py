@@ -77,7 +77,7 @@ def test_reactive_and_manual_compaction_keep_the_newest_turn(
         # compactor now counts it (a refusal raises its calibration): then a cut before a
         # user request, or a summary that closes the turn, may take it (its copy is kept).
         newest = view[last_assistant:] if last_assistant is not None else []
-        size = sum(map(COUNTER.count, newest)) * c.engine.state.ratio  # type: ignore[attr-defined]
+        size = sum(map(COUNTER.count, newest)) * c.engine.session.state.ratio  # type: ignore[attr-defined]
         if newest and size <= 3_000 / 2:
             assert after[-len(newest) :] == newest
         view = after

@@ -36,12 +36,12 @@ def test_every_exported_exception_is_one_of_ours() -> None:
     assert context_compact.StoreUnavailable.__mro__[1] is context_compact.CompactionFailed
 
 
-def test_only_the_session_engine_has_the_durable_capability() -> None:
+def test_only_the_session_engine_has_a_durable_session() -> None:
     default = Compactor(Policy.default(), MemoryStore())
     seed = Compactor(Policy.seed(echo=False), MemoryStore())
-    assert isinstance(default.engine, DurableSession)
-    assert default.durable is default.engine
-    assert not isinstance(seed.engine, DurableSession)
+    assert isinstance(default.engine.session, DurableSession)
+    assert default.durable is default.engine.session
+    assert seed.engine.session is None
     with pytest.raises(ValueError, match="keeps no session log"):
         seed.durable  # noqa: B018
     assert seed.view() == [] and seed.session_id is None

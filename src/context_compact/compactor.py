@@ -16,8 +16,10 @@ the message and the rule); the output passes ``check()``; the input list, its me
 blocks are never modified; every change is reported as a ``CompactionEvent`` to ``events``
 and to subscribers. ``session=ID`` continues a durable session kept by the store (the default
 engine); ``view()`` is the request as it stands, to continue from after a restart. The
-session-only calls (``view``, ``record``, ``recall``, ``recover_file``, ``session_id``) go to
-the engine's ``DurableSession`` capability (``engine.py``); under an engine without one,
+session-only calls (``view``, ``recall``, ``recover_file``, ``session_id``, the window, the
+thinking calls) go to ``engine.session``, the engine's ``DurableSession`` (``engine.py``),
+asked for as ``engine.session is not None``, never by the engine's class; under an engine
+without one,
 ``recall`` and ``durable`` raise ``ValueError`` and the others do nothing (an empty view, no
 session, nothing recorded: the history is still checked).
 
@@ -60,13 +62,10 @@ from .engine import (
 from .events import CompactionEvent, EventLog
 from .formats.choice import FormatChoice
 from .formats.edge import Edge, crossing, dumped
-from .invariants import ensure_valid
-from .messages import as_dicts
 from .policy import Policy
 from .providers.errors import is_context_overflow, overflow_figures
 from .providers.thinking import dropped_paths, thinking_refused
 from .registry import build_engine
-from .session.engine import SessionEngine
 from .sizing import TokenCounter, to_json
 from .sizing.request import RequestOverhead, prompt_tokens_of
 from .store.base import Store
@@ -127,14 +126,14 @@ class Compactor:
         self.engine: Engine = build_engine(self.policy, env)
         # An engine that journals its events keeps them in the store: only the newest stay
         # in memory, so a long session's memory stays flat (``events.EventLog``).
-        if isinstance(self.engine, SessionEngine):
-            journal = self.engine.journal
+        durable = self.engine.session
+        if durable is not None:
             # A resumed session's events are its own: those its journal holds come first.
             self.events = EventLog(
-                journal.read_events,
-                lambda: journal.events_written,
+                durable.read_events,
+                lambda: durable.events_written,
                 window=event_module.EVENT_WINDOW,
-                before=journal.events_written,
+                before=durable.events_written,
             )
         if session is not None and not self.keeps_log:
             raise ValueError(
@@ -190,17 +189,17 @@ class Compactor:
     def session_id(self) -> str | None:
         """The durable session this compactor writes, created on first use (None for engines
         that keep no log). Keep it to resume: ``Compactor(..., session=ID)``."""
-        engine = self.engine
-        return engine.session() if isinstance(engine, DurableSession) else None
+        durable = self.engine.session
+        return None if durable is None else durable.sid()
 
     @property
     def durable(self) -> DurableSession:
         """The engine's durable session (view, record, recall, recover, measure); a
         ``ValueError`` under an engine that keeps no log."""
-        engine = self.engine
-        if not isinstance(engine, DurableSession):
+        durable = self.engine.session
+        if durable is None:
             raise ValueError(f"the {self.name!r} engine keeps no session log; use Policy.default()")
-        return engine
+        return durable
 
     def view(self) -> list[Any]:
         """The request as it stands, without new messages (after a resume: what the stopped
@@ -214,9 +213,9 @@ class Compactor:
             edge = self._formats.fixed()
             if edge is None:
                 return self.durable.view()
-            engine = self.engine
-            if not edge.loaded and isinstance(engine, SessionEngine):
-                kept = engine.setting(SYSTEM_SETTING)  # the resumed session's system items
+            durable = self.durable
+            if not edge.loaded:
+                kept = durable.setting(SYSTEM_SETTING)  # the resumed session's system items
                 edge.restore(json.loads(kept) if isinstance(kept, str) else [])
             with self._lent():
                 return edge.dump(self.durable.view())
@@ -240,16 +239,14 @@ class Compactor:
     @property
     def keeps_log(self) -> bool:
         """True when the engine keeps a durable session log (``recall`` and resume work)."""
-        return isinstance(self.engine, DurableSession)
+        return self.engine.session is not None
 
     def set_request(self, system: str | None = None, tools: list[Any] | None = None) -> None:
         """Count the system prompt and tool schemas into every budget (system messages at
         the head of an OpenAI list are counted without this)."""
         key = (system or "", to_json(tools or []))
-        parts = getattr(self.engine, "request_parts", None)
         with self._lock:
-            if parts is not None:
-                parts(system, tools)
+            self.engine.request_parts(system, tools)
             total = self._overhead.set("request", key, lambda: sum(map(self.tokens.text, key)))
             self.engine.overhead(total)
 
@@ -269,23 +266,22 @@ class Compactor:
         refusal's "maximum context length is N"): under the default engine it caps the limit
         for the rest of the session, resumes included (journaled), and the next call says so
         in a ``window`` event. Other engines keep their policy's limit."""
-        if isinstance(self.engine, SessionEngine):
+        durable = self.engine.session
+        if durable is not None:
             with self._lock:
-                self.engine.use_window(tokens, source)
+                durable.use_window(tokens, source)
 
     @property
     def window(self) -> tuple[int, str] | None:
         """``(tokens, source)`` of the window the server stated, None while none was."""
-        engine = self.engine
-        window = engine.state.window if isinstance(engine, SessionEngine) else None
-        return None if window is None else (window.tokens, window.source)
+        durable = self.engine.session
+        return None if durable is None else durable.window
 
     @property
     def limit(self) -> int:
         """The most tokens a request may take now: the policy's ``context_limit``, capped
         by the window the server stated."""
-        limit = getattr(self.engine, "limit", None)
-        return limit if isinstance(limit, int) else int(getattr(self.policy, "context_limit", 0))
+        return self.engine.limit or self.policy.context_limit
 
     def subscribe(self, callback: Callable[[CompactionEvent], None]) -> None:
         self._subscribers.append(callback)
@@ -318,14 +314,15 @@ class Compactor:
     def _keep_system(self, edge: Edge | None) -> None:
         """After a call the engine took: the list's system items journaled when they changed,
         so the view of a resumed session starts with them."""
-        if edge is not None and isinstance(self.engine, SessionEngine):
-            self.engine.keep_setting(SYSTEM_SETTING, json.dumps(edge.system), "caller")
+        durable = self.engine.session
+        if edge is not None and durable is not None:
+            durable.keep_setting(SYSTEM_SETTING, json.dumps(edge.system), "caller")
 
     def _lent(self) -> AbstractContextManager[Any]:
         # The edge converts the engine's messages into copies of its own: the engine need
-        # not copy them first (``SessionEngine.lent``).
-        engine = self.engine
-        return engine.lent() if isinstance(engine, SessionEngine) else nullcontext()
+        # not copy them first (``Session.lent``).
+        durable = self.engine.session
+        return nullcontext() if durable is None else durable.lent()
 
     def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
         """The request to send now, in the caller's format (see the module docstring)."""
@@ -342,10 +339,7 @@ class Compactor:
         with self._lock:
             edge, canonical = self._edge_in(messages)
             with crossing(edge, self._lent):
-                if isinstance(self.engine, DurableSession):
-                    self.engine.record(canonical)
-                else:
-                    ensure_valid(as_dicts(canonical))  # nothing to log; still checked
+                self.engine.record(canonical)  # an engine without a log only validates
             self._keep_system(edge)
 
     def compact_history(
@@ -395,10 +389,11 @@ class Compactor:
         session learns that its model checks. Any other error is raised again: resending
         would not help."""
         refused = thinking_refused(error)
-        if refused is not None and isinstance(self.engine, SessionEngine):
+        durable = self.engine.session
+        if refused is not None and durable is not None:
             at = refused.message_index, refused.block_index
             with self._lock:
-                self.engine.thinking_refused(None if at[0] is None else (at[0], at[1] or 0))
+                durable.thinking_refused(None if at[0] is None else (at[0], at[1] or 0))
             return self.prepare(messages, active_request)
         if is_context_overflow(error):
             figures = overflow_figures(error)
@@ -414,30 +409,33 @@ class Compactor:
     def prefix_mismatch_behavior(self) -> str | None:
         """What the drop-in client asks of the API when a thinking block's prefix changed
         (``"drop_block"``, or None: the API's default, a refusal), kept with the session."""
-        engine = self.engine
-        return engine.prefix_mismatch if isinstance(engine, SessionEngine) else None
+        durable = self.engine.session
+        return None if durable is None else durable.prefix_mismatch
 
     @prefix_mismatch_behavior.setter
     def prefix_mismatch_behavior(self, behavior: str | None) -> None:
-        if isinstance(self.engine, SessionEngine):
+        durable = self.engine.session
+        if durable is not None:
             with self._lock:
-                self.engine.set_prefix_mismatch(behavior)
+                durable.set_prefix_mismatch(behavior)
 
     def learn_model(self, model: Any) -> None:
         """The model a request names (the drop-in clients pass it): one known to bind its
         thinking to its prefix turns that on for the session (``preserved_thinking``)."""
-        if isinstance(self.engine, SessionEngine) and isinstance(model, str):
+        durable = self.engine.session
+        if durable is not None and isinstance(model, str):
             with self._lock:
-                self.engine.learn_model(model)
+                durable.learn_model(model)
 
     def thinking_dropped(self, response: Any) -> int:
         """Read a response's ``input_transformations``: the thinking blocks the API dropped
         from the request leave the next view at the same point (so the cached prefix stops
         moving). How many were listed."""
         paths = dropped_paths(response)
-        if paths and isinstance(self.engine, SessionEngine):
+        durable = self.engine.session
+        if paths and durable is not None:
             with self._lock:
-                self.engine.thinking_dropped(paths)
+                durable.thinking_dropped(paths)
         return len(paths)
 
     def undo(self) -> list[Any]:
@@ -446,11 +444,8 @@ class Compactor:
         came since; continue from it. Undone compactions stay in the log and in ``inspect``.
         ``UndoRefused`` (nothing changed) when there is none left, or when that view would
         be over the limit. Default engine only."""
-        engine = self.engine
-        if not isinstance(engine, SessionEngine):
-            raise ValueError(f"undo needs the default engine; {engine.name!r} keeps no log")
         with self._lock, compaction_span(self, "undo"):
-            engine.undo()
+            self.engine.undo()
         return self.view()
 
     # Async twins for async-first loops and frameworks: the same call on a worker thread, so

@@ -16,15 +16,18 @@ The five operations mean the same thing under every engine:
 * ``overhead(tokens)``: tokens the request carries besides the messages (system prompt,
   tool schemas), counted into every budget.
 
-Only the session engine keeps a durable log: it is also a ``DurableSession`` (a
-``runtime_checkable`` Protocol, so ``isinstance(engine, DurableSession)`` asks for it). It
-names its session (``session()``, created on first use), shows the request as it stands
-(``view()``, what a resumed process sends next), logs messages without compacting
-(``record``), searches the whole log (``recall``), rebuilds a file it issued (``recover``)
-and measures its view (``measure``). ``Compactor`` asks for this capability; an engine
-without it is never made to fake one. ``StatelessEngine`` gives the engines that keep no
-state (the seed, the bench's peers) ``observe``/``overhead`` (remembered only) and
-``compact``/``reactive`` falling back to ``prepare``.
+Every engine also gives ``limit`` (the most tokens a request may take now; 0 when the
+engine leaves it to its policy), ``request_parts(system, tools)`` (the request's fixed parts,
+for a summarizer that continues the agent's cached prefix), ``record(messages)`` (log without
+compacting; an engine without a log only validates) and ``undo()``, and says whether it keeps
+a durable log: ``session`` is its ``DurableSession`` (the session engine's ``Session``), or
+None. The durable session names itself (``sid()``, created on first use), shows the request
+as it stands (``view()``, what a resumed process sends next), searches the whole log
+(``recall``), rebuilds a file it issued (``recover``) and measures its view (``measure``).
+``Compactor`` asks ``engine.session is not None``; an engine without one is never made to
+fake one. ``StatelessEngine`` gives the engines that keep no state (the seed, the bench's
+peers) ``observe``/``overhead`` (remembered only), ``compact``/``reactive`` falling back to
+``prepare``, no session and no undo.
 
 A policy is anything ``PolicyLike``: it names its engine and unit and gives its limit.
 """
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -125,6 +129,16 @@ class Engine(Protocol):
 
     name: str
 
+    @property
+    def session(self) -> DurableSession | None:
+        """The engine's durable session, None for an engine that keeps no log."""
+        ...
+
+    @property
+    def limit(self) -> int:
+        """The most tokens a request may take now (0: the policy's ``context_limit``)."""
+        ...
+
     def prepare(self, messages: list[Any], request: str) -> list[Message]: ...
 
     def compact(
@@ -133,25 +147,47 @@ class Engine(Protocol):
 
     def reactive(self, messages: list[Any], request: str) -> list[Message]: ...
 
+    def record(self, messages: list[Any]) -> None:
+        """Log what was appended since the last call, without compacting."""
+        ...
+
+    def undo(self) -> list[Message]:
+        """Take back the newest compaction; ``ValueError`` for an engine without a log."""
+        ...
+
     def observe(self, prompt_tokens: int) -> None: ...
 
     def overhead(self, tokens: int) -> None: ...
 
+    def request_parts(self, system: str | None, tools: list[Any] | None) -> None: ...
+
 
 @runtime_checkable
 class DurableSession(Protocol):
-    """The capability of an engine that keeps a durable session log (the session engine)."""
+    """A durable session log, as the session engine keeps it (its ``Session``)."""
 
-    def session(self) -> str:
+    @property
+    def session_id(self) -> str | None:
+        """The session's id, None until it is created (on first use)."""
+        ...
+
+    @property
+    def window(self) -> tuple[int, str] | None:
+        """``(tokens, source)`` of the window the server stated, None while none was."""
+        ...
+
+    @property
+    def events_written(self) -> int: ...
+
+    @property
+    def prefix_mismatch(self) -> str | None: ...
+
+    def sid(self) -> str:
         """The session's id, created on first use."""
         ...
 
     def view(self) -> list[Message]:
         """The request as it stands, without new messages."""
-        ...
-
-    def record(self, messages: list[Any]) -> None:
-        """Log what was appended since the last call, without compacting."""
         ...
 
     def recall(self, query: str, offset: int, limit: int) -> RecallPage:
@@ -166,6 +202,32 @@ class DurableSession(Protocol):
         """Tokens the next request would carry (the API's last count plus an estimate)."""
         ...
 
+    def read_events(self, start: int, stop: int) -> list[CompactionEvent]:
+        """Events ``start`` to ``stop`` (exclusive) of the journal, read from the store."""
+        ...
+
+    def lent(self) -> AbstractContextManager[None]:
+        """Calls whose views the format edge converts (and copies) itself."""
+        ...
+
+    def use_window(self, tokens: int, source: str) -> None: ...
+
+    def learn_model(self, model: str | None) -> None: ...
+
+    def thinking_refused(self, at: tuple[int, int] | None) -> None: ...
+
+    def thinking_dropped(self, paths: list[tuple[int, int]]) -> None: ...
+
+    def set_prefix_mismatch(self, behavior: str | None) -> None: ...
+
+    def keep_setting(self, name: str, value: str | int | float | bool | None, source: str) -> None:
+        """Journal a per-session setting when it differs from the session's."""
+        ...
+
+    def setting(self, name: str) -> str | int | float | bool | None:
+        """The session's newest value of setting ``name`` (None when it has none)."""
+        ...
+
 
 class StatelessEngine:
     """Defaults for engines that keep no calibration: observe and overhead are recorded only.
@@ -177,6 +239,8 @@ class StatelessEngine:
     name = "stateless"
     fixed_tokens: int = 0
     last_prompt_tokens: int = 0
+    session: DurableSession | None = None
+    limit: int = 0  # 0: the policy's ``context_limit``
 
     def prepare(self, messages: list[Any], request: str) -> list[Message]:
         raise NotImplementedError
@@ -194,6 +258,18 @@ class StatelessEngine:
 
     def overhead(self, tokens: int) -> None:
         self.fixed_tokens = tokens
+
+    def request_parts(self, system: str | None, tools: list[Any] | None) -> None:
+        return None  # counted as overhead only: no summarizer continues the prefix here
+
+    def record(self, messages: list[Any]) -> None:
+        from .invariants import ensure_valid  # loaded with the call: the protocol stays light
+        from .messages import as_dicts
+
+        ensure_valid(as_dicts(messages))  # nothing to log; still checked
+
+    def undo(self) -> list[Message]:
+        raise ValueError(f"undo needs the default engine; {self.name!r} keeps no log")
 
 
 __all__ = [

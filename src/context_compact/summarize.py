@@ -1,8 +1,9 @@
 """Summaries: the input the summarizer sees, the message that replaces history, the summarizers.
 
-A summarizer is an object with ``summarize(SummaryRequest) -> str`` (the typed protocol,
-``Summarizes``: one request object holding the messages, the previous summary, the focus and
-the budget), or any callable ``summarizer(messages) -> str``. A callable is adapted once
+A summarizer is an object with ``summarize(SummaryRequest) -> SummaryResult`` (the typed
+protocol, ``Summarizes``: one request object holding the messages, the previous summary, the
+focus and the budget; the answer its text and the usage of its call, or the text alone), or
+any callable ``summarizer(messages) -> str``. A callable is adapted once
 (``adapt``): those that declare the keywords ``previous`` (the summary to update: summaries
 roll instead of re-summarizing their own summary), ``instructions`` (``/compact focus on
 X``), ``max_tokens`` (the length budget), ``request`` (the active request) or ``form``
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -90,11 +90,23 @@ class SummaryRequest:
     tools: list[Any] | None = None
 
 
+@dataclass(frozen=True)
+class SummaryResult:
+    """A summarizer's answer: the summary's text, and the usage the API reported for its call
+    when it made one (``input_tokens``, every input token, cached ones included;
+    ``cached_tokens``, read from the prompt cache; ``output_tokens``). The session engine
+    puts the usage on the summary's event (``CompactionEvent.timing``)."""
+
+    text: str
+    usage: dict[str, int] | None = None
+
+
 @runtime_checkable
 class Summarizes(Protocol):
-    """The typed summarizer: one request object in, the summary's text out."""
+    """The typed summarizer: one request object in, the summary out (a ``SummaryResult``,
+    or its text alone)."""
 
-    def summarize(self, ask: SummaryRequest) -> str: ...
+    def summarize(self, ask: SummaryRequest) -> SummaryResult | str: ...
 
 
 class Adapted:
@@ -247,22 +259,22 @@ def seed_form(summarizer: Callable[..., str]) -> Callable[..., str]:
     return call
 
 
-CALL_USAGE: ContextVar[dict[str, int] | None] = ContextVar("summary_call_usage", default=None)
-"""The usage the API reported for the summary call made last in this context (``LLMSummarizer``
-sets it): ``input_tokens`` (every input token, cached ones included), ``cached_tokens`` (read
-from the prompt cache) and ``output_tokens``. The session engine runs each summary in a context
-of its own and puts it on the summary's event (``CompactionEvent.timing``)."""
+def text_of(answer: Any) -> Any:
+    """The text of a summarizer's answer: a ``SummaryResult``'s, else the answer itself (a
+    callable's return, checked by whoever reads it)."""
+    return answer.text if isinstance(answer, SummaryResult) else answer
 
 
-def note_usage(reply: Any) -> None:
-    """Set ``CALL_USAGE`` from ``reply.usage`` (a ``providers.Usage``), unless it is unknown."""
+def usage_of(reply: Any) -> dict[str, int] | None:
+    """The usage of ``reply.usage`` (a ``providers.Usage``) as ``SummaryResult.usage``; None
+    when it is unknown."""
     usage = getattr(reply, "usage", None)
     prompt = getattr(usage, "prompt_tokens", 0)
     output = getattr(usage, "output_tokens", 0)
     if not prompt and not output:
-        return
+        return None
     cached = getattr(usage, "cache_read_tokens", 0)
-    CALL_USAGE.set({"input_tokens": prompt, "cached_tokens": cached, "output_tokens": output})
+    return {"input_tokens": prompt, "cached_tokens": cached, "output_tokens": output}
 
 
 class LLMSummarizer:
@@ -309,6 +321,17 @@ class LLMSummarizer:
         form: str = "structured",
         prompt: str | None = None,
     ) -> str:
+        return self._made(messages, instructions, previous, max_tokens, form, prompt).text
+
+    def _made(
+        self,
+        messages: list[Any],
+        instructions: str | None,
+        previous: str | None,
+        max_tokens: int | None,
+        form: str,
+        prompt: str | None,
+    ) -> SummaryResult:
         self.calls += 1
         focus = instructions or self.instructions
         if form == "seed":
@@ -321,8 +344,7 @@ class LLMSummarizer:
                 tools=[],
                 max_tokens=self.max_tokens,
             )
-            note_usage(reply)
-            return reply.text.strip() or "(empty summary)"
+            return SummaryResult(reply.text.strip() or "(empty summary)", usage_of(reply))
         budget = max_tokens or self.max_tokens
         shown = transcript(messages, self.input_limit, also=[previous] if previous else [])
         reply = self.provider.complete(
@@ -333,22 +355,22 @@ class LLMSummarizer:
             tools=[],
             max_tokens=budget,
         )
-        note_usage(reply)
-        return reply.text.strip()
+        return SummaryResult(reply.text.strip(), usage_of(reply))
 
-    def summarize(self, ask: SummaryRequest) -> str:
+    def summarize(self, ask: SummaryRequest) -> SummaryResult:
         """The typed call: notes for what ``__call__`` takes as keywords need none."""
         if self.continue_cache and ask.sent:
             return self.continuing(ask)
-        return self(
+        return self._made(
             [for_summarizer(m) for m in ask.messages],
             ask.focus,
-            previous=ask.previous,
-            max_tokens=ask.budget,
-            prompt=ask.prompt,
+            ask.previous,
+            ask.budget,
+            "structured",
+            ask.prompt,
         )
 
-    def continuing(self, ask: SummaryRequest) -> str:
+    def continuing(self, ask: SummaryRequest) -> SummaryResult:
         """The summary asked at the end of the agent's own request (``continue_cache``)."""
         self.calls += 1
         budget = ask.budget or self.max_tokens
@@ -359,16 +381,15 @@ class LLMSummarizer:
             tools=list(ask.tools or []),
             max_tokens=budget,
         )
-        note_usage(reply)
-        return reply.text.strip()
+        return SummaryResult(reply.text.strip(), usage_of(reply))
 
 
 __all__ = [
-    "CALL_USAGE",
     "Adapted",
     "LLMSummarizer",
     "Summarizes",
     "SummaryRequest",
+    "SummaryResult",
     "SummaryScore",
     "adapt",
     "call_summarizer",
@@ -376,9 +397,10 @@ __all__ = [
     "extractive_summary",
     "focused",
     "is_model_summarizer",
-    "note_usage",
     "seed_form",
     "summary_input",
     "summary_message",
     "summary_score",
+    "text_of",
+    "usage_of",
 ]

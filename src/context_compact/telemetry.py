@@ -94,7 +94,8 @@ def _span(
     if model:
         attributes["gen_ai.request.model"] = model
     # The id the engine holds, if any: creating a session here would write to the store.
-    session = getattr(compactor.engine, "session_id", None)
+    durable = compactor.engine.session
+    session = None if durable is None else durable.session_id
     if session:
         attributes["gen_ai.conversation.id"] = session
     name = f"{OPERATION} {model}" if model else OPERATION

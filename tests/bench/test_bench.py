@@ -167,7 +167,7 @@ def test_the_default_runs_calibrated_in_the_bench_as_under_a_real_loop() -> None
     strategy = build("default", Setup(12_500, store, summarizer, 2_000))
     replay(strategy, synthetic_session(3), store=store, root=ROOT, overhead_tokens=2_000)
     engine = strategy.engine
-    assert isinstance(engine, SessionEngine) and engine.state.calibrated
+    assert isinstance(engine, SessionEngine) and engine.session.state.calibrated
 
 
 def test_reach_follows_issued_references_and_compares_non_ascii_text_as_written() -> None:

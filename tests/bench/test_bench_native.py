@@ -31,7 +31,7 @@ def test_our_native_tier_loses_nothing_and_its_views_open_with_the_providers_blo
     assert result.summary_calls > 0 and result.lost == 0 and result.over_budget_calls == 0
     view = compactor.view()
     assert compaction_at(view[0]) == 0
-    assert compactor.engine.native.blocks == result.summary_calls
+    assert compactor.engine.session.native.blocks == result.summary_calls
 
 
 def test_the_providers_threshold_compaction_drops_what_came_before_the_block() -> None:

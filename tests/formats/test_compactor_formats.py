@@ -88,7 +88,7 @@ def test_a_system_message_counts_in_the_budget_and_is_never_summarized() -> None
     plain = [{"role": "user", "content": "go"}]
     a.prepare(plain, "go")
     b.prepare([long_system, *plain], "go")
-    assert b.engine.state.measure() > a.engine.state.measure() + 1000  # type: ignore[attr-defined]
+    assert b.engine.session.state.measure() > a.engine.session.state.measure() + 1000  # type: ignore[attr-defined]
 
 
 def test_a_bad_item_is_named_by_its_position_in_the_callers_list() -> None:

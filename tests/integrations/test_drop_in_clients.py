@@ -350,4 +350,4 @@ def test_calibration_reads_the_usage_of_each_response(stub_api: StubAPI) -> None
     client.messages.create(
         model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
     )
-    assert c.engine.state.measure() >= 1000 - 10  # type: ignore[attr-defined]
+    assert c.engine.session.state.measure() >= 1000 - 10  # type: ignore[attr-defined]

@@ -76,7 +76,7 @@ class Session:
         self.items.append(self.answer(Reply(text="All warnings fixed.")))
 
     def note(self) -> None:
-        self.anchors.append(self.c.engine.state.anchor)  # type: ignore[attr-defined]
+        self.anchors.append(self.c.engine.session.state.anchor)  # type: ignore[attr-defined]
         self.rewrites.append(sum(e.stage != "persist_new_results" for e in self.c.events))
 
     def refuse(self, refusal: Callable[[], ErrorReply]) -> Any:
@@ -109,7 +109,7 @@ class Session:
             assert anchor is not None and anchor[1] == before
             matched += 1
         assert matched >= 0.9 * len(self.reported)
-        final = self.c.engine.state.anchor  # type: ignore[attr-defined]
+        final = self.c.engine.session.state.anchor  # type: ignore[attr-defined]
         assert final is not None and final[1] == self.reported[-1]
 
 
@@ -305,7 +305,7 @@ def test_the_async_streaming_helpers_compact_retry_and_calibrate_too(
     stages = [e.stage for e in c.events]
     assert stages.count("reactive_compact") == 1 and "clear_old_results" in stages
     assert all(check(canonical(r.body)) == [] for r in stub_api.requests)
-    final = c.engine.state.anchor  # type: ignore[attr-defined]
+    final = c.engine.session.state.anchor  # type: ignore[attr-defined]
     assert final is not None and final[1] == session.reported[-1]
 
 
@@ -324,10 +324,10 @@ def test_a_stream_calibrates_only_once_the_caller_has_read_it(stub_api: StubAPI)
     )
     first = next(iter(stream))
     assert first.type == "message_start"
-    assert c.engine.state.anchor is None  # type: ignore[attr-defined]
+    assert c.engine.session.state.anchor is None  # type: ignore[attr-defined]
     kinds = [first.type, *(event.type for event in stream)]
     assert kinds[-1] == "message_stop" and "content_block_delta" in kinds
-    assert c.engine.state.anchor == (1, 4321)  # type: ignore[attr-defined]
+    assert c.engine.session.state.anchor == (1, 4321)  # type: ignore[attr-defined]
 
 
 def test_an_error_mid_stream_propagates_without_a_retry_or_a_calibration(
@@ -344,7 +344,7 @@ def test_an_error_mid_stream_propagates_without_a_retry_or_a_calibration(
     ):
         stream.get_final_message()
     assert len(stub_api.requests) == 1
-    assert c.engine.state.anchor is None  # type: ignore[attr-defined]
+    assert c.engine.session.state.anchor is None  # type: ignore[attr-defined]
 
 
 def test_a_chat_stream_without_include_usage_goes_uncalibrated(stub_api: StubAPI) -> None:
@@ -355,7 +355,7 @@ def test_a_chat_stream_without_include_usage_goes_uncalibrated(stub_api: StubAPI
         model="gpt-test", messages=[{"role": "user", "content": "hi"}], stream=True
     )
     assert "".join(chunk.choices[0].delta.content or "" for chunk in stream) == "ok"
-    assert c.engine.state.anchor is None  # type: ignore[attr-defined]
+    assert c.engine.session.state.anchor is None  # type: ignore[attr-defined]
 
 
 def test_the_responses_stream_helper_compacts_and_calibrates_like_create(
@@ -368,7 +368,7 @@ def test_the_responses_stream_helper_compacts_and_calibrates_like_create(
     with client.responses.stream(model="gpt-test", input=items) as stream:
         deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
     assert "".join(deltas) == "done" and len(stub_api.requests) == 2
-    assert c.engine.state.anchor == (1, 555)  # type: ignore[attr-defined]
+    assert c.engine.session.state.anchor == (1, 555)  # type: ignore[attr-defined]
     assert items == [{"role": "user", "content": "hi"}]
 
 

@@ -41,7 +41,7 @@ def cleared(view: list[dict[str, Any]]) -> set[str]:
 def test_recent_turns_that_fit_under_the_low_water_mark_keep_their_results() -> None:
     c = compactor()
     c.prepare(steps([400, 400, 400, 400]), "fix the parser")
-    state, policy = c.engine.state, c.engine.policy
+    state, policy = c.engine.session.state, c.engine.session.policy
     starts = state.turn_starts()
     # Three small turns fit under 12% of 10,000 tokens: the oldest of them is where keeping starts.
     assert cadence.recent_from(state, policy, 3) == starts[-3]
@@ -51,14 +51,14 @@ def test_a_large_result_just_read_does_not_hold_the_clearing_above_the_low_water
     c = compactor()
     # The turn before the newest read ~2,000 tokens: over 12% of the limit with the newest.
     c.prepare(steps([400, 400, 8_000, 400]), "fix the parser")
-    state, policy = c.engine.state, c.engine.policy
+    state, policy = c.engine.session.state, c.engine.session.policy
     assert cadence.recent_from(state, policy, 3) == state.turn_starts()[-1]
 
 
 def test_the_newest_turn_is_kept_whatever_its_size_and_nothing_unseen_is_ever_offered() -> None:
     c = compactor()
     c.prepare(steps([400, 400, 30_000]), "fix the parser")
-    state, policy = c.engine.state, c.engine.policy
+    state, policy = c.engine.session.state, c.engine.session.policy
     for keep in (1, 2, 3, 5):
         start = cadence.recent_from(state, policy, keep)
         assert start <= state.turn_starts()[-1]
@@ -68,7 +68,7 @@ def test_the_newest_turn_is_kept_whatever_its_size_and_nothing_unseen_is_ever_of
 def test_no_turn_to_keep_leaves_the_start_of_the_first_turn_with_keep_zero() -> None:
     c = compactor()
     c.prepare(steps([400, 400, 400]), "fix the parser")
-    state, policy = c.engine.state, c.engine.policy
+    state, policy = c.engine.session.state, c.engine.session.policy
     assert cadence.recent_from(state, policy, 0) == state.turn_starts()[0]
 
 
@@ -81,7 +81,7 @@ def test_a_clearing_takes_the_large_result_of_a_recent_turn_and_names_its_copy()
     assert "toolu_0021" not in cleared(view)  # the newest: unseen, kept
     assert c.recall("<r20>").hits == 1
     assert [e.stage for e in c.events if e.stage != "persist_new_results"] == ["clear_old_results"]
-    assert c.engine.measure() < 0.5 * LIMIT
+    assert c.engine.session.measure() < 0.5 * LIMIT
 
 
 def test_a_summary_comes_along_only_when_the_clearing_leaves_too_little_of_its_room() -> None:

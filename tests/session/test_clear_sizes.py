@@ -26,7 +26,7 @@ def _drive(turns: int, window: int) -> Compactor:
 
 def test_every_kept_result_size_is_the_count_of_its_text_and_of_a_message_in_view() -> None:
     compactor = _drive(400, 20_000)
-    state = compactor.engine.state
+    state = compactor.engine.session.state
     kinds = {e.stage for e in compactor.events}
     assert {"clear_old_results", "summarize"} <= kinds  # both passes ran on the way
     assert state.result_sizes
@@ -81,7 +81,7 @@ def test_the_positions_kept_as_messages_arrive_are_those_a_scan_of_the_view_find
         if i == 120:  # a new conversation: the log goes on, the view starts again
             messages = [{"role": "user", "content": "Now something else entirely."}]
         messages = compactor.prepare(messages, workload.request)
-        state = compactor.engine.state
+        state = compactor.engine.session.state
         results, starts, last = _scanned(state)
         assert state.results(state.first_kept, state.n) == results
         assert state.turn_starts() == starts

@@ -41,7 +41,7 @@ def test_the_next_view_does_not_show_what_the_caller_edited_in_the_last_one() ->
     # What the caller did not touch is handed out again as it was.
     assert after[2] is view[2]
     engine: Any = c.engine
-    mine = {i for m in engine.state.shown.messages for i in _objects(m)}
+    mine = {i for m in engine.session.state.shown.messages for i in _objects(m)}
     assert mine.isdisjoint(i for m in after for i in _objects(m))
 
 

@@ -255,13 +255,13 @@ def test_a_checkpoint_carries_the_ledger_and_a_resume_continues_it_exactly() -> 
     log = work_log(30)
     store = MemoryStore("/memory")
     c = run(log, store)
-    state = c.engine.state  # type: ignore[attr-defined]
+    state = c.engine.session.state  # type: ignore[attr-defined]
     raw = checkpoint.capture(state, 99, 0)
     back, _ = checkpoint.restore(json.loads(json.dumps(dict(raw))), TokenCounter(), 99)
     assert back.ledger.as_json() == state.ledger.as_json()
     assert state.ledger.as_json() == ledger.of(log).as_json()
     resumed = Compactor(Policy.default(context_limit=12_000), store, session="s")
-    assert resumed.engine.state.ledger.as_json() == state.ledger.as_json()  # type: ignore[attr-defined]
+    assert resumed.engine.session.state.ledger.as_json() == state.ledger.as_json()  # type: ignore[attr-defined]
 
 
 def test_a_state_rebuilt_without_its_compactions_holds_the_same_ledger() -> None:
@@ -272,7 +272,7 @@ def test_a_state_rebuilt_without_its_compactions_holds_the_same_ledger() -> None
     edits = {at for at, r in enumerate(records) if isinstance(r, SummaryEdit | BlockEdit)}
     assert any(isinstance(records[at], SummaryEdit) for at in edits)
     rebuilt = undo.rebuild(TokenCounter(), records, edits)
-    assert rebuilt.ledger.as_json() == c.engine.state.ledger.as_json()  # type: ignore[attr-defined]
+    assert rebuilt.ledger.as_json() == c.engine.session.state.ledger.as_json()  # type: ignore[attr-defined]
 
 
 def test_the_rendering_is_deterministic_and_within_its_budget() -> None:
@@ -323,7 +323,7 @@ def test_an_undo_keeps_the_ledger_built_by_the_policys_own_rules() -> None:
         sent = [*c.view(), *pair(f"r{i}", "run_cmd", {"command": f"echo {i} > f{i}.txt"}, out)]
     else:
         raise AssertionError("the session never compacted")
-    before = c.engine.state.ledger.as_json()  # type: ignore[attr-defined]
-    assert "f0.txt" in c.engine.state.ledger.changed  # type: ignore[attr-defined]
+    before = c.engine.session.state.ledger.as_json()  # type: ignore[attr-defined]
+    assert "f0.txt" in c.engine.session.state.ledger.changed  # type: ignore[attr-defined]
     c.undo()
-    assert c.engine.state.ledger.as_json() == before  # type: ignore[attr-defined]
+    assert c.engine.session.state.ledger.as_json() == before  # type: ignore[attr-defined]

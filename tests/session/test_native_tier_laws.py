@@ -43,7 +43,7 @@ def result(step: int) -> str:
 def run(provider: Provider, steps: int, native: bool | str = True) -> tuple[Compactor, list[str]]:
     store = MemoryStore()
     compactor = Compactor(Policy.default(context_limit=LIMIT, native=native), store)
-    compactor.engine.native = provider  # type: ignore[attr-defined]
+    compactor.engine.session.native = provider  # type: ignore[attr-defined]
     history: list[Any] = [{"role": "user", "content": TASK}]
     sent: list[str] = []
     for step in range(steps):
@@ -91,7 +91,7 @@ def test_an_interrupted_compaction_leaves_the_session_as_its_journal_holds_it() 
     store = MemoryStore()
     compactor = Compactor(Policy.default(context_limit=LIMIT, native=True), store)
     again = Provider({2}, KeyboardInterrupt())
-    compactor.engine.native = again  # type: ignore[attr-defined]
+    compactor.engine.session.native = again  # type: ignore[attr-defined]
     history: list[Any] = [{"role": "user", "content": TASK}]
     interrupted = False
     for step in range(80):

@@ -295,20 +295,20 @@ def test_system_prompt_and_tools_count_toward_the_limit() -> None:
     c = compactor()
     history = [user("t"), *pair("a", body("a", 4_000))]
     c.prepare(history, "t")
-    before = c.engine.state.measure()
+    before = c.engine.session.state.measure()
     c.set_request("s" * 4_000, [{"name": "bash", "description": "d" * 400, "input_schema": {}}])
-    assert c.engine.state.measure() > before + 1_000
+    assert c.engine.session.state.measure() > before + 1_000
 
 
 def test_usage_from_the_api_calibrates_the_estimate() -> None:
     c = compactor()
     view = c.prepare([user("t"), *pair("a", body("a", 4_000))], "t")
-    estimated = c.engine.state.measure()
+    estimated = c.engine.session.state.measure()
     c.observe(Usage(input_tokens=estimated, cache_read_tokens=estimated))
-    assert c.engine.state.measure() == pytest.approx(estimated * 2, rel=0.01)
+    assert c.engine.session.state.measure() == pytest.approx(estimated * 2, rel=0.01)
     # The calibration carries over to what is appended next.
     c.prepare([*view, *pair("b", body("b", 400))], "t")
-    assert c.engine.state.measure() > c.engine.state.estimate() * 1.9
+    assert c.engine.session.state.measure() > c.engine.session.state.estimate() * 1.9
 
 
 # -- 4. seen before summarized -------------------------------------------------------------
@@ -581,8 +581,8 @@ def test_the_size_is_the_apis_last_count_plus_an_estimate_of_what_came_after() -
     c.observe(12_345)
     view = c.prepare([*view, *pair("b", "x" * 400)], "t")
     appended = c.tokens.messages(view[-2:])
-    ratio = c.engine.state.ratio
-    assert c.engine.state.measure() == 12_345 + round(appended * ratio)
+    ratio = c.engine.session.state.ratio
+    assert c.engine.session.state.measure() == 12_345 + round(appended * ratio)
 
 
 @pytest.mark.parametrize(

@@ -146,7 +146,7 @@ def test_a_summary_in_flight_when_the_process_ends_is_asked_again_and_loses_noth
     for turn in turns:
         view = c.prepare(messages, workload.request)
         messages = [*view, turn.assistant, turn.results]
-        if c.engine.state.ahead is not None:  # type: ignore[attr-defined]
+        if c.engine.session.state.ahead is not None:  # type: ignore[attr-defined]
             break
     sid = c.session_id
     assert sid is not None

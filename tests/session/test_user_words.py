@@ -109,7 +109,7 @@ LONG = {
 def test_past_the_budget_the_oldest_fold_into_the_summary_which_names_them() -> None:
     c, store = compactor(8_000, user_words_share=0.08)
     view, typed = drive_folding(c, 160)
-    state = c.engine.state  # type: ignore[attr-defined]
+    state = c.engine.session.state  # type: ignore[attr-defined]
     kept = users_in(view)
     budget = 0.08 * 8_000 / state.ratio
     pinned = [seq for seq in state.pinned.pins if seq != state.first_request]
@@ -146,7 +146,7 @@ def drive_folding(c: Compactor, turns: int) -> tuple[list[dict[str, Any]], list[
 def test_the_newest_user_message_stays_even_alone_over_the_budget() -> None:
     c, _ = compactor(8_000, user_words_share=0.01)
     view, typed = drive_folding(c, 120)
-    state = c.engine.state  # type: ignore[attr-defined]
+    state = c.engine.session.state  # type: ignore[attr-defined]
     # Of the messages before the kept turns, only the first request and the newest remain.
     assert users_in(state.prefix) == [typed[0], typed[-1]]
     assert typed[-1] in view and "folded into the summary" in summary_of(view)

@@ -52,10 +52,10 @@ def test_editing_the_returned_view_in_place_leaves_the_log_and_a_resumed_view_al
     logged = [r.message for r in journal(store.records("s"), "s") if isinstance(r, MessageRecord)]
     assert logged == original
     # The live session's log in memory too: what later clearings and summaries copy from.
-    assert all(m == original[seq] for seq, m in live.engine.state.msgs.items())
+    assert all(m == original[seq] for seq, m in live.engine.session.state.msgs.items())
     del live
     resumed = Compactor(policy, store, BenchSummarizer(), session="s")
-    assert resumed.engine.view() == sent
+    assert resumed.engine.session.view() == sent
 
 
 def _logged(store: Any, session: str = "s") -> list[Any]:
@@ -77,7 +77,7 @@ def test_editing_the_history_passed_in_place_after_the_call_leaves_the_log_alone
     _vandalize(history)
     assert view == sent  # the view holds no object of the caller's either
     assert _logged(store) == original
-    assert all(m == original[seq] for seq, m in live.engine.state.msgs.items())
+    assert all(m == original[seq] for seq, m in live.engine.session.state.msgs.items())
     assert live.prepare(view, "fix it") == sent
 
 
@@ -119,7 +119,7 @@ def test_a_call_stopped_by_ctrl_c_leaves_copies_in_the_log_not_the_callers_objec
     with pytest.raises(KeyboardInterrupt):
         live.prepare(history, "fix it")
     _vandalize(history)
-    assert all(m == original[seq] for seq, m in live.engine.state.msgs.items())
+    assert all(m == original[seq] for seq, m in live.engine.session.state.msgs.items())
     assert _logged(store) == original
 
 
@@ -146,5 +146,5 @@ def test_a_result_persisted_in_the_call_that_logs_it_keeps_no_part_of_the_caller
     cache["type"] = "edited by the caller"
     assert live.prepare(view, "read it") == sent
     # What a later edit of that message renders from (a clearing, a resume's replay).
-    shown_block = live.engine.state.replaced.blocks[(2, 0)]
+    shown_block = live.engine.session.state.replaced.blocks[(2, 0)]
     assert shown_block["cache_control"] == {"type": "ephemeral"}

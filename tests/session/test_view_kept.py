@@ -32,7 +32,7 @@ def test_the_view_after_each_summary_is_the_log_rendered_and_counted_afresh(
     summaries = 0
     for turn in workload.turns:
         messages = compactor.prepare(messages, workload.request)
-        state = compactor.engine.state
+        state = compactor.engine.session.state
         if state.pinned.summaries > summaries:
             summaries = state.pinned.summaries
             shown, fresh = state.shown, _afresh(state)

@@ -57,11 +57,11 @@ def test_a_checkpoint_holds_no_tool_use_id_of_the_messages_a_summary_took_away(
     history = played(store)
     c = resumed(store)
     engine: Any = c.engine
-    assert engine.journal.checkpointed > 0
-    in_view = engine.state.shown.use_ids
+    assert engine.session.journal.checkpointed > 0
+    in_view = engine.session.state.shown.use_ids
     gone = [i for i in use_ids(history) if i not in in_view]
     assert len(gone) > TURNS // 2  # summaries took most of the session out of the view
-    raw = json.dumps(checkpoint.capture(engine.state, 0, 0))
+    raw = json.dumps(checkpoint.capture(engine.session.state, 0, 0))
     assert [i for i in gone if f'"{i}"' in raw] == []
 
 
@@ -73,9 +73,9 @@ def test_a_full_history_after_a_resume_may_not_reuse_an_id_a_summary_took_away(
     history = played(store)
     c = resumed(store)
     engine: Any = c.engine
-    assert engine.journal.checkpointed > 0
+    assert engine.session.journal.checkpointed > 0
     first = use_ids(history)[0]
-    assert first not in engine.state.shown.use_ids
+    assert first not in engine.session.state.shown.use_ids
     request = history[0]["content"]
     with pytest.raises(InvalidHistory) as info:
         c.prepare([*history, call(first), results((first, "again"))], request)
@@ -96,10 +96,10 @@ def test_a_checkpoint_of_the_format_before_restores_the_same_view(
     store = MemoryStore("/m")
     played(store)
     engine: Any = resumed(store).engine
-    raw = checkpoint.capture(engine.state, 7, 0)
+    raw = checkpoint.capture(engine.session.state, 7, 0)
     old = {**raw["state"], "log_use_ids": ["toolu_x"]}
     older = {**raw, "version": 1, "state": old, "digest": checkpoint._digest(old)}
-    state, _ = checkpoint.restore(json.loads(json.dumps(older)), engine.state.counter, 7)
-    assert json.dumps(state.view) == json.dumps(engine.state.view)
+    state, _ = checkpoint.restore(json.loads(json.dumps(older)), engine.session.state.counter, 7)
+    assert json.dumps(state.view) == json.dumps(engine.session.state.view)
     with pytest.raises(checkpoint.BadRecord):
-        checkpoint.restore({**older, "version": 3}, engine.state.counter, 7)
+        checkpoint.restore({**older, "version": 3}, engine.session.state.counter, 7)

@@ -57,8 +57,8 @@ def test_a_session_resumed_after_every_call_sends_the_live_view_byte_for_byte(
         store = live if kind == "memory" else opened(kind)
         again = resumed(store)
         assert json.dumps(again.view()) == json.dumps(view), f"after call {i}"
-        started.append(again.engine.journal.checkpointed)  # type: ignore[attr-defined]
-        assert again.engine.journal.fallback is None  # type: ignore[attr-defined]
+        started.append(again.engine.session.journal.checkpointed)  # type: ignore[attr-defined]
+        assert again.engine.session.journal.fallback is None  # type: ignore[attr-defined]
 
     loop(live, compare)
     assert isinstance(live, Checkpointed)
@@ -112,7 +112,7 @@ def test_a_damaged_checkpoint_is_passed_over_and_the_resume_says_so(
     batches[index] = text[:at] + '"extra":1,' + text[at:]
     again = resumed(store)
     assert json.dumps(again.view()) == json.dumps(view)
-    journal = again.engine.journal  # type: ignore[attr-defined]
+    journal = again.engine.session.journal  # type: ignore[attr-defined]
     assert 0 < journal.checkpointed < newest
     assert f"the checkpoint at record {newest} was not used" in journal.fallback
     # Said in the journal too, with the next call's records.
@@ -201,7 +201,7 @@ def test_a_checkpoint_restores_every_field_of_the_state_it_captured() -> None:
     compactor = resumed(store)
     compactor.prepare(compactor.view(), "task")
     engine: Any = compactor.engine
-    live = engine.state
+    live = engine.session.state
     raw = checkpoint.capture(live, 999, 0)
     restored, _ = checkpoint.restore(json.loads(json.dumps(raw)), live.counter, 999)
     assert set(vars(restored)) == set(vars(live))
@@ -248,7 +248,7 @@ def test_a_filestore_resume_reads_from_the_newest_checkpoints_line_not_the_first
     monkeypatch.setattr(file_journal, "read", lambda p, o=0: read.append(o) or real(p, o))
     again = resumed(FileStore(tmp_path))
     assert json.dumps(again.view()) == json.dumps(view)
-    assert again.engine.journal.checkpointed == newest  # type: ignore[attr-defined]
+    assert again.engine.session.journal.checkpointed == newest  # type: ignore[attr-defined]
     w = synthetic_session(TURNS + 1, seed=5)
     again.prepare([*again.view(), w.turns[-1].assistant, w.turns[-1].results], w.request)
     # Neither the resume nor the append after it read the journal from its first byte.
@@ -271,7 +271,7 @@ def test_a_filestore_checkpoint_whose_state_was_altered_is_passed_over_and_docto
     _rewrite(tmp_path, batches)
     again = resumed(FileStore(tmp_path))
     assert json.dumps(again.view()) == json.dumps(view)
-    journal = again.engine.journal  # type: ignore[attr-defined]
+    journal = again.engine.session.journal  # type: ignore[attr-defined]
     assert 0 < journal.checkpointed < newest, journal.fallback
     assert f"the checkpoint at record {newest} was not used" in journal.fallback
     row = check_session(FileStore(tmp_path), "s")
@@ -306,7 +306,7 @@ def test_a_filestore_marks_file_lost_or_wrong_costs_a_longer_replay_said_never_a
         marks.write_bytes(b"\n".join(rows) + b"\n")
     again = resumed(FileStore(tmp_path))
     assert json.dumps(again.view()) == json.dumps(view)
-    journal = again.engine.journal  # type: ignore[attr-defined]
+    journal = again.engine.session.journal  # type: ignore[attr-defined]
     newest = max(
         i for i, r in enumerate(FileStore(tmp_path).records("s")) if r["kind"] == "checkpoint"
     )

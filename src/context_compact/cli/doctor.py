@@ -48,7 +48,7 @@ def check_session(store: Store, session: str) -> dict[str, Any]:
         resumed = Compactor(Policy.default(), store, session=session)
         view = resumed.view()
         engine = resumed.engine
-        fallback = engine.journal.fallback if isinstance(engine, SessionEngine) else None
+        fallback = engine.session.journal.fallback if isinstance(engine, SessionEngine) else None
         replayed = Compactor(Policy.default(), _FullReplay(store), session=session).view()
     except BROKEN as error:
         if whole_store(error, store):

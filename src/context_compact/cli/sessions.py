@@ -134,7 +134,7 @@ def summary(store: Store, meta: SessionMeta) -> dict[str, Any]:
         "engine": meta.engine,
         "messages": messages,
         "turns": turns,
-        "tokens_in_view": resumed(store, sid).measure(),
+        "tokens_in_view": resumed(store, sid).session.measure(),
         "compactions": compactions,
     }
 

@@ -216,7 +216,7 @@ def export_session(store: Store, session: str, fmt: str, view: bool = False) -> 
         rules = stored_rules(meta.policy)
         done = ledger_view.as_dict(ledger.of(history(store, session), rules))
         return json.dumps(done, ensure_ascii=True, indent=1) + "\n"
-    messages = resumed(store, session).view() if view else history(store, session)
+    messages = resumed(store, session).session.view() if view else history(store, session)
     if fmt == "jsonl":
         lines: list[object] = [{"role": "system", "content": system}] if system else []
         lines += messages

@@ -106,8 +106,8 @@ def handed(
 ) -> Iterator[None]:
     """The engine holds this call's compaction while the block runs (Anthropic, sync, a
     policy with ``native`` on, an engine that takes one); nothing otherwise."""
-    engine: Any = compactor.engine
-    on = getattr(compactor.policy, "native", False) and hasattr(engine, "native")
+    session: Any = compactor.engine.session
+    on = getattr(compactor.policy, "native", False) and hasattr(session, "native")
     compact: NativeCompact | None = None
     if on and fmt == "anthropic":
         method = sdk_create(create)
@@ -119,11 +119,11 @@ def handed(
     if compact is None:
         yield
         return
-    engine.native = compact
+    session.native = compact
     try:
         yield
     finally:
-        engine.native = None
+        session.native = None
 
 
 __all__ = ["COMPACT_BETA", "anthropic_compaction", "handed", "responses_compaction", "sdk_create"]

@@ -1,6 +1,7 @@
 """The session engine, our default: a durable append-only log, edits as data, and the view
-derived from both (``state.py`` the view, ``passes.py`` the edits,
-``engine.py`` the order, ``recall.py`` search over the whole log; message identity is
+derived from both (``state.py`` the view, ``passes.py`` the edits, ``session.py`` the durable
+session composed of its parts, ``planner.py`` the compaction ladder as functions over it,
+``engine.py`` their order, ``recall.py`` search over the whole log; message identity is
 ``keys.py``, below every engine)."""
 
 from __future__ import annotations

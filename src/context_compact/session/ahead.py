@@ -2,7 +2,7 @@
 
 With a model summarizer the summary turn is the one turn the agent waits for (a model call
 over the part being replaced). The trigger clears first and summarizes only when the clearing
-alone would buy too few turns (``SessionEngine._summary_due``). So once the request passes
+alone would buy too few turns (``planner.summary_due``). So once the request passes
 the soft mark (``soft_mark``: halfway from the low-water mark to the high-water mark in
 force), each call predicts the coming trigger with that same rule (``cadence.summary_due``
 on ``after_clearing``, what its clearing would leave by the clearing's own fit rule, and

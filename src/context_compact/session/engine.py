@@ -8,7 +8,7 @@ Each call, in this order:
 2. **persist** the newest, unseen results that do not fit (``passes.persist``).
 3. Over ``high_water`` x limit: **clear** seen results down to ``low_water`` x limit, then,
    when the clearing alone buys too few turns, **summarize** the oldest turns
-   (``clearing.clear``, ``passes.summarize``, ``_summary_due``). A summary asked for ahead
+   (``clearing.clear``, ``passes.summarize``, ``planner.summary_due``). A summary asked for ahead
    (``ahead.py``) gives the text of the range fixed for it.
 4. **look ahead**: past the soft mark, a few calls before the trigger, when the trigger will
    summarize, fix the next summary's range and ask for its summary on the summarizer's worker
@@ -16,7 +16,7 @@ Each call, in this order:
 5. **commit**: journal every record of the call (messages, edits, events) in one store
    append, then return the view (a copy: nothing in it is the engine's).
 
-The commit point (``_journaled``): the state never runs ahead of the journal. A call whose
+The commit point (``Session.call``): the state never runs ahead of the journal. A call whose
 append does not return, whatever stopped it (a store error, ``SessionLocked``, a fenced
 writer, ``KeyboardInterrupt``, a bug), leaves no trace in the engine: its state is dropped
 and read back from the store before the next call (``durable.py``), so the same call retried
@@ -34,214 +34,172 @@ same ``SessionState.apply`` the live engine uses, so the next view is the one th
 that stopped would have sent. The caller continues with ``view()`` (or its own full history,
 or the last view it kept, all recognized).
 
-The engine is built in layers, each a class of its own module, each adding one concern to
-the one below: ``journaled.py`` (the state, the journal, the commit point) →
-``windowed.py`` (the caller's list, the view, the sizes) → ``compacting.py`` (the passes,
-when a summary comes, summaries made ahead) → ``SessionEngine`` here (the entry points and
-their order).
+The engine is composed, not stacked: it has a ``Session`` (``session.py``: the state, the
+journal, the commit point, the caller's side and the sizes) and runs the compaction ladder
+of ``planner.py`` (functions over that session) in the order above.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..engine import Message
-from ..errors import UndoRefused
-from . import binding, knobs, thinking, undo
-from .compacting import NEVER, CompactingSession
-from .records import Calibrate, Setting, Undo, journal
-from .syncing import Sync
+from ..engine import Env, Message
+from . import binding, knobs, planner
+from .planner import NEVER
+from .policy import SessionPolicy
+from .records import Calibrate, Setting
+from .session import Session
+from .thinking import SETTING
 
-_UNSET = object()
 
-
-class SessionEngine(CompactingSession):
-    """The Engine protocol and the DurableSession capability (``engine.py``)."""
+class SessionEngine:
+    """The Engine protocol over one durable ``Session`` (``engine.py``)."""
 
     name = "default"
-    # A strip the API asked for (a refusal, dropped blocks), made by the next call's sync.
-    _pending_strip: tuple[tuple[int, int] | None, str] | None = None
+
+    def __init__(self, policy: SessionPolicy, env: Env) -> None:
+        self.session = Session(policy, env, self.name)
+
+    @property
+    def limit(self) -> int:
+        return self.session.limit
+
+    def request_parts(self, system: str | None, tools: list[Any] | None) -> None:
+        """The request's system prompt and tools, for a summarizer that continues the
+        agent's cached prefix (``SummaryRequest.sent``)."""
+        self.session.summaries.fixed = (system, tools)
+
+    def observe(self, prompt_tokens: int) -> None:
+        self.session.observe(prompt_tokens)
+
+    def overhead(self, tokens: int) -> None:
+        self.session.overhead(tokens)
 
     # -- entry points ----------------------------------------------------------------------
+    def _sync(self, messages: Any) -> None:
+        """Log what the caller added (``Session.sync``); then, when the API refused the last
+        view's thinking or dropped some of it, take it out of the view (``_repair``)."""
+        session = self.session
+        session.sync(messages)
+        pending, session.pending_strip = session.pending_strip, None
+        if pending is not None:
+            self._repair(*pending)
+
     def record(self, messages: Any) -> None:
         """Log what the caller appended (the model's last answer) without compacting (a
         provider's own compaction block in it is adopted: ``native.py``)."""
-        with self._journaled():
-            self.sync(messages)
-            self._adopt_native(None)
+        session = self.session
+        with session.call():
+            self._sync(messages)
+            planner.adopt_native(session, None)
 
     def prepare(self, messages: Any, request: str) -> list[Message]:
-        self._fixed_part()
-        with self._journaled():
-            self.sync(messages)
-            self._adopt_native(request)
-            self._guarded(self._persist, "persist")
-            policy, state = self.policy, self.state
-            high = knobs.high_water(state, policy) * self.limit
-            fire, target = knobs.trigger(state, policy, self.limit, self.env.should_compact)
+        session = self.session
+        planner.fixed_part(session)
+        with session.call():
+            self._sync(messages)
+            planner.adopt_native(session, request)
+            planner.guarded(session, lambda: planner.persist(session), "persist")
+            policy, state, limit = session.policy, session.state, session.limit
+            high = knobs.high_water(state, policy) * limit
+            fire, target = knobs.trigger(state, policy, limit, session.env.should_compact)
             if fire:
                 # A range fixed ahead (``ahead.py``) is summarized as it was asked for: its
                 # messages are taken before the clearing, which comes first as always.
                 mark = state.ahead
-                early = self._early_input(mark, request) if mark is not None else None
+                early = planner.early_input(session, mark, request) if mark is not None else None
                 # A clearing that cannot even get under the high-water mark is skipped: the
                 # summary that must follow would archive what it cleared (a cold start on a
                 # long history); clearing runs after the summary if still needed.
-                self._guarded(
-                    lambda: self._clear(
-                        target, force=state.measure() > self.limit, futile_below=int(high)
+                planner.guarded(
+                    session,
+                    lambda: planner.clear(
+                        session, target, force=state.measure() > limit, futile_below=int(high)
                     ),
                     "clear",
                 )
                 # The summary comes with this clearing, whose rewrite is paid anyway, when the
-                # clearing alone would buy too few turns (``_summary_due``).
-                if self._summary_due(target, high, request):
-                    fixed = mark is not None and self._summarize_fixed(mark, early, target, request)
-                    least = 1 if state.measure() > self.limit else policy.clear_floor
+                # clearing alone would buy too few turns (``planner.summary_due``).
+                if planner.summary_due(session, target, high, request):
+                    fixed = mark is not None and planner.summarize_fixed(
+                        session, mark, early, target, request
+                    )
+                    least = 1 if state.measure() > limit else policy.clear_floor
                     if not fixed:
-                        self._guarded(
-                            lambda: self._summarize_old(
-                                target, request, policy.keep_recent_turns, least=least
+                        planner.guarded(
+                            session,
+                            lambda: planner.summarize(
+                                session, target, request, policy.keep_recent_turns, least=least
                             ),
                             "summarize",
                         )
                 if state.measure() > high:
-                    force = state.measure() > self.limit
-                    self._guarded(lambda: self._clear(target, force=force), "clear")
-                if state.measure() > self.limit:
+                    force = state.measure() > limit
+                    planner.guarded(
+                        session, lambda: planner.clear(session, target, force=force), "clear"
+                    )
+                if state.measure() > limit:
                     # Still over: the recent turns' seen results go too (each keeps its copy),
                     # before the call gives up (a long turn that no summary may cut).
-                    self._guarded(
-                        lambda: self._clear(target, force=True, last_resort=True), "clear"
+                    planner.guarded(
+                        session,
+                        lambda: planner.clear(session, target, force=True, last_resort=True),
+                        "clear",
                     )
-                if state.measure() > self.limit:
+                if state.measure() > limit:
                     # Still over: everything but what the model has not seen yet goes into
                     # the summary (the summary closes the turn).
-                    self._guarded(
-                        lambda: self._summarize_old(target, request, 0, least=1), "summarize"
+                    planner.guarded(
+                        session,
+                        lambda: planner.summarize(session, target, request, 0, least=1),
+                        "summarize",
                     )
-                self._fault_check("bring the context under its limit", always=False)
-                self._check_limit()
-            self._fault_check("save new results", always=False)
-            if self.ahead and self.faults.error is None:
-                self._look_ahead(request)
-            return self.view()
+                planner.fault_check(session, "bring the context under its limit", always=False)
+                planner.check_limit(session)
+            planner.fault_check(session, "save new results", always=False)
+            if session.ahead and session.faults.error is None:
+                planner.look_ahead(session, request)
+            return session.view()
 
     def undo(self) -> list[Message]:
         """Take back the newest compaction not undone yet (a summary or a clearing): a new
         record in the journal, the view rebuilt as if it had not happened, with what came
-        since (``undo.py``). ``UndoRefused`` (nothing changed) when there is none, or when
-        that view would be over the limit. The caller continues from the view returned."""
-        with self._journaled():
-            sid = self.sid()
-            where = f"session {sid}"
-            at, what = undo.target(journal(self.store.records(sid), where), sid)
-            skip = {at} | undo.undone(journal(self.store.records(sid), where))
-            records = journal(self.store.records(sid), where)
-            state = undo.rebuild(self.env.counter, records, skip, self.given.ledger)
-            for record in self.journal.carried:
-                state.apply(record)
-            state.apply(Undo(at))
-            size = state.measure()
-            if size > self.limit:
-                # The counter's factors may have been set by the rebuild: set them back.
-                self._stale = True
-                raise UndoRefused(
-                    f"undoing the {what} (journal record {at}) would make the request "
-                    f"{size:,} tokens, over the limit of {self.limit:,}; nothing was changed"
-                )
-            before = self.state.measure()
-            shown = binding.Before.of(self.state)
-            self.state = state
-            self.syncer = Sync()
-            self.recognizer = self.syncer.recognizer
-            self.journal.add(Undo(at))
-            self._emit("undo_compaction", before, size, (), f"{what} undone (record {at})")
-            if state.preserved:
+        since (``Session.undo``). The caller continues from the view returned."""
+        session = self.session
+        with session.call():
+            shown = session.undo()
+            if session.state.preserved:
                 # What the undo brought back changes the prefix of the thinking after it.
-                self._strip(binding.strip_for(state, shown, None, "undo"))
-            return self.view()
-
-    # -- preserved thinking (``thinking.py``) -------------------------------------------------
-    def learn_model(self, model: str | None) -> None:
-        """The model a request names: under ``preserved_thinking="auto"`` a model known to
-        check thinking blocks' prefixes turns the check on (journaled with the next call)."""
-        self._current()
-        self._binding(model)
-
-    def thinking_refused(self, at: tuple[int, int] | None) -> None:
-        """The API refused the view handed out last for a thinking block whose prefix changed
-        (at ``(message, block)`` of that view, or somewhere: None): with the next call (the
-        retry), every thinking block from there on leaves the view, for good; under
-        ``"auto"`` the session learns that its model checks."""
-        self._current()
-        self._pending_strip = (at, "refusal")
-
-    def thinking_dropped(self, paths: list[tuple[int, int]]) -> None:
-        """The API dropped thinking blocks of the view handed out last (a response's
-        ``input_transformations``): the next view leaves them out at the same point, so the
-        prefix the provider caches does not move again."""
-        self._current()
-        if paths:
-            self._pending_strip = (min(paths), "dropped")
-
-    def sync(self, messages: Any) -> None:
-        super().sync(messages)
-        pending, self._pending_strip = self._pending_strip, None
-        if pending is not None:
-            self._repair(*pending)
-
-    def keep_setting(self, name: str, value: str | int | float | bool | None, source: str) -> None:
-        """Journal a per-session setting when it differs from the session's (the same type
-        and value), so a resume reads it back (``state.settings``)."""
-        self._current()
-        known = self.state.settings.get(name, _UNSET)
-        if type(known) is not type(value) or known != value:
-            with self._journaled():
-                self._record(Setting(name, value, source))
-
-    def setting(self, name: str) -> str | int | float | bool | None:
-        """The session's newest value of setting ``name`` (None when it has none)."""
-        self._current()
-        return self.state.settings.get(name)
-
-    def set_prefix_mismatch(self, behavior: str | None) -> None:
-        """Journal what the drop-in client asks of the API when a thinking block's prefix
-        changed (``"drop_block"``, or None for the API's default), so a resume keeps it."""
-        self._current()
-        if self.state.settings.get(thinking.DROP_SETTING) != behavior:
-            with self._journaled():
-                self._record(Setting(thinking.DROP_SETTING, behavior, "client"))
-
-    @property
-    def prefix_mismatch(self) -> str | None:
-        self._current()
-        value = self.state.settings.get(thinking.DROP_SETTING)
-        return value if isinstance(value, str) else None
+                planner.strip(session, binding.strip_for(session.state, shown, None, "undo"))
+            return session.view()
 
     def _repair(self, at: tuple[int, int] | None, reason: str) -> None:
         """Inside a call, after its sync: the thinking from ``at`` of the view handed out
         last (which what the sync appended only extends) leaves the view."""
-        state = self.state
-        if self.policy.preserved_thinking == "auto" and not state.preserved:
-            self._record(Setting(thinking.SETTING, True, reason))
+        session = self.session
+        state = session.state
+        if session.policy.preserved_thinking == "auto" and not state.preserved:
+            session.record(Setting(SETTING, True, reason))
         k = len(state.prefix)
         if at is None or at[0] < k:
             seq, block = state.first_kept, 0
         else:
             seq, block = state.first_kept + at[0] - k, at[1]
-        self._strip(binding.strip_at(state, seq, block, reason))
+        planner.strip(session, binding.strip_at(state, seq, block, reason))
         if reason == "refusal" and binding.opening_lost(state):
             # The API wants the turn in progress to open with its thinking block, and
             # that block was refused: the turn is closed by a summary (its newest steps
             # ride along), so the model's next message opens a new one. (A block the API
             # dropped itself is not closed over: its reply was made without it.)
             request = binding.request_text(state)
-            self._guarded(
-                lambda: self._summarize_old(0, request, 0, least=NEVER, stage="compact_history"),
+            planner.guarded(
+                session,
+                lambda: planner.summarize(
+                    session, 0, request, 0, least=NEVER, stage="compact_history"
+                ),
                 "compact_history",
             )
-            self._fault_check("close the turn whose thinking was refused", always=True)
+            planner.fault_check(session, "close the turn whose thinking was refused", True)
 
     def compact(
         self,
@@ -256,12 +214,15 @@ class SessionEngine(CompactingSession):
         in the closing message)."""
         if keep_recent_turns < 0:
             raise ValueError(f"keep_recent_turns must be >= 0, got {keep_recent_turns}")
-        with self._journaled():
-            self.sync(messages)
-            self._adopt_native(request)
-            self._guarded(self._persist, "persist")
-            self._guarded(
-                lambda: self._summarize_old(
+        session = self.session
+        with session.call():
+            self._sync(messages)
+            planner.adopt_native(session, request)
+            planner.guarded(session, lambda: planner.persist(session), "persist")
+            planner.guarded(
+                session,
+                lambda: planner.summarize(
+                    session,
                     0,
                     request,
                     keep_recent_turns,
@@ -271,8 +232,8 @@ class SessionEngine(CompactingSession):
                 ),
                 "compact_history",
             )
-            self._fault_check("compact", always=True)
-            return self.view()
+            planner.fault_check(session, "compact", always=True)
+            return session.view()
 
     def reactive(self, messages: Any, request: str) -> list[Message]:
         """After a refusal: the request was at least as big as the limit, whatever we thought.
@@ -282,30 +243,33 @@ class SessionEngine(CompactingSession):
         low-water mark and at least to half its size: a retry that resends the same request
         would be refused again.
         """
-        with self._journaled():
-            self.sync(messages)
-            self._adopt_native(request)
-            self._guarded(self._persist, "persist")
-            state = self.state
+        session = self.session
+        with session.call():
+            self._sync(messages)
+            planner.adopt_native(session, request)
+            planner.guarded(session, lambda: planner.persist(session), "persist")
+            state, limit = session.state, session.limit
             estimate = max(1, state.estimate())
-            ratio = min(8.0, max(state.ratio, self.limit / estimate))
-            self._record(Calibrate(ratio, None))
-            target = min(int(self.policy.low_water * self.limit), state.measure() // 2)
-            self._guarded(lambda: self._clear(target, force=True), "clear")
+            ratio = min(8.0, max(state.ratio, limit / estimate))
+            session.record(Calibrate(ratio, None))
+            target = min(int(session.policy.low_water * limit), state.measure() // 2)
+            planner.guarded(session, lambda: planner.clear(session, target, force=True), "clear")
             if state.measure() > target:
-                self._guarded(
-                    lambda: self._summarize_old(
+                planner.guarded(
+                    session,
+                    lambda: planner.summarize(
+                        session,
                         target,
                         request,
-                        self.policy.keep_recent_turns,
+                        session.policy.keep_recent_turns,
                         least=NEVER,
                         stage="reactive_compact",
                     ),
                     "reactive_compact",
                 )
             # The API refused this request as too long: resending it unchanged cannot help.
-            self._fault_check("compact after the refusal", always=True)
-            return self.view()
+            planner.fault_check(session, "compact after the refusal", always=True)
+            return session.view()
 
 
 __all__ = ["SessionEngine"]

@@ -87,8 +87,14 @@ def readable(messages: list[Message], records: Iterable[Read]) -> list[Message]:
     return out
 
 
+NATIVE_SETTING = "native_compaction"
+"""The ``Setting`` that turns the provider's compaction off for a session (``False``) once it
+refused under ``native="auto"``: journaled, so a resumed session does not ask again."""
+
+
 __all__ = [
     "MODES",
+    "NATIVE_SETTING",
     "READABLE",
     "SUMMARY_CHARS",
     "NativeCompact",

@@ -26,7 +26,7 @@ reading). Every header of an answer (a file, a
 message, a call's result) ends with the answer's boundary token (``quoting.boundary`` of all
 the content it shows), so text inside a logged message cannot forge one.
 
-``SearchableLog`` gives the session engine both as methods over its own session.
+``Session.recall`` and ``Session.recover`` (``session.py``) are both over its own session.
 
 ``recover(store, session, path)`` is the same rebuilding for a file tool (the agent's
 ``read_file``): the content of a path the store issued, as bytes for a media file (an image
@@ -339,20 +339,4 @@ def recall(
     return RecallPage(query, len(hits), whole[offset : offset + limit], offset, len(whole))
 
 
-class SearchableLog:
-    """``recall`` and ``recover`` over the engine's own session (the DurableSession
-    capability's search half; the engine gives ``store`` and ``sid``)."""
-
-    store: Store
-
-    def sid(self) -> str:
-        raise NotImplementedError
-
-    def recall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
-        return recall(self.store, self.sid(), query, offset=offset, limit=limit)
-
-    def recover(self, path: str) -> str | bytes | None:
-        return recover(self.store, self.sid(), path)
-
-
-__all__ = ["PAGE", "RecallPage", "SearchableLog", "message_text", "recall", "recover"]
+__all__ = ["PAGE", "RecallPage", "message_text", "recall", "recover"]

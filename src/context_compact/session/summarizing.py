@@ -32,7 +32,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from contextvars import Context, copy_context
+from contextvars import copy_context
 from typing import Any
 
 from .. import markers, prompts
@@ -40,7 +40,7 @@ from ..errors import CompactionFailed
 from ..errors import EmptySummary as EmptySummary  # kept importable from here
 from ..messages import Message, clone
 from ..sizing import TokenCounter, to_json
-from ..summarize import CALL_USAGE, Summarizes, SummaryRequest, extractive_summary
+from ..summarize import Summarizes, SummaryRequest, SummaryResult, extractive_summary
 from .policy import SessionPolicy
 
 Emit = Callable[[str, int, int, str], None]
@@ -58,7 +58,6 @@ class _Job:
         self.started = time.time()
         self.clock = time.monotonic()
         self.ready: float | None = None  # wall time the answer came in
-        self.context: Context | None = None  # the call's: the model call's usage is read there
 
     def wait(self, timeout: float | None) -> Any:
         """The call's answer; ``TimeoutError`` when not in within ``timeout`` seconds."""
@@ -132,10 +131,7 @@ class SummaryCaller:
             self._worker = Worker()
         # In a copy of this context: what the call set up (``facts.read_once``) holds there.
         context = copy_context()
-        context.run(CALL_USAGE.set, None)  # only this call's usage is read back from it
-        job = self._worker.submit(lambda: context.run(self.summarizer.summarize, ask))
-        job.context = context
-        return job
+        return self._worker.submit(lambda: context.run(self.summarizer.summarize, ask))
 
     def request(
         self,
@@ -183,6 +179,8 @@ class SummaryCaller:
         text ends a run of failures. Those not done yet are looked at next time."""
         for job in self._unused:
             value = job.value if job.done.is_set() and job.error is None else None
+            if isinstance(value, SummaryResult):
+                value = value.text
             if isinstance(value, str) and value.strip():
                 self.failures = 0
         self._unused = [job for job in self._unused if not job.done.is_set()][-4:]
@@ -217,7 +215,8 @@ class SummaryCaller:
                 "ready": round(job.ready, 3) if job.ready is not None else None,
                 "waited": round(time.monotonic() - waited_from, 4),
             }
-            usage = job.context.get(CALL_USAGE) if job.done.is_set() and job.context else None
+            value = job.value if job.done.is_set() and job.error is None else None
+            usage = value.usage if isinstance(value, SummaryResult) else None
             if usage:
                 self.timing.update(usage)
 
@@ -241,6 +240,8 @@ class SummaryCaller:
         ask = self.request(messages, focus, previous, budget, sent)
         try:
             text = self._ask(ask)
+            if isinstance(text, SummaryResult):
+                text = text.text
             if not isinstance(text, str) or not text.strip():
                 got = "no text" if isinstance(text, str) else type(text).__name__
                 raise EmptySummary(f"the summarizer returned {got}")

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..sizing import text_tokens
-from ..summarize import SummaryRequest, adapt, continuing_instruction
+from ..summarize import SummaryRequest, adapt, continuing_instruction, text_of
 
 Send = tuple[list[Any], int]
 """A summary request as sent: its messages in order, and the tokens that follow them."""
@@ -71,9 +71,9 @@ class ContinuingSummarizer:
 
     def summarize(self, ask: SummaryRequest) -> str:
         if not ask.sent:
-            return str(self.adapted.summarize(ask))
+            return str(text_of(self.adapted.summarize(ask)))
         before = self.inner.input_tokens
-        text = str(self.adapted.summarize(ask))
+        text = str(text_of(self.adapted.summarize(ask)))
         self.inner.input_tokens = before  # priced from ``sends`` instead
         instruction = continuing_instruction(ask.budget or 2_000, ask.focus, ask.prompt)
         self.inner.sends.append((list(ask.sent), text_tokens(instruction)))

@@ -37,7 +37,7 @@ from context_compact.messages import Block, Message, is_request
 from context_compact.session.engine import SessionEngine
 from context_compact.session.policy import session_policy
 from context_compact.sizing import TokenCounter, text_tokens
-from context_compact.summarize import SummaryRequest, adapt, summary_input
+from context_compact.summarize import SummaryRequest, adapt, summary_input, text_of
 
 from .base import LoggedStrategy
 
@@ -64,11 +64,11 @@ class ModelledCompaction:
         sends = getattr(self.summarizer, "sends", None)
         if sends is not None:  # priced by the replay as sent: its shared prefix is cached
             before = self.summarizer.input_tokens
-            text = str(self.adapted.summarize(SummaryRequest(messages)))
+            text = str(text_of(self.adapted.summarize(SummaryRequest(messages))))
             self.summarizer.input_tokens = before
             sends.append((list(messages), 0))
             return text
-        text = str(self.adapted.summarize(SummaryRequest(messages)))
+        text = str(text_of(self.adapted.summarize(SummaryRequest(messages))))
         shown = getattr(self.summarizer, "input_limit", None)
         if shown is not None and hasattr(self.summarizer, "input_tokens"):
             sent = self.counter.messages(messages)
@@ -130,7 +130,7 @@ def openai_engine(policy: Any, env: Env) -> ThresholdCompaction:
 def default_native_engine(policy: Any, env: Env) -> SessionEngine:
     engine = SessionEngine(session_policy(context_limit=policy.context_limit, native=True), env)
     engine.name = "default-native"
-    engine.native = ModelledCompaction(env.summarizer, env.counter)
+    engine.session.native = ModelledCompaction(env.summarizer, env.counter)
     return engine
 
 
