@@ -141,3 +141,17 @@ def test_a_server_smaller_than_the_default_refuses_once_per_session(kind: str, m
         session=compactor.session_id,
     )
     assert resumed.limit <= WINDOW
+
+
+def test_inspect_shows_the_window_the_server_stated() -> None:
+    from context_compact.history.inspect import timeline
+
+    server = Server("anthropic")
+    store = MemoryStore()
+    compactor = Compactor(Policy.default(model="house-model-7b"), store, BenchSummarizer())
+    with StubAPI(*([server] * (3 * TURNS))) as stub:
+        raw = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0)
+        _loop(compacting(raw, compactor), "anthropic")
+    line = timeline(store, str(compactor.session_id))
+    assert line.window == WINDOW
+    assert line.limit is not None and line.limit <= WINDOW

@@ -77,6 +77,8 @@ def inspect_command(
     peak = max(line.view_tokens, default=0)
     at = line.view_tokens.index(peak) + 1 if line.view_tokens else 0
     limit = f", limit {line.limit:,}" if line.limit else ""
+    if line.window is not None:
+        limit += f" (the server's window: {line.window:,})"
     for text in (
         f"session {session}: {line.messages:,} messages, {line.turns:,} turns, "
         f"{len(line.events)} compaction events",

@@ -177,6 +177,8 @@ class Timeline:
     view_tokens: list[int] = field(default_factory=list)  # index i: turn i + 1
     events: list[Event] = field(default_factory=list)
     now: int = 0
+    window: int | None = None
+    """The context window the server stated (a refusal, its own report), when it did."""
     thinking: Thinking = field(default_factory=Thinking)
     ledger: dict[str, Any] = field(default_factory=dict)
     """What the agent did, as the session's ledger kept it (``ledger_view.as_dict``)."""
@@ -238,6 +240,10 @@ def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
             state.apply(record)
     out.events = undone.mark(out.events)
     out.now = state.measure()
+    if state.window is not None:
+        # The window the server stated caps the limit the session sized against.
+        out.window = state.window.tokens
+        out.limit = min(out.limit, out.window) if out.limit else out.window
     out.ledger = ledger_view.as_dict(state.ledger)
     out.ledger_lines = ledger_view.full(state.ledger).splitlines()
     return out
