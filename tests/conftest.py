@@ -31,6 +31,9 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# LiteLLM fetches its price map from the network when imported; tests never reach it.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 
 @pytest.fixture
 def stub_api() -> Iterator[StubAPI]:

@@ -381,9 +381,9 @@ class Compactor:
 
     def recover(self, error: BaseException, messages: list[Any], active_request: str) -> list[Any]:
         """After the API refused the request ``prepare`` returned: the request to send
-        instead. A prompt too long compacts hard (``reactive_compact``), the window and the
-        count the refusal states adopted first (the limit keeps to the server's window from
-        then on, journaled); a thinking block
+        instead. A prompt too long compacts hard (``reactive_compact``), the window the
+        refusal states adopted first (the limit keeps to the server's window from then on,
+        journaled); a thinking block
         whose prefix changed ("bound to a different conversation", on models with preserved
         thinking) takes the thinking from that block on out of the view, for good, and the
         session learns that its model checks. Any other error is raised again: resending
@@ -397,11 +397,10 @@ class Compactor:
             return self.prepare(messages, active_request)
         if is_context_overflow(error):
             figures = overflow_figures(error)
-            if figures.window:
-                # The window the server stated: every later request keeps to it (journaled).
+            if figures.window and figures.window < self.limit:
+                # The window the server stated, below what we took it to be: every later
+                # request keeps to it (journaled). One at or above the limit changes nothing.
                 self.use_window(figures.window, "the server's refusal")
-            if figures.prompt_tokens:
-                self.observe(figures.prompt_tokens)  # the API's own count of the refused view
             return self.reactive_compact(messages, active_request)
         raise error
 

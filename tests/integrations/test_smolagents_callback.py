@@ -133,7 +133,8 @@ def test_the_system_prompt_and_the_tools_count_against_the_window() -> None:
         agent.run(TASK)
     system = agent.memory.system_prompt.system_prompt
     assert len(system) > 1_000
-    assert cc.engine.state.overhead >= cc.tokens.text(system)  # type: ignore[attr-defined]
+    session = cc.engine.session
+    assert session is not None and session.state.overhead >= cc.tokens.text(system)
 
 
 def test_each_step_s_usage_calibrates_the_budget() -> None:

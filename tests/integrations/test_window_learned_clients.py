@@ -117,7 +117,9 @@ class _Chat:
 def test_a_server_smaller_than_the_default_refuses_once_per_session(kind: str, mode: str) -> None:
     server = Server(kind)
     store = MemoryStore()
-    compactor = Compactor(Policy.default(model="house-model-7b"), store, BenchSummarizer())
+    compactor = Compactor(
+        Policy.default(model="house-model-7b", summarize_ahead=False), store, BenchSummarizer()
+    )
     with StubAPI(*([server] * (3 * TURNS))) as stub:
         if kind == "anthropic":
             cls = anthropic.AsyncAnthropic if mode == "async" else anthropic.Anthropic
@@ -148,7 +150,9 @@ def test_inspect_shows_the_window_the_server_stated() -> None:
 
     server = Server("anthropic")
     store = MemoryStore()
-    compactor = Compactor(Policy.default(model="house-model-7b"), store, BenchSummarizer())
+    compactor = Compactor(
+        Policy.default(model="house-model-7b", summarize_ahead=False), store, BenchSummarizer()
+    )
     with StubAPI(*([server] * (3 * TURNS))) as stub:
         raw = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0)
         _loop(compacting(raw, compactor), "anthropic")
