@@ -66,7 +66,43 @@ def play(c: Compactor, model_seconds: float = 0.0) -> dict[int, str]:
     return sent
 
 
+def check(db: str, session: str, reference: dict[int, str]) -> str | None:
+    """Reopen the session, compare its view and every view it sends next with
+    ``reference``: the first difference, or None."""
+    compactor = open_compactor(db, session)
+    try:
+        sid = compactor.session_id
+        logged = sum(1 for r in compactor.store.records(sid) if r["kind"] == "message")
+        if logged and json.dumps(compactor.view()) != reference[logged]:
+            return f"the reopened view after {logged} messages differs"
+        for length, view in play(compactor).items():
+            if view != reference[length]:
+                return f"view after {length} messages differs"
+        return None
+    finally:
+        compactor.store.close()
+
+
 if __name__ == "__main__":
-    compactor = open_compactor(sys.argv[1], sys.argv[2])
-    play(compactor, model_seconds=0.004)
-    compactor.store.close()
+    # DB SESSION: play (a model call takes 4 ms); --dump FILE: play, write the views sent;
+    # --check FILE: reopen and continue, compared with the views in FILE (exit 1, saying
+    # where, at the first difference). Each in a fresh process: nothing another test left
+    # in the process running the tests can reach it.
+    db, session = sys.argv[1], sys.argv[2]
+    if len(sys.argv) > 4 and sys.argv[3] == "--dump":
+        compactor = open_compactor(db, session)
+        sent = play(compactor)
+        compactor.store.close()
+        with open(sys.argv[4], "w", encoding="utf-8") as out:
+            json.dump({str(k): v for k, v in sent.items()}, out)
+    elif len(sys.argv) > 4 and sys.argv[3] == "--check":
+        with open(sys.argv[4], encoding="utf-8") as given:
+            reference = {int(k): v for k, v in json.load(given).items()}
+        problem = check(db, session, reference)
+        if problem is not None:
+            print(problem)
+            sys.exit(1)
+    else:
+        compactor = open_compactor(db, session)
+        play(compactor, model_seconds=0.004)
+        compactor.store.close()
