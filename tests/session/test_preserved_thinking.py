@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import api_binding
 from api_rules import thinking_request, violation_text
 from context_compact import Compactor, MemoryStore, Policy, check
+from context_compact.markers import THINKING_REMOVED
 from context_compact.session.records import Setting, Strip, as_json, read
 from context_compact.session.thinking import change_point, checks_prefix, without_thinking
 from context_compact.testing.fakes import BenchSummarizer
@@ -165,10 +166,24 @@ def test_the_models_that_check_are_known_by_name(model: str | None, checks: bool
 
 
 def test_an_assistant_message_of_thinking_alone_keeps_a_line_of_text() -> None:
-    message = {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"}]}
-    stripped = without_thinking(message, 0)
-    assert stripped["content"][0]["type"] == "text"
-    assert message["content"][0]["type"] == "redacted_thinking"
+    store = MemoryStore()
+    compactor = Compactor(Policy.default(preserved_thinking=True), store)
+    alone = {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"}]}
+    compactor.prepare(
+        [{"role": "user", "content": "Go."}, alone, {"role": "user", "content": "Again."}], "Again."
+    )
+    engine = compactor.engine
+    assert engine.session is not None
+    engine.session.record(Strip(1, 0, "refusal"))
+    view = engine.session.view()
+    assert view[1]["content"] == [{"type": "text", "text": THINKING_REMOVED}]
+    assert alone["content"][0]["type"] == "redacted_thinking"
+    assert (
+        without_thinking([{"type": "thinking", "thinking": "a"}, {"type": "text", "text": "b"}], 1)[
+            0
+        ]["type"]
+        == "thinking"
+    )
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any, cast
 
-from .. import markers
 from ..keys import ROOT
 from ..messages import (
     Block,
@@ -63,7 +62,7 @@ from .records import (
     Window,
 )
 from .shown import Shown
-from .thinking import SETTING, is_thinking, thinking_after
+from .thinking import SETTING, thinking_after, without_thinking
 from .turn import Turn
 
 Pos = tuple[int, int]
@@ -218,13 +217,9 @@ class SessionState:
             return rendered
         out = cast(Message, clone({k: v for k, v in message.items() if k != "content"}))
         if isinstance(content, list):
-            shown = [
-                clone(repl.get((seq, bi), block))
-                for bi, block in enumerate(content)
-                if strip is None or bi < strip or not is_thinking(block)
-            ]
-            if not shown:
-                shown = [{"type": "text", "text": markers.THINKING_REMOVED}]
+            shown = [clone(repl.get((seq, bi), block)) for bi, block in enumerate(content)]
+            if strip is not None:
+                shown = without_thinking(shown, strip)
         else:
             shown = [{"type": "text", "text": content}]
         if native is not None and seq == native.cut:

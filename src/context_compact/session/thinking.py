@@ -104,18 +104,12 @@ def thinking_after(message: Message, start: int) -> bool:
     return any(is_thinking(b) for b in content[start:])
 
 
-def without_thinking(message: Message, start: int) -> Message:
-    """``message`` without its thinking blocks from index ``start`` on (a shallow copy: the
-    other blocks are the same objects); an assistant message left with no block says in one
-    line that its reasoning was removed, since the API refuses an empty one."""
-    content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    kept = [b for i, b in enumerate(content) if i < start or not is_thinking(b)]
-    if not kept:
-        kept = [{"type": "text", "text": markers.THINKING_REMOVED}]
-    out: Message = {**message, "content": kept}
-    return out
+def without_thinking(blocks_: list[Block], start: int) -> list[Block]:
+    """``blocks_`` (a message's content) without its thinking blocks from index ``start``
+    on; a message left with no block gets one line saying its reasoning was removed, since
+    the API refuses an empty one."""
+    kept = [b for i, b in enumerate(blocks_) if i < start or not is_thinking(b)]
+    return kept or [{"type": "text", "text": markers.THINKING_REMOVED}]
 
 
 def change_point(before: Sequence[Message], after: Sequence[Message]) -> tuple[int, int] | None:
