@@ -65,6 +65,9 @@ from .errors import (
     UnknownMigration as UnknownMigration,
 )
 from .errors import (
+    UnknownModelWarning as UnknownModelWarning,
+)
+from .errors import (
     Violation as Violation,
 )
 

@@ -4,12 +4,15 @@ high/low-water clearing."""
 
 from __future__ import annotations
 
+import sys
+import warnings
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, ClassVar
 
+from ..errors import UnknownModelWarning
 from ..overrides import positive, with_overrides
 from ..sizing import DEFAULT_WINDOW, context_window, known_window
-from ..telemetry import policy_log
 from .ledger_rules import LedgerRules, ledger_rules
 
 
@@ -238,22 +241,97 @@ def _check_knobs(policy: SessionPolicy) -> None:
 
 def session_policy(**overrides: Any) -> SessionPolicy:
     """``Policy.default``: ``context_limit`` defaults to the window of ``model`` minus
-    ``reserve_tokens``; without a model, 200,000 - 8,000 tokens."""
+    ``reserve_tokens``; without a model, 200,000 - 8,000 tokens. A model whose window we do
+    not know, without ``context_limit``, is said once per process per model: an
+    ``UnknownModelWarning``."""
     model = overrides.get("model")
     reserve = overrides.get("reserve_tokens", SessionPolicy.reserve_tokens)
-    base = SessionPolicy(context_limit=max(1, context_window(model) - reserve))
+    base = SessionPolicy(context_limit=assumed_limit(model, reserve))
+    policy = with_overrides(base, overrides)
     if model and "context_limit" not in overrides and known_window(model) is None:
-        policy_log.warning("%s", unknown_window_note(model, "pass context_limit=N"))
-    return with_overrides(base, overrides)
+        _warn_once(str(model))
+    return policy
+
+
+def assumed_limit(model: str | None, reserve: int = SessionPolicy.reserve_tokens) -> int:
+    """The ``context_limit`` ``Policy.default`` gives ``model`` when none is given: its window
+    (``sizing.context_window``, the default for a name no table knows) less ``reserve``."""
+    return max(1, context_window(model) - reserve)
+
+
+def assumed_window(model: object, context_limit: object, reserve_tokens: object) -> bool:
+    """Whether a policy's limit rests on a window assumed for a model we do not know: a model
+    no table knows, and the limit ``Policy.default`` derives for it. Given the fields, so a
+    stored policy (JSON, as a session's meta keeps it) is read the same way."""
+    if not isinstance(model, str) or not model or known_window(model) is not None:
+        return False
+    if not isinstance(reserve_tokens, int) or not isinstance(context_limit, int):
+        return False
+    return context_limit == assumed_limit(model, reserve_tokens)
+
+
+def assumption(policy: SessionPolicy) -> str:
+    """What the first event says while ``policy``'s limit rests on an assumed window (one
+    clause), "" when it does not."""
+    model = policy.model
+    if model is None or not assumed_window(model, policy.context_limit, policy.reserve_tokens):
+        return ""
+    return f"the limit of {policy.context_limit:,} tokens rests on {assumed_note(model)}"
+
+
+def assumed_note(model: str) -> str:
+    """The window assumed for ``model``, and how to set the real one: one clause."""
+    return (
+        f"a window of {DEFAULT_WINDOW:,} tokens assumed for {model!r}, a model whose window we "
+        "do not know (set context_limit to its window)"
+    )
 
 
 def unknown_window_note(model: str, how: str) -> str:
     """What is assumed of a model whose window we do not know, and how to set it: one line."""
     return (
         f"model {model!r} is not one whose context window we know: assuming "
-        f"{DEFAULT_WINDOW:,} tokens; if its window is smaller, requests will be refused "
-        f"until you set it ({how})"
+        f"{DEFAULT_WINDOW:,} tokens; if its window is smaller, the first request over it is "
+        f"refused (Compactor.recover and the drop-in clients then keep to the window the "
+        f"refusal states); to set it, {how}"
     )
 
 
-__all__ = ["SessionPolicy", "session_policy", "unknown_window_note"]
+# The models said so far in this process: each is said once.
+_SAID: set[str] = set()
+
+
+def _warn_once(model: str) -> None:
+    if model in _SAID:
+        return
+    _SAID.add(model)
+    note = unknown_window_note(model, "pass context_limit=N")
+    warnings.warn(UnknownModelWarning(note, model), stacklevel=_callers_level())
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package: the warning names the
+    caller's line (``Policy.default`` in a script), not ours."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and _ours(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+_PACKAGE = __name__.split(".", 1)[0]
+
+
+def _ours(module: str) -> bool:
+    return module == _PACKAGE or module.startswith(_PACKAGE + ".")
+
+
+__all__ = [
+    "SessionPolicy",
+    "assumed_limit",
+    "assumed_note",
+    "assumed_window",
+    "assumption",
+    "session_policy",
+    "unknown_window_note",
+]

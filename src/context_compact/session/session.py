@@ -37,7 +37,7 @@ from .durable import SessionJournal
 from .faults import Faults
 from .handout import Handout
 from .native_tier import NATIVE_SETTING, NativeCompact
-from .policy import SessionPolicy
+from .policy import SessionPolicy, assumption
 from .recall import recall as search_log
 from .recall import recover as rebuilt_file
 from .records import (
@@ -94,6 +94,8 @@ class Session:
         self.over_limit = 0
         self.faults = Faults()
         self._window_said: tuple[int, str] | None = None
+        # Said with the first event while the limit rests on a window assumed for the model.
+        self._assumed = assumption(policy)
         # A strip the API asked for (a refusal, dropped blocks), made by the next call.
         self.pending_strip: tuple[tuple[int, int] | None, str] | None = None
         if env.session is not None:
@@ -262,9 +264,12 @@ class Session:
         score: dict[str, float | None] | None = None,
         timing: dict[str, Any] | None = None,
     ) -> None:
+        if self._assumed and self.state.window is None:
+            note = f"{note}; {self._assumed}" if note else self._assumed
         event = CompactionEvent(stage, before, after, "tokens", paths, note, score, timing)
         extra = {"timing": timing} if timing is not None else {}
         self.journal.add(EventRecord(stage, before, after, "tokens", paths, note, score, extra))
+        self._assumed = ""
         self.env.emit(event)
 
     def read_events(self, start: int, stop: int) -> list[CompactionEvent]:
