@@ -1,5 +1,6 @@
 """The scripts in ``examples/`` run as written against the loopback stub API (the model's
-side scripted), and the README's loop is the Anthropic one, line for line."""
+side scripted), and the loop of the README and of the "Your loop" page is the Anthropic one,
+line for line."""
 
 from __future__ import annotations
 
@@ -27,10 +28,16 @@ def code_of(script: Path) -> str:
     return re.sub(r'\A""".*?"""\n\n', "", text, flags=re.DOTALL)
 
 
+def python_blocks(page: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+
+
 def test_the_readmes_loop_is_the_anthropic_example() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL)
-    assert code_of(EXAMPLES / "anthropic_loop.py") in blocks
+    assert code_of(EXAMPLES / "anthropic_loop.py") in python_blocks(ROOT / "README.md")
+
+
+def test_the_your_loop_page_opens_with_the_anthropic_example_whole() -> None:
+    assert python_blocks(ROOT / "docs/loop.md")[0] == code_of(EXAMPLES / "anthropic_loop.py")
 
 
 def run_script(
