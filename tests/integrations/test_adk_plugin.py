@@ -27,7 +27,7 @@ from context_compact import Compactor, MemoryStore, Policy, check
 from context_compact.formats import openai_chat
 from context_compact.integrations.adk import CompactionPlugin
 from context_compact.integrations.conversations import Conversations
-from stub_api import StubAPI, openai_context_length_exceeded
+from stub_api import Reply, StubAPI, ToolCall, openai_context_length_exceeded
 
 USER = "user-1"
 INSTRUCTION = "You read service logs, one part at a time, and say when you are done."
@@ -56,9 +56,15 @@ def _refusal(tokens: int, limit: int) -> Any:
     return openai_context_length_exceeded(limit, tokens)
 
 
-def _agent(stub: StubAPI, name: str = "reader") -> LlmAgent:
+def _agent(stub: StubAPI, name: str = "reader", sub_agents: Any = ()) -> LlmAgent:
     model = LiteLlm(model="openai/gpt-4o", api_base=stub.openai_url, api_key="sk-stub")
-    return LlmAgent(name=name, model=model, instruction=INSTRUCTION, tools=[read_log])
+    return LlmAgent(
+        name=name,
+        model=model,
+        instruction=INSTRUCTION,
+        tools=[read_log],
+        sub_agents=list(sub_agents),
+    )
 
 
 def _runner(agent: LlmAgent, plugins: list[Any]) -> tuple[Runner, InMemorySessionService]:
@@ -217,3 +223,26 @@ def test_each_response_s_usage_calibrates_the_budget() -> None:
         runner, sessions = _runner(_agent(stub), [CompactionPlugin(cc)])
         asyncio.run(_invoke(runner, sessions, "read the service log"))
     assert seen == [size(b) for b in stub.bodies]
+
+
+def test_an_agent_the_root_transfers_to_is_a_conversation_of_its_own() -> None:
+    conversations = Conversations(Policy.default(context_limit=LIMIT), MemoryStore())
+    transfer = ToolCall("transfer_to_agent", {"agent_name": "helper"}, id="to_helper")
+    script = [Reply(text="asking the helper", tool_calls=(transfer,)), *_replies(1, "helper")]
+    with StubAPI(*script) as stub:
+        root = _agent(stub, "root", sub_agents=[_agent(stub, "helper")])
+        runner, sessions = _runner(root, [CompactionPlugin(conversations)])
+
+        async def go() -> tuple[str | None, str]:
+            answer = await _invoke(runner, sessions, "read the service log")
+            listed = await sessions.list_sessions(app_name="logs", user_id=USER)
+            return answer, listed.sessions[0].id
+
+        answer, session = asyncio.run(go())
+    assert answer == "all parts read"
+    assert len(stub.bodies) == 3
+    assert len(conversations) == 2
+    root_cc = conversations.get(session)
+    helper_cc = conversations.get(f"{session}/helper")
+    assert len(conversations) == 2
+    assert helper_cc.recall("needle-000").text and not root_cc.recall("needle-000").text

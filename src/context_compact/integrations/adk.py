@@ -203,10 +203,8 @@ class CompactionPlugin(BasePlugin):  # type: ignore[misc, unused-ignore]
         view = await asyncio.to_thread(call.compactor.recover, cause, call.messages, call.active)
         llm_request.contents = restore(view, call.converted, call.converter)
         model = await _model(callback_context)
-        response = None
-        async for response in model.generate_content_async(llm_request, stream=False):
-            pass
-        return response
+        responses = [r async for r in model.generate_content_async(llm_request, stream=False)]
+        return responses[-1] if responses else None
 
 
 async def _model(callback_context: Any) -> Any:

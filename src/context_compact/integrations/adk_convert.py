@@ -141,7 +141,7 @@ def restore(view: list[Message], converted: list[Converted], converter: Converte
     """The view as ``Content`` objects: originals where unchanged (see the module docstring)."""
     origins = origins_of(converted)
     home: dict[str, Any] = {}  # tool id -> the Content holding it
-    tools: dict[tuple[str, str], tuple[Block, Any]] = {}  # (type, id) -> block, Part
+    tools: dict[tuple[str | None, str], tuple[Block, Any]] = {}  # (type, id) -> block, Part
     for item in converted:
         content = item.unit[0]
         for block, part in converter.parts[id(content)]:
@@ -175,7 +175,7 @@ def _rebuilt(
     message: Message,
     original: Any,
     converter: Converter,
-    tools: dict[tuple[str, str], tuple[Block, Any]],
+    tools: dict[tuple[str | None, str], tuple[Block, Any]],
 ) -> Any:
     role = MODEL if message["role"] == "assistant" else "user"
     if isinstance(message["content"], str):
