@@ -53,14 +53,15 @@ def _tool_result_sent(body: Any) -> bool:
     return "They fish." in str(body["messages"][-1])
 
 
-def test_the_six_snippets_are_on_the_frameworks_page() -> None:
+def test_the_seven_snippets_are_on_the_frameworks_page() -> None:
     found = snippets()
-    assert len(found) == 6
+    assert len(found) == 7
     assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]
     assert "CompactingSession" in found[2]
     assert "CompactionHook" in found[3]
     assert "compaction_callback" in found[4]
     assert "CompactingFunctionAgent" in found[5]
+    assert "CompactionPlugin" in found[6]
 
 
 def test_the_langchain_snippet_runs_as_written(
@@ -148,3 +149,13 @@ def test_the_llamaindex_snippet_runs_as_written(
     asyncio.run(namespace["main"]())
     assert capsys.readouterr().out.strip() == "It is a README about pelicans."
     assert _tool_result_sent({"messages": stub.bodies[1]["messages"]})
+
+
+def test_the_adk_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    pytest.importorskip("google.adk", reason="the adk extra is not installed")
+    assert _run(snippets()[6], capsys).strip() == "It is a README about pelicans."
+    assert [check(from_openai(b["messages"])[1]) for b in stub.bodies] == [[], []]
+    assert _tool_result_sent(stub.bodies[1])
