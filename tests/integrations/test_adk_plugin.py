@@ -29,6 +29,9 @@ from context_compact.integrations.adk import CompactionPlugin
 from context_compact.integrations.conversations import Conversations
 from stub_api import Reply, StubAPI, ToolCall, openai_context_length_exceeded
 
+# LiteLLM's types trip a pydantic warning when first imported (not ours to fix).
+pytestmark = pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier")
+
 USER = "user-1"
 INSTRUCTION = "You read service logs, one part at a time, and say when you are done."
 

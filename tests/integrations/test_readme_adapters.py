@@ -152,6 +152,7 @@ def test_the_llamaindex_snippet_runs_as_written(
     assert _tool_result_sent({"messages": stub.bodies[1]["messages"]})
 
 
+@pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier")
 def test_the_adk_snippet_runs_as_written(
     stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
