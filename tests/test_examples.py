@@ -198,3 +198,39 @@ def test_the_langchain_agent_runs_its_tools_and_prints_the_answer(tmp_path: Path
     # The recall's answer: its head names the query, its text the bash output it found.
     assert "nothing found" not in recalled and recalled.count("42 pelicans") >= 2
     assert (tmp_path / ".context-compact" / "sessions.db").is_file()
+
+
+def test_the_custom_engine_example_moves_old_results_to_files_it_reads_back(
+    tmp_path: Path,
+) -> None:
+    out = run_example("custom_engine.py", {}, tmp_path)
+    assert "characters moved to" in out and "read back: 600 characters" in out
+
+
+def test_the_extending_guide_shows_the_example_engine_as_it_runs() -> None:
+    guide = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", guide, flags=re.DOTALL)
+    example = (EXAMPLES / "custom_engine.py").read_text(encoding="utf-8")
+    assert blocks and blocks[0].strip() in example
+
+
+def test_the_example_engine_loses_nothing_in_a_replayed_session(tmp_path: Path) -> None:
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        from custom_engine import ElidePolicy  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    from context_compact import Compactor, FileStore
+    from context_compact.registry import REGISTRY
+    from context_compact.testing.replay import replay
+    from context_compact.testing.workload import synthetic_session
+
+    store = FileStore(str(tmp_path))
+    try:
+        compactor = Compactor(ElidePolicy(context_limit=20_000), store)
+        run = replay(compactor, synthetic_session(40, seed=1), store=store, root=store.root)
+    finally:  # the example registered its engine in this process: the next test sees ours only
+        REGISTRY.engines.pop("elide-old-results", None)
+        REGISTRY.names.remove("elide-old-results")
+    assert run.needles > 0 and run.lost == 0 and run.violations == 0
+    assert run.recoverable > run.in_view  # most results left the view, each to a file

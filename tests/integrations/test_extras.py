@@ -3,8 +3,10 @@ and an adapter whose framework is missing says which extra to install."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,9 @@ FRAMEWORKS = (
     "litellm",
     "smolagents",
     "llama_index",
+    "google.adk",
+    "google.genai",
+    "crewai",
 )
 
 
@@ -39,6 +44,9 @@ def test_importing_the_library_and_its_integrations_package_loads_no_framework()
         ("litellm", "litellm", "litellm"),
         ("smolagents", "smolagents", "smolagents"),
         ("llamaindex", "llama_index", "llamaindex"),
+        ("adk", "google", "adk"),
+        ("adk_convert", "google", "adk"),
+        ("crewai", "crewai", "crewai"),
     ],
 )
 def test_an_adapter_without_its_framework_names_the_extra_to_install(
@@ -51,6 +59,57 @@ def test_an_adapter_without_its_framework_names_the_extra_to_install(
     result = _python(code)
     assert result.returncode != 0
     assert f"pip install 'context-compact[{extra}]'" in result.stderr
+
+
+# The extras as a user installs them: (extra, the distribution it installs).
+EXTRAS = [
+    ("langchain", "langchain"),
+    ("pydantic-ai", "pydantic-ai-slim"),
+    ("openai-agents", "openai-agents"),
+    ("litellm", "litellm"),
+    ("smolagents", "smolagents"),
+    ("llamaindex", "llama-index-core"),
+    ("adk", "google-adk"),
+    ("crewai", "crewai"),
+]
+
+
+def test_doctor_names_each_installed_framework_extra_and_imports_none(tmp_path: Path) -> None:
+    from importlib import metadata
+
+    code = (
+        "import sys\n"
+        "from context_compact import Compactor, Policy, SqliteStore\n"
+        f"store = SqliteStore({str(tmp_path)!r} + '/.context-compact/sessions.db', "
+        f"root={str(tmp_path)!r})\n"
+        "Compactor(Policy.default(), store).prepare([{'role': 'user', 'content': 'hi'}], 'hi')\n"
+        "from click.testing import CliRunner\n"
+        "from context_compact.cli import main\n"
+        f"result = CliRunner().invoke(main, ['doctor', '--json', '--workdir', {str(tmp_path)!r}])\n"
+        "print(result.output)\n"
+        f"print([m for m in {FRAMEWORKS!r} if m in sys.modules])\n"
+    )
+    run = _python(code)
+    *report, imported = run.stdout.strip().splitlines()
+    assert imported == "[]", run.stdout + run.stderr
+    frameworks = json.loads("\n".join(report))["frameworks"]
+    expected = {}
+    for extra, package in EXTRAS:
+        try:
+            expected[extra] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    assert {extra: row["version"] for extra, row in frameworks.items()} == expected
+    assert all(row["package"] == dict(EXTRAS)[extra] for extra, row in frameworks.items())
+
+
+def test_each_framework_extra_of_the_project_installs_its_framework() -> None:
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    for extra, package in EXTRAS:
+        assert [d.split(">")[0] for d in extras[extra]] == [package], extra
 
 
 SDKS = ("anthropic", "openai")

@@ -53,14 +53,16 @@ def _tool_result_sent(body: Any) -> bool:
     return "They fish." in str(body["messages"][-1])
 
 
-def test_the_six_snippets_are_on_the_frameworks_page() -> None:
+def test_the_eight_snippets_are_on_the_frameworks_page() -> None:
     found = snippets()
-    assert len(found) == 6
+    assert len(found) == 8
     assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]
     assert "CompactingSession" in found[2]
     assert "CompactionHook" in found[3]
     assert "compaction_callback" in found[4]
     assert "CompactingFunctionAgent" in found[5]
+    assert "CompactionPlugin" in found[6]
+    assert "CompactionHooks" in found[7]
 
 
 def test_the_langchain_snippet_runs_as_written(
@@ -148,3 +150,33 @@ def test_the_llamaindex_snippet_runs_as_written(
     asyncio.run(namespace["main"]())
     assert capsys.readouterr().out.strip() == "It is a README about pelicans."
     assert _tool_result_sent({"messages": stub.bodies[1]["messages"]})
+
+
+@pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier")
+def test_the_adk_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    pytest.importorskip("google.adk", reason="the adk extra is not installed")
+    assert _run(snippets()[6], capsys).strip() == "It is a README about pelicans."
+    assert [check(from_openai(b["messages"])[1]) for b in stub.bodies] == [[], []]
+    assert _tool_result_sent(stub.bodies[1])
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_crewai_snippet_runs_as_written(
+    stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("crewai", reason="crewai is not installed (not in [dev])")
+    for name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED"):
+        monkeypatch.setenv(name, "true")
+    monkeypatch.setenv("CREWAI_TRACING_ENABLED", "false")
+    namespace: dict[str, Any] = {"__name__": "readme_snippet"}
+    try:
+        exec(compile(snippets()[7], str(PAGE), "exec"), namespace)
+    finally:
+        if "hooks" in namespace:
+            namespace["hooks"].unregister()
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "It is a README about pelicans."
+    assert [check(from_openai(b["messages"])[1]) for b in stub.bodies] == [[], []]
+    assert _tool_result_sent(stub.bodies[1])

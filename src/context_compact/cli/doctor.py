@@ -11,7 +11,8 @@ A damaged session is named with where the damage starts and how much before it i
 (what a repair can keep), and a FileStore journal whose meta file is lost is named as
 such; the others are listed as ok, and one that another live process is
 writing says so (it is read as of one moment: an append in progress is not damage). Exit
-status 1 when anything is wrong.
+status 1 when anything is wrong. Last, the framework extras installed here (the adapters one
+can import: ``integrations.frameworks``), read from package metadata, none imported.
 
 ``readable(session)`` is what the reading commands (``sessions``, ``inspect``, ``export``)
 share: a session whose journal cannot be read is one error line naming it, never a
@@ -27,6 +28,7 @@ from typing import Any
 import click
 
 from ..errors import CorruptStore
+from ..integrations.frameworks import installed
 from ..store.base import ChecksDatabase, KnowsWriters, OnDatabaseFile, Store
 from ..store.files import FileStore
 from ..store.meta import sessions_of
@@ -135,8 +137,10 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
     finally:
         store.close()
     bad = [row for row in rows if not row["ok"]]
+    frameworks = installed()
     if as_json:
-        click.echo(dumps({"integrity_check": answer, "sessions": rows}, indent=1))
+        report = {"integrity_check": answer, "sessions": rows, "frameworks": frameworks}
+        click.echo(dumps(report, indent=1))
     else:
         if answer is not None:
             click.echo(f"database: {label}: {answer}")
@@ -152,8 +156,15 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
                 whole = f"; recoverable: the first {row['whole']:,} {row['unit']}s"
             click.echo(f"{row['id']}: DAMAGED: {row['problem']}{whole}")
         click.echo(f"{len(rows) - len(bad)} of {len(rows)} sessions ok")
+        click.echo(f"framework extras: {_extras_line(frameworks)}")
     if bad or (answer is not None and answer != "ok"):
         raise SystemExit(1)
+
+
+def _extras_line(frameworks: dict[str, dict[str, str]]) -> str:
+    if not frameworks:
+        return "none installed"
+    return ", ".join(f"{x} ({f['package']} {f['version']})" for x, f in frameworks.items())
 
 
 __all__ = ["BROKEN", "check_session", "doctor_command", "integrity", "problem", "readable"]

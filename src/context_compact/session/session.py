@@ -7,8 +7,9 @@ opens a session from the store (a checkpoint, then the records after it, replaye
 ``SessionState.apply``), reads it back after a failed call (``_reload``), logs what the
 caller's list adds (``sync``), hands out the view (``view``), keeps the sizes the ladder
 works against (``observe``, ``use_window``, ``overhead``, ``limit``), takes back a
-compaction (``undo``), searches its log (``recall``, ``recover``), and journals every
-record and event (``record``, ``emit``). The compaction ladder (``planner.py``) is
+compaction (``undo``), searches its log (``recall``, ``recover``), keeps what it learned of
+its model and client (``learned.py``), and journals every record and event (``record``,
+``emit``). The compaction ladder (``planner.py``) is
 functions over it; the engine (``engine.py``) orders them.
 
 Invariant: the state never runs ahead of the journal. It changes only through ``record``
@@ -32,7 +33,7 @@ from ..keys import chain_id, content_key
 from ..store import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import ahead, binding, checkpoint, limits, thinking, undo
+from . import ahead, binding, checkpoint, learned, limits, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .handout import Handout
@@ -48,7 +49,6 @@ from .records import (
     Read,
     Record,
     Restart,
-    Setting,
     Undo,
     Window,
     journal,
@@ -56,8 +56,6 @@ from .records import (
 from .state import SessionState, clone
 from .summarizing import SummaryCaller
 from .syncing import Sync
-
-_UNSET = object()
 
 
 class Session:
@@ -179,7 +177,7 @@ class Session:
         self._moved = self._moved or moved
         self._stale = self._appended_failed = False
 
-    def _current(self) -> None:
+    def current(self) -> None:
         if self._stale:
             self._reload()
 
@@ -220,7 +218,7 @@ class Session:
         signal between a change of the state and its record (``KeyboardInterrupt`` lands
         anywhere) would leave memory ahead of what was journaled. The one exception is a
         history refused before the call recorded anything (validation comes first)."""
-        self._current()
+        self.current()
         self.faults = Faults()
         journal = self.journal
         failures = self.summaries.failures
@@ -283,7 +281,7 @@ class Session:
     def sync(self, messages: Any) -> None:
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
         self._say_window()
-        self.bind_thinking(None)
+        learned.bind_thinking(self, None)
         state = self.state
         for message, key in self.syncer.added(state, messages, self._restart):
             record = MessageRecord(state.n, chain_id(state.head, key), state.head, clone(message))
@@ -321,7 +319,7 @@ class Session:
         """The request as it stands (after a resume: what the stopped process would send).
         It is the caller's: no object in it is the engine's, so editing it in place (moving
         a ``cache_control`` marker) changes neither the state nor the next view."""
-        self._current()
+        self.current()
         shown = self.state.shown.owned()
         out = list(shown) if self._lent else self._handout.copies(shown)
         self.recognizer.remember_view(out, self.state.shown.keys)
@@ -345,7 +343,7 @@ class Session:
     # -- the sizes -------------------------------------------------------------------------
     def observe(self, prompt_tokens: int) -> None:
         """Real prompt tokens of the view returned last (system and tools included)."""
-        self._current()
+        self.current()
         if prompt_tokens <= 0 or self._returned is None or self._returned[1] <= 0:
             return
         length, estimate = self._returned
@@ -360,7 +358,7 @@ class Session:
         context length is N"): journaled (with the next call, as ``observe``'s calibration),
         it caps the limit from now on, here and in a resumed session; the next call says so
         (a ``window`` event, a warning when an explicit ``context_limit`` was above it)."""
-        self._current()
+        self.current()
         known = self.state.window
         if tokens < limits.MIN_WINDOW or (known is not None and known.tokens == tokens):
             return
@@ -379,7 +377,7 @@ class Session:
             self.emit("window", said[0], self.limit, (), said[1])
 
     def overhead(self, tokens: int) -> None:
-        self._current()
+        self.current()
         if tokens != self.state.overhead:
             self.record(Overhead(tokens))
 
@@ -421,72 +419,28 @@ class Session:
     def recover(self, path: str) -> str | bytes | None:
         return rebuilt_file(self.store, self.sid(), path)
 
-    # -- preserved thinking (``thinking.py``) ----------------------------------------------
-    def bind_thinking(self, model: str | None) -> None:
-        """Journal whether the model checks thinking blocks' prefixes, when the policy says
-        it outright or the model's name tells it (``thinking.py``) and the session does not
-        know yet; a session that learned it from the API keeps what it learned."""
-        knob, known = self.policy.preserved_thinking, self.state.settings.get(thinking.SETTING)
-        if isinstance(knob, bool):
-            if (known is True) is not knob:
-                self.record(Setting(thinking.SETTING, knob, "policy"))
-            return
-        if known is not None:
-            return
-        for name in (self.policy.model, model):
-            if thinking.checks_prefix(name):
-                self.record(Setting(thinking.SETTING, True, f"model {name}"))
-                return
-
+    # -- what the session learned of its model and client (``learned.py``) ----------------
     def learn_model(self, model: str | None) -> None:
-        """The model a request names: under ``preserved_thinking="auto"`` a model known to
-        check thinking blocks' prefixes turns the check on (journaled with the next call)."""
-        self._current()
-        self.bind_thinking(model)
+        learned.learn_model(self, model)
 
     def thinking_refused(self, at: tuple[int, int] | None) -> None:
-        """The API refused the view handed out last for a thinking block whose prefix changed
-        (at ``(message, block)`` of that view, or somewhere: None): with the next call (the
-        retry), every thinking block from there on leaves the view, for good; under
-        ``"auto"`` the session learns that its model checks."""
-        self._current()
-        self.pending_strip = (at, "refusal")
+        learned.thinking_refused(self, at)
 
     def thinking_dropped(self, paths: list[tuple[int, int]]) -> None:
-        """The API dropped thinking blocks of the view handed out last (a response's
-        ``input_transformations``): the next view leaves them out at the same point, so the
-        prefix the provider caches does not move again."""
-        self._current()
-        if paths:
-            self.pending_strip = (min(paths), "dropped")
+        learned.thinking_dropped(self, paths)
 
     def set_prefix_mismatch(self, behavior: str | None) -> None:
-        """Journal what the drop-in client asks of the API when a thinking block's prefix
-        changed (``"drop_block"``, or None for the API's default), so a resume keeps it."""
-        self._current()
-        if self.state.settings.get(thinking.DROP_SETTING) != behavior:
-            with self.call():
-                self.record(Setting(thinking.DROP_SETTING, behavior, "client"))
-
-    def keep_setting(self, name: str, value: str | int | float | bool | None, source: str) -> None:
-        """Journal a per-session setting when it differs from the session's (the same type
-        and value), so a resume reads it back (``state.settings``)."""
-        self._current()
-        known = self.state.settings.get(name, _UNSET)
-        if type(known) is not type(value) or known != value:
-            with self.call():
-                self.record(Setting(name, value, source))
-
-    def setting(self, name: str) -> str | int | float | bool | None:
-        """The session's newest value of setting ``name`` (None when it has none)."""
-        self._current()
-        return self.state.settings.get(name)
+        learned.set_prefix_mismatch(self, behavior)
 
     @property
     def prefix_mismatch(self) -> str | None:
-        self._current()
-        value = self.state.settings.get(thinking.DROP_SETTING)
-        return value if isinstance(value, str) else None
+        return learned.prefix_mismatch(self)
+
+    def keep_setting(self, name: str, value: learned.Value, source: str) -> None:
+        learned.keep_setting(self, name, value, source)
+
+    def setting(self, name: str) -> learned.Value:
+        return learned.setting(self, name)
 
 
 __all__ = ["Session"]

@@ -1,0 +1,246 @@
+"""CrewAI hooks that keep every agent's messages inside the context window, inside a task's run.
+
+    from context_compact.integrations.crewai import CompactionHooks
+
+    hooks = CompactionHooks(store, policy=Policy.default(model="gpt-5")).register()
+    crew.kickoff()
+
+CrewAI builds each model call from its executor's ``messages`` (OpenAI chat dicts) and runs the
+``PRE_MODEL_CALL`` hooks on them first; a hook mutates ``ctx.messages`` in place. Ours replaces
+their content with the compactor's view (``messages[:] = view``), so the call sends the view and
+the executor goes on appending to it; the compactor recognizes the history by content, so the
+next call continues the same session. Nothing is lost: every message the hook saw is in the
+compactor's session (``recall``), every elided result in a file the view names. Executors copy
+the global hook list when they are made: ``register()`` before ``kickoff``.
+
+One session per conversation. Hooks are process-wide, so the key comes from the executor's run:
+the task's id and a run id of ours (a task run again, a new history, is a new session), or the
+agent's id for an agent run without a task (``Agent.kickoff``). Two crews running at once are
+two sessions. ``hooks.compactor_for(task)`` is the compactor of the task's latest run. Given a
+``Compactor``, the first conversation is its session and each other one a compactor of the same
+settings (``conversations.compactor_for``); given ``Conversations``, ``conversations.get(key)``;
+given a store, ``Conversations(policy, store)``. ``register(agents=[role, ...])`` limits the
+hooks to those agents (CrewAI's own ``agents=`` filter, by role).
+
+Usage: the ``POST_MODEL_CALL`` hook does not run on tool-call turns, so usage is read from
+CrewAI's ``LLMCallCompletedEvent`` (by task id), only when its messages are the view this hook
+returned last: CrewAI runs event handlers on a thread pool, so a late one is not taken for the
+next call. A refusal for length (``LLMCallFailedEvent``) is remembered and the conversation's
+next call is the compactor's recovered view (the window the refusal states adopted). CrewAI
+swallows a hook's exceptions; ours are never silent: each is logged as a warning, kept in
+``hooks.errors``, and the call is blocked (``HookAborted``, which CrewAI raises to the caller)
+rather than sent uncompacted.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import MissingExtra
+
+try:
+    from crewai.events import LLMCallCompletedEvent, LLMCallFailedEvent, crewai_event_bus
+    from crewai.hooks import HookAborted, InterceptionPoint, register_hook, unregister_hook
+except ImportError as error:  # pragma: no cover - the message is the point
+    raise MissingExtra(
+        "context_compact.integrations.crewai", "CrewAI", "crewai", "crewai"
+    ) from error
+
+from ..compactor import Compactor
+from ..policy import Policy
+from ..providers.thinking import recoverable
+from ..store import Store
+from ..telemetry import integrations_log
+from .clients import latest_request
+from .conversations import Conversations, compactor_for
+
+CHAT = "openai-chat"
+
+
+@dataclass
+class _Run:
+    """One executor run: its conversation key, what the hook sent last, a refusal to recover."""
+
+    key: str
+    first: Any
+    compactor: Compactor
+    sent: int = 0
+    request: str = ""
+    refused: BaseException | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class CompactionHooks:
+    """The hooks (see the module docstring).
+
+    ``CompactionHooks(compactor)``, ``CompactionHooks(conversations)``, or
+    ``CompactionHooks(store, policy=..., summarizer=..., token_counter=...)``.
+    """
+
+    def __init__(
+        self,
+        compactor: Compactor | Conversations | Store | None = None,
+        *,
+        policy: Any = None,
+        **options: Any,
+    ) -> None:
+        self.compactor: Compactor | None = None
+        self.conversations: Conversations | None = None
+        if isinstance(compactor, Compactor | Conversations) and (options or policy is not None):
+            raise TypeError(
+                "CompactionHooks(compactor) takes no settings: give them to the Compactor "
+                "(or the Conversations)"
+            )
+        if isinstance(compactor, Compactor):
+            self.compactor = compactor
+        elif isinstance(compactor, Conversations):
+            self.conversations = compactor
+        else:
+            if compactor is None:
+                from ..store.files import FileStore
+
+                compactor = FileStore(Path.cwd())
+            options.setdefault("format", CHAT)
+            summarizer = options.pop("summarizer", None)
+            self.conversations = Conversations(
+                policy or Policy.default(), compactor, summarizer, **options
+            )
+        self.errors: list[BaseException] = []
+        self._runs: weakref.WeakKeyDictionary[Any, _Run] = weakref.WeakKeyDictionary()
+        self._by_task: dict[str, _Run] = {}
+        self._lock = threading.Lock()
+        self._registered: Any = None
+
+    # -- registration ---------------------------------------------------------------------
+    def register(self, agents: list[str] | None = None) -> CompactionHooks:
+        """Register the hooks (process-wide) for every agent, or the agents of these roles.
+        Call it before ``kickoff``: executors copy the hook list when they are made."""
+        if self._registered is not None:
+            raise RuntimeError("these hooks are registered already: unregister() first")
+        roles = set(agents) if agents else None
+
+        def before_model_call(ctx: Any) -> None:
+            if roles is None or getattr(ctx.agent, "role", None) in roles:
+                self.before_model_call(ctx)
+
+        register_hook(InterceptionPoint.PRE_MODEL_CALL, before_model_call)
+        crewai_event_bus.register_handler(LLMCallCompletedEvent, self._completed)
+        crewai_event_bus.register_handler(LLMCallFailedEvent, self._failed)
+        self._registered = before_model_call
+        return self
+
+    def unregister(self) -> None:
+        """Remove the hooks (executors made before keep their copy of the hook list)."""
+        if self._registered is None:
+            return
+        unregister_hook(InterceptionPoint.PRE_MODEL_CALL, self._registered)
+        crewai_event_bus.off(LLMCallCompletedEvent, self._completed)
+        crewai_event_bus.off(LLMCallFailedEvent, self._failed)
+        self._registered = None
+
+    # -- conversations --------------------------------------------------------------------
+    def compactor_for(self, task: Any) -> Compactor:
+        """The compactor of ``task``'s latest run (its session, its ``recall``)."""
+        with self._lock:
+            run = self._by_task.get(str(getattr(task, "id", task)))
+        if run is None:
+            raise KeyError(f"no run of task {getattr(task, 'id', task)} was compacted")
+        return run.compactor
+
+    def _compactor(self, key: str) -> Compactor:
+        if self.conversations is not None:
+            found = self.conversations.get(key)
+        else:
+            assert self.compactor is not None
+            found = compactor_for(self.compactor, key)
+        if found.format == "auto":
+            found.format = CHAT
+        elif found.format != CHAT:
+            raise ValueError(
+                f"CompactionHooks: this compactor holds a {found.format!r} conversation; "
+                "CrewAI sends OpenAI chat messages: give it a Compactor of its own"
+            )
+        return found
+
+    def _run(self, ctx: Any) -> _Run:
+        """The run of the executor behind ``ctx``: a new one when its history restarted."""
+        executor = ctx.executor
+        first = _first(ctx.messages)
+        with self._lock:
+            run = self._runs.get(executor)
+            if run is None or run.first is not first:
+                owner = ctx.task if ctx.task is not None else ctx.agent
+                key = f"{getattr(owner, 'id', 'agent')}-{uuid.uuid4().hex[:8]}"
+                run = _Run(key, first, self._compactor(key))
+                self._runs[executor] = run
+            if ctx.task is not None:
+                self._by_task[str(ctx.task.id)] = run
+        return run
+
+    # -- the hook and the events ----------------------------------------------------------
+    def before_model_call(self, ctx: Any) -> None:
+        """``PRE_MODEL_CALL``: ``ctx.messages`` replaced in place by the compactor's view."""
+        if ctx.executor is None:  # a direct LLM call (CrewAI's own summaries): not a run
+            return
+        try:
+            run = self._run(ctx)
+            messages = list(ctx.messages)
+            found = latest_request(messages)
+            with run.lock:
+                if found is not None:
+                    run.request = found
+                refused, run.refused = run.refused, None
+                compactor = run.compactor
+                compactor.learn_model(_model_name(getattr(ctx.llm, "model", None)))
+                if refused is not None:
+                    integrations_log.debug("crewai: recovering the refusal of the last call")
+                    view = compactor.recover(refused, messages, run.request)
+                else:
+                    view = compactor.prepare(messages, run.request)
+                ctx.messages[:] = view
+                run.sent = len(view)
+                run.first = _first(ctx.messages)
+        except Exception as error:
+            self.errors.append(error)
+            integrations_log.warning("context-compact: the call is blocked: %s", error)
+            raise HookAborted(f"context-compact: {error}", source=self) from error
+
+    def _run_of(self, event: Any) -> _Run | None:
+        task = getattr(event, "task_id", None)
+        with self._lock:
+            return self._by_task.get(str(task)) if task is not None else None
+
+    def _completed(self, source: Any, event: Any) -> None:
+        run = self._run_of(event)
+        usage = getattr(event, "usage", None)
+        sent = event.messages if isinstance(event.messages, list) else None
+        # A late event (handlers run on a thread pool) must not calibrate a newer call.
+        if run is None or usage is None or sent is None or len(sent) != run.sent:
+            return
+        with run.lock:
+            if len(sent) == run.sent:
+                run.compactor.observe(usage)
+
+    def _failed(self, source: Any, event: Any) -> None:
+        run = self._run_of(event)
+        cause = recoverable(RuntimeError(str(getattr(event, "error", ""))))
+        if run is not None and cause is not None:
+            with run.lock:
+                run.refused = cause
+
+
+def _first(messages: list[Any]) -> Any:
+    """The first message after the system prompt: a new object when the history restarts."""
+    return next((m for m in messages if m.get("role") != "system"), None)
+
+
+def _model_name(model: Any) -> str | None:
+    return model.rsplit("/", 1)[-1] if isinstance(model, str) else None
+
+
+__all__ = ["CompactionHooks"]
