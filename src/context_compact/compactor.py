@@ -401,6 +401,15 @@ class Compactor:
                 # The window the server stated, below what we took it to be: every later
                 # request keeps to it (journaled). One at or above the limit changes nothing.
                 self.use_window(figures.window, "the server's refusal")
+            elif not figures.window and durable is not None:
+                # A refusal that states no window (the Responses API's "exceeds the context
+                # window of this model") still bounds it: the window is below the request
+                # refused. Taken as the window, it keeps the next requests under that size
+                # instead of meeting the same refusal at every turn.
+                with self._lock:
+                    refused_size = figures.prompt_tokens or durable.measure()
+                if refused_size < self.limit:
+                    self.use_window(refused_size, "below a request the server refused")
             return self.reactive_compact(messages, active_request)
         raise error
 

@@ -31,6 +31,7 @@ from stub_api import (
     ToolCall,
     anthropic_prompt_too_long,
     openai_context_length_exceeded,
+    openai_input_exceeds_context_window,
 )
 
 WINDOW = 12_000
@@ -66,6 +67,8 @@ class Server:
             self.refused += 1
             if self.kind == "anthropic":
                 return anthropic_prompt_too_long(tokens, WINDOW)
+            if self.kind == "openai, no window said":
+                return openai_input_exceeds_context_window()
             return openai_context_length_exceeded(WINDOW, tokens)
         self.step += 1
         if self.step > TURNS:
@@ -207,6 +210,7 @@ def session(kind: str, mode: str, call: str, limit: int | None) -> tuple[Server,
     """One session against the 12,000-token server: the server (its refusals) and the
     compactor."""
     server = Server(kind)
+    kind = "openai" if kind.startswith("openai") else kind
     compactor = Compactor(policy(limit), MemoryStore(), BenchSummarizer())
     with StubAPI(*([server] * (3 * TURNS))) as stub:
         if kind == "anthropic":
@@ -249,6 +253,20 @@ def test_a_server_smaller_than_the_limit_refuses_at_most_once_per_session(
         policy(LIMITS[limit]), compactor.store, BenchSummarizer(), session=compactor.session_id
     )
     assert resumed.limit == compactor.limit
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("limit", list(LIMITS))
+def test_a_refusal_that_states_no_window_bounds_it_by_the_request_refused(
+    mode: str, limit: str
+) -> None:
+    # The Responses API's wording ("exceeds the context window of this model"), which
+    # OpenAI-compatible gateways pass on too: the window is below the request refused.
+    server, compactor = session("openai, no window said", mode, "create", LIMITS[limit])
+    assert server.step == TURNS + 1
+    assert server.refused <= 1
+    assert compactor.window is not None and compactor.window[0] < WINDOW + 1_000
+    assert "refused" in compactor.window[1]
 
 
 def test_inspect_shows_the_window_the_server_stated() -> None:
