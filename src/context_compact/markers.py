@@ -58,6 +58,9 @@ def summary_message(label: str, request: str, summary: str, transcript: object) 
 # -- notes inside a summary (session engine) ---------------------------------------------
 SUMMARY_CUT = "[summary cut here: it was longer than its budget of {tokens:,} tokens]"
 SUMMARY_SINCE = "[messages {first}-{last} came after this summary was asked for: read off them]"
+UNVERIFIED_USER = "[not in any user message: the summarizer's claim, not the user's words] "
+"""Put after the bullet of a summary line that attributes to the user words no logged user
+message holds (``session/attribution.py``)."""
 
 
 # -- the session engine ------------------------------------------------------------------

@@ -49,7 +49,7 @@ from ..messages import (
 )
 from ..store.base import Store
 from ..store.disk import EncodedMessages
-from . import readback, summary
+from . import attribution, readback, summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS
 from .policy import SessionPolicy
@@ -215,6 +215,7 @@ def effects(
             text = io.summarize([*older, *shown], ask.request, ask.instructions, previous, sent)
         else:  # the block holds the summary; ours, readable, is kept beside it
             text = extractive_summary([*older, *shown], ask.request, SUMMARY_CHARS, previous)
+        text = checked(state, text, ask.request, previous)
         score = summary.score(text, source)
     entries = summary.index_entries(state, plan, archive, exports)
     if block is not None:
@@ -223,6 +224,13 @@ def effects(
         entries.append(markers.index_line("summary", readable, what))
     index = io.index(entries)
     return summary.SummaryEffects(archive, exports, text, index, score, first, block, readable)
+
+
+def checked(state: SessionState, text: str, request: str, previous: str | None) -> str:
+    """``text`` with the lines attributing to the user words no user message holds marked
+    (``attribution.py``): checked against every user message in memory and the request."""
+    user = [*attribution.user_texts(state.msgs, state.pinned.answered), (request, None)]
+    return attribution.check(text, attribution.UserSources.of(user, previous))[0]
 
 
 def event_of(edit: BlockEdit | SummaryEdit | NativeEdit) -> tuple[tuple[str, ...], str, Score]:
