@@ -218,12 +218,21 @@ def effects(
         text = checked(state, text, ask.request, previous)
         score = summary.score(text, source)
     entries = summary.index_entries(state, plan, archive, exports)
+    notes = None
+    if state.notes and ask.notes_tokens:
+        # The whole notes, content-addressed: the view names it, beside the newest shown.
+        notes = io.store.save_blob(state.notes.file_text())
+        newest = state.notes.items[-1][0]
+        what = f"{len(state.notes)} notes of the agent's, the newest in message {newest}"
+        entries.append(markers.index_line("notes", notes, what))
     if block is not None:
         readable = io.store.save_blob(text)
         what = f"readable summary of messages {start}-{cut - 1} (a compaction block holds them)"
         entries.append(markers.index_line("summary", readable, what))
     index = io.index(entries)
-    return summary.SummaryEffects(archive, exports, text, index, score, first, block, readable)
+    return summary.SummaryEffects(
+        archive, exports, text, index, score, first, block, readable, notes
+    )
 
 
 def checked(state: SessionState, text: str, request: str, previous: str | None) -> str:

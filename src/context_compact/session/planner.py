@@ -239,6 +239,7 @@ def summary_ask(
         allowance=min(summary.SUMMARY_ALLOWANCE, summary_budget(session)),
         instructions=instructions,
         ledger_tokens=policy.ledger_size,
+        notes_tokens=policy.notes_size,
     )
 
 

@@ -160,6 +160,10 @@ class SessionPolicy:
     ledger_tokens: int = 400
     """Most tokens of the ledger each summary message carries (at most 1% of the limit in a
     small window); 0 leaves it out of summaries (``inspect`` still shows it)."""
+    notes_tokens: int = 1_000
+    """Most tokens of the agent's notes (the ``notes`` tool, ``session/notes.py``) each
+    summary message carries, the newest first, at most 2% of the limit; older notes leave the
+    message, not the notes file it names. 0 leaves notes out of summaries."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.
@@ -174,6 +178,11 @@ class SessionPolicy:
         return min(self.preview_chars, max(200, self.context_limit // 5))
 
     @property
+    def notes_size(self) -> int:
+        """``notes_tokens``, at most 2% of the limit."""
+        return min(self.notes_tokens, self.context_limit // 50)
+
+    @property
     def ledger_size(self) -> int:
         """``ledger_tokens``, at most 1% of the limit."""
         return min(self.ledger_tokens, self.context_limit // 100)
@@ -183,6 +192,8 @@ class SessionPolicy:
         object.__setattr__(self, "ledger", ledger_rules(self.ledger))
         if self.ledger_tokens < 0:
             raise ValueError(f"ledger_tokens must be >= 0, got {self.ledger_tokens}")
+        if self.notes_tokens < 0:
+            raise ValueError(f"notes_tokens must be >= 0, got {self.notes_tokens}")
         _check_knobs(self)
         if not 0 < self.low_water < self.high_water <= 1:
             raise ValueError(
