@@ -58,6 +58,13 @@ def summary_message(label: str, request: str, summary: str, transcript: object) 
 # -- notes inside a summary (session engine) ---------------------------------------------
 SUMMARY_CUT = "[summary cut here: it was longer than its budget of {tokens:,} tokens]"
 SUMMARY_SINCE = "[messages {first}-{last} came after this summary was asked for: read off them]"
+HANDOFF = (
+    "No summary was written: this context was handed off afresh. The user's messages are "
+    "kept verbatim (or named below), the work so far is in the ledger and your notes below, "
+    "every message that left is in the archive named below, and recall searches the whole "
+    "log. Continue the current request from the newest steps."
+)
+"""The summary's text under ``Policy.default(handoff=True)``: the same at every handoff."""
 UNVERIFIED_USER = "[not in any user message: the summarizer's claim, not the user's words] "
 """Put after the bullet of a summary line that attributes to the user words no logged user
 message holds (``session/attribution.py``)."""
@@ -319,6 +326,7 @@ def index_line(kind: str, path: str, what: str) -> str:
 
 __all__ = [
     "FULL_OUTPUT",
+    "HANDOFF",
     "INPUT_CLEARED",
     "LEDGER_TAG",
     "NOTED",

@@ -207,15 +207,18 @@ def effects(
         exports = [*saved, *exports]
     source = [*older, *(m for m in shown if id(m) not in kept)]
     previous = state.pinned.summary_text if state.pinned.summary is not None else None
-    block = io.native([clone(m) for m in state.view[: offset + cut]]) if io.native else None
+    native = io.native if not ask.handoff else None
+    block = native([clone(m) for m in state.view[: offset + cut]]) if native else None
     readable = None
     with read_once():  # the summarizer (an extractive one) and the score read the same messages
-        if block is None:
+        if ask.handoff:  # no summarizer call: the message says where everything is
+            text = markers.HANDOFF
+        elif block is None:
             sent = state.view[: offset + cut]  # copied by the summary caller if it wants it
             text = io.summarize([*older, *shown], ask.request, ask.instructions, previous, sent)
         else:  # the block holds the summary; ours, readable, is kept beside it
             text = extractive_summary([*older, *shown], ask.request, SUMMARY_CHARS, previous)
-        text = checked(state, text, ask.request, previous)
+        text = text if ask.handoff else checked(state, text, ask.request, previous)
         score = summary.score(text, source)
     entries = summary.index_entries(state, plan, archive, exports)
     notes = None

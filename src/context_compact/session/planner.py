@@ -238,7 +238,9 @@ def summary_ask(
         answered_chars=policy.answered_chars,
         allowance=min(summary.SUMMARY_ALLOWANCE, summary_budget(session)),
         instructions=instructions,
+        label="Handoff" if policy.handoff else "Compacted",
         ledger_tokens=policy.ledger_size,
+        handoff=policy.handoff,
         notes_tokens=policy.notes_size,
     )
 
@@ -377,6 +379,8 @@ def look_ahead(session: Session, request: str) -> None:
     summary on the summarizer's worker, once per content of that range (``ahead.py``)."""
     state, policy, limit = session.state, session.policy, session.limit
     keep = policy.keep_recent_turns
+    if policy.handoff:
+        return  # no summarizer call to make ahead
     if state.ahead is None:
         if state.measure() <= ahead.soft_mark(state, policy, limit):
             return

@@ -160,6 +160,13 @@ class SessionPolicy:
     ledger_tokens: int = 400
     """Most tokens of the ledger each summary message carries (at most 1% of the limit in a
     small window); 0 leaves it out of summaries (``inspect`` still shows it)."""
+    handoff: bool = False
+    """Where a summary would be made, hand off to a fresh context instead, with no summarizer
+    call: the same cut, archive and index, the request and the user's words pinned, the
+    ledger and the notes, the newest ``keep_recent_turns`` turns kept (or carried) verbatim,
+    and in place of the summary's prose one fixed line saying where everything is. Cheaper
+    (no summary call) and never a summarizer's error; what the summary would have said in
+    prose is only in the archive, ``recall`` and the ledger."""
     notes_tokens: int = 1_000
     """Most tokens of the agent's notes (the ``notes`` tool, ``session/notes.py``) each
     summary message carries, the newest first, at most 2% of the limit; older notes leave the

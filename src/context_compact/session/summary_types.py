@@ -52,6 +52,8 @@ class SummaryAsk:
     label: str = "Compacted"
     ledger_tokens: int = 0
     """Most tokens of the ledger's rendering the summary message carries (0: none)."""
+    handoff: bool = False
+    """No summarizer call: the summary's text is ``markers.HANDOFF`` (``policy.handoff``)."""
     notes_tokens: int = 0
     """Most tokens of the agent's notes the summary message carries (0: none, and no notes
     file)."""
