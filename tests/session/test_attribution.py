@@ -26,6 +26,12 @@ def test_a_quote_the_user_wrote_passes_whatever_its_case_and_spacing() -> None:
     assert check(summary, sources(ASKED)) == (summary, [])
 
 
+def test_a_quote_of_what_a_terminal_showed_the_user_passes_without_its_colour_codes() -> None:
+    said = "<local-command-stdout>\x1b[2mCompacted (ctrl+o to see full summary)\x1b[22m"
+    summary = '- user: "<local-command-stdout>Compacted (ctrl+o to see full summary)"'
+    assert check(summary, sources(said))[1] == []
+
+
 def test_a_quote_no_user_message_holds_is_marked_after_its_bullet() -> None:
     summary = '## Goal and constraints\n- user: "delete the old backups"'
     text, lines = check(summary, sources(ASKED))
@@ -99,7 +105,7 @@ _VOCABULARY = (
     "fix the retry user asked test file api keep change add remove cache client "
     "a an it in on to please don't make sure that run pytest build error"
 )
-_WORDS = st.sampled_from(_VOCABULARY.split())
+_WORDS = st.sampled_from([*_VOCABULARY.split(), "\x1b[2mdim\x1b[22m", "“curly”", "—", "…"])
 _SENTENCE = st.lists(_WORDS, min_size=3, max_size=14).map(" ".join)
 
 

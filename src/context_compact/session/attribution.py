@@ -74,10 +74,14 @@ _STOP = frozenset(_COMMON.split())
 _TYPOGRAPHIC = str.maketrans("’‘“”–", "''\"\"-")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def normal(text: str) -> str:
-    """``text`` compared as words: compatibility forms and case folded, typographic quotes and
-    dashes as plain ones, whitespace runs as one space."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    """``text`` compared as words: terminal colour codes gone (a summary quotes what a terminal
+    showed), compatibility forms and case folded, typographic quotes and dashes as plain
+    ones, whitespace runs as one space."""
+    text = unicodedata.normalize("NFKC", _ANSI.sub("", text)).casefold()
     text = text.translate(_TYPOGRAPHIC)
     return " ".join(text.split())
 
