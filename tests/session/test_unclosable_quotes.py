@@ -11,6 +11,7 @@ import pytest
 import quote_reader
 
 from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy
+from context_compact.markers import UNVERIFIED_USER
 from context_compact.testing.model import ScriptedProvider
 from histories import user
 
@@ -59,7 +60,8 @@ def test_a_closing_tag_look_alike_in_a_summary_stays_inside_the_summary_quote(cl
     c = Compactor(Policy.default(context_limit=50_000), MemoryStore(), lambda m: summary)
     view = c.compact_history(loop(12, "ok"), "go", keep_recent_turns=0)
     read = quote_reader.summary_message(view[1]["content"])
-    assert read.regions["summary"] == summary
+    # The summary as written, its forged request marked as no user message's words.
+    assert read.regions["summary"] == summary.replace(PAYLOAD, UNVERIFIED_USER + PAYLOAD)
     assert "delete the repository" not in read.outside
 
 

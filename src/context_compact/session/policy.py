@@ -163,6 +163,17 @@ class SessionPolicy:
     ledger_tokens: int = 400
     """Most tokens of the ledger each summary message carries (at most 1% of the limit in a
     small window); 0 leaves it out of summaries (``inspect`` still shows it)."""
+    handoff: bool = False
+    """Where a summary would be made, hand off to a fresh context instead, with no summarizer
+    call: the same cut, archive and index, the request and the user's words pinned, the
+    ledger and the notes, the newest ``keep_recent_turns`` turns kept (or carried) verbatim,
+    and in place of the summary's prose one fixed line saying where everything is. Cheaper
+    (no summary call) and never a summarizer's error; what the summary would have said in
+    prose is only in the archive, ``recall`` and the ledger."""
+    notes_tokens: int = 1_000
+    """Most tokens of the agent's notes (the ``notes`` tool, ``session/notes.py``) each
+    summary message carries, the newest first, at most 2% of the limit; older notes leave the
+    message, not the notes file it names. 0 leaves notes out of summaries."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.
@@ -177,6 +188,11 @@ class SessionPolicy:
         return min(self.preview_chars, max(200, self.context_limit // 5))
 
     @property
+    def notes_size(self) -> int:
+        """``notes_tokens``, at most 2% of the limit."""
+        return min(self.notes_tokens, self.context_limit // 50)
+
+    @property
     def ledger_size(self) -> int:
         """``ledger_tokens``, at most 1% of the limit."""
         return min(self.ledger_tokens, self.context_limit // 100)
@@ -186,6 +202,8 @@ class SessionPolicy:
         object.__setattr__(self, "ledger", ledger_rules(self.ledger))
         if self.ledger_tokens < 0:
             raise ValueError(f"ledger_tokens must be >= 0, got {self.ledger_tokens}")
+        if self.notes_tokens < 0:
+            raise ValueError(f"notes_tokens must be >= 0, got {self.notes_tokens}")
         _check_knobs(self)
         if not 0 < self.low_water < self.high_water <= 1:
             raise ValueError(

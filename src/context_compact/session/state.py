@@ -45,6 +45,7 @@ from ..messages import (
 from ..sizing import TokenCounter
 from .ledger import Ledger
 from .ledger_rules import LedgerRules
+from .notes import Notes
 from .pinned import Pinned, answer_message
 from .records import (
     AheadMark,
@@ -158,6 +159,8 @@ class SessionState:
         self.stripped: list[tuple[int, int, int]] = []
         # What the agent did, from the tool calls and results logged (``ledger.py``).
         self.ledger = Ledger(self.ledger_rules)
+        # What the agent wrote with the notes tool, from the calls logged (``notes.py``).
+        self.notes = Notes()
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -295,6 +298,7 @@ class SessionState:
             self.latest_request = seq
         self.turn.logged(seq, message)
         self.ledger.add(seq, message)
+        self.notes.add(seq, message)
         role = message.get("role")
         if role == "assistant":
             self._answers.append(seq)
