@@ -46,7 +46,7 @@ import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import events as event_module
 from .engine import (
@@ -62,6 +62,7 @@ from .engine import (
 from .events import CompactionEvent, EventLog
 from .formats.choice import FormatChoice
 from .formats.edge import Edge, crossing, dumped
+from .messages import Message
 from .policy import Policy
 from .providers.errors import is_context_overflow, overflow_figures
 from .providers.thinking import dropped_paths, thinking_refused
@@ -300,12 +301,14 @@ class Compactor:
             callback(event)
 
     # -- the format edge: a call is the caller's list in, the engine's call, the view out --
-    def _edge_in(self, messages: Any) -> tuple[Edge | None, Any]:
+    def _edge_in(self, messages: list[Any]) -> tuple[Edge | None, list[Message]]:
         """The caller's list as the engine takes it, and the edge it came through (None for
         a canonical list); the system text it carries is counted as overhead."""
         edge = self._formats.edge_for(messages)
         if edge is None:
-            return None, messages
+            # Anthropic messages as the caller gave them: the engine checks them and turns
+            # SDK blocks into dicts (``as_dicts``, ``ensure_valid``).
+            return None, cast("list[Message]", messages)
         canonical = edge.load(messages)
         text = edge.system_text
         self.engine.overhead(self._overhead.set("system", text, lambda: self.tokens.text(text)))
@@ -318,7 +321,7 @@ class Compactor:
         if edge is not None and durable is not None:
             durable.keep_setting(SYSTEM_SETTING, json.dumps(edge.system), "caller")
 
-    def _lent(self) -> AbstractContextManager[Any]:
+    def _lent(self) -> AbstractContextManager[None]:
         # The edge converts the engine's messages into copies of its own: the engine need
         # not copy them first (``Session.lent``).
         durable = self.engine.session

@@ -139,15 +139,15 @@ class Engine(Protocol):
         """The most tokens a request may take now (0: the policy's ``context_limit``)."""
         ...
 
-    def prepare(self, messages: list[Any], request: str) -> list[Message]: ...
+    def prepare(self, messages: list[Message], request: str) -> list[Message]: ...
 
     def compact(
-        self, messages: list[Any], request: str, instructions: str | None = None
+        self, messages: list[Message], request: str, instructions: str | None = None
     ) -> list[Message]: ...
 
-    def reactive(self, messages: list[Any], request: str) -> list[Message]: ...
+    def reactive(self, messages: list[Message], request: str) -> list[Message]: ...
 
-    def record(self, messages: list[Any]) -> None:
+    def record(self, messages: list[Message]) -> None:
         """Log what was appended since the last call, without compacting."""
         ...
 
@@ -242,15 +242,15 @@ class StatelessEngine:
     session: DurableSession | None = None
     limit: int = 0  # 0: the policy's ``context_limit``
 
-    def prepare(self, messages: list[Any], request: str) -> list[Message]:
+    def prepare(self, messages: list[Message], request: str) -> list[Message]:
         raise NotImplementedError
 
     def compact(
-        self, messages: list[Any], request: str, instructions: str | None = None
+        self, messages: list[Message], request: str, instructions: str | None = None
     ) -> list[Message]:
         return self.prepare(messages, request)
 
-    def reactive(self, messages: list[Any], request: str) -> list[Message]:
+    def reactive(self, messages: list[Message], request: str) -> list[Message]:
         return self.prepare(messages, request)
 
     def observe(self, prompt_tokens: int) -> None:
@@ -262,7 +262,7 @@ class StatelessEngine:
     def request_parts(self, system: str | None, tools: list[Any] | None) -> None:
         return None  # counted as overhead only: no summarizer continues the prefix here
 
-    def record(self, messages: list[Any]) -> None:
+    def record(self, messages: list[Message]) -> None:
         from .invariants import ensure_valid  # loaded with the call: the protocol stays light
         from .messages import as_dicts
 

@@ -45,7 +45,7 @@ from ..compactor import Compactor
 from ..errors import AgentError as AgentError  # defined with the others, kept here too
 from ..events import CompactionEvent
 from ..markers import NOT_NOTED, NOTED
-from ..messages import Block, Message, has_tool_use
+from ..messages import Block, Message, ToolResultBlock, ToolUseBlock, has_tool_use, is_tool_use
 from ..providers.base import Provider
 from ..providers.errors import OverflowFigures, is_context_overflow, overflow_figures
 from ..providers.thinking import thinking_refused
@@ -288,7 +288,7 @@ class Agent:
             return None
         return room
 
-    def _run_batch(self, uses: list[Block]) -> tuple[list[Block], bool]:
+    def _run_batch(self, uses: list[ToolUseBlock]) -> tuple[list[Block], bool]:
         results: list[Block] = []
         compact = False
         for use in uses:
@@ -305,7 +305,8 @@ class Agent:
                 output, is_error = ran.text, ran.is_error
             # The call's id as the model gave it (a provider may pass on a missing one).
             block = cast(
-                Block, {"type": "tool_result", "tool_use_id": use.get("id"), "content": output}
+                ToolResultBlock,
+                {"type": "tool_result", "tool_use_id": use.get("id"), "content": output},
             )
             if is_error:
                 block["is_error"] = True
@@ -354,7 +355,7 @@ def not_run(message: Message) -> Message:
         "content": [
             {"type": "tool_result", "tool_use_id": b["id"], "content": NOT_RUN, "is_error": True}
             for b in message["content"]
-            if isinstance(b, dict) and b.get("type") == "tool_use"
+            if is_tool_use(b)
         ],
     }
 

@@ -18,7 +18,6 @@ cannot write its transcript raises ``StoreUnavailable`` (nothing was removed).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..engine import Env, Message, StatelessEngine
 from ..errors import StoreUnavailable
@@ -45,17 +44,17 @@ class SeedEngine(StatelessEngine):
         # S-4.2/S-4.3's call, exact, from a summarizer that can also make the structured one.
         self.summarizer = seed_form(env.summarizer)
 
-    def tool_result_budget(self, messages: list[Any]) -> list[Message]:
+    def tool_result_budget(self, messages: list[Message]) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return budget.tool_result_budget(messages, self.ctx)
 
-    def snip_compact(self, messages: list[Any]) -> list[Message]:
+    def snip_compact(self, messages: list[Message]) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return snip.snip_compact(messages, self.ctx)
 
-    def micro_compact(self, messages: list[Any]) -> list[Message]:
+    def micro_compact(self, messages: list[Message]) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return micro.micro_compact(messages, self.ctx)
@@ -74,7 +73,7 @@ class SeedEngine(StatelessEngine):
             self.ctx.event("store_error", size, size, (), note)
             return view
 
-    def prepare(self, messages: list[Any], request: str) -> list[Message]:
+    def prepare(self, messages: list[Message], request: str) -> list[Message]:
         """S-6.1: budget, snip, micro, then summarize only if still over the limit."""
         messages = as_dicts(messages)
         ensure_valid(messages)
@@ -116,7 +115,7 @@ class SeedEngine(StatelessEngine):
             ) from error
 
     def compact(
-        self, messages: list[Any], request: str, instructions: str | None = None
+        self, messages: list[Message], request: str, instructions: str | None = None
     ) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
@@ -125,7 +124,7 @@ class SeedEngine(StatelessEngine):
             lambda: summary.compact_history(messages, request, self.ctx, summarizer), "compact"
         )
 
-    def reactive(self, messages: list[Any], request: str) -> list[Message]:
+    def reactive(self, messages: list[Message], request: str) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return self._required(

@@ -48,7 +48,7 @@ from typing import Any
 
 from .. import markers
 from ..extract import extractive_summary
-from ..messages import Block, Message, blocks
+from ..messages import Block, Message, blocks, is_result, with_content
 from ..summarize import is_model_summarizer
 from . import cadence, clearing, knobs, passes, summary
 from .policy import SessionPolicy
@@ -213,8 +213,8 @@ def unshown(
     for seq in sorted({seq for seq, _ in taken}):
         message = out[seq - plan.start]
         content: list[Block] = [
-            {**b, "content": markers.result_cleared_with_summary(len(passes.text_of(b)))}
-            if (seq, i) in taken
+            with_content(b, markers.result_cleared_with_summary(len(passes.text_of(b))))
+            if (seq, i) in taken and is_result(b)
             else b
             for i, b in enumerate(blocks(message))
         ]

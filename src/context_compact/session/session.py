@@ -278,7 +278,7 @@ class Session:
         return self.journal.events_written
 
     # -- the caller's side -----------------------------------------------------------------
-    def sync(self, messages: Any) -> None:
+    def sync(self, messages: list[Message]) -> None:
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
         self._say_window()
         learned.bind_thinking(self, None)

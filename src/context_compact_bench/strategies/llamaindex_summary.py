@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from context_compact.engine import Env
-from context_compact.messages import Message, block_type, blocks, result_text
+from context_compact.messages import Message, block_type, blocks, is_result, result_text
 from context_compact.sizing import text_tokens
 
 from .base import LoggedStrategy
@@ -36,7 +36,7 @@ def text_of(part: Message) -> str:
     if isinstance(content, str):
         return content
     texts = [
-        result_text(b) if block_type(b) == "tool_result" else b.get("text", "")
+        result_text(b) if is_result(b) else str(b.get("text", ""))
         for b in blocks(part)
         if block_type(b) in ("text", "tool_result")
     ]
@@ -44,9 +44,7 @@ def text_of(part: Message) -> str:
 
 
 def opens_badly(part: Message) -> bool:
-    return part.get("role") == "assistant" or any(
-        block_type(b) == "tool_result" for b in blocks(part)
-    )
+    return part.get("role") == "assistant" or any(is_result(b) for b in blocks(part))
 
 
 class SummaryBufferModel(LoggedStrategy):

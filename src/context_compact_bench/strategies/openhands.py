@@ -39,7 +39,15 @@ from typing import Any
 
 from context_compact.engine import Env
 from context_compact.invariants import thinking_kept
-from context_compact.messages import Message, block_type, blocks, result_text, turn_start
+from context_compact.messages import (
+    Message,
+    block_type,
+    blocks,
+    is_text,
+    is_tool_use,
+    result_text,
+    turn_start,
+)
 from context_compact.sizing import TokenCounter
 
 from .base import LoggedStrategy, result_positions, truncate_middle, with_result
@@ -60,7 +68,7 @@ SUMMARY: Event = (-1, -1, -1)
 
 
 def events_of(li: int, message: Message) -> list[Event]:
-    uses = [bi for bi, b in enumerate(blocks(message)) if block_type(b) == "tool_use"]
+    uses = [bi for bi, b in enumerate(blocks(message)) if is_tool_use(b)]
     if message.get("role") == "assistant" and uses:
         return [(li, bi, li) for bi in uses]
     results = result_positions(message)
@@ -281,17 +289,13 @@ class SummarizingCondenser(LoggedStrategy):
                 text = (
                     body
                     if isinstance(body, str)
-                    else " ".join(
-                        b.get("text", "") for b in blocks(message) if block_type(b) == "text"
-                    )
+                    else " ".join(b.get("text", "") for b in blocks(message) if is_text(b))
                 )
                 out.append(f"MessageEvent ({message.get('role')})\n{cut(text)}")
                 continue
             block = blocks(message)[bi]
-            if block_type(block) == "tool_use":
-                thought = " ".join(
-                    b.get("text", "") for b in blocks(message) if block_type(b) == "text"
-                )
+            if is_tool_use(block):
+                thought = " ".join(b.get("text", "") for b in blocks(message) if is_text(b))
                 out.append(
                     f"ActionEvent (agent)\n  Thought: {cut(thought)}\n  Action: {block['name']}"
                 )
