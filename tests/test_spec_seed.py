@@ -27,7 +27,7 @@ from context_compact import (
     summary_input,
     summary_message,
 )
-from context_compact.summarize import SUMMARY_SYSTEM_PROMPT, LLMSummarizer
+from context_compact.summary.summarize import SUMMARY_SYSTEM_PROMPT, LLMSummarizer
 from histories import assistant, body, call, pair, results, user
 
 

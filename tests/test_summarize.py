@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy
-from context_compact.extract import extractive_summary, summary_score
-from context_compact.facts import facts
-from context_compact.prompts import SUMMARY_SECTIONS
 from context_compact.providers.anthropic import AnthropicProvider
 from context_compact.providers.openai_chat import OpenAIChatProvider
 from context_compact.quoting import opening, unquote
-from context_compact.transcript import transcript
+from context_compact.summary.extract import extractive_summary, summary_score
+from context_compact.summary.facts import facts
+from context_compact.summary.prompts import SUMMARY_SECTIONS
+from context_compact.summary.transcript import transcript
 from histories import assistant, user
 from stub_api import Reply, StubAPI
 
@@ -233,7 +233,7 @@ def test_the_default_summary_reaches_the_model_as_plain_text_the_seed_json_escap
 
 
 def test_the_extractive_next_step_keeps_the_end_of_a_long_last_message() -> None:
-    from context_compact.extract import extractive_summary
+    from context_compact.summary.extract import extractive_summary
 
     said = "I looked at the parser. " * 60 + "Let me run the full fix to see what happens:"
     text = extractive_summary([{"role": "assistant", "content": said}], "fix it", 2_400)

@@ -85,16 +85,16 @@ if TYPE_CHECKING:
     from .session.recall import recall
     from .sizing import estimate_chars as estimate_chars
     from .store import FileStore, MemoryStore, PostgresStore, SqliteStore, Store, store_from_url
-    from .summarize import (
+    from .summary.summarize import (
         LLMSummarizer,
         Summarizes,
         SummaryRequest,
         extractive_summary,
     )
-    from .summarize import (
+    from .summary.summarize import (
         summary_input as summary_input,
     )
-    from .summarize import (
+    from .summary.summarize import (
         summary_score as summary_score,
     )
 
@@ -109,7 +109,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Engine": (".engine", "Engine"),
     "Env": (".engine", "Env"),
     "FileStore": (".store", "FileStore"),
-    "LLMSummarizer": (".summarize", "LLMSummarizer"),
+    "LLMSummarizer": (".summary.summarize", "LLMSummarizer"),
     "MemoryStore": (".store", "MemoryStore"),
     "Policy": (".policy", "Policy"),
     "PolicyLike": (".engine", "PolicyLike"),
@@ -119,17 +119,17 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SessionPolicy": (".policy", "SessionPolicy"),
     "SqliteStore": (".store", "SqliteStore"),
     "Store": (".store", "Store"),
-    "Summarizes": (".summarize", "Summarizes"),
-    "SummaryRequest": (".summarize", "SummaryRequest"),
+    "Summarizes": (".summary.summarize", "Summarizes"),
+    "SummaryRequest": (".summary.summarize", "SummaryRequest"),
     "check": (".invariants", "check"),
     "estimate_chars": (".sizing", "estimate_chars"),
-    "extractive_summary": (".summarize", "extractive_summary"),
+    "extractive_summary": (".summary.summarize", "extractive_summary"),
     "is_context_overflow": (".providers.errors", "is_context_overflow"),
     "recall": (".session.recall", "recall"),
     "store_from_url": (".store", "store_from_url"),
-    "summary_input": (".summarize", "summary_input"),
+    "summary_input": (".summary.summarize", "summary_input"),
     "summary_message": (".markers", "summary_message"),
-    "summary_score": (".summarize", "summary_score"),
+    "summary_score": (".summary.summarize", "summary_score"),
 }
 
 

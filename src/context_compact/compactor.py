@@ -69,7 +69,7 @@ from .registry import build_engine
 from .sizing import TokenCounter, to_json
 from .sizing.request import RequestOverhead, prompt_tokens_of
 from .store.base import Store
-from .summarize import extractive_summary
+from .summary.summarize import extractive_summary
 from .telemetry import compaction_span, log_event
 
 SYSTEM_SETTING = "system_items"

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from context_compact.facts import squash
 from context_compact.messages import Block, Message, block_type, blocks, readable_text, result_text
+from context_compact.summary.facts import squash
 
 KINDS = ("error", "file", "last_read", "last_result", "next_step", "constraint")
 OUTCOMES = ("view", "recall", "lost")

@@ -18,7 +18,7 @@ from context_compact.cli import main
 from context_compact.providers.errors import is_context_overflow, overflow_figures
 from context_compact.providers.openai_chat import OpenAIChatProvider
 from context_compact.store.files import FileStore
-from context_compact.summarize import LLMSummarizer
+from context_compact.summary.summarize import LLMSummarizer
 
 pytestmark = pytest.mark.real_model
 

@@ -21,9 +21,9 @@ from context_compact import (
     Policy,
     check,
 )
-from context_compact.prompts import PREVIOUS_SUMMARY
 from context_compact.providers.base import Usage
 from context_compact.sizing import context_window, text_tokens
+from context_compact.summary.prompts import PREVIOUS_SUMMARY
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.replay import replay
 from context_compact.testing.workload import synthetic_session

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy, check
-from context_compact.summarize import SummaryRequest
+from context_compact.summary.summarize import SummaryRequest
 from histories import pair, user
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.history.inspect import timeline, timing_line
 from context_compact.providers.base import ModelReply, Usage
-from context_compact.summarize import LLMSummarizer
+from context_compact.summary.summarize import LLMSummarizer
 from context_compact.testing.model import text_reply
 from context_compact.testing.workload import synthetic_session
 

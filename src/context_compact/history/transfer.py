@@ -44,7 +44,7 @@ from ..session.records import MessageRecord, Restart, journal
 from ..sizing import TokenCounter
 from ..store.base import Store
 from ..store.meta import meta_of
-from ..summarize import extractive_summary
+from ..summary.summarize import extractive_summary
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai", "ledger")
 LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError, RecursionError)

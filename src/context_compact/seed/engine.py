@@ -26,7 +26,7 @@ from ..invariants import ensure_valid
 from ..messages import as_dicts
 from ..sizing import estimate_chars
 from ..store.base import NOT_REFUSED, STORE_ERRORS
-from ..summarize import focused, seed_form
+from ..summary.summarize import focused, seed_form
 from . import budget, micro, snip, summary
 from .base import StageContext
 from .policy import SeedPolicy

@@ -47,9 +47,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import markers
-from ..extract import extractive_summary
 from ..messages import Block, Message, blocks
-from ..summarize import is_model_summarizer
+from ..summary.extract import extractive_summary
+from ..summary.summarize import is_model_summarizer
 from . import cadence, clearing, knobs, passes, summary
 from .policy import SessionPolicy
 from .records import AheadMark

@@ -31,7 +31,7 @@ from ..events import CompactionEvent
 from ..keys import chain_id, content_key
 from ..store import holders
 from ..store.base import turn
-from ..summarize import adapt
+from ..summary.summarize import adapt
 from . import ahead, binding, checkpoint, limits, thinking, undo
 from .durable import SessionJournal
 from .faults import Faults

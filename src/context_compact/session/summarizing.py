@@ -35,12 +35,13 @@ from collections.abc import Callable
 from contextvars import copy_context
 from typing import Any
 
-from .. import markers, prompts
+from .. import markers
 from ..errors import CompactionFailed
 from ..errors import EmptySummary as EmptySummary  # kept importable from here
 from ..messages import Message, clone
 from ..sizing import TokenCounter, to_json
-from ..summarize import Summarizes, SummaryRequest, SummaryResult, extractive_summary
+from ..summary import prompts
+from ..summary.summarize import Summarizes, SummaryRequest, SummaryResult, extractive_summary
 from .policy import SessionPolicy
 
 Emit = Callable[[str, int, int, str], None]

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..extract import extractive_summary, summary_score
-from ..facts import facts
 from ..sizing import text_tokens
-from ..summarize import summary_input
+from ..summary.extract import extractive_summary, summary_score
+from ..summary.facts import facts
+from ..summary.summarize import summary_input
 
 
 class BenchSummarizer:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..sizing import text_tokens
-from ..summarize import SummaryRequest, adapt, continuing_instruction, text_of
+from ..summary.summarize import SummaryRequest, adapt, continuing_instruction, text_of
 
 Send = tuple[list[Any], int]
 """A summary request as sent: its messages in order, and the tokens that follow them."""

@@ -29,9 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..markers import summary_message
+from ..messages import FORMAT_META, PASSTHROUGH, model_visible
+from ..sizing import to_json
 from .extract import SummaryScore, extractive_summary, summary_score
-from .markers import summary_message
-from .messages import FORMAT_META, PASSTHROUGH, model_visible
 from .prompts import (
     SUMMARY_OMISSION,
     SUMMARY_SYSTEM_PROMPT,
@@ -40,11 +41,10 @@ from .prompts import (
     summary_focus,
     summary_request,
 )
-from .sizing import to_json
 from .transcript import transcript
 
 if TYPE_CHECKING:
-    from .providers.base import Provider
+    from ..providers.base import Provider
 
 
 def summary_input(messages: list[Any], limit: int) -> str:

@@ -18,8 +18,8 @@ they must not be read back as user constraints.
 
 from __future__ import annotations
 
-from .messages import Message
-from .quoting import quote
+from ..messages import Message
+from ..quoting import quote
 
 # -- the seed preset ---------------------------------------------------------------------
 SUMMARY_OMISSION = "\n...[middle omitted; full transcript is on disk]...\n"
