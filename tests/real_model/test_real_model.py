@@ -18,7 +18,7 @@ from context_compact.cli import main
 from context_compact.providers.errors import is_context_overflow, overflow_figures
 from context_compact.providers.openai_chat import OpenAIChatProvider
 from context_compact.store.files import FileStore
-from context_compact.summary.summarize import LLMSummarizer
+from context_compact.summary import LLMSummarizer, SummaryRequest
 
 pytestmark = pytest.mark.real_model
 
@@ -52,7 +52,7 @@ def test_the_model_summarizes_a_short_history(real_url: str) -> None:
         {"role": "user", "content": "Rename the function parse_config to load_config."},
         {"role": "assistant", "content": "Renamed it in config.py and in the two callers."},
     ]
-    text = summarizer(history, max_tokens=48)
+    text = summarizer.summarize(SummaryRequest(history, budget=48)).text
     assert isinstance(text, str) and text.strip()
 
 

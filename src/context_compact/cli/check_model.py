@@ -46,7 +46,7 @@ from ..providers.local import (
 )
 from ..sizing import text_tokens
 from ..store.files import FileStore
-from ..summary.summarize import LLMSummarizer
+from ..summary.llm import LLMSummarizer
 from .outcome import dumps
 
 SAMPLES: dict[str, str] = {
