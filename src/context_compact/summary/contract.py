@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import ConfigError
-from ..messages import FORMAT_META, PASSTHROUGH, Message, model_visible
+from ..messages import FORMAT_META, PASSTHROUGH, model_visible
 from ..sizing import to_json
 from .extract import extractive_summary
 from .prompts import previous_summary_note, summary_focus
@@ -82,7 +82,7 @@ class Summarizes(Protocol):
     def summarize(self, ask: SummaryRequest) -> SummaryResult | str: ...
 
 
-Summarizer = Summarizes | Callable[[list[Message]], str]
+Summarizer = Summarizes | Callable[[list[Any]], str]
 """What a ``Compactor`` takes as its summarizer: a ``Summarizes``, or a plain callable."""
 
 
@@ -92,7 +92,7 @@ class CallableSummarizer:
     it returns is its text. A model summarizer unless the callable says ``model_calls =
     False``."""
 
-    def __init__(self, summarizer: Callable[[list[Message]], str]) -> None:
+    def __init__(self, summarizer: Callable[[list[Any]], str]) -> None:
         self.summarizer = summarizer
         self.model_calls = getattr(summarizer, "model_calls", True) is not False
 
