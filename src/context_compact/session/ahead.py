@@ -33,8 +33,8 @@ Invariants:
   in flight loses nothing; the resumed one asks again (or at the trigger).
 - The summary lands at the trigger, not earlier: the prompt cache is broken when it was.
 - Only with a model summarizer (``enabled``: ``summarize_ahead`` None, the default, means
-  ``summary.contract.is_model_summarizer``; False is off): the extractive summary is fast and stays
-  at the trigger, the range the inline summary chooses.
+  ``summary.contract.is_model_summarizer``; False is off): the extractive summary is fast
+  and stays at the trigger, the range the inline summary chooses.
 - The summarizer is shown the range whole: a range too long for its input
   (``summary_input_limit``) is not asked for ahead (its cut names the archive, written at
   the trigger), and is summarized there.
