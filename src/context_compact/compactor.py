@@ -23,6 +23,12 @@ without one,
 ``recall`` and ``durable`` raise ``ValueError`` and the others do nothing (an empty view, no
 session, nothing recorded: the history is still checked).
 
+``summarizer`` is a ``Summarizes`` (``summarize(SummaryRequest) -> SummaryResult``, such as
+``LLMSummarizer``) or a plain callable ``summarizer(messages) -> str``, adapted here once
+(``summary.adapt``: the previous summary and the focus reach a callable as notes among the
+messages); every engine below calls ``summarize(request)``. The default is the extractive
+summary.
+
 ``token_counter=`` (``text -> tokens``) replaces our estimate with your model's tokenizer
 (LangChain's ``token_counter``); ``should_compact=`` is your "compact now?" hook, asked before
 each ``prepare`` compacts with a ``session.knobs.CompactionCheck`` (tokens, limit, messages,
@@ -57,7 +63,6 @@ from .engine import (
     Env,
     PolicyLike,
     RecallPage,
-    Summarizer,
 )
 from .events import CompactionEvent, EventLog
 from .formats.choice import FormatChoice
@@ -70,7 +75,8 @@ from .registry import build_engine
 from .sizing import TokenCounter, to_json
 from .sizing.request import RequestOverhead, prompt_tokens_of
 from .store.base import Store
-from .summarize import extractive_summary
+from .summary.contract import Summarizer, Summarizes, adapt
+from .summary.extract import extractive_summary
 from .telemetry import compaction_span, log_event
 
 SYSTEM_SETTING = "system_items"
@@ -101,7 +107,9 @@ class Compactor:
 
             store = FileStore(Path.cwd())
         self.store: Store = store
-        self.summarizer: Summarizer = summarizer or extractive_summary
+        # The one place a summarizer's kind matters: a plain callable is adapted here, once.
+        chosen = summarizer if summarizer is not None else extractive_summary
+        self.summarizer: Summarizes = adapt(chosen)
         self.events = EventLog()
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
         # One call at a time: the engine's view and journal are one sequence, and async callers

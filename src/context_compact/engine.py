@@ -46,20 +46,21 @@ from .messages import Message
 if TYPE_CHECKING:  # annotations only: the protocol does not load the counter or the stores
     from .sizing import TokenCounter
     from .store.base import Store
+    from .summary.contract import Summarizes
 
 LINES_LOGGER = "context_compact.seed"
 """The logger of the lines an engine says (``Env.say``): only the seed says any."""
-Summarizer = Callable[..., str]
 
 
 @dataclass
 class Env:
     """What an engine is given besides its policy: where copies go, how to summarize, how to
     count, and where to report. ``session`` names the durable session to continue (None: a
-    new one, created on first use)."""
+    new one, created on first use). ``summarizer`` was adapted once where it was taken in
+    (``summary.adapt``): an engine asks it ``summarize(SummaryRequest)``, whatever it is."""
 
     store: Store
-    summarizer: Summarizer
+    summarizer: Summarizes
     counter: TokenCounter
     emit: Callable[[CompactionEvent], None]
     session: str | None = None
@@ -282,5 +283,4 @@ __all__ = [
     "PolicyLike",
     "RecallPage",
     "StatelessEngine",
-    "Summarizer",
 ]

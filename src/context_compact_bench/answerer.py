@@ -33,7 +33,6 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from context_compact.agent.tools import RECALL_SCHEMA, RECALL_TOOL_NAME, TOOL_SCHEMAS
-from context_compact.facts import squash
 from context_compact.messages import (
     Block,
     Message,
@@ -45,6 +44,7 @@ from context_compact.messages import (
 from context_compact.providers.errors import is_context_overflow, overflow_figures
 from context_compact.sizing import TokenCounter
 from context_compact.sizing.estimate import text_tokens
+from context_compact.summary.facts import squash
 
 from .answer_counts import AnswerCounts
 from .probes import Probe, Verdict, view_text

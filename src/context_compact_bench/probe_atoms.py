@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from context_compact.facts import squash
 from context_compact.messages import (
     Block,
     Message,
@@ -24,6 +23,7 @@ from context_compact.messages import (
     readable_text,
     result_text,
 )
+from context_compact.summary.facts import squash
 
 KINDS = ("error", "file", "last_read", "last_result", "next_step", "constraint")
 OUTCOMES = ("view", "recall", "lost")

@@ -20,7 +20,7 @@ from context_compact.errors import UnknownModelWarning
 from context_compact.providers.errors import is_context_overflow, overflow_figures
 from context_compact.providers.openai_chat import OpenAIChatProvider
 from context_compact.store.files import FileStore
-from context_compact.summarize import LLMSummarizer
+from context_compact.summary import LLMSummarizer, SummaryRequest
 
 pytestmark = pytest.mark.real_model
 
@@ -58,7 +58,7 @@ def test_the_model_summarizes_a_short_history(real_url: str) -> None:
         {"role": "user", "content": "Rename the function parse_config to load_config."},
         {"role": "assistant", "content": "Renamed it in config.py and in the two callers."},
     ]
-    text = summarizer(history, max_tokens=48)
+    text = summarizer.summarize(SummaryRequest(history, budget=48)).text
     assert isinstance(text, str) and text.strip()
 
 

@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.extract import extractive_summary
 from context_compact.markers import REQUEST_TAG, SUMMARY_TAG, UNVERIFIED_USER
 from context_compact.quoting import opening, unquote
 from context_compact.session.attribution import UserSources, check, marked, user_texts
+from context_compact.summary.extract import extractive_summary
 
 ASKED = "Please fix the flaky retry test in tests/test_net.py and keep the public API as it is."
 

@@ -47,7 +47,7 @@ from ..providers.local import (
 from ..session.policy import assumed_limit
 from ..sizing import text_tokens
 from ..store.files import FileStore
-from ..summarize import LLMSummarizer
+from ..summary.llm import LLMSummarizer
 from .outcome import dumps
 
 SAMPLES: dict[str, str] = {

@@ -25,7 +25,7 @@ from ..invariants import ensure_valid
 from ..messages import as_dicts
 from ..sizing import estimate_chars
 from ..store.base import NOT_REFUSED, STORE_ERRORS
-from ..summarize import focused, seed_form
+from ..summary.contract import SummaryRequest, text_of
 from . import budget, micro, snip, summary
 from .base import StageContext
 from .policy import SeedPolicy
@@ -41,8 +41,12 @@ class SeedEngine(StatelessEngine):
         self.env = env
         self.ctx = StageContext(policy, env.store, estimate_chars, env.emit, env.say)
         self._faulted: BaseException | None = None
-        # S-4.2/S-4.3's call, exact, from a summarizer that can also make the structured one.
-        self.summarizer = seed_form(env.summarizer)
+
+    def summarize(self, messages: list[Message], focus: str | None = None) -> str:
+        """The summary of ``messages``, asked in the seed's form: S-4.2/S-4.3's call, exact,
+        from a summarizer that can also make the structured one (``LLMSummarizer``)."""
+        ask = SummaryRequest(messages, focus=focus, form="seed")
+        return text_of(self.env.summarizer.summarize(ask))
 
     def tool_result_budget(self, messages: list[Message]) -> list[Message]:
         messages = as_dicts(messages)
@@ -97,7 +101,7 @@ class SeedEngine(StatelessEngine):
         if estimate_chars(view) > self.policy.context_limit:
             self.ctx.say("[auto compact]")
             view = self._required(
-                lambda: summary.compact_history(view, request, self.ctx, self.summarizer),
+                lambda: summary.compact_history(view, request, self.ctx, self.summarize),
                 "summarize the history",
             )
         return view
@@ -119,16 +123,18 @@ class SeedEngine(StatelessEngine):
     ) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
-        summarizer = focused(self.summarizer, instructions)
         return self._required(
-            lambda: summary.compact_history(messages, request, self.ctx, summarizer), "compact"
+            lambda: summary.compact_history(
+                messages, request, self.ctx, lambda old: self.summarize(old, instructions)
+            ),
+            "compact",
         )
 
     def reactive(self, messages: list[Message], request: str) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return self._required(
-            lambda: summary.reactive_compact(messages, request, self.ctx, self.summarizer),
+            lambda: summary.reactive_compact(messages, request, self.ctx, self.summarize),
             "compact after the refusal",
         )
 

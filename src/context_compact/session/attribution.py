@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from ..markers import UNVERIFIED_USER
 from ..messages import Message, block_type, blocks, is_request
-from ..prompts import ours
+from ..summary.prompts import ours
 
 ATTRIBUTED = re.compile(
     r"(?<![\w-])user(?:'s)?(?![\w-])\s*(?:[:(),-]\s*)?"

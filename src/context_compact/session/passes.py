@@ -34,9 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import markers, prompts
-from ..extract import extractive_summary
-from ..facts import read_once
+from .. import markers
 from ..messages import (
     Block,
     Message,
@@ -49,6 +47,9 @@ from ..messages import (
 )
 from ..store.base import Store
 from ..store.disk import EncodedMessages
+from ..summary import prompts
+from ..summary.extract import extractive_summary
+from ..summary.facts import read_once
 from . import attribution, readback, summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS

@@ -123,19 +123,20 @@ class SessionPolicy:
     (``keep=("fraction", f)``)."""
     summarize_ahead: bool | None = None
     """Whether the summary is made ahead of need, so the agent does not wait for it: None
-    (the default) makes it ahead with a model summarizer (``summarize.is_model_summarizer``:
-    any but the extractive one, which is fast and always made at the trigger); False makes
-    every summary at the trigger; True is the default said out loud. Past the soft mark
-    (halfway from ``low_water`` to the high-water mark in force) each call predicts whether
-    the coming trigger will summarize, by the rule the trigger applies after its clearing;
-    if so the range that summary replaces is fixed (a journal record) and its summary asked
-    for on the summarizer's worker while the agent goes on; at the trigger, after the
-    clearing, it lands at once, what arrived since staying verbatim (``session/ahead.py``)."""
+    (the default) makes it ahead with a model summarizer
+    (``summary.contract.is_model_summarizer``: any but the extractive one, which is fast and
+    always made at the trigger); False makes every summary at the trigger; True is the
+    default said out loud. Past the soft mark (halfway from ``low_water`` to the high-water
+    mark in force) each call predicts whether the coming trigger will summarize, by the rule
+    the trigger applies after its clearing; if so the range that summary replaces is fixed
+    (a journal record) and its summary asked for on the summarizer's worker while the agent
+    goes on; at the trigger, after the clearing, it lands at once, what arrived since
+    staying verbatim (``session/ahead.py``)."""
     summary_prompt: str | None = None
     """Replaces the structured summary prompt a model summarizer is given (LangChain's
     ``summary_prompt``; ``instructions=`` and ``/compact focus`` only add a focus to ours).
-    Summarizers that take a ``prompt`` keyword get it (``LLMSummarizer``, the framework
-    models' summarizers); the extractive summary has no prompt."""
+    A summarizer reads it in ``SummaryRequest.prompt`` (``LLMSummarizer`` does, and so the
+    framework models' summarizers); a plain callable and the extractive summary have none."""
     native: bool | str = False
     """The provider's own compaction as the summary tier: True, or ``"auto"`` (where the
     client and model offer it, our own summary elsewhere). A summary the policy decides on

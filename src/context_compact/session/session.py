@@ -32,7 +32,6 @@ from ..events import CompactionEvent
 from ..keys import chain_id, content_key
 from ..store import holders
 from ..store.base import turn
-from ..summarize import adapt
 from . import ahead, binding, checkpoint, learned, limits, undo
 from .durable import SessionJournal
 from .faults import Faults
@@ -80,7 +79,7 @@ class Session:
         self._moved = False
         self._returned: tuple[int, int] | None = None
         self.summaries = SummaryCaller(
-            adapt(env.summarizer),
+            env.summarizer,
             policy,
             env.counter,
             lambda stage, before, after, note: self.emit(stage, before, after, (), note),

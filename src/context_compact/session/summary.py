@@ -19,9 +19,9 @@ exists; the edit names each folded user message (the newest ``FOLDED_NAMED`` one
 from __future__ import annotations
 
 from .. import markers
-from ..extract import summary_score
 from ..messages import Message
-from ..transcript import steps as transcript_steps
+from ..summary.extract import summary_score
+from ..summary.transcript import steps as transcript_steps
 from . import ledger_view
 from .exports import Export, index_lines, summary_line
 from .records import SummaryEdit

@@ -27,6 +27,13 @@ from context_compact.messages import (
     is_tool_use,
     with_content,
 )
+from context_compact.summary.contract import Summarizes, SummaryRequest, text_of
+
+
+def summary_text(summarizer: Summarizes, messages: list[Message]) -> str:
+    """The summary of ``messages`` the engine's summarizer (``Env.summarizer``) writes: the
+    peers ask for it with the messages alone, as their own summarizers are asked."""
+    return str(text_of(summarizer.summarize(SummaryRequest(messages))))
 
 
 def truncate_middle(text: str, limit: int, unit: str = "chars") -> str:

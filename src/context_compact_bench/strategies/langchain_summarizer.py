@@ -24,8 +24,9 @@ from typing import Any
 from context_compact.engine import Env
 from context_compact.messages import Message, blocks, is_result, is_tool_use
 from context_compact.sizing import TokenCounter
+from context_compact.summary.contract import Summarizes
 
-from .base import LoggedStrategy
+from .base import LoggedStrategy, summary_text
 from .parts import Renderer, split
 
 KEEP = 20
@@ -46,7 +47,7 @@ def _call_ids(part: Message) -> set[str]:
 class SummarizationMiddlewareModel(LoggedStrategy):
     name = "langchain-summarizer"
 
-    def __init__(self, summarizer: Any, budget: int, keep: int = KEEP) -> None:
+    def __init__(self, summarizer: Summarizes, budget: int, keep: int = KEEP) -> None:
         self.summarizer = summarizer
         self.trigger = int(budget * FRACTION)
         self.keep = keep
@@ -101,7 +102,7 @@ class SummarizationMiddlewareModel(LoggedStrategy):
             shown.pop(0)
         if not shown:
             return TOO_LONG
-        return str(self.summarizer(self.renderer.render(shown)))
+        return summary_text(self.summarizer, self.renderer.render(shown))
 
 
 def engine(policy: Any, env: Env) -> SummarizationMiddlewareModel:

@@ -23,8 +23,9 @@ from typing import Any
 from context_compact.engine import Env
 from context_compact.messages import Message, block_type, blocks, is_result, result_text
 from context_compact.sizing import text_tokens
+from context_compact.summary.contract import Summarizes
 
-from .base import LoggedStrategy
+from .base import LoggedStrategy, summary_text
 from .parts import Renderer, split
 
 RATIO = 0.75
@@ -50,7 +51,7 @@ def opens_badly(part: Message) -> bool:
 class SummaryBufferModel(LoggedStrategy):
     name = "llamaindex-summary"
 
-    def __init__(self, summarizer: Any, budget: int) -> None:
+    def __init__(self, summarizer: Summarizes, budget: int) -> None:
         self.summarizer = summarizer
         self.limit = int(budget * RATIO)
         self.renderer = Renderer()
@@ -86,7 +87,7 @@ class SummaryBufferModel(LoggedStrategy):
         old = history[:start]
         if old and not (len(old) == 1 and old[0] is self.summary):
             shown = [p for p in old if isinstance(p.get("content"), str) or text_of(p) != "None"]
-            text = self.summarizer(self.renderer.render(shown or old))
+            text = summary_text(self.summarizer, self.renderer.render(shown or old))
             self.summary = {"role": "user", "content": text}
         self.state = [p for p in history[start:] if p is not self.summary]
         view = ([self.summary] if self.summary is not None else []) + self.state

@@ -49,8 +49,9 @@ from context_compact.messages import (
     turn_start,
 )
 from context_compact.sizing import TokenCounter
+from context_compact.summary.contract import Summarizes
 
-from .base import LoggedStrategy, result_positions, truncate_middle, with_result
+from .base import LoggedStrategy, result_positions, summary_text, truncate_middle, with_result
 
 MAX_SIZE = 80
 KEEP_FIRST = 4
@@ -84,7 +85,7 @@ class SummarizingCondenser(LoggedStrategy):
 
     def __init__(
         self,
-        summarizer: Any,
+        summarizer: Summarizes,
         budget: int | None = None,
         overhead: int = 0,
         max_size: int = MAX_SIZE,
@@ -198,7 +199,7 @@ class SummarizingCondenser(LoggedStrategy):
         if not forgotten or len(forgotten) < minimum:
             return False
         previous = [self.summary] if self.summary is not None else []
-        text = self.summarizer(previous + [self.previews(forgotten)])
+        text = summary_text(self.summarizer, previous + [self.previews(forgotten)])
         self.summary = {
             "role": "user",
             "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",
@@ -310,7 +311,7 @@ class SummarizingCondenser(LoggedStrategy):
         if not view:
             return
         previous = [self.summary] if self.summary is not None else []
-        text = self.summarizer(previous + [self.previews(view)])
+        text = summary_text(self.summarizer, previous + [self.previews(view)])
         self.summary = {
             "role": "user",
             "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",
