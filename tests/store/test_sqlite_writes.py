@@ -26,8 +26,7 @@ from context_compact.policy import Policy
 from context_compact.store import CorruptJournal, MemoryStore, SqliteStore, witness
 from context_compact.store import base as store_base
 from context_compact.store.blobrefs import externalize
-from context_compact.store.disk import blob_rel, sha256
-from context_compact.store.journal import dumps
+from context_compact.store.codec import blob_rel, dumps, sha256
 from context_compact.store.sqlite import blobs as sqlite_blobs
 from context_compact.store.sqlite import journal as sqlite_journal
 from context_compact.store.sqlite import schema as schema_module

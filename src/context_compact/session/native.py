@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from .. import markers
 from ..extract import extractive_summary
-from ..store.disk import EncodedMessages
+from ..store.codec import EncodedMessages
 from .native_tier import SUMMARY_CHARS
 from .passes import PassIO
 from .records import NativeEdit

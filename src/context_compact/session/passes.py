@@ -48,7 +48,7 @@ from ..messages import (
     result_text,
 )
 from ..store.base import Store
-from ..store.disk import EncodedMessages
+from ..store.codec import EncodedMessages
 from . import readback, summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS

@@ -45,8 +45,7 @@ from ..messages import Block, Message, block_type, blocks, readable_text
 from ..quoting import boundary, name_of
 from ..sizing import to_json
 from ..store.base import Store
-from ..store.disk import media_digest, sha256
-from ..store.text import message_text
+from ..store.codec import media_digest, message_text, sha256
 from .exports import media_blocks
 from .records import (
     BlockEdit,

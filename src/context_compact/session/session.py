@@ -29,7 +29,7 @@ from ..engine import PAGE, Env, Message, RecallPage
 from ..errors import InvalidHistory, SessionLocked, UndoRefused
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
-from ..store import holders
+from . import holders
 from ..store.base import turn
 from ..summarize import adapt
 from . import ahead, binding, checkpoint, limits, thinking, undo

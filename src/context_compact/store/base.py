@@ -41,9 +41,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from ..errors import CorruptStore, LinkRefused, StoreRefused
+from .codec import Record as Record  # the record type, kept importable from here
 from .lease import Owner
-
-Record = dict[str, Any]
 
 STORE_ERRORS: tuple[type[Exception], ...] = (StoreRefused, OSError)
 """What a store raises when it cannot write: ``StoreRefused`` (its database locked past the

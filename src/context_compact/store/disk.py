@@ -1,13 +1,6 @@
-"""The file half of a store on disk: one layout, atomic writes, and which paths were issued.
+"""The file half of a store on disk: atomic writes, and which paths were issued.
 
-Layout under ``root`` (the seed's S-1.3 and S-2.4 for its files, plus our own):
-
-    .task_outputs/tool-results/<safe id>.txt         seed: one per tool_use id, never rewritten
-    .task_outputs/tool-results/sha256-<32 hex>.txt   save_blob: content-addressed
-    .task_outputs/media/sha256-<32 hex>.<ext>        save_media: an image or PDF, its bytes
-    .transcripts/transcript_<uuid4 hex>.jsonl        seed: a new one per snip or summary
-    .transcripts/archive_<32 hex>.jsonl              save_messages: content-addressed
-    .transcripts/<name>                              append_file: grows, its path fixed by name
+The layout under ``root`` is ``codec.py``'s (transcripts named by a uuid4 hex here).
 
 Invariants:
 
@@ -31,130 +24,34 @@ copy of every text, so a deleted file can be re-exported: ``_recover``).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import re
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import LinkRefused
-from ..media import extension
-from ..messages import plain_role
-from ..sizing import to_json
+from .codec import (
+    RESULTS,
+    TRANSCRIPTS,
+    append_rel,
+    archive_rel,
+    blob_rel,
+    decode,
+    encode,
+    is_media,
+    issuable,
+    jsonl,
+    media_rel,
+    sha256,
+    tool_result_rel,
+    transcript_rel,
+)
 from .nofollow import open_file, read_file
-
-RESULTS = ".task_outputs/tool-results"
-MEDIA = ".task_outputs/media"
-TRANSCRIPTS = ".transcripts"
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-_NAME = re.compile(r"[A-Za-z0-9._/-]+")
-# Every relative path a store issues matches this; anything else is not ours without a lookup.
-_ISSUABLE = re.compile(r"\.(task_outputs|transcripts)/[A-Za-z0-9._/-]+")
-
-
-def issuable(rel: str) -> bool:
-    """Whether ``rel`` (relative to root, POSIX form) has the form of a path a store issues."""
-    return _ISSUABLE.fullmatch(rel) is not None
-
-
-def safe_id(tool_use_id: Any) -> str:
-    """S-1.3: characters outside ``[A-Za-z0-9._-]`` become ``_``, cut to 120."""
-    return _UNSAFE.sub("_", str(tool_use_id))[:120]
-
-
-def encode(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")
-
-
-def decode(data: bytes) -> str:
-    return data.decode("utf-8", "surrogatepass")
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-class EncodedMessages(list[Any]):
-    """Messages with the JSON of some of their contents already made (``lines[i]``: the
-    ``to_json`` of ``self[i]["content"]``, or None): ``jsonl`` writes the same bytes as for
-    a plain list without encoding those contents again. The caller vouches for the texts."""
-
-    def __init__(self, messages: list[Any], contents: list[str | None]) -> None:
-        super().__init__(messages)
-        self.contents = contents
-
-
-def _line(message: Any, content: str | None) -> str:
-    # to_json of {"role": r, "content": c} is exactly this when c's JSON is already made.
-    role = plain_role(message) if content is not None else None
-    if role is not None:
-        return f'{{"role": {to_json(role)}, "content": {content}}}'
-    return to_json(message)
-
-
-def jsonl(messages: list[Any]) -> str:
-    # to_json, not strict JSON: the seed's transcripts stringify what JSON cannot hold.
-    if isinstance(messages, EncodedMessages):
-        return "".join(_line(m, t) + "\n" for m, t in zip(messages, messages.contents, strict=True))
-    return "".join(to_json(m) + "\n" for m in messages)
-
-
-# -- relative paths of the layout (shared with MemoryStore, which has no disk) ----------------
-def tool_result_rel(tool_use_id: str) -> str:
-    return f"{RESULTS}/{safe_id(tool_use_id)}.txt"
-
-
-def blob_rel(digest: str) -> str:
-    return f"{RESULTS}/sha256-{digest[:32]}.txt"
-
-
-def media_rel(digest: str, media_type: str) -> str:
-    return f"{MEDIA}/sha256-{digest[:32]}.{extension(media_type)}"
-
-
-def is_media(rel: str) -> bool:
-    return rel.startswith(MEDIA + "/")
-
-
-def media_digest(path: str) -> str | None:
-    """The start of the sha256 of the bytes a media path the store issued names (its file
-    name, ``media_rel``); None for any other path."""
-    if f"/{MEDIA}/" not in path:
-        return None
-    return path.rsplit("/sha256-", 1)[-1].split(".", 1)[0]
 
 
 def binary_file(path: str) -> ValueError:
     return ValueError(f"{path} is a binary media file, not text: use read_bytes")
-
-
-def transcript_rel(token: str) -> str:
-    return f"{TRANSCRIPTS}/transcript_{token}.jsonl"
-
-
-def archive_rel(digest: str) -> str:
-    return f"{TRANSCRIPTS}/archive_{digest[:32]}.jsonl"
-
-
-def append_rel(name: str) -> str:
-    """The path of ``append_file(name)``; ``ValueError`` naming ``name`` unless it is safe."""
-    parts = name.split("/") if isinstance(name, str) else []
-    if (
-        not isinstance(name, str)
-        or not _NAME.fullmatch(name)
-        or any(part in ("", ".", "..") for part in parts)
-        or (parts[0] == "sessions" and name.endswith((".jsonl", ".meta.json", ".head", ".lock")))
-    ):
-        # The second rule keeps FileStore's journals (sessions/<id>.jsonl) out of reach.
-        raise ValueError(
-            f"not a safe relative file name: {name!r} (characters [A-Za-z0-9._/-], "
-            "no '..', '.', empty or leading '/' part, not a journal, witness or lock file "
-            "under 'sessions/')"
-        )
-    return f"{TRANSCRIPTS}/{name}"
 
 
 # -- writing ------------------------------------------------------------------------------------

@@ -20,11 +20,12 @@ from itertools import islice
 from typing import Any
 
 from .base import CHECKPOINT_KIND, Record
-from .disk import (
+from .codec import (
     append_rel,
     archive_rel,
-    binary_file,
     blob_rel,
+    dumps,
+    dumps_records,
     encode,
     jsonl,
     media_rel,
@@ -32,7 +33,8 @@ from .disk import (
     tool_result_rel,
     transcript_rel,
 )
-from .journal import SessionExists, check_records, dumps, dumps_records, new_meta
+from .disk import binary_file
+from .journal import SessionExists, check_records, new_meta
 from .text import scan
 
 

@@ -54,24 +54,9 @@ from typing import Any
 from ...errors import CorruptJournal, CorruptStore
 from .. import witness
 from ..base import CHECKPOINT_KIND, Record
-from ..disk import (
-    DiskFiles,
-    append_bytes,
-    folder_mode,
-    fsync_dir,
-    issuable,
-    make_dirs,
-    safe_id,
-    write_all,
-)
-from ..journal import (
-    SessionExists,
-    check_records,
-    dumps,
-    dumps_records,
-    new_meta,
-    valid_session_id,
-)
+from ..codec import dumps, dumps_records, issuable, safe_id
+from ..disk import DiskFiles, append_bytes, folder_mode, fsync_dir, make_dirs, write_all
+from ..journal import SessionExists, check_records, new_meta, valid_session_id
 from ..lease import Owner, SessionLocked, changed_message
 from ..nofollow import open_file, read_file
 from ..search import SideIndex

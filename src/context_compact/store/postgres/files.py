@@ -16,16 +16,8 @@ from __future__ import annotations
 
 import os
 
-from ..disk import (
-    _ISSUABLE,
-    _same_bytes,
-    append_bytes,
-    append_rel,
-    atomic_write,
-    blob_rel,
-    encode,
-    sha256,
-)
+from ..codec import ISSUABLE, append_rel, blob_rel, encode, sha256
+from ..disk import _same_bytes, append_bytes, atomic_write
 from .base import PgConnection
 
 _INSERT_BLOB = "INSERT INTO blobs (hash, size, body) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING"
@@ -46,7 +38,7 @@ class PgFiles(PgConnection):
             if at < 0:
                 continue
             root, tail = full[:at], full[at + 1 :]
-            if _ISSUABLE.fullmatch(tail) and self._a_root(root):
+            if ISSUABLE.fullmatch(tail) and self._a_root(root):
                 return tail
         return None
 

@@ -46,14 +46,8 @@ from .. import witness
 from ..base import CHECKPOINT_KIND, Record
 from ..blobrefs import externalize, references
 from ..boundary import maps_errors
-from ..journal import (
-    CorruptJournal,
-    SessionExists,
-    check_records,
-    dumps,
-    new_meta,
-    valid_session_id,
-)
+from ..codec import dumps
+from ..journal import CorruptJournal, SessionExists, check_records, new_meta, valid_session_id
 from ..journal_rows import (
     TABLES,
     chain,

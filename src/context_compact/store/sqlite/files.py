@@ -30,8 +30,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..disk import DiskFiles, _same_bytes, append_bytes, append_rel, atomic_write, blob_rel, sha256
-from ..disk import encode as encode
+from ..codec import append_rel, blob_rel, sha256
+from ..codec import encode as encode
+from ..disk import DiskFiles, _same_bytes, append_bytes, atomic_write
 from . import blobs as sqlite_blobs
 
 

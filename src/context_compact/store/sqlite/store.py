@@ -54,14 +54,9 @@ from ..base import CHECKPOINT_KIND as MARK
 from ..base import Record
 from ..blobrefs import externalize, references
 from ..boundary import maps_errors
+from ..codec import dumps
 from ..disk import folder_mode, make_dirs
-from ..journal import (
-    SessionExists,
-    check_records,
-    dumps,
-    new_meta,
-    valid_session_id,
-)
+from ..journal import SessionExists, check_records, new_meta, valid_session_id
 from ..journal_rows import settled_records
 from ..lease import (
     HEARTBEAT_SECONDS,

@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .base import Store
-from .lease import SessionLocked
+from ..errors import SessionLocked
+from ..store.base import Store
 
 _lock = threading.Lock()
 
