@@ -26,9 +26,8 @@ from typing import Any
 
 from ..errors import CorruptStore, StoreUnavailable
 from ..events import CompactionEvent
-from . import holders
 from ..store.base import NOT_REFUSED, STORE_ERRORS, Checkpointed, Store
-from . import checkpoint
+from . import checkpoint, holders
 from . import records as rec
 from .records import Read, Record
 

@@ -29,10 +29,9 @@ from ..engine import PAGE, Env, Message, RecallPage
 from ..errors import InvalidHistory, SessionLocked, UndoRefused
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
-from . import holders
 from ..store.base import turn
 from ..summarize import adapt
-from . import ahead, binding, checkpoint, limits, thinking, undo
+from . import ahead, binding, checkpoint, holders, limits, thinking, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .handout import Handout

@@ -58,7 +58,6 @@ from ..journal_rows import (
     route,
     settled_records,
 )
-from ..text import scan
 from .base import LEASE_SECONDS, ServerUnavailable, refusal, shown_url
 from .files import _INSERT_BLOB, PgFiles
 from .lease import PgLease
@@ -199,10 +198,6 @@ class PostgresStore(PgLease, PgFiles):
             "UPDATE sessions SET length = %s, head = %s WHERE id = %s",
             (start + len(records), last, session),
         )
-
-    def search(self, session: str, query: str) -> Iterator[Record]:
-        """The generic search: every record read (and checked) and tested (``text.scan``)."""
-        return scan(self.records(session), query)
 
     def records(self, session: str) -> Iterator[Record]:
         return self.records_from(session, 0)
