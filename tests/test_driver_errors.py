@@ -1,8 +1,8 @@
 """One exception tree: the database drivers' exceptions are named only inside the backends.
 
 Every module of ``src`` is read with ``ast``. Outside the SQLite and PostgreSQL backends
-(``store/sqlite/``, ``store/postgres/``, and ``store/search.py``, the SQLite side index both
-stores search with), no code names an exception class of ``sqlite3``, ``psycopg`` or
+(``store/sqlite/``, with the side index ``FileStore`` searches with too, and
+``store/postgres/``), no code names an exception class of ``sqlite3``, ``psycopg`` or
 ``psycopg_pool`` (an ``except``, an ``isinstance``, a tuple of them): each backend maps its
 driver's errors once, at its methods (``store/boundary.py``), and everyone else catches ours.
 """
@@ -17,7 +17,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "context_compact"
 DRIVERS = {"sqlite3", "psycopg", "psycopg_pool"}
-BACKENDS = ("store/sqlite/", "store/postgres/", "store/search.py")
+BACKENDS = ("store/sqlite/", "store/postgres/")
 
 
 def dotted(node: ast.expr) -> list[str]:

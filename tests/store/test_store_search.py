@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from context_compact.store import FileStore, MemoryStore, SqliteStore
 from context_compact.store.base import Searches, search
-from context_compact.store.search import VERSION, trigrams
+from context_compact.store.sqlite.index import VERSION, trigrams
 from context_compact.store.text import scan
 from sqlite_rows import tamper_record
 

@@ -1,4 +1,4 @@
-"""FileStore's ``search``: the side FTS5 index (``store/search.py``) over its journal lines.
+"""FileStore's ``search``: the side FTS5 index (``sqlite/index.py``) over its journal lines.
 
 A search first checks the journal against its chain and witness as ``records`` does, unless
 this store object wrote or checked it as it is now (its size is the one it knows): a process
@@ -21,7 +21,7 @@ from typing import Any
 from ...errors import LinkRefused
 from ..base import Record
 from ..nofollow import open_file
-from ..search import Found, Incomplete, SideIndex
+from ..sqlite.index import Found, Incomplete, SideIndex
 from ..text import scan
 
 INDEX = ".task_outputs/search-index.db"

@@ -59,7 +59,7 @@ from ..disk import DiskFiles, append_bytes, folder_mode, fsync_dir, make_dirs, w
 from ..journal import SessionExists, check_records, new_meta, valid_session_id
 from ..lease import Owner, SessionLocked, changed_message
 from ..nofollow import open_file, read_file
-from ..search import SideIndex
+from ..sqlite.index import SideIndex
 from . import journal as file_journal
 from . import locks as file_locks
 from . import marks as file_marks

@@ -1,4 +1,4 @@
-"""SqliteStore's ``search``: the side FTS5 index (``store/search.py``) over its message records.
+"""SqliteStore's ``search``: the side FTS5 index (``sqlite/index.py``) over its message records.
 
 The index file is ``<db>-search``. A search first checks the session's rows against their
 hash chain and witness (once per store object and journal length; ``CorruptJournal`` as
@@ -22,12 +22,12 @@ from ...errors import LinkRefused
 from .. import witness
 from ..base import Record
 from ..blobrefs import references, restore
-from ..search import Found, Incomplete, SideIndex
 from ..text import scan
 from . import blobs as sqlite_blobs
 from . import checks as sqlite_checks
 from . import journal as sqlite_journal
 from . import tx as sqlite_tx
+from .index import Found, Incomplete, SideIndex
 from .journal import Entry
 
 PAGE = 500  # positions read per step while catching up

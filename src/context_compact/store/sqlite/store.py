@@ -69,12 +69,12 @@ from ..lease import (
     this_process,
 )
 from ..nofollow import not_a_link, sqlite_files_plain
-from ..search import SideIndex
 from . import blobs as sqlite_blobs
 from . import checks as sqlite_checks
 from . import journal as sqlite_journal
 from . import tx as sqlite_tx
 from .files import FileRow, SqliteFiles
+from .index import SideIndex
 from .refusals import of_database
 from .schema import connect, connect_read_only
 from .search import SqliteSearch

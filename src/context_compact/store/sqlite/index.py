@@ -1,7 +1,8 @@
 """A search index of a store's journals: SQLite FTS5 trigrams in a side file, caught up on read.
 
-``store.search(session, query)`` must answer exactly what ``text.scan`` answers (the message
-records whose casefolded text holds the casefolded query, in journal order). Scanning reads
+``SqliteStore`` and ``FileStore`` search with it (``base.Searches``): ``search(session,
+query)`` must answer exactly what ``text.scan`` answers (the message records whose casefolded
+text holds the casefolded query, in journal order). Scanning reads
 and parses the whole journal; this index narrows it to the records that can match:
 
 * Each message record's searchable text (``text.searchable``: already casefolded, lone
@@ -45,15 +46,15 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from ..errors import Incomplete as Incomplete  # kept importable from here
-from ..errors import StoreError, StoreRefused
-from .base import Record
-from .boundary import maps_errors
-from .disk import folder_mode, make_dirs
-from .nofollow import sqlite_files_plain
-from .sqlite.refusals import translate
-from .sqlite.tx import begin
-from .text import matches, searchable
+from ...errors import Incomplete as Incomplete  # kept importable from here
+from ...errors import StoreError, StoreRefused
+from ..boundary import maps_errors
+from ..codec import Record
+from ..disk import folder_mode, make_dirs
+from ..nofollow import sqlite_files_plain
+from ..text import matches, searchable
+from .refusals import translate
+from .tx import begin
 
 VERSION = 1
 MAX_TRIGRAMS = 8
