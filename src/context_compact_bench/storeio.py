@@ -67,7 +67,7 @@ def measure_writes(
         store = _store(kind, root, compress)
         commits = [0]
         if isinstance(store, SqliteStore):
-            store._db.set_trace_callback(
+            store.db.connection.set_trace_callback(
                 lambda sql: commits.__setitem__(0, commits[0] + (sql == "COMMIT"))
             )
         compactor = Compactor(Policy.default(context_limit=12_500), store, BenchSummarizer())

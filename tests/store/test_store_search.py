@@ -75,7 +75,9 @@ def test_the_index_finds_exactly_what_a_scan_finds(
                 assert list(store.search(session, query)) == expected
             if any(trigrams(query.casefold()) for query in queries):
                 # The index answered (not a silent fallback to the scan): it holds every message.
-                docs = store._index._open().execute("SELECT count(*) FROM docs").fetchone()[0]
+                docs = (
+                    store._search.index._open().execute("SELECT count(*) FROM docs").fetchone()[0]
+                )
                 assert docs == len(first) + len(later)
             store.close()
 
@@ -96,7 +98,7 @@ def test_the_first_search_indexes_what_is_there_and_the_next_only_what_is_new(
     session = store.create_session({})
     store.append(session, records([("needle one", 0), ("hay", 3)]))
     assert [r["seq"] for r in store.search(session, "NEEDLE")] == [0]
-    index = store._index.path
+    index = store._search.index.path
     assert index.exists()
     size = index.stat().st_size + Path(f"{index}-wal").stat().st_size
     assert [r["seq"] for r in store.search(session, "needle")] == [0]
@@ -125,7 +127,7 @@ def test_a_damaged_index_file_is_rebuilt_from_the_journal(tmp_path: Path, kind: 
     session = store.create_session({})
     store.append(session, records([("a needle", 0)]))
     list(store.search(session, "needle"))
-    index = store._index.path
+    index = store._search.index.path
     store.close()
     for suffix in ("-wal", "-shm"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
@@ -140,8 +142,8 @@ def test_an_index_of_another_version_is_rebuilt_from_the_journal(tmp_path: Path)
     session = store.create_session({})
     store.append(session, records([("a needle", 0)]))
     list(store.search(session, "needle"))
-    assert store._index is not None
-    index = store._index.path
+    assert store._search.index is not None
+    index = store._search.index.path
     store.close()
     with sqlite3.connect(index) as db:
         db.execute("DELETE FROM docs")  # what a rebuild would find again
