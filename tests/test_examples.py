@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import textwrap
 import sys
 from pathlib import Path
 
@@ -88,3 +89,27 @@ def test_the_drop_in_client_runs_the_sdks_own_loop(tmp_path: Path) -> None:
         sent = json.dumps([r.body for r in stub.requests])
     assert out.strip() == "There are 3."
     assert "3\\n" in sent and (tmp_path / "sessions.db").is_file()
+
+
+def test_the_store_backend_example_compacts_resumes_and_recalls_on_its_own_store(
+    tmp_path: Path,
+) -> None:
+    out = run_example("kv_store.py", {}, tmp_path, str(tmp_path))
+    assert "resumed to the same view" in out
+    found = re.search(r"facts found by recall: (\d+) of (\d+)", out)
+    assert found is not None and found[1] == found[2] and int(found[1]) > 0
+    events = re.search(r"compaction events: (\d+)", out)
+    assert events is not None and int(events[1]) > 0  # the session was compacted on it
+    assert (tmp_path / "store.dat").stat().st_size > 0  # dbm's file: the store wrote there
+    guide = (ROOT / "docs" / "store-backend.md").read_text(encoding="utf-8")
+    shown = re.findall(r"```\n(compaction events.*?)```", guide, flags=re.DOTALL)
+    assert shown == [out]  # the guide shows what it prints
+
+
+def test_the_store_backend_guide_quotes_the_example_as_written() -> None:
+    guide = (ROOT / "docs" / "store-backend.md").read_text(encoding="utf-8")
+    example = (EXAMPLES / "kv_store.py").read_text(encoding="utf-8")
+    quoted = re.findall(r"```python\n(def .*?)```", guide, flags=re.DOTALL)
+    assert quoted
+    for code in quoted:
+        assert textwrap.indent(code, "    ") in example
