@@ -7,8 +7,8 @@ import json
 import os
 import re
 import subprocess
-import textwrap
 import sys
+import textwrap
 from pathlib import Path
 
 import stub_api as s

@@ -2,10 +2,11 @@
 
 The same store as ``SqliteStore`` (``sqlite/store.py``), on a server every worker reaches: the
 database (``postgres/schema.py``) is the truth; the files under ``root`` are a local cache the
-model opens with a plain file tool, at ``FileStore``'s layout (``store/disk.py``). Needs the
+model opens with a plain file tool, at ``FileStore``'s layout (``store/codec.py``). Needs the
 extra ``context-compact[postgres]`` (psycopg 3 and its pool). Its parts: the connection and
-errors (``postgres/base.py``), the files any worker reads (``postgres/files.py``), one writer
-per session with fencing tokens (``postgres/lease.py``), and here the journal.
+errors (``postgres/base.py``), the archive of the files any worker reads
+(``postgres/files.py``), one writer per session with fencing tokens (``postgres/lease.py``),
+and the journal (``postgres/sessions.py``).
 
 Invariants:
 

@@ -5,7 +5,7 @@ its ledger of files (``sqlite/files.py``), the journal (``sqlite/sessions.py``) 
 (``sqlite/search.py``).
 
 The database (``sqlite/schema.py``) is the store's truth; the files under ``root`` are exports the
-model opens with a plain file tool, at the same layout as ``FileStore`` (``store/disk.py``).
+model opens with a plain file tool, at the same layout as ``FileStore`` (``store/codec.py``).
 
 Invariants:
 
