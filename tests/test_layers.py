@@ -212,6 +212,24 @@ def test_the_session_engine_knows_the_store_only_by_its_doors_and_codec() -> Non
     assert any(GRAPH[m] & STORE_DOORS for m in GRAPH if group(m) == "session")  # it looked
 
 
+BACKENDS = tuple(f"{PACKAGE}.store.{name}" for name in ("files", "sqlite", "postgres"))
+OPENERS = {f"{PACKAGE}.store", f"{PACKAGE}.store.url"}
+"""The modules of the store that open a backend by its name (the package's lazy names, a URL)."""
+
+
+def test_the_stores_shared_modules_import_no_backend() -> None:
+    shared = [m for m in GRAPH if group(m) == "store" and not m.startswith(BACKENDS)]
+    assert f"{PACKAGE}.store.base" in shared
+    wrong = [
+        f"{module} imports {target}"
+        for module in sorted(shared)
+        if module not in OPENERS
+        for target in sorted(GRAPH[module])
+        if target.startswith(BACKENDS)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_no_test_but_the_benchs_own_imports_the_bench() -> None:
     wrong = []
     for path in sorted(TESTS.rglob("*.py")):
