@@ -153,7 +153,8 @@ class KeyValueStore:
 
 def main(folder: Path) -> None:
     work = synthetic_session(turns=60, seed=1)  # every tool result carries a planted fact
-    policy = Policy.default(context_limit=6_000)
+    # Summaries at the trigger, not made ahead on a thread: the same run, the same output.
+    policy = Policy.default(context_limit=6_000, summarize_ahead=False)
     store: Store = KeyValueStore(folder / "store")  # mypy checks the class against both doors
     compactor = Compactor(policy, store, session="demo")
     messages: list[Any] = [{"role": "user", "content": work.request}]
