@@ -32,7 +32,7 @@ from context_compact.messages import clone
 from context_compact.session.durable import SessionJournal
 from context_compact.session.state import SessionState
 from context_compact.sizing import TokenCounter
-from context_compact.store.journal import dumps
+from context_compact.store.codec import dumps
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact_bench.suite import REQUEST, Chunks, make_policy, make_store
 

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +235,27 @@ def test_the_example_engine_loses_nothing_in_a_replayed_session(tmp_path: Path) 
         REGISTRY.names.remove("elide-old-results")
     assert run.needles > 0 and run.lost == 0 and run.violations == 0
     assert run.recoverable > run.in_view  # most results left the view, each to a file
+
+
+def test_the_store_backend_example_compacts_resumes_and_recalls_on_its_own_store(
+    tmp_path: Path,
+) -> None:
+    out = run_example("kv_store.py", {}, tmp_path, str(tmp_path))
+    assert "resumed to the same view" in out
+    found = re.search(r"facts found by recall: (\d+) of (\d+)", out)
+    assert found is not None and found[1] == found[2] and int(found[1]) > 0
+    events = re.search(r"compaction events: (\d+)", out)
+    assert events is not None and int(events[1]) > 0  # the session was compacted on it
+    assert (tmp_path / "store.dat").stat().st_size > 0  # dbm's file: the store wrote there
+    guide = (ROOT / "docs" / "store-backend.md").read_text(encoding="utf-8")
+    shown = re.findall(r"```\n(compaction events.*?)```", guide, flags=re.DOTALL)
+    assert shown == [out]  # the guide shows what it prints
+
+
+def test_the_store_backend_guide_quotes_the_example_as_written() -> None:
+    guide = (ROOT / "docs" / "store-backend.md").read_text(encoding="utf-8")
+    example = (EXAMPLES / "kv_store.py").read_text(encoding="utf-8")
+    quoted = re.findall(r"```python\n(def .*?)```", guide, flags=re.DOTALL)
+    assert quoted
+    for code in quoted:
+        assert textwrap.indent(code, "    ") in example

@@ -196,6 +196,40 @@ def test_the_cli_reaches_the_bench_only_through_its_command() -> None:
     }
 
 
+STORE_DOORS = {f"{PACKAGE}.store.base", f"{PACKAGE}.store.codec"}
+"""What the engine may know of a store: its doors and capabilities, and its codec."""
+
+
+def test_the_session_engine_knows_the_store_only_by_its_doors_and_codec() -> None:
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in sorted(GRAPH.items())
+        if group(module) == "session"
+        for target in sorted(targets)
+        if group(target) == "store" and target not in STORE_DOORS
+    ]
+    assert not wrong, "\n".join(wrong)
+    assert any(GRAPH[m] & STORE_DOORS for m in GRAPH if group(m) == "session")  # it looked
+
+
+BACKENDS = tuple(f"{PACKAGE}.store.{name}" for name in ("files", "sqlite", "postgres"))
+OPENERS = {f"{PACKAGE}.store", f"{PACKAGE}.store.url"}
+"""The modules of the store that open a backend by its name (the package's lazy names, a URL)."""
+
+
+def test_the_stores_shared_modules_import_no_backend() -> None:
+    shared = [m for m in GRAPH if group(m) == "store" and not m.startswith(BACKENDS)]
+    assert f"{PACKAGE}.store.base" in shared
+    wrong = [
+        f"{module} imports {target}"
+        for module in sorted(shared)
+        if module not in OPENERS
+        for target in sorted(GRAPH[module])
+        if target.startswith(BACKENDS)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_no_test_but_the_benchs_own_imports_the_bench() -> None:
     wrong = []
     for path in sorted(TESTS.rglob("*.py")):

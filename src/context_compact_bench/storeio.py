@@ -13,7 +13,7 @@ Two measurements, each store in this process, on the synthetic coding session
 * **Recall**: a session of N turns journaled as the engine journals messages (one append per
   turn), then ``recall`` of planted facts (one hit each) and of absent text (no hit):
   ``index_s`` is the first search, which builds the side index of all N turns
-  (``store/search.py``); p50/p99 are over ``queries`` searches after it. ``scan_ms`` is the
+  (``store/sqlite/index.py``); p50/p99 are over ``queries`` searches after it. ``scan_ms`` is the
   median of a few linear scans (``text.scan`` over ``records``: what recall did before), for
   the same queries.
 
@@ -67,7 +67,7 @@ def measure_writes(
         store = _store(kind, root, compress)
         commits = [0]
         if isinstance(store, SqliteStore):
-            store._db.set_trace_callback(
+            store.db.connection.set_trace_callback(
                 lambda sql: commits.__setitem__(0, commits[0] + (sql == "COMMIT"))
             )
         compactor = Compactor(Policy.default(context_limit=12_500), store, BenchSummarizer())

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from context_compact.session.records import MessageRecord, as_json
 from context_compact.sizing import TokenCounter, to_json
-from context_compact.store.disk import EncodedMessages, append_bytes, jsonl
-from context_compact.store.journal import dumps, dumps_records
+from context_compact.store.codec import EncodedMessages, dumps, dumps_records, jsonl
+from context_compact.store.disk import append_bytes
 
 # ASCII texts as often as any: a batch builds a record from its content's JSON only then.
 text = st.text(st.characters(codec="utf-8"), max_size=30) | st.text(

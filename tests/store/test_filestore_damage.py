@@ -129,7 +129,7 @@ def test_another_writers_append_is_counted_in_records_not_bytes(tmp_path: Path) 
     session = mine.create_session({"id": "s"})
     record = {"kind": "note", "text": "x" * 100}
     mine.append(session, [record, record])
-    theirs._locks = mine._locks  # the same process: the lease lets both write
+    theirs.sessions._locks = mine.sessions._locks  # the same process: the lease lets both write
     theirs.append(session, [record, record, record])
     with pytest.raises(SessionLocked) as raised:
         mine.append(session, [record])

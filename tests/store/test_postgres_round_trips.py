@@ -27,7 +27,7 @@ def traced(store: PostgresStore, fd: int) -> list[Any]:
     the protocol to ``fd``; the transaction status of each as the store gives it back to the
     pool (before the pool resets it), in order."""
     seen: list[Any] = []
-    original = store._pool.connection
+    original = store.pg.pool.connection
 
     @contextmanager
     def connection(*args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -39,7 +39,7 @@ def traced(store: PostgresStore, fd: int) -> list[Any]:
                 conn.pgconn.untrace()
                 seen.append(conn.info.transaction_status)
 
-    store._pool.connection = connection  # type: ignore[method-assign]
+    store.pg.pool.connection = connection  # type: ignore[method-assign]
     return seen
 
 

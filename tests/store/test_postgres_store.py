@@ -195,7 +195,7 @@ def test_a_connection_the_server_dropped_is_an_os_error_and_the_next_call_works(
 
     store = worker(pool_size=1)
     session = store.create_session({})
-    with store._connection() as conn:  # the pool's one connection
+    with store.pg.connection() as conn:  # the pool's one connection
         backend = conn.info.backend_pid
     with psycopg.connect(require(), autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (backend,))

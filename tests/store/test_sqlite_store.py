@@ -115,7 +115,7 @@ def test_files_are_recorded_relative_to_root(store: SqliteStore) -> None:
 def test_the_connection_uses_wal_and_the_schema_checks_references(store: SqliteStore) -> None:
     assert query(store.db_path, "PRAGMA journal_mode") == [("wal",)]
     with pytest.raises(sqlite3.IntegrityError):
-        store._db.execute(
+        store.db.connection.execute(
             "INSERT INTO journal (session, pos, count, body, links) VALUES ('none', 0, 1, '{}', '')"
         )
 

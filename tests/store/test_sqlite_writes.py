@@ -26,12 +26,11 @@ from context_compact.policy import Policy
 from context_compact.store import CorruptJournal, MemoryStore, SqliteStore, witness
 from context_compact.store import base as store_base
 from context_compact.store.blobrefs import externalize
-from context_compact.store.disk import blob_rel, sha256
-from context_compact.store.journal import dumps
+from context_compact.store.codec import blob_rel, dumps, sha256
 from context_compact.store.sqlite import blobs as sqlite_blobs
 from context_compact.store.sqlite import journal as sqlite_journal
 from context_compact.store.sqlite import schema as schema_module
-from context_compact.store.sqlite import store as sqlite_store
+from context_compact.store.sqlite import sessions as sqlite_sessions
 from context_compact.store.text import scan
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.faulty import FaultyStore
@@ -69,7 +68,9 @@ def test_text_is_stored_compressed_and_random_bytes_as_they_are(tmp_path: Path) 
 def test_every_turn_of_an_agent_loop_commits_once(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "s.db")
     commits: list[str] = []
-    store._db.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    store.db.connection.set_trace_callback(
+        lambda sql: commits.append(sql) if sql == "COMMIT" else None
+    )
     compactor = Compactor(Policy.default(context_limit=4_000), store, BenchSummarizer())
     work = synthetic_session(80, seed=3)
     messages: list[Any] = [{"role": "user", "content": work.request}]
@@ -127,13 +128,15 @@ def test_a_failed_append_keeps_the_turns_files_for_the_next_commit(tmp_path: Pat
     session = store.create_session({})
     with store.turn():
         path = store.save_blob("a result " * 200)
-        store._db.execute("PRAGMA query_only = 1")  # the disk refuses every write from here
+        store.db.connection.execute(
+            "PRAGMA query_only = 1"
+        )  # the disk refuses every write from here
         with pytest.raises(StoreRefused) as refused:
             store.append(session, [{"kind": "edit", "path": path}])
         assert refused.value.reason == "read-only" and refused.value.where == str(store.db_path)
     assert store.issued(path)
     assert query(store.db_path, "SELECT count(*) FROM files") == [(0,)]
-    store._db.execute("PRAGMA query_only = 0")
+    store.db.connection.execute("PRAGMA query_only = 0")
     store.append(session, [{"kind": "edit", "path": path}])
     assert query(store.db_path, "SELECT count(*) FROM files") == [(1,)]
     store.close()
@@ -344,10 +347,10 @@ def test_reading_any_range_of_positions_gives_exactly_those_records(
             n += size
         start = data.draw(st.integers(0, n))
         stop = data.draw(st.integers(start, n + 2))
-        with store._lock:
-            read = sqlite_journal.read(store._db, session, start, stop)
+        with store.db.lock:
+            read = sqlite_journal.read(store.db.connection, session, start, stop)
             picked = data.draw(st.lists(st.integers(0, n + 1), max_size=6))
-            found = sqlite_journal.at(store._db, session, picked)
+            found = sqlite_journal.at(store.db.connection, session, picked)
         store.close()
     assert [json.loads(body)["n"] for _, body, _ in read] == list(range(start, min(stop, n)))
     assert [pos for pos, _, _ in found] == sorted({p for p in picked if p < n})
@@ -374,12 +377,14 @@ def test_two_texts_whose_hashes_share_a_tag_are_both_kept_and_told_apart(tmp_pat
     # Digests made up to share their first 8 bytes (a real collision is not at hand).
     first, second = "ab" * 8 + "0" * 48, "ab" * 8 + "1" * 48
     assert sqlite_blobs.tag(first) == sqlite_blobs.tag(second)
-    with store._lock, store._transaction():
-        sqlite_blobs.insert(store._db, [(first, b"one text " * 40)])
-        sqlite_blobs.insert(store._db, [(second, b"another " * 40), (first, b"not stored")])
-    with store._lock:
-        found = sqlite_blobs.fetch(store._db, [first, second, "ab" * 8 + "2" * 48])
-        count = store._db.execute("SELECT count(*) FROM blobs").fetchone()
+    with store.db.lock, store.db.transaction():
+        sqlite_blobs.insert(store.db.connection, [(first, b"one text " * 40)])
+        sqlite_blobs.insert(
+            store.db.connection, [(second, b"another " * 40), (first, b"not stored")]
+        )
+    with store.db.lock:
+        found = sqlite_blobs.fetch(store.db.connection, [first, second, "ab" * 8 + "2" * 48])
+        count = store.db.connection.execute("SELECT count(*) FROM blobs").fetchone()
     store.close()
     assert found == {first: b"one text " * 40, second: b"another " * 40}
     assert count == (2,)
@@ -393,7 +398,7 @@ def wal_restarts(db: Path) -> int:
 def test_the_wal_restarts_after_the_background_checkpoints_instead_of_growing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_store, "CHECKPOINT_EVERY", 16)
+    monkeypatch.setattr(sqlite_sessions, "CHECKPOINT_EVERY", 16)
     store = SqliteStore(tmp_path / "s.db")
     session = store.create_session({})
     assert wal_restarts(store.db_path) == 0

@@ -42,7 +42,7 @@ def write_locked(db: Path) -> Iterator[None]:
 
 def impatient(store: SqliteStore) -> SqliteStore:
     """The store waiting no time for a lock (it waits seconds), so a test need not."""
-    store._db.execute("PRAGMA busy_timeout = 0")
+    store.db.connection.execute("PRAGMA busy_timeout = 0")
     return store
 
 
@@ -69,8 +69,10 @@ def test_a_full_sqlite_database_is_store_refused_as_full_and_a_soft_store_error(
 ) -> None:
     store = SqliteStore(tmp_path / "s.db")
     session = store.create_session({})
-    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
-    store._db.execute(f"PRAGMA max_page_count = {pages}")  # no page more: the disk is full
+    pages = store.db.connection.execute("PRAGMA page_count").fetchone()[0]
+    store.db.connection.execute(
+        f"PRAGMA max_page_count = {pages}"
+    )  # no page more: the disk is full
     with pytest.raises(StoreRefused) as refused:
         store.append(session, incompressible(256))
     assert (refused.value.reason, refused.value.code) == ("full", "SQLITE_FULL")
@@ -142,8 +144,8 @@ def test_the_cli_says_a_locked_store_is_busy_and_a_full_one_needs_space(tmp_path
         line = store_line(db, error)
         assert line is not None and line.startswith(f"the session store {db} is busy")
         assert "Retry" in line and "integrity_check" not in line and "aside" not in line
-    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
-    store._db.execute(f"PRAGMA max_page_count = {pages}")
+    pages = store.db.connection.execute("PRAGMA page_count").fetchone()[0]
+    store.db.connection.execute(f"PRAGMA max_page_count = {pages}")
     with pytest.raises(StoreRefused) as full:
         store.append(session, incompressible(256))
     line = store_line(db, full.value)

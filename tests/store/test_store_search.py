@@ -1,4 +1,4 @@
-"""Store.search: the FTS5 side index answers exactly what a scan of the journal answers."""
+"""A store's search: the FTS5 side index answers exactly what a scan of the journal answers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from context_compact.store import FileStore, MemoryStore, SqliteStore
-from context_compact.store.search import VERSION, trigrams
+from context_compact.store.base import Searches, search
+from context_compact.store.sqlite.index import VERSION, trigrams
 from context_compact.store.text import scan
 from sqlite_rows import tamper_record
 
@@ -74,7 +75,9 @@ def test_the_index_finds_exactly_what_a_scan_finds(
                 assert list(store.search(session, query)) == expected
             if any(trigrams(query.casefold()) for query in queries):
                 # The index answered (not a silent fallback to the scan): it holds every message.
-                docs = store._index._open().execute("SELECT count(*) FROM docs").fetchone()[0]
+                docs = (
+                    store._search.index._open().execute("SELECT count(*) FROM docs").fetchone()[0]
+                )
                 assert docs == len(first) + len(later)
             store.close()
 
@@ -95,7 +98,7 @@ def test_the_first_search_indexes_what_is_there_and_the_next_only_what_is_new(
     session = store.create_session({})
     store.append(session, records([("needle one", 0), ("hay", 3)]))
     assert [r["seq"] for r in store.search(session, "NEEDLE")] == [0]
-    index = store._index.path
+    index = store._search.index.path
     assert index.exists()
     size = index.stat().st_size + Path(f"{index}-wal").stat().st_size
     assert [r["seq"] for r in store.search(session, "needle")] == [0]
@@ -124,7 +127,7 @@ def test_a_damaged_index_file_is_rebuilt_from_the_journal(tmp_path: Path, kind: 
     session = store.create_session({})
     store.append(session, records([("a needle", 0)]))
     list(store.search(session, "needle"))
-    index = store._index.path
+    index = store._search.index.path
     store.close()
     for suffix in ("-wal", "-shm"):
         Path(f"{index}{suffix}").unlink(missing_ok=True)
@@ -139,8 +142,8 @@ def test_an_index_of_another_version_is_rebuilt_from_the_journal(tmp_path: Path)
     session = store.create_session({})
     store.append(session, records([("a needle", 0)]))
     list(store.search(session, "needle"))
-    assert store._index is not None
-    index = store._index.path
+    assert store._search.index is not None
+    index = store._search.index.path
     store.close()
     with sqlite3.connect(index) as db:
         db.execute("DELETE FROM docs")  # what a rebuild would find again
@@ -154,7 +157,7 @@ def test_an_index_of_another_version_is_rebuilt_from_the_journal(tmp_path: Path)
     db.close()
 
 
-def test_a_read_only_store_and_a_memory_store_scan(tmp_path: Path) -> None:
+def test_a_read_only_store_and_a_store_without_an_index_scan(tmp_path: Path) -> None:
     SqliteStore(tmp_path / "s.db").close()
     writer = SqliteStore(tmp_path / "s.db")
     session = writer.create_session({})
@@ -167,7 +170,8 @@ def test_a_read_only_store_and_a_memory_store_scan(tmp_path: Path) -> None:
     memory = MemoryStore()
     session = memory.create_session({})
     memory.append(session, records([("a needle", 0)]))
-    assert [r["seq"] for r in memory.search(session, "NEEDLE")] == [0]
+    assert not isinstance(memory, Searches)
+    assert [r["seq"] for r in search(memory, session, "NEEDLE")] == [0]
 
 
 def test_searching_an_unknown_session_is_a_key_error(tmp_path: Path) -> None:

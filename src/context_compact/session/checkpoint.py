@@ -30,7 +30,7 @@ from typing import Any
 from ..messages import Message
 from ..sizing import TokenCounter
 from ..sizing.counter import to_json
-from ..store.journal import Encoded, dumps
+from ..store.codec import Encoded, dumps
 from .ledger import Ledger
 from .ledger_rules import LedgerRules
 from .notes import Notes

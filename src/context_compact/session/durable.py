@@ -12,7 +12,7 @@ landed after all (an interrupt after the store committed) is found there, not wr
 Records added between calls (a calibration from ``observe``, the overhead of the request)
 are kept pending for the next call; a reload keeps them when the failed append did not
 land. The session is created in the store on first use; of two compactors on one session
-and store object, a stale one is refused (``store/holders.py``). Every event the engine
+and store object, a stale one is refused (``session/holders.py``). Every event the engine
 emits is journaled here, in order, so ``read_events`` can give back the older part of
 ``Compactor.events``.
 """
@@ -26,9 +26,8 @@ from typing import Any
 
 from ..errors import CorruptStore, StoreUnavailable
 from ..events import CompactionEvent
-from ..store import holders
 from ..store.base import NOT_REFUSED, STORE_ERRORS, Checkpointed, Store
-from . import checkpoint
+from . import checkpoint, holders
 from . import records as rec
 from .records import Read, Record
 

@@ -46,7 +46,7 @@ from ..messages import (
     result_text,
 )
 from ..store.base import Store
-from ..store.disk import EncodedMessages
+from ..store.codec import EncodedMessages
 from ..summary import prompts
 from ..summary.extract import extractive_summary
 from ..summary.facts import read_once

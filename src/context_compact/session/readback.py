@@ -25,7 +25,7 @@ import os
 from .. import markers
 from ..messages import Message
 from ..store.base import Store
-from ..store.disk import blob_rel, encode, sha256
+from ..store.codec import blob_rel, encode, sha256
 
 
 def persisted_path(store: Store, text: str) -> str | None:

@@ -44,9 +44,8 @@ from ..media import decoded, describe
 from ..messages import Block, Message, block_type, blocks, readable_text
 from ..quoting import boundary, name_of
 from ..sizing import to_json
-from ..store.base import Store
-from ..store.disk import media_digest, sha256
-from ..store.text import message_text
+from ..store.base import Store, search
+from ..store.codec import media_digest, message_text, sha256
 from .exports import media_blocks
 from .records import (
     BlockEdit,
@@ -236,7 +235,7 @@ def _matches(store: Store, session: str, query: str) -> tuple[list[list[Piece]],
                 return found, found
         return [], []
     # Text: the store's search (an index where it has one; the same answer as a scan).
-    hits = list(found_messages(store.search(session, query)))
+    hits = list(found_messages(search(store, session, query)))
     extras: list[list[Piece]] = [[] for _ in hits]
     matched = {seq for seq, _ in hits}
     calls = [i for i, (_, message) in enumerate(hits) if _uses(message)]
@@ -306,7 +305,7 @@ def _result_of(
 ) -> list[Piece] | None:
     """The result of call ``use_id`` (made at message ``after``), found by its id, unless its
     message is itself a hit."""
-    for seq, message in found_messages(store.search(session, use_id)):
+    for seq, message in found_messages(search(store, session, use_id)):
         if seq <= after:
             continue
         for block in blocks(message):

@@ -51,7 +51,7 @@ from typing import Any, cast
 
 from ..errors import BadRecord as BadRecord  # kept importable from here
 from ..messages import Message, plain_role
-from ..store.journal import Encoded, dumps
+from ..store.codec import Encoded, dumps
 from .record_types import AheadMark as AheadMark
 from .record_types import BlockCopy as BlockCopy
 from .record_types import BlockEdit as BlockEdit

@@ -30,9 +30,8 @@ from ..engine import PAGE, Env, Message, RecallPage
 from ..errors import InvalidHistory, SessionLocked, UndoRefused
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
-from ..store import holders
 from ..store.base import turn
-from . import ahead, binding, checkpoint, learned, limits, undo
+from . import ahead, binding, checkpoint, holders, learned, limits, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .handout import Handout

@@ -1,8 +1,8 @@
 """The Store seam: where content goes before it leaves the context view, and the session log.
 
-A store has two jobs.
+A store has two doors, each a protocol of its own, and ``Store`` is both on one object.
 
-1. **Files the model can open.** ``save_blob``, ``save_pack``, ``save_messages``,
+1. **Files the model can open** (``Archive``). ``save_blob``, ``save_pack``, ``save_messages``,
    ``save_tool_result``, ``save_media``, ``write_transcript`` and ``append_file`` return a
    path that exists on disk (or, for the in-memory store, in its dicts) *before* they
    return, under ``root``. The
@@ -10,8 +10,8 @@ A store has two jobs.
    (also after a restart on the same root), so only our own references are honored.
    ``read_text`` gives the text back, ``read_bytes`` the bytes (the only way to read a
    media file: ``read_text`` refuses one with ``ValueError``).
-2. **The durable session journal.** A session is an ordered list of records, plain JSON
-   dicts with a ``"kind"`` key (``message``, ``edit``, ``event``, ``observe`` ...; the
+2. **The durable session journal** (``Journal``). A session is an ordered list of records,
+   plain JSON dicts with a ``"kind"`` key (``message``, ``edit``, ``event``, ``observe`` ...; the
    engine defines them, the store treats them as data). ``append`` writes a batch of
    records atomically and durably, in order; ``records`` gives them back equal to what was
    appended (JSON round trip). A process killed at any point leaves every appended batch
@@ -27,9 +27,16 @@ shortens anything and puts the path the store returned into the view. Every text
 lone surrogates (tool output is not always valid UTF-8): a store never crashes on them and
 gives them back unchanged.
 
+What some stores can do besides is a small protocol each, checked with ``isinstance``
+(``Searches``, ``BatchesTurns``, ``Checkpointed``, ``DeletesSessions``, ``KnowsWriters``,
+``ChecksDatabase``, ``OnDatabaseFile``); where the engine needs one that a store lacks, a
+function here does without it (``search`` scans, ``turn`` batches nothing). The engine knows
+a store by these protocols and its encodings (``codec.py``), nothing else of a backend.
+
 Implementations: ``FileStore`` (plain files), ``SqliteStore`` (one embedded database plus the
-files the view names), ``MemoryStore`` (tests and benchmarks). A networked backend is one more
-module implementing this protocol.
+files the view names), ``PostgresStore`` (a server shared by workers), ``MemoryStore`` (tests
+and benchmarks). A backend of one's own is one class with the two doors' methods
+(docs/store-backend.md).
 """
 
 from __future__ import annotations
@@ -42,9 +49,9 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from ..errors import CorruptStore, LinkRefused, StoreRefused
 from ..messages import Message
+from .codec import Record as Record  # the record type, kept importable from here
 from .lease import Owner
-
-Record = dict[str, Any]
+from .text import scan
 
 STORE_ERRORS: tuple[type[Exception], ...] = (StoreRefused, OSError)
 """What a store raises when it cannot write: ``StoreRefused`` (its database locked past the
@@ -58,10 +65,11 @@ that takes ``STORE_ERRORS`` softly (skips a pass, retries the call) lets these t
 (``except NOT_REFUSED: raise``), as themselves."""
 
 
-class Store(Protocol):
+class Archive(Protocol):
+    """The first door: files the model can open (see the module docstring, 1)."""
+
     root: str
 
-    # -- files the model can open ---------------------------------------------------------
     def save_tool_result(self, tool_use_id: str, content: str) -> str:
         """The seed's layout (S-1.3): one file per tool_use id; an existing file is reused."""
         ...
@@ -82,7 +90,7 @@ class Store(Protocol):
         ...
 
     def write_transcript(self, messages: list[Message]) -> str:
-        """The seed's transcript (S-2.4): a new ``transcript_<uuid4 hex>.jsonl`` each call."""
+        """The seed's transcript (S-2.4): a new ``transcript_<token>.jsonl`` each call."""
         ...
 
     def save_messages(self, messages: list[Message]) -> str:
@@ -111,7 +119,10 @@ class Store(Protocol):
         as UTF-8 (lone surrogates passed through)."""
         ...
 
-    # -- the session journal --------------------------------------------------------------
+
+class Journal(Protocol):
+    """The second door: sessions and their records (see the module docstring, 2)."""
+
     def create_session(self, meta: dict[str, Any]) -> str:
         """Start a new, empty session; its id (``meta["id"]`` when given, else a new one)."""
         ...
@@ -132,13 +143,6 @@ class Store(Protocol):
         """The session's records in the order appended."""
         ...
 
-    def search(self, session: str, query: str) -> Iterator[Record]:
-        """The session's message records whose text (``text.searchable``: ``message_text``
-        and the tool calls' arguments as written) holds ``query``, case-insensitively
-        (``str.casefold``), in journal order: exactly ``text.scan`` over ``records``, which
-        is what a store without an index does (``search.py`` indexes)."""
-        ...
-
     def claim(self, session: str) -> None:
         """Become the session's one writer now, before appending (``append`` does it on its
         first call). ``SessionLocked`` when another live process writes it."""
@@ -149,10 +153,14 @@ class Store(Protocol):
         ...
 
 
+class Store(Archive, Journal, Protocol):
+    """A store: both doors on one object (what the engine is given)."""
+
+
 # -- what some stores can do besides: each a protocol, checked with isinstance ------------
 # A wrapper that forwards by ``__getattr__`` (``testing.FaultyStore``) binds these on the
 # instance: Python 3.12's isinstance reads attributes statically, never through __getattr__.
-OPTIONAL = ("turn", "delete_session", "writer", "check_database", "db_path")
+OPTIONAL = ("turn", "delete_session", "writer", "check_database", "db_path", "search")
 """The names of the optional capabilities below, for wrappers to forward."""
 
 
@@ -236,3 +244,24 @@ class Checkpointed(Protocol):
     def checkpoints(self, session: str) -> list[int]: ...
 
     def records_from(self, session: str, start: int) -> Iterator[Record]: ...
+
+
+@runtime_checkable
+class Searches(Protocol):
+    """A store with an index of its journals' text (``FileStore``, ``SqliteStore``).
+
+    ``search(session, query)``: the session's message records whose text
+    (``text.searchable``: ``codec.message_text`` and the tool calls' arguments as written)
+    holds ``query``, case-insensitively (``str.casefold``), in journal order: exactly what
+    ``text.scan`` over ``records`` answers, faster. A store without it is scanned
+    (``search``)."""
+
+    def search(self, session: str, query: str) -> Iterator[Record]: ...
+
+
+def search(store: Journal, session: str, query: str) -> Iterator[Record]:
+    """The session's message records holding ``query`` (``Searches``): the store's index
+    where it has one, else every record read and tested (``text.scan``)."""
+    if isinstance(store, Searches):
+        return store.search(session, query)
+    return scan(store.records(session), query)

@@ -1,4 +1,4 @@
-"""What every store's session journal agrees on: ids, meta, the records' checks and JSON form.
+"""What every store's session journal agrees on: ids, meta, the records' checks.
 
 * A session id is 1-128 characters of ``[A-Za-z0-9._-]``, not starting with ``.``: it names
   files in ``FileStore``, so a session moves between stores unchanged. New ids are the first
@@ -7,10 +7,10 @@
   microseconds, fixed width, so its text sorts by time; the store sets it, a given one is
   replaced). ``created`` strictly increases within a process, so "newest first" has no ties
   between sessions made here.
-* A record is a JSON object with a string ``"kind"``; it is stored as strict JSON (no
-  ``default=``: what cannot round-trip is refused at ``append``, not lost later) with
-  ``ensure_ascii`` so lone surrogates survive as ``\\udXXX`` escapes and the stored text is
-  plain ASCII (SQLite and other readers refuse invalid UTF-8).
+* A record is a JSON object with a string ``"kind"``; it is stored as strict JSON
+  (``codec.dumps``; no ``default=``: what cannot round-trip is refused at ``append``, not
+  lost later) with ``ensure_ascii`` so lone surrogates survive as ``\\udXXX`` escapes and
+  the stored text is plain ASCII (SQLite and other readers refuse invalid UTF-8).
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ import json
 import re
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..errors import CorruptJournal as CorruptJournal  # the store's errors, kept here too
 from ..errors import SessionExists as SessionExists
-from .base import Record
+from .codec import Record, dumps
 
-__all__ = ["CorruptJournal", "Encoded", "SessionExists", "dumps_records"]
+__all__ = ["CorruptJournal", "SessionExists"]
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 _clock = threading.Lock()
@@ -45,37 +45,6 @@ def shown_id(session: object, limit: int = 60) -> str:
         return text
     size = f" ({len(session)} characters)" if isinstance(session, str) else ""
     return f"{text[: limit - 1]}…{size}"
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
-
-
-def dumps(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=True, separators=(",", ":"))``."""
-    return _ENCODER.encode(value)
-
-
-class Encoded(dict[str, Any]):
-    """A record that can make its own JSON text (``json()``: None when it cannot), made only
-    when a store asks. The maker vouches that it is ASCII JSON of exactly this dict's value,
-    keys in order; the separators may differ from ``dumps``'s, the value may not.
-    ``dumps_records`` uses it instead of encoding the record again."""
-
-    maker: Callable[[], str | None] | None = None
-
-    def json(self) -> str | None:
-        return self.maker() if self.maker is not None else None
-
-
-def dumps_records(records: Sequence[Record]) -> str:
-    """``dumps(records)``, or the same value with each ``Encoded`` record's own text."""
-    if not any(isinstance(r, Encoded) for r in records):
-        return dumps(records)
-    parts = []
-    for record in records:
-        made = record.json() if isinstance(record, Encoded) else None
-        parts.append(made if made is not None else dumps(record))
-    return f"[{','.join(parts)}]"
 
 
 def utc_now() -> str:

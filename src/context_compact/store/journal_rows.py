@@ -29,8 +29,8 @@ from typing import Any
 from . import witness
 from .base import Record
 from .blobrefs import restore
-from .disk import sha256
-from .journal import CorruptJournal, dumps, valid_session_id
+from .codec import dumps, sha256
+from .journal import CorruptJournal, valid_session_id
 
 TABLES = ("messages", "edits", "events", "records")
 _TABLE_OF = {"message": "messages", "edit": "edits", "event": "events"}

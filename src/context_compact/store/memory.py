@@ -3,7 +3,8 @@
 Files live in ``files`` (path -> text; media files in ``media``, path -> bytes) under a fake
 root, at the paths ``FileStore`` would issue, except that transcripts are numbered instead of
 named by a uuid (deterministic runs).
-Nothing touches the disk and nothing survives the process.
+Nothing touches the disk and nothing survives the process. It has no search index: a search
+reads every record (``base.search``).
 
 The journal keeps each appended batch as its JSON text, like the durable stores do, so
 ``records`` hands out fresh copies equal to what was appended after a JSON round trip (and a
@@ -21,11 +22,12 @@ from typing import Any
 
 from ..messages import Message
 from .base import CHECKPOINT_KIND, Record
-from .disk import (
+from .codec import (
     append_rel,
     archive_rel,
-    binary_file,
     blob_rel,
+    dumps,
+    dumps_records,
     encode,
     jsonl,
     media_rel,
@@ -33,8 +35,8 @@ from .disk import (
     tool_result_rel,
     transcript_rel,
 )
-from .journal import SessionExists, check_records, dumps, dumps_records, new_meta
-from .text import scan
+from .disk import binary_file
+from .journal import SessionExists, check_records, new_meta
 
 
 class MemoryStore:
@@ -158,9 +160,6 @@ class MemoryStore:
         skip = start - starts[first] if first < len(starts) else 0
         found = (record for batch in batches for record in json.loads(batch))
         return islice(found, max(0, skip), None)
-
-    def search(self, session: str, query: str) -> Iterator[Record]:
-        return scan(self.records(session), query)
 
     def claim(self, session: str) -> None:
         """One process only: nothing to lease; an unknown session is still a ``KeyError``."""

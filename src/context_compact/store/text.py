@@ -1,6 +1,6 @@
 """What a session search reads in a journal: the readable text of each logged message.
 
-``message_text`` is the text ``recall`` shows and searches: text blocks, tool inputs
+``codec.message_text`` is the text ``recall`` shows and searches: text blocks, tool inputs
 (``[tool_use NAME {json}]``), tool results (``[tool_result ID]`` and their text), any other
 block as JSON, in order. A journal record is searchable when its kind is ``"message"``; a
 query matches it when ``query.casefold()`` is a substring of its ``message_text`` followed
@@ -14,30 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..messages import block_type, blocks, readable_text
-from ..sizing import to_json
-from .base import Record
-
-
-def message_text(message: Any) -> str:
-    """Everything readable in a message: text, tool inputs, tool results, in order."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in blocks(message):
-        kind = block_type(block)
-        if kind == "text":
-            parts.append(str(block.get("text", "")))
-        elif kind == "tool_use":
-            parts.append(f"[tool_use {block.get('name')} {to_json(block.get('input'))}]")
-        elif kind == "tool_result":
-            text = readable_text(block)
-            shown = text if text is not None else to_json(block.get("content"))
-            parts.append(f"[tool_result {block.get('tool_use_id')}]\n{shown}")
-        else:
-            parts.append(to_json(block))
-    return "\n".join(parts)
+from ..messages import block_type, blocks
+from .codec import Record, message_text
 
 
 def raw_inputs(message: Any) -> str:

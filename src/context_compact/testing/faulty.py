@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from ..store.base import OPTIONAL, Record, Store
+from ..store.base import OPTIONAL, Record, Searches, Store
 
 T = TypeVar("T")
 
@@ -68,6 +68,11 @@ class FaultyStore:
         for name in OPTIONAL:  # on the instance, so isinstance sees them (store/base.py)
             if hasattr(inner, name):
                 setattr(self, name, getattr(inner, name))
+        if isinstance(inner, Searches):  # its index searched as a call like the others
+            self.search = self._searcher(inner)
+
+    def _searcher(self, index: Searches) -> Callable[[str, str], Iterator[Record]]:
+        return lambda session, query: self._call("search", lambda: index.search(session, query))
 
     def __getattr__(self, name: str) -> Any:
         # Whatever else the inner store offers (root_path, close...), unchanged.
@@ -137,9 +142,6 @@ class FaultyStore:
 
     def records(self, session: str) -> Iterator[Record]:
         return self._call("records", lambda: self.inner.records(session))
-
-    def search(self, session: str, query: str) -> Iterator[Record]:
-        return self._call("search", lambda: self.inner.search(session, query))
 
     def close(self) -> None:
         self.inner.close()

@@ -15,14 +15,23 @@ it: existing ledgers read as before.
 
 A reader reads whole lines only (``parse`` returns how many bytes it used): what follows the
 last newline is an entry being written, read once it is whole.
+
+``FileLedger`` is ``archive.Ledger`` over that file: it keeps no copy of a text (a file deleted
+behind the store's back is gone), and the files on disk are all there is of an appended one.
 """
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Callable
 
+from ..codec import issuable
+from ..disk import Root, append_bytes
+from ..nofollow import open_file
+
 MARK = b"+"
+LEDGER = ".task_outputs/issued.txt"
 
 
 def frame(entry: str) -> bytes:
@@ -50,4 +59,48 @@ def parse(data: bytes, legacy: Callable[[str], bool]) -> tuple[list[str], int]:
     return entries, used
 
 
-__all__ = ["MARK", "frame", "parse"]
+class FileLedger:
+    """The issued paths of a ``FileStore`` root, in ``LEDGER`` (see above)."""
+
+    read_only: str | None = None
+
+    def __init__(self, root: Root) -> None:
+        self.folder = root
+        self._issued: set[str] = set()
+        self._read = 0  # bytes of the ledger already in _issued
+
+    def remember(self, rel: str, kind: str, data: bytes | None) -> None:
+        if rel not in self._issued:
+            path = self.folder.inside(LEDGER)
+            append_bytes(path, frame(rel), self.folder.durable, self.folder.file_mode)
+            self._issued.add(rel)
+
+    def remember_pack(self, rel: str, parts: list[bytes], data: bytes) -> None:
+        self.remember(rel, "blob", data)
+
+    def remember_append(self, rel: str, data: bytes) -> int | None:
+        self.remember(rel, "append", None)
+        return None
+
+    def known(self, rel: str) -> bool:
+        if rel not in self._issued:
+            self._catch_up()
+        return rel in self._issued
+
+    def recover(self, rel: str) -> bytes | None:
+        return None
+
+    def _catch_up(self) -> None:
+        # Another store on this root (another process, an earlier run) may have issued it.
+        try:
+            fd = open_file(self.folder.inside(LEDGER), os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        with os.fdopen(fd, "rb") as ledger:
+            ledger.seek(self._read)
+            entries, used = parse(ledger.read(), issuable)
+        self._issued.update(entries)
+        self._read += used
+
+
+__all__ = ["LEDGER", "MARK", "FileLedger", "frame", "parse"]

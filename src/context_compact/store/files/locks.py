@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from ..journal import dumps
+from ..codec import dumps
 from ..lease import Owner, SessionLocked, locked_message, same_process, this_process
 from ..nofollow import open_file
 

@@ -1,4 +1,4 @@
-"""FileStore's ``search``: the side FTS5 index (``store/search.py``) over its journal lines.
+"""FileStore's ``search``: the side FTS5 index (``sqlite/index.py``) over its journal lines.
 
 A search first checks the journal against its chain and witness as ``records`` does, unless
 this store object wrote or checked it as it is now (its size is the one it knows): a process
@@ -16,45 +16,26 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ...errors import LinkRefused
-from ..base import Record
+from ..codec import Record
 from ..nofollow import open_file
-from ..search import Found, Incomplete, SideIndex
+from ..sqlite.index import Found, Incomplete, SideIndex
 from ..text import scan
+from . import journal as file_journal
+from .sessions import FileJournal
 
 INDEX = ".task_outputs/search-index.db"
 READ = 4 << 20  # bytes read per step while catching up
 
 
 class FileSearch:
-    """The search half of ``FileStore`` (which provides the methods declared here)."""
+    """``base.Searches`` for a ``FileJournal``: the side index at ``INDEX``, opened by the
+    first search; ``close`` releases it."""
 
-    root_path: Path
-    file_mode: int
-
-    def inside(self, rel: str) -> Path:
-        raise NotImplementedError
-
-    _index: SideIndex | None
-
-    def records(self, session: str) -> Iterator[Record]:
-        raise NotImplementedError
-
-    def session_meta(self, session: str) -> dict[str, Any] | None:
-        raise NotImplementedError
-
-    def _journal_path(self, session: str) -> Path:
-        raise NotImplementedError
-
-    def _parse(self, line: bytes) -> list[Record] | None:
-        raise NotImplementedError
-
-    _sizes: dict[str, int]
-
-    def _load(self, session: str) -> Any:
-        raise NotImplementedError
+    def __init__(self, journal: FileJournal) -> None:
+        self.journal = journal
+        self.index: SideIndex | None = None
 
     def _checked(self, session: str, path: Path) -> None:
         """Every line checked against the chain and the witness (``CorruptJournal``) unless
@@ -64,20 +45,21 @@ class FileSearch:
             size = path.lstat().st_size
         except FileNotFoundError:
             size = 0
-        if self._sizes.get(session) != size:
-            self._load(session)
+        if self.journal.sizes.get(session) != size:
+            self.journal.load(session)
 
     def search(self, session: str, query: str) -> Iterator[Record]:
         """The session's message records holding ``query`` (``text.matches``), in order."""
-        meta = self.session_meta(session)
+        meta = self.journal.session_meta(session)
         if meta is None:
-            raise KeyError(f"no session {session!r} in {self.root_path}")
-        if self._index is None:
-            self._index = SideIndex(self.inside(INDEX), self.file_mode)
-        path = self._journal_path(session)
+            raise KeyError(f"no session {session!r} in {self.journal.root}")
+        if self.index is None:
+            folder = self.journal.folder
+            self.index = SideIndex(folder.inside(INDEX), folder.file_mode)
+        path = self.journal.journal_path(session)
         self._checked(session, path)
         try:
-            hits = self._index.search(
+            hits = self.index.search(
                 session,
                 str(meta.get("created")),
                 query,
@@ -88,7 +70,7 @@ class FileSearch:
             raise  # a planted link is said, not worked around
         except (Incomplete, OSError):  # StoreRefused, CorruptStore: the index's
             hits = None
-        return iter(hits) if hits is not None else scan(self.records(session), query)
+        return iter(hits) if hits is not None else scan(self.journal.records(session), query)
 
     def _catch(
         self, path: Path, pos: int, offset: int
@@ -111,7 +93,7 @@ class FileSearch:
                 rest += data
                 start = 0
                 while (end := rest.find(b"\n", start)) >= 0:
-                    batch = self._parse(rest[start:end])
+                    batch = _parse(rest[start:end])
                     if batch is None:
                         raise Incomplete(f"{path}: the line at byte {offset} does not parse")
                     for part, record in enumerate(batch):
@@ -122,12 +104,20 @@ class FileSearch:
                     yield pos, offset, 0, None
                 rest = rest[start:]
 
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+
     def _fetch(self, path: Path, found: list[Found]) -> Iterator[Record]:
         with os.fdopen(open_file(path, os.O_RDONLY), "rb") as handle:
             line_at, batch = -1, None
             for _, offset, part in found:
                 if offset != line_at:
                     handle.seek(offset)
-                    line_at, batch = offset, self._parse(handle.readline().rstrip(b"\n"))
+                    line_at, batch = offset, _parse(handle.readline().rstrip(b"\n"))
                 if batch is not None and part < len(batch):
                     yield batch[part]
+
+
+def _parse(line: bytes) -> list[Record] | None:
+    return file_journal.batch_of(line)[0]

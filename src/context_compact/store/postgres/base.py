@@ -2,12 +2,13 @@
 
 ``PgConnection`` opens the store: migrates the schema (``postgres/schema.py``), records this
 worker's root, and keeps a pool of autocommit connections shared by threads. The shared
-state of the store's parts (files: ``postgres/files.py``, the lease: ``postgres/lease.py``,
-the journal: ``postgres/store.py``) lives here, behind one lock that is never held during a query.
+state of the store's parts (the lease: ``postgres/lease.py``, the journal:
+``postgres/sessions.py``) lives here, behind one lock that is never held during a query.
 
 Errors, so that a caller sees one line and never a driver's traceback: no ``psycopg.Error``
-leaves a method of ``PostgresStore`` (``refusal``, applied where each method returns:
-``store.boundary``), each becomes ours with the driver's as ``__cause__``:
+leaves a method of ``PostgresStore``: each method of its parts that reaches the server runs
+in the block ``mapped`` (``store.boundary``, ``refusal``), and each becomes ours with the
+driver's as ``__cause__``:
 
 * the server unreachable or failing (connection lost, disk full, shutting down, a pool
   timeout: ``OperationalError``) is ``ServerUnavailable``, a ``StoreRefused`` like a full
@@ -28,10 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import os
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -44,7 +43,8 @@ from ...errors import (
     StoreRefused,
 )
 from ...errors import ServerUnavailable as ServerUnavailable  # kept importable from here
-from ..disk import DiskFiles
+from ..boundary import map_errors
+from ..disk import Root
 from .schema import check_schema, migrate
 
 LEASE_SECONDS = 60.0
@@ -95,16 +95,15 @@ def shown_url(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
-class PgConnection(DiskFiles):
-    _psycopg: Any = None
-    """The psycopg module, loaded first thing by ``__init__`` (None before: none of its errors
-    can have happened yet)."""
+class PgConnection:
+    """The server a ``PostgresStore`` is on: its pool, its errors mapped (``mapped``), and the
+    state its parts share (what this store knows of each session's journal and lease),
+    behind ``lock``, which is never held during a query."""
 
     def __init__(
         self,
         url: str,
-        root: str | os.PathLike[str] | None = None,
-        *,
+        root: Root,
         schema: str = "context_compact",
         lease_seconds: float = LEASE_SECONDS,
         pool_size: int = 4,
@@ -114,59 +113,58 @@ class PgConnection(DiskFiles):
         wrong = url_refusal(url)
         if wrong is not None:  # the URL's fault, not the server's or the tables'
             raise ConfigError(wrong)
-        self._psycopg, self._psycopg_pool = psycopg, psycopg_pool
-        super().__init__(Path.cwd() if root is None else root, durable)
+        self.psycopg = psycopg
+        """The psycopg module (loaded before any of its errors can happen)."""
         self.url = url
         self.schema = check_schema(schema)
         self.lease_seconds = lease_seconds
         self.where = f"{shown_url(url)} (schema {schema})"
-        with psycopg.connect(url, autocommit=True) as conn:
-            migrate(conn, schema, self.where)
-            conn.execute(
-                f"INSERT INTO {schema}.roots (root) VALUES (%s) ON CONFLICT DO NOTHING",
-                (self._abs_root,),
+        self.mapped = map_errors(lambda error: refusal(self, error))
+        with self.mapped:
+            with psycopg.connect(url, autocommit=True) as conn:
+                migrate(conn, schema, self.where)
+                conn.execute(
+                    f"INSERT INTO {schema}.roots (root) VALUES (%s) ON CONFLICT DO NOTHING",
+                    (root.absolute,),
+                )
+                found = conn.execute(f"SELECT id FROM {schema}.instance").fetchone()
+            self.instance: str = found[0]
+            """This schema's id, made with it: a schema dropped and made again is another."""
+            options = f"-c search_path={schema}"
+            if not durable:
+                # Like SqliteStore's default: a commit survives any crash of this process (the
+                # server has it); one of the server itself may lose its last fraction of a
+                # second.
+                options += " -c synchronous_commit=off"
+            self.pool = psycopg_pool.ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max(1, pool_size),
+                kwargs={"autocommit": True, "options": options},
+                name=f"context-compact:{schema}",
+                open=True,
             )
-            found = conn.execute(f"SELECT id FROM {schema}.instance").fetchone()
-        self.instance: str = found[0]
-        """This schema's id, made with it: a schema dropped and made again is another one."""
-        options = f"-c search_path={schema}"
-        if not durable:
-            # Like SqliteStore's default: a commit survives any crash of this process (the
-            # server has it); one of the server itself may lose its last fraction of a second.
-            options += " -c synchronous_commit=off"
-        self._pool = psycopg_pool.ConnectionPool(
-            url,
-            min_size=1,
-            max_size=max(1, pool_size),
-            kwargs={"autocommit": True, "options": options},
-            name=f"context-compact:{schema}",
-            open=True,
-        )
-        self._lock = threading.Lock()  # guards the dicts below, never held during a query
-        self._known_paths: set[str] = set()
-        self._appended: set[str] = set()  # of those, the files append_file grows
-        self._roots: set[str] = {self._abs_root}
-        self._lengths: dict[str, int] = {}  # journal length last read or written, per session
-        self._heads: dict[str, tuple[int, str]] = {}  # ... with the chain's link at that length
-        self._tokens: dict[str, int] = {}  # sessions this store writes -> its fencing token
-        self._beats: dict[str, float] = {}  # ... -> the server time of its last heartbeat
-        self._beat_clock: dict[str, float] = {}  # ... -> this machine's clock then (monotonic)
+        self.lock = threading.Lock()  # guards the dicts below, never held during a query
+        self.lengths: dict[str, int] = {}  # journal length last read or written, per session
+        self.heads: dict[str, tuple[int, str]] = {}  # ... with the chain's link at that length
+        self.tokens: dict[str, int] = {}  # sessions this store writes -> its fencing token
+        self.beats: dict[str, float] = {}  # ... -> the server time of its last heartbeat
+        self.beat_clock: dict[str, float] = {}  # ... -> this machine's clock then (monotonic)
 
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[Any]:
-        """A pooled connection (the driver's errors are mapped where the store's method
-        returns: ``refusal``)."""
-        with self._pool.connection() as conn:
+    def connection(self) -> Iterator[Any]:
+        """A pooled connection (inside the caller's ``mapped`` block)."""
+        with self.pool.connection() as conn:
             yield conn
 
     @contextlib.contextmanager
-    def _batch(self) -> Iterator[Any]:
-        """A pooled connection with one transaction on a pipeline (``_one_trip``)."""
-        with self._connection() as conn, self._one_trip(conn):
+    def batch(self) -> Iterator[Any]:
+        """A pooled connection with one transaction on a pipeline (``one_trip``)."""
+        with self.connection() as conn, self.one_trip(conn):
             yield conn
 
     @contextlib.contextmanager
-    def _one_trip(self, conn: Any) -> Iterator[None]:
+    def one_trip(self, conn: Any) -> Iterator[None]:
         """One transaction on a pipeline: BEGIN, the statements queued in the block, and
         COMMIT go to the server together, one round trip (a ``transaction()`` block would
         wait for BEGIN and for COMMIT each). A result read inside the block costs a round
@@ -180,13 +178,14 @@ class PgConnection(DiskFiles):
                 yield
                 conn.execute("COMMIT")
         except BaseException:
-            status = self._psycopg.pq.TransactionStatus
+            status = self.psycopg.pq.TransactionStatus
             if conn.info.transaction_status in (status.INTRANS, status.INERROR):
                 conn.execute("ROLLBACK")
             raise
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({shown_url(self.url)!r}, root={self.root!r})"
+    def close(self) -> None:
+        with self.mapped:
+            self.pool.close()
 
 
 # SQLSTATEs (or their two-character classes) of a server error and the reason each is.
@@ -198,13 +197,13 @@ _REASONS: dict[str, Refusal] = {
 }
 
 
-def refusal(store: PgConnection, error: BaseException) -> StoreError | None:
-    """Ours for psycopg's ``error`` out of ``store`` (see the module docstring); None for
-    anything else. ``store.where`` is set before its first query."""
-    psycopg = store._psycopg
-    if psycopg is None or not isinstance(error, psycopg.Error):
+def refusal(server: PgConnection, error: BaseException) -> StoreError | None:
+    """Ours for psycopg's ``error`` out of ``server`` (see the module docstring); None for
+    anything else."""
+    psycopg = server.psycopg
+    if not isinstance(error, psycopg.Error):
         return None
-    where = store.where
+    where = server.where
     line = f"{where}: {_first_line(error)}"
     code = str(getattr(error, "sqlstate", None) or "")
     if isinstance(error, psycopg.OperationalError):

@@ -1,5 +1,8 @@
 """The files of ``PostgresStore``: kept in the database, exported to this worker's root.
 
+``PgLedger`` is the ``archive.Ledger`` of its archive, ``PgArchive``, a ``DiskArchive`` that
+also reads the paths other workers issued and an appended file from the database.
+
 Invariants:
 
 * A file the view names is in the database (``files``, its text in ``blobs`` by sha256, an
@@ -16,16 +19,9 @@ from __future__ import annotations
 
 import os
 
-from ..disk import (
-    _ISSUABLE,
-    _same_bytes,
-    append_bytes,
-    append_rel,
-    atomic_write,
-    blob_rel,
-    encode,
-    sha256,
-)
+from ..archive import DiskArchive
+from ..codec import ISSUABLE, sha256
+from ..disk import Root, atomic_write, same_bytes
 from .base import PgConnection
 
 _INSERT_BLOB = "INSERT INTO blobs (hash, size, body) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING"
@@ -34,96 +30,100 @@ _INSERT_FILE = (
 )
 
 
-class PgFiles(PgConnection):
-    def relative(self, path: str) -> str | None:
-        """Also a path under the root of another worker of this database."""
-        rel = super().relative(path)
-        if rel is not None or not isinstance(path, str) or not os.path.isabs(path):
-            return rel
-        full = os.path.normpath(path)
-        for marker in ("/.task_outputs/", "/.transcripts/"):
-            at = full.find(marker)
-            if at < 0:
-                continue
-            root, tail = full[:at], full[at + 1 :]
-            if _ISSUABLE.fullmatch(tail) and self._a_root(root):
-                return tail
-        return None
+class PgLedger:
+    """The ``files`` rows of a ``PostgresStore`` on ``pg`` (see above)."""
 
-    def _a_root(self, root: str) -> bool:
-        if root in self._roots:
+    read_only: str | None = None
+
+    def __init__(self, pg: PgConnection, root: Root) -> None:
+        self.pg = pg
+        self.folder = root
+        self.known_paths: set[str] = set()
+        self.appended: set[str] = set()  # of those, the files append_file grows
+        self.roots: set[str] = {root.absolute}
+
+    def a_root(self, root: str) -> bool:
+        """Whether ``root`` is the root of a worker of this database."""
+        if root in self.roots:
             return True
-        with self._connection() as conn:
+        with self.pg.mapped, self.pg.connection() as conn:
             found = conn.execute("SELECT 1 FROM roots WHERE root = %s", (root,)).fetchone()
         if found:
-            with self._lock:
-                self._roots.add(root)
+            with self.pg.lock:
+                self.roots.add(root)
         return found is not None
 
-    def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
-        if rel in self._known_paths or (data is None and self._known(rel)):
+    def remember(self, rel: str, kind: str, data: bytes | None) -> None:
+        if rel in self.known_paths or (data is None and self.known(rel)):
             return
         if data is None:
             # The seed reuses a file that was there already: keep a copy of what it holds.
-            data = (self.root_path / rel).read_bytes()
+            data = (self.folder.path / rel).read_bytes()
         digest = sha256(data)
-        with self._batch() as conn:  # one round trip
+        with self.pg.mapped, self.pg.batch() as conn:  # one round trip
             conn.execute(_INSERT_BLOB, (digest, len(data), data))
             conn.execute(_INSERT_FILE, (rel, kind, digest, len(data)))
-        with self._lock:
-            self._known_paths.add(rel)
+        with self.pg.lock:
+            self.known_paths.add(rel)
 
-    def save_pack(self, pieces: list[str]) -> str:
-        """The joined text as one exported file; in the database, its pieces by hash."""
-        parts = [encode(piece) for piece in pieces]
-        data = b"".join(parts)
-        rel = blob_rel(sha256(data))
-        if rel not in self._known_paths:
-            # Written whether or not another worker wrote it already (asking first would cost
-            # a round trip more): the blobs and the file are kept once, and the file's chunks
-            # are added by the statement that added the file, never twice.
-            digests = [sha256(part) for part in parts]
-            blobs = sorted({d: part for d, part in zip(digests, parts, strict=True)}.items())
-            with self._batch() as conn:  # one round trip
-                cursor = conn.cursor()
-                cursor.executemany(_INSERT_BLOB, [(d, len(part), part) for d, part in blobs])
-                cursor.execute(
-                    f"WITH added AS ({_INSERT_FILE} RETURNING path) "
-                    "INSERT INTO file_chunks (path, seq, hash) SELECT added.path, chunk.seq, "
-                    "chunk.hash FROM added, unnest(%s::bigint[], %s::text[]) AS chunk(seq, hash)",
-                    (rel, "pack", None, len(data), list(range(len(digests))), digests),
-                )
-            with self._lock:
-                self._known_paths.add(rel)
-        path = self.root_path / rel
-        if not _same_bytes(path, data):
-            atomic_write(path, data, self.durable)
-        return str(path)
+    def remember_pack(self, rel: str, parts: list[bytes], data: bytes) -> None:
+        """In the database, the pack's pieces by hash."""
+        if rel in self.known_paths:
+            return
+        # Written whether or not another worker wrote it already (asking first would cost
+        # a round trip more): the blobs and the file are kept once, and the file's chunks
+        # are added by the statement that added the file, never twice.
+        digests = [sha256(part) for part in parts]
+        blobs = sorted({d: part for d, part in zip(digests, parts, strict=True)}.items())
+        with self.pg.mapped, self.pg.batch() as conn:  # one round trip
+            cursor = conn.cursor()
+            cursor.executemany(_INSERT_BLOB, [(d, len(part), part) for d, part in blobs])
+            cursor.execute(
+                f"WITH added AS ({_INSERT_FILE} RETURNING path) "
+                "INSERT INTO file_chunks (path, seq, hash) SELECT added.path, chunk.seq, "
+                "chunk.hash FROM added, unnest(%s::bigint[], %s::text[]) AS chunk(seq, hash)",
+                (rel, "pack", None, len(data), list(range(len(digests))), digests),
+            )
+        with self.pg.lock:
+            self.known_paths.add(rel)
 
-    def _known(self, rel: str) -> bool:
-        if rel in self._known_paths:
+    def remember_append(self, rel: str, data: bytes) -> int | None:
+        digest = sha256(data)
+        with self.pg.mapped, self.pg.batch() as conn:  # one round trip
+            conn.execute(_INSERT_BLOB, (digest, len(data), data))
+            conn.execute(_INSERT_FILE, (rel, "append", None, 0))
+            # The file's row locked first (two appends to one file are serialized), and its
+            # size before this chunk read off the same statement.
+            grown = conn.execute(
+                "UPDATE files SET size = size + %(n)s WHERE path = %(p)s RETURNING size - %(n)s",
+                {"p": rel, "n": len(data)},
+            )
+            conn.execute(
+                "INSERT INTO file_chunks (path, seq, hash) SELECT %(p)s, "
+                "coalesce(max(seq) + 1, 0), %(h)s FROM file_chunks WHERE path = %(p)s",
+                {"p": rel, "h": digest},
+            )
+        with self.pg.mapped:
+            before = int(grown.fetchone()[0])
+        with self.pg.lock:
+            self.known_paths.add(rel)
+            self.appended.add(rel)
+        return before
+
+    def known(self, rel: str) -> bool:
+        if rel in self.known_paths:
             return True
-        with self._connection() as conn:
+        with self.pg.mapped, self.pg.connection() as conn:
             row = conn.execute("SELECT kind FROM files WHERE path = %s", (rel,)).fetchone()
         if row is not None:
-            with self._lock:
-                self._known_paths.add(rel)
+            with self.pg.lock:
+                self.known_paths.add(rel)
                 if row[0] == "append":
-                    self._appended.add(rel)
+                    self.appended.add(rel)
         return row is not None
 
-    def read_bytes(self, path: str) -> bytes:
-        rel = self.relative(path)
-        if rel is None or not self._known(rel) or rel not in self._appended:
-            return super().read_bytes(path)
-        data = self._recover(rel) or b""
-        local = self.root_path / rel
-        if not _same_bytes(local, data):
-            atomic_write(local, data, self.durable)
-        return data
-
-    def _recover(self, rel: str) -> bytes | None:
-        with self._connection() as conn, conn.transaction():
+    def recover(self, rel: str) -> bytes | None:
+        with self.pg.mapped, self.pg.connection() as conn, conn.transaction():
             row = conn.execute(
                 "SELECT blobs.body FROM files JOIN blobs ON blobs.hash = files.hash "
                 "WHERE files.path = %s",
@@ -138,46 +138,12 @@ class PgFiles(PgConnection):
             ).fetchall()
         return b"".join(bytes(chunk[0]) for chunk in chunks) if chunks else None
 
-    def append_file(self, name: str, text: str) -> str:
-        rel = append_rel(name)
-        data = encode(text)
-        digest = sha256(data)
-        with self._batch() as conn:  # one round trip
-            conn.execute(_INSERT_BLOB, (digest, len(data), data))
-            conn.execute(_INSERT_FILE, (rel, "append", None, 0))
-            # The file's row locked first (two appends to one file are serialized), and its
-            # size before this chunk read off the same statement.
-            grown = conn.execute(
-                "UPDATE files SET size = size + %(n)s WHERE path = %(p)s RETURNING size - %(n)s",
-                {"p": rel, "n": len(data)},
-            )
-            conn.execute(
-                "INSERT INTO file_chunks (path, seq, hash) SELECT %(p)s, "
-                "coalesce(max(seq) + 1, 0), %(h)s FROM file_chunks WHERE path = %(p)s",
-                {"p": rel, "h": digest},
-            )
-        before = grown.fetchone()[0]
-        with self._lock:
-            self._known_paths.add(rel)
-            self._appended.add(rel)
-        path = self.root_path / rel
-        try:
-            exported = path.stat().st_size
-        except FileNotFoundError:
-            exported = -1
-        if exported == before:
-            append_bytes(path, data, self.durable)
-        else:
-            # The local copy fell behind the database (another worker appended, or a crash).
-            atomic_write(path, self._recover(rel) or b"", self.durable)
-        return str(path)
-
     def check_files(self) -> list[str]:
         """``doctor``'s check of the database's half: every text hashes to its name (read a
         batch at a time), and every pack's or appended file's chunks add up to its size.
         What is wrong, at most ten lines (empty: all is well)."""
         found: list[str] = []
-        with self._connection() as conn, conn.transaction():
+        with self.pg.mapped, self.pg.connection() as conn, conn.transaction():
             cursor = conn.cursor(name="cc_doctor_blobs")
             cursor.itersize = 256
             cursor.execute("SELECT hash, body FROM blobs")
@@ -198,4 +164,40 @@ class PgFiles(PgConnection):
         return found[:10]
 
 
-__all__ = ["PgFiles"]
+class PgArchive(DiskArchive):
+    """The archive of a ``PostgresStore``: a ``DiskArchive`` whose ledger is ``PgLedger``,
+    that also takes another worker's paths and reads a growing file from the database."""
+
+    def __init__(self, root: Root, ledger: PgLedger) -> None:
+        super().__init__(root, ledger)
+        self.rows = ledger
+
+    def relative(self, path: str) -> str | None:
+        """Also a path under the root of another worker of this database."""
+        rel = super().relative(path)
+        if rel is not None or not isinstance(path, str) or not os.path.isabs(path):
+            return rel
+        full = os.path.normpath(path)
+        for marker in ("/.task_outputs/", "/.transcripts/"):
+            at = full.find(marker)
+            if at < 0:
+                continue
+            root, tail = full[:at], full[at + 1 :]
+            if ISSUABLE.fullmatch(tail) and self.rows.a_root(root):
+                return tail
+        return None
+
+    def read_bytes(self, path: str) -> bytes:
+        """An appended file (it may grow on any worker) from the database, the local copy
+        brought up to date; any other as ``DiskArchive`` reads it."""
+        rel = self.relative(path)
+        if rel is None or not self.rows.known(rel) or rel not in self.rows.appended:
+            return super().read_bytes(path)
+        data = self.rows.recover(rel) or b""
+        local = self.folder.path / rel
+        if not same_bytes(local, data):
+            atomic_write(local, data, self.folder.durable)
+        return data
+
+
+__all__ = ["PgArchive", "PgLedger"]

@@ -58,38 +58,46 @@ Writer = tuple[Any, ...]
 """A row of ``writers`` as ``_WRITER`` selects it: token, pid, host, started, heartbeat, now."""
 
 
-class PgLease(PgConnection):
+class PgLease:
+    """The leases of one ``PostgresStore`` on its server ``pg`` (see above)."""
+
+    def __init__(self, pg: PgConnection) -> None:
+        self.pg = pg
+
     def claim(self, session: str) -> None:
         """Take the session's lease now (``SessionLocked`` if another live writer holds it)."""
-        with self._connection() as conn, conn.transaction():
-            start, _, writer = self.lock_session(conn, session)
-            committed = self._hold(conn, session, start, writer, check_length=False)
-        committed()
+        with self.pg.mapped:
+            with self.pg.connection() as conn, conn.transaction():
+                start, _, writer = self.lock_session(conn, session)
+                committed = self.hold(conn, session, start, writer, check_length=False)
+            committed()
 
     def writer(self, session: str) -> Owner | None:
         """The live writer holding the session's lease, if any."""
-        with self._connection() as conn:
-            row = conn.execute(_WRITER, (session,)).fetchone()
-        if row is None:
-            return None
-        owner = Owner(row[1], row[2], row[3], row[4])
-        return owner if self._alive(owner, row[5]) else None
+        with self.pg.mapped:
+            with self.pg.connection() as conn:
+                row = conn.execute(_WRITER, (session,)).fetchone()
+            if row is None:
+                return None
+            owner = Owner(row[1], row[2], row[3], row[4])
+            return owner if self._alive(owner, row[5]) else None
 
     def token(self, session: str) -> int | None:
         """The fencing token this store writes ``session`` with (None: not its writer)."""
-        return self._tokens.get(session)
+        return self.pg.tokens.get(session)
 
     def release_all(self) -> None:
         """Mark every lease this store holds released (``close``)."""
-        with self._lock:
-            held = dict(self._tokens)
-            self._tokens.clear()
-        if held:
-            with self._connection() as conn:
-                conn.cursor().executemany(
-                    "UPDATE writers SET heartbeat = 0 WHERE session = %s AND token = %s",
-                    list(held.items()),
-                )
+        with self.pg.mapped:
+            with self.pg.lock:
+                held = dict(self.pg.tokens)
+                self.pg.tokens.clear()
+            if held:
+                with self.pg.connection() as conn:
+                    conn.cursor().executemany(
+                        "UPDATE writers SET heartbeat = 0 WHERE session = %s AND token = %s",
+                        list(held.items()),
+                    )
 
     def lock_session(self, conn: Any, session: str) -> tuple[int, str | None, Writer | None]:
         """Lock the session's row: its journal length and head link, and its writer's row.
@@ -103,7 +111,7 @@ class PgLease(PgConnection):
         writer = conn.execute(_WRITER, (session,))
         row = locked.fetchone()
         if row is None:
-            raise KeyError(f"no session {session!r} in {self.where}")
+            raise KeyError(f"no session {session!r} in {self.pg.where}")
         found = writer.fetchone()
         return int(row[0]), row[1], None if found is None else tuple(found)
 
@@ -112,11 +120,11 @@ class PgLease(PgConnection):
         first: the journal's length and head link, and its fencing token (this store holds
         the lease, its heartbeat younger than ``HEARTBEAT_SECONDS`` by this machine's clock).
         None: the append reads and checks them first (``lock_session``, ``_hold``)."""
-        with self._lock:
-            token = self._tokens.get(session)
-            known = self._heads.get(session)
-            length = self._lengths.get(session)
-            beat = self._beat_clock.get(session)
+        with self.pg.lock:
+            token = self.pg.tokens.get(session)
+            known = self.pg.heads.get(session)
+            length = self.pg.lengths.get(session)
+            beat = self.pg.beat_clock.get(session)
         if token is None or known is None or length != known[0] or beat is None:
             return None
         if time.monotonic() - beat >= HEARTBEAT_SECONDS:
@@ -138,9 +146,9 @@ class PgLease(PgConnection):
             return False  # released by close
         if owner.host == this_process().host:
             return alive(owner)
-        return now - owner.heartbeat < self.lease_seconds
+        return now - owner.heartbeat < self.pg.lease_seconds
 
-    def _hold(
+    def hold(
         self,
         conn: Any,
         session: str,
@@ -153,24 +161,24 @@ class PgLease(PgConnection):
         remember once the transaction commits: remembered before, a rolled-back transaction
         would leave this store holding a token the database never recorded (and refusing
         its own retry as "lost its lease")."""
-        mine = self._tokens.get(session)
+        mine = self.pg.tokens.get(session)
         token = 0 if row is None else int(row[0])
         owner = None if row is None else Owner(row[1], row[2], row[3], row[4])
         now = 0.0 if row is None else float(row[5])
         if mine is not None and token != mine:
-            raise SessionLocked(_lost_message(session, self.where, owner, mine, row))
+            raise SessionLocked(_lost_message(session, self.pg.where, owner, mine, row))
         if (
             mine is None
             and owner is not None
             and not same_process(owner)
             and self._alive(owner, now)
         ):
-            raise SessionLocked(locked_message(session, owner, self.where))
-        known = self._lengths.get(session)
+            raise SessionLocked(locked_message(session, owner, self.pg.where))
+        known = self.pg.lengths.get(session)
         if check_length and known is not None and known != length:
-            raise SessionLocked(changed_message(session, self.where, known, length))
+            raise SessionLocked(changed_message(session, self.pg.where, known, length))
         if mine is not None:
-            stale = now - self._beats.get(session, 0.0) >= HEARTBEAT_SECONDS
+            stale = now - self.pg.beats.get(session, 0.0) >= HEARTBEAT_SECONDS
             if stale or (owner is not None and owner.heartbeat <= 0):
                 # (0: released by another store object of this process meanwhile)
                 conn.execute(_BEAT, (session,))
@@ -184,11 +192,11 @@ class PgLease(PgConnection):
         return lambda: self._took_lease(session, token, now)
 
     def _took_lease(self, session: str, token: int | None, beat: float) -> None:
-        with self._lock:
+        with self.pg.lock:
             if token is not None:
-                self._tokens[session] = token
-            self._beats[session] = beat
-            self._beat_clock[session] = time.monotonic()
+                self.pg.tokens[session] = token
+            self.pg.beats[session] = beat
+            self.pg.beat_clock[session] = time.monotonic()
 
 
 def _lost_message(

@@ -2,10 +2,11 @@
 
 Its parts: the store and its journal API (``store.py``), the schema and how a connection opens
 (``schema.py``), the journal rows (``journal.py``), compressed texts (``blobs.py``), exported
-files (``files.py``), search (``search.py``), integrity checks (``checks.py``), transactions
-(``tx.py``) and the agent CLI's store in a work directory (``workdir.py``). The store's names
-are loaded the first time one is asked for (PEP 562): the shared search index imports ``tx``
-alone, without the store.
+files (``files.py``), search (``search.py``) over the side index (``index.py``, which
+``FileStore`` searches with too), integrity checks (``checks.py``), transactions (``tx.py``)
+and the agent CLI's store in a work directory (``workdir.py``). The store's names are loaded
+the first time one is asked for (PEP 562): the side index imports ``tx`` alone, without the
+store.
 """
 
 from __future__ import annotations

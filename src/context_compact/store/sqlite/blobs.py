@@ -35,7 +35,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..disk import sha256
+from ..codec import sha256
 
 LEVEL = 1  # the fastest level; higher ones gain ~10% more at 2-3x the CPU (measured here)
 MIN_SAVING = 0.1

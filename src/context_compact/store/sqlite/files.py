@@ -1,9 +1,10 @@
-"""SqliteStore's file half: the files the view names, recorded in the database, batched per turn.
+"""SqliteStore's ledger: the files the view names, recorded in the database, batched per turn.
 
-Every path the store issues has a row in ``files`` (and its text in ``blobs``; a pack, the
-hashes of its pieces in ``files.pieces``; an appended file, its pieces in ``file_chunks``) so
-it can be re-exported when the file is deleted; the file under root is written by
-``DiskFiles`` before the path is returned.
+``SqliteLedger`` is the ``archive.Ledger`` of the store's ``DiskArchive``: every path the
+store issues has a row in ``files`` (and its text in ``blobs``; a pack, the hashes of its
+pieces in ``files.pieces``; an appended file, its pieces in ``file_chunks``) so it can be
+re-exported when the file is deleted; the file under root is written by the archive before
+the path is returned.
 
 Batching (``turn``). Outside a turn each call records its file in its own transaction, as
 before the file is exported. Inside ``with store.turn():`` the rows are kept in memory
@@ -28,11 +29,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..disk import DiskFiles, _same_bytes, append_bytes, append_rel, atomic_write, blob_rel, sha256
-from ..disk import encode as encode
+from ..codec import sha256
+from ..disk import Root
 from . import blobs as sqlite_blobs
+from .database import Database
 
 
 @dataclass
@@ -77,21 +78,20 @@ class FileRow:
         return self.blobs[0][1] if self.blobs else b""
 
 
-class SqliteFiles(DiskFiles):
-    """The file half of ``SqliteStore`` (which provides ``_db``, ``_lock``, ``_transaction``)."""
+class SqliteLedger:
+    """The ``files`` rows of a ``SqliteStore`` (see above); ``turn`` batches them."""
 
-    _db: sqlite3.Connection
-    _lock: threading.Lock
-    _known_paths: set[str]
-    _pending: list[FileRow]
-    _turns: threading.local  # .depth: the turn() blocks this thread is inside
-    compress: bool  # texts stored zlib-compressed (sqlite/blobs.py)
+    def __init__(self, db: Database, root: Root, compress: bool = True) -> None:
+        self.db = db
+        self.folder = root
+        self.compress = compress  # texts stored zlib-compressed (sqlite/blobs.py)
+        self.known_paths: set[str] = set()
+        self.pending: list[FileRow] = []  # file rows kept for the turn's commit
+        self._turns = threading.local()  # .depth: the turn() blocks this thread is inside
 
-    def _transaction(self) -> Any:
-        raise NotImplementedError
-
-    def _refuse_writes(self) -> None:
-        raise NotImplementedError
+    @property
+    def read_only(self) -> str | None:
+        return self.db.read_only
 
     # -- batching ---------------------------------------------------------------------------
     @contextmanager
@@ -102,102 +102,93 @@ class SqliteFiles(DiskFiles):
             yield
         finally:
             self._turns.depth -= 1
-            if not self._turns.depth and self._pending:
+            if not self._turns.depth and self.pending:
                 # No append took them (the turn failed, or wrote no record): commit them now,
                 # or leave them for the next transaction if even that fails.
                 try:
-                    with self._lock:
-                        with self._transaction():
-                            self._apply_pending()
-                        self._pending.clear()
+                    with self.db.lock:
+                        with self.db.transaction():
+                            self.apply_pending()
+                        self.pending.clear()
                 except (sqlite3.Error, OSError):
                     pass
 
     def _depth(self) -> int:
         return int(getattr(self._turns, "depth", 0))
 
-    def _apply_pending(self) -> None:
+    def apply_pending(self) -> None:
         """Inside the caller's transaction and lock: write the rows kept for it."""
-        for pending in self._pending:
-            pending.apply(self._db, self.compress)
+        for pending in self.pending:
+            pending.apply(self.db.connection, self.compress)
 
     def _record(self, row: FileRow) -> None:
         """Keep ``row`` for the turn's commit, or (outside a turn) commit it now."""
         if self._depth():
-            self._refuse_writes()  # a read-only store refuses now, before the file is written
-            with self._lock:
-                self._pending.append(row)
-            self._known_paths.add(row.rel)
+            self.db.refuse_writes()  # a read-only store refuses now, before the file is written
+            with self.db.lock:
+                self.pending.append(row)
+            self.known_paths.add(row.rel)
             return
-        with self._lock:
-            with self._transaction():
-                self._apply_pending()
-                row.apply(self._db, self.compress)
-            self._pending.clear()
-        self._known_paths.add(row.rel)
+        with self.db.lock:
+            with self.db.transaction():
+                self.apply_pending()
+                row.apply(self.db.connection, self.compress)
+            self.pending.clear()
+        self.known_paths.add(row.rel)
 
-    # -- DiskFiles ---------------------------------------------------------------------------
-    def _remember(self, rel: str, kind: str, data: bytes | None) -> None:
-        if rel in self._known_paths or (data is None and self._known(rel)):
-            return
-        if data is None:
-            # The seed reuses a file that was there already: keep a copy of what it holds.
-            data = (self.root_path / rel).read_bytes()
+    # -- archive.Ledger ----------------------------------------------------------------------
+    def remember(self, rel: str, kind: str, data: bytes | None) -> None:
+        with self.db.mapped:
+            if rel in self.known_paths or (data is None and self.known(rel)):
+                return
+            if data is None:
+                # The seed reuses a file that was there already: keep a copy of what it holds.
+                data = (self.folder.path / rel).read_bytes()
+            digest = sha256(data)
+            self._record(FileRow(rel, kind, digest, len(data), [(digest, data)]))
+
+    def remember_pack(self, rel: str, parts: list[bytes], data: bytes) -> None:
+        """In the database, the list of the pack's pieces by hash: a result the log already
+        holds as a blob costs nothing more."""
+        with self.db.mapped:
+            if rel not in self.known_paths and not self.known(rel):
+                digests = [sha256(part) for part in parts]
+                blobs = list(zip(digests, parts, strict=True))
+                self._record(FileRow(rel, "pack", None, len(data), blobs, digests))
+
+    def remember_append(self, rel: str, data: bytes) -> int | None:
         digest = sha256(data)
-        self._record(FileRow(rel, kind, digest, len(data), [(digest, data)]))
+        with self.db.mapped:
+            with self.db.lock:
+                found = self.db.connection.execute(
+                    "SELECT size FROM files WHERE path = ?", (rel,)
+                ).fetchone()
+                before = (found[0] if found else 0) + sum(
+                    row.size for row in self.pending if row.rel == rel
+                )
+            self._record(FileRow(rel, "append", digest, len(data), [(digest, data)], append=True))
+        return int(before)
 
-    def save_pack(self, pieces: list[str]) -> str:
-        """The joined text as one exported file; in the database, the list of its pieces by
-        hash (a result the log already holds as a blob costs nothing more)."""
-        parts = [encode(piece) for piece in pieces]
-        data = b"".join(parts)
-        rel = blob_rel(sha256(data))
-        if rel not in self._known_paths and not self._known(rel):
-            digests = [sha256(part) for part in parts]
-            blobs = list(zip(digests, parts, strict=True))
-            self._record(FileRow(rel, "pack", None, len(data), blobs, digests))
-        path = self.inside(rel)
-        if not _same_bytes(path, data):
-            atomic_write(path, data, self.durable, self.file_mode)
-        return str(path)
-
-    def _known(self, rel: str) -> bool:
-        if rel in self._known_paths:
+    def known(self, rel: str) -> bool:
+        if rel in self.known_paths:
             return True
-        with self._lock:
-            row = self._db.execute("SELECT 1 FROM files WHERE path = ?", (rel,)).fetchone()
+        with self.db.mapped, self.db.lock:
+            row = self.db.connection.execute(
+                "SELECT 1 FROM files WHERE path = ?", (rel,)
+            ).fetchone()
         if row is not None:
-            self._known_paths.add(rel)
+            self.known_paths.add(rel)
         return row is not None
 
-    def _recover(self, rel: str) -> bytes | None:
-        with self._lock:
-            stored = sqlite_blobs.file_bytes(self._db, rel)
-            pending = [row for row in self._pending if row.rel == rel]
+    def recover(self, rel: str) -> bytes | None:
+        with self.db.mapped, self.db.lock:
+            stored = sqlite_blobs.file_bytes(self.db.connection, rel)
+            pending = [row for row in self.pending if row.rel == rel]
         if not pending:
             return stored
         if not pending[0].append:
             return pending[0].data()
         return (stored or b"") + b"".join(row.data() for row in pending)
 
-    def append_file(self, name: str, text: str) -> str:
-        rel = append_rel(name)
-        data = encode(text)
-        digest = sha256(data)
-        with self._lock:
-            found = self._db.execute("SELECT size FROM files WHERE path = ?", (rel,)).fetchone()
-            before = (found[0] if found else 0) + sum(
-                row.size for row in self._pending if row.rel == rel
-            )
-        self._record(FileRow(rel, "append", digest, len(data), [(digest, data)], append=True))
-        path = self.inside(rel)
-        try:
-            exported = path.lstat().st_size
-        except FileNotFoundError:
-            exported = -1
-        if exported == before:
-            append_bytes(path, data, self.durable, self.file_mode)
-        else:
-            # The export fell behind the database (a crash between the two, or deleted).
-            atomic_write(path, self._recover(rel) or b"", self.durable, self.file_mode)
-        return str(path)
+
+__all__ = ["FileRow", "SqliteLedger"]

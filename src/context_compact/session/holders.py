@@ -30,8 +30,8 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .base import Store
-from .lease import SessionLocked
+from ..errors import SessionLocked
+from ..store.base import Store
 
 _lock = threading.Lock()
 

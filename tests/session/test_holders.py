@@ -61,7 +61,7 @@ def test_a_store_object_that_is_gone_takes_its_sessions_generations_with_it() ->
     import gc
     import weakref
 
-    from context_compact.store import holders
+    from context_compact.session import holders
 
     store = MemoryStore()
     engine = object()

@@ -1,7 +1,8 @@
 """A search index of a store's journals: SQLite FTS5 trigrams in a side file, caught up on read.
 
-``store.search(session, query)`` must answer exactly what ``text.scan`` answers (the message
-records whose casefolded text holds the casefolded query, in journal order). Scanning reads
+``SqliteStore`` and ``FileStore`` search with it (``base.Searches``): ``search(session,
+query)`` must answer exactly what ``text.scan`` answers (the message records whose casefolded
+text holds the casefolded query, in journal order). Scanning reads
 and parses the whole journal; this index narrows it to the records that can match:
 
 * Each message record's searchable text (``text.searchable``: already casefolded, lone
@@ -45,15 +46,15 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from ..errors import Incomplete as Incomplete  # kept importable from here
-from ..errors import StoreError, StoreRefused
-from .base import Record
-from .boundary import maps_errors
-from .disk import folder_mode, make_dirs
-from .nofollow import sqlite_files_plain
-from .sqlite.refusals import translate
-from .sqlite.tx import begin
-from .text import matches, searchable
+from ...errors import Incomplete as Incomplete  # kept importable from here
+from ...errors import StoreRefused
+from ..boundary import map_errors
+from ..codec import Record
+from ..disk import folder_mode, make_dirs
+from ..nofollow import sqlite_files_plain
+from ..text import matches, searchable
+from .refusals import translate
+from .tx import begin
 
 VERSION = 1
 MAX_TRIGRAMS = 8
@@ -109,17 +110,12 @@ def _set_up(db: sqlite3.Connection) -> int | None:
     return None
 
 
-def _refusal(index: SideIndex, error: BaseException) -> StoreError | None:
-    """SQLite's ``error`` out of ``index``, as ours, naming the index file."""
-    return translate(error, index.path)
-
-
-@maps_errors(_refusal)
 class SideIndex:
     """The index file of one store (see above). Thread-safe; ``close`` releases it."""
 
     def __init__(self, path: Path, file_mode: int = 0o600) -> None:
         self.path = path
+        self.mapped = map_errors(lambda error: translate(error, path))  # naming the index
         self._mode = file_mode
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
@@ -163,21 +159,22 @@ class SideIndex:
     ) -> list[Record] | None:
         """The records of ``session`` matching ``query``, in journal order, or None when the
         index cannot answer this query (the caller scans)."""
-        folded = query.casefold()
-        wanted = trigrams(folded)
-        if wanted is None:
-            return None
-        with self._lock:
-            db = self._open()
-            self._catch_up(db, session, stamp, catch)
-            rows = db.execute(
-                "SELECT DISTINCT d.pos, d.locator, d.part FROM doc_text CROSS JOIN docs AS d "
-                "ON d.id = doc_text.rowid "
-                "WHERE doc_text MATCH ? AND d.session = ? ORDER BY d.pos",
-                (" AND ".join(map(_phrase, wanted)), session),
-            ).fetchall()
-        found = [(int(pos), int(locator), int(part)) for pos, locator, part in rows]
-        return [record for record in fetch(found) if matches(record, folded)]
+        with self.mapped:
+            folded = query.casefold()
+            wanted = trigrams(folded)
+            if wanted is None:
+                return None
+            with self._lock:
+                db = self._open()
+                self._catch_up(db, session, stamp, catch)
+                rows = db.execute(
+                    "SELECT DISTINCT d.pos, d.locator, d.part FROM doc_text CROSS JOIN docs AS d "
+                    "ON d.id = doc_text.rowid "
+                    "WHERE doc_text MATCH ? AND d.session = ? ORDER BY d.pos",
+                    (" AND ".join(map(_phrase, wanted)), session),
+                ).fetchall()
+            found = [(int(pos), int(locator), int(part)) for pos, locator, part in rows]
+            return [record for record in fetch(found) if matches(record, folded)]
 
     def _catch_up(self, db: sqlite3.Connection, session: str, stamp: str, catch: Catch) -> None:
         """Index what the journal holds past the session's progress (nothing is written when
@@ -232,7 +229,7 @@ class SideIndex:
         return (0, 0) if row is None or row[0] != stamp else (int(row[1]), int(row[2]))
 
     def close(self) -> None:
-        with self._lock:
+        with self.mapped, self._lock:
             if self._db is not None:
                 self._db.close()
                 self._db = None
