@@ -34,6 +34,8 @@ class Points:
         self.fired = False
         self.first: dict[tuple[str, int], int] = {}  # each line run: when it first ran
         self._depth = 0  # frames of the commit on the stack
+        # The line count when the store's ``append`` (called by the commit) returned.
+        self.after_append: int | None = None
 
     def _local(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event == "line":
@@ -44,6 +46,11 @@ class Points:
                 raise self.error()
         elif event == "return" and frame.f_code is COMMIT:
             self._depth -= 1
+        elif event == "return" and frame.f_code.co_filename.startswith(STORE_DIR):
+            # The one store method the commit calls itself is the append (or its wrapper).
+            caller = frame.f_back
+            if caller is not None and caller.f_code is COMMIT:
+                self.after_append = self.count
         return self._local
 
     def _global(self, frame: FrameType, event: str, arg: Any) -> Any:

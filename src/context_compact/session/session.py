@@ -219,6 +219,7 @@ class Session:
         anywhere) would leave memory ahead of what was journaled. The one exception is a
         history refused before the call recorded anything (validation comes first)."""
         self._current()
+        self.journal.begin()
         self.faults = Faults()
         journal = self.journal
         failures = self.summaries.failures
