@@ -205,21 +205,23 @@ def sdk_loop(store: Store, index: int = -1, points: Points | None = None) -> lis
 
 
 @pytest.mark.parametrize("kind", ["files", "sqlite"])
-def test_ctrl_c_at_any_line_after_the_append_then_the_same_list_goes_on_with_the_session(
+def test_ctrl_c_at_any_bytecode_after_the_append_then_the_same_list_goes_on_with_the_session(
     tmp_path: Path, kind: str
 ) -> None:
-    # A signal after the store committed the call's batch, anywhere up to the end of the
-    # call (inside the journal's own bookkeeping too), then the same list again: the batch
-    # is found in the journal, so the retry is not taken for a new conversation although
-    # its list extends only the view the compacting call never handed out.
-    counted = Points(whole_call=True)
+    # A signal after the store committed the call's batch, at any bytecode up to the end of
+    # the call (inside the journal's own bookkeeping, between a call and the store of its
+    # result: where a clock's SIGINT lands and a tracer's line does not), then the same
+    # list again: the batch is found in the journal, so the retry is not taken for a new
+    # conversation although its list extends only the view the compacting call never
+    # handed out.
+    counted = Points(whole_call=True, opcodes=True)
     expected = sdk_loop(fresh(kind, tmp_path), 1, counted)
     after = counted.after_append
-    assert after is not None and counted.count - after > 5, "the tracer saw the append"
+    assert after is not None and counted.count - after > 50, "the tracer saw the append"
     for at in range(after, counted.count + 1):
-        points = Points(at, KeyboardInterrupt, whole_call=True)
+        points = Points(at, KeyboardInterrupt, whole_call=True, opcodes=True)
         store = fresh(kind, tmp_path)
-        where = f"Ctrl-C at line {at} of {counted.count} ({kind})"
+        where = f"Ctrl-C at bytecode {at} of {counted.count} ({kind})"
         try:
             view = sdk_loop(store, 1, points)
             assert points.fired, where
