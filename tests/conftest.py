@@ -66,3 +66,16 @@ def _environment_kept(request: pytest.FixtureRequest) -> Iterator[None]:
         else:
             del os.environ[key]
     pytest.fail(f"{request.node.nodeid} left the environment changed: {', '.join(changed)}")
+
+
+@pytest.fixture
+def tiktoken_dir_kept() -> Iterator[None]:
+    """For tests that drive LiteLLM: it points ``TIKTOKEN_CACHE_DIR`` at its own tables the
+    first time it counts tokens, for the whole process (every compactor made after would
+    count with tiktoken, not as in a fresh process). Put back after the test."""
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    yield
+    if before is None:
+        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+    else:
+        os.environ["TIKTOKEN_CACHE_DIR"] = before

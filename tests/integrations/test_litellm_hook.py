@@ -29,22 +29,10 @@ from stub_api import StubAPI, openai_context_length_exceeded
 
 # LiteLLM's own types trip a pydantic warning when first built (not ours to fix).
 pytestmark = [
+    pytest.mark.usefixtures("tiktoken_dir_kept"),
     pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier"),
     pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince211"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _tiktoken_dir_kept() -> Iterator[None]:
-    """LiteLLM points ``TIKTOKEN_CACHE_DIR`` at its own tables the first time it counts
-    tokens, for the whole process: every compactor made after would count with tiktoken,
-    not as in a fresh process. Put back after each test."""
-    before = os.environ.get("TIKTOKEN_CACHE_DIR")
-    yield
-    if before is None:
-        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-    else:
-        os.environ["TIKTOKEN_CACHE_DIR"] = before
 
 
 TOOLS = [
