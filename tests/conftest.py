@@ -40,3 +40,42 @@ def stub_api() -> Iterator[StubAPI]:
     """A running ``StubAPI`` (see ``tests/stub_api.py``), stopped after the test."""
     with StubAPI() as api:
         yield api
+
+
+@pytest.fixture(autouse=True)
+def _environment_kept(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test leaves ``os.environ`` as it found it (``monkeypatch`` restores its own
+    changes before this runs). What a library set behind the test's back is put back and
+    the test fails naming it: the environment decides things for every later test in the
+    process (LiteLLM, when it first counts tokens, points ``TIKTOKEN_CACHE_DIR`` at its
+    own tables, and every later compactor then counted with tiktoken instead of the
+    estimate a fresh process uses)."""
+    before = dict(os.environ)
+    yield
+    after = dict(os.environ)
+    changed = sorted(
+        k
+        for k in before.keys() | after.keys()
+        if before.get(k) != after.get(k) and k != "PYTEST_CURRENT_TEST"  # pytest's own
+    )
+    if not changed:
+        return
+    for key in changed:
+        if key in before:
+            os.environ[key] = before[key]
+        else:
+            del os.environ[key]
+    pytest.fail(f"{request.node.nodeid} left the environment changed: {', '.join(changed)}")
+
+
+@pytest.fixture
+def tiktoken_dir_kept() -> Iterator[None]:
+    """For tests that drive LiteLLM: it points ``TIKTOKEN_CACHE_DIR`` at its own tables the
+    first time it counts tokens, for the whole process (every compactor made after would
+    count with tiktoken, not as in a fresh process). Put back after the test."""
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    yield
+    if before is None:
+        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+    else:
+        os.environ["TIKTOKEN_CACHE_DIR"] = before

@@ -36,13 +36,6 @@ TEXTS = (
 )
 
 
-@pytest.fixture(autouse=True)
-def fresh_counters() -> Any:
-    exact_counter.cache_clear()
-    yield
-    exact_counter.cache_clear()
-
-
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     attempts: list[Any] = []

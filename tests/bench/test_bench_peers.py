@@ -163,6 +163,8 @@ def test_a_peer_that_cannot_run_here_is_one_line_saying_why(
     from context_compact_bench.peers.run import runners
 
     monkeypatch.delenv(ENV_PYTHON, raising=False)
+    # The bench quiets OpenHands' import through the environment; the test puts it back.
+    monkeypatch.setenv("OPENHANDS_SUPPRESS_BANNER", "1")
     skipped: list[str] = []
     found, workers = runners(None, skipped)
     assert "openhands-condenser" not in found and workers == []

@@ -20,13 +20,6 @@ HAS_BPE = (exact_counter() or ("estimate",))[0] == "bpe-openai"
 needs_bpe = pytest.mark.skipif(not HAS_BPE, reason="bpe-openai is not installed")
 
 
-@pytest.fixture(autouse=True)
-def fresh_counters() -> Any:
-    exact_counter.cache_clear()
-    yield
-    exact_counter.cache_clear()
-
-
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     attempts: list[Any] = []

@@ -29,9 +29,11 @@ from stub_api import StubAPI, openai_context_length_exceeded
 
 # LiteLLM's own types trip a pydantic warning when first built (not ours to fix).
 pytestmark = [
+    pytest.mark.usefixtures("tiktoken_dir_kept"),
     pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier"),
     pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince211"),
 ]
+
 
 TOOLS = [
     {

@@ -106,6 +106,7 @@ def test_the_openai_agents_snippet_runs_as_written(
 
 
 @pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier")
+@pytest.mark.usefixtures("tiktoken_dir_kept")
 def test_the_litellm_snippet_runs_as_written(
     stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

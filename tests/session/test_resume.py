@@ -24,6 +24,9 @@ from context_compact.store import SqliteStore
 
 HERE = Path(__file__).parent
 KILLS = int(os.environ.get("RESUME_KILLS", "6"))
+# The environment as the tests found it (read at collection, before any test ran): what a
+# fresh process gets, whatever a test or a library it drove changed since.
+ENVIRON = dict(os.environ)
 
 
 @pytest.fixture
@@ -86,11 +89,26 @@ def fresh_reference(work: Path, tmp_path: Path) -> Path:
     process that ran other tests first is not a clean reference); the file of its views."""
     work.mkdir()
     out = tmp_path / "reference.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
+    env = {**ENVIRON, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
     subprocess.run(_script(str(work / "sessions.db"), "s", "--dump", str(out)), env=env, check=True)
     work.rename(work.with_name("reference"))
     work.mkdir()
     return out
+
+
+def test_a_session_in_this_process_sends_what_one_in_a_fresh_process_sends(
+    work: Path, fresh_reference: Path
+) -> None:
+    # A process that ran other tests first (a worker runs hundreds) compacts as a fresh one:
+    # nothing a test did outlives it in a module or in the environment. (A tokenizer found
+    # once and remembered for the process made sessions here compact earlier.)
+    expected = {int(k): v for k, v in json.loads(fresh_reference.read_text()).items()}
+    c = open_compactor(str(work / "sessions.db"), "s")
+    sent = play(c)
+    c.store.close()
+    first = next((n for n in sorted(expected) if sent.get(n) != expected[n]), None)
+    assert first is None, f"the view after {first} messages differs from a fresh process's"
+    assert sent.keys() == expected.keys()
 
 
 @pytest.mark.parametrize("run", range(KILLS))

@@ -11,7 +11,6 @@ import sys
 import tempfile
 import types
 import weakref
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,14 +99,6 @@ PYTEST_LOG = (
     "E       AssertionError: assert None == {}\n"
     "======================== 1 failed, 213 passed in 4.21s =========================\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_counters() -> Iterator[None]:
-    """``exact_counter`` remembers what it found; each test looks again."""
-    exact_counter.cache_clear()
-    yield
-    exact_counter.cache_clear()
 
 
 @pytest.fixture
@@ -259,6 +250,32 @@ def fake_encoding(name: str) -> Any:
     return types.SimpleNamespace(encode=lambda text, disallowed_special=(): text.split())
 
 
+def test_the_exact_counter_follows_the_environment_it_is_asked_in(
+    fake_tiktoken: FakeTiktoken, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # What a process did before (LiteLLM points TIKTOKEN_CACHE_DIR at its own tables when
+    # it first counts) never decides for a counter made after the environment changed back:
+    # no answer is remembered past the environment it was found in.
+    table = b"a table of this test's own"
+    url, _ = sizing.TIKTOKEN_FILES["o200k_base"]
+    monkeypatch.setitem(
+        sizing.TIKTOKEN_FILES, "o200k_base", (url, hashlib.sha256(table).hexdigest())
+    )
+    monkeypatch.setattr(fake_tiktoken, "get_encoding", lambda name: fake_encoding(name))
+    assert exact_counter() is None and TokenCounter(exact=True).backend == "estimate"
+    path = tiktoken_cache_file("o200k_base")
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    path.write_bytes(table)
+    assert (exact_counter() or ("none",))[0] == "tiktoken"
+    assert TokenCounter(exact=True).backend == "tiktoken"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert exact_counter() is None and TokenCounter(exact=True).backend == "estimate"
+    path.write_bytes(b"another table")  # the same path, other bytes: looked at again
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(path.parent))
+    assert exact_counter() is None
+
+
 def test_the_cache_directory_follows_tiktokens_rules(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -295,7 +312,6 @@ def test_real_tiktoken_counts_like_bpe_openai_from_its_cache_and_never_downloads
     path = tiktoken_cache_file("o200k_base")
     assert path is not None
     path.write_bytes(bpe_table("o200k_base"))
-    exact_counter.cache_clear()
     found = exact_counter()
     assert found is not None and found[0] == "tiktoken"
     assert [found[1](text) for text, _ in SAMPLES.values()] == [n for _, n in SAMPLES.values()]

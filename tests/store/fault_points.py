@@ -19,24 +19,31 @@ COMMIT: CodeType = durable.SessionJournal.commit.__code__
 
 
 class Points:
-    """Counts the lines run inside a commit; with ``at``, raises ``error()`` at that one."""
+    """Counts the lines (or bytecodes) run inside a commit; with ``at``, raises ``error()``
+    at that one."""
 
     def __init__(
         self,
         at: int | None = None,
         error: Callable[[], BaseException] | None = None,
         whole_call: bool = False,
+        opcodes: bool = False,
     ):
         self.at, self.error = at, error
         # Every line the call runs in the engine and the stores, not only the commit's.
         self.whole_call = whole_call
+        # Every bytecode instead of every line: where a signal's handler can also run (a
+        # line may be cut between its call and the store of its result).
+        self.step = "opcode" if opcodes else "line"
         self.count = 0
         self.fired = False
         self.first: dict[tuple[str, int], int] = {}  # each line run: when it first ran
         self._depth = 0  # frames of the commit on the stack
+        # The line count when the store's ``append`` (called by the commit) returned.
+        self.after_append: int | None = None
 
     def _local(self, frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "line":
+        if event == self.step:
             self.count += 1
             self.first.setdefault((frame.f_code.co_filename, frame.f_lineno), self.count)
             if self.at is not None and self.count == self.at and self.error is not None:
@@ -44,11 +51,17 @@ class Points:
                 raise self.error()
         elif event == "return" and frame.f_code is COMMIT:
             self._depth -= 1
+        elif event == "return" and frame.f_code.co_filename.startswith(STORE_DIR):
+            # The one store method the commit calls itself is the append (or its wrapper).
+            caller = frame.f_back
+            if caller is not None and caller.f_code is COMMIT:
+                self.after_append = self.count
         return self._local
 
     def _global(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event != "call":
             return None
+        frame.f_trace_opcodes = self.step == "opcode"
         code = frame.f_code
         if code is COMMIT:
             self._depth += 1

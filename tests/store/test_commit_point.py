@@ -10,6 +10,7 @@ and a resumed session sends the view the live one sends.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -175,5 +176,59 @@ def test_ctrl_c_at_any_line_of_a_call_then_going_on_leaves_a_whole_journal(
             logged = [r for r in store.records(SESSION) if r["kind"] == "message"]
             assert [r["seq"] for r in logged] == list(range(len(sent))), where
             assert [r["message"] for r in logged] == sent, where
+        finally:
+            store.close()
+
+
+def sdk_loop(store: Store, index: int = -1, points: Points | None = None) -> list[Any]:
+    """The scenario as the SDK docs' loop runs it: each call is given the view the one
+    before returned plus the caller's new turn, so once a call has compacted, its list
+    extends only that view (not the log). Call ``index`` runs under ``points`` and, when it
+    fails, is retried with the same list. The view it ends with, a resumed one checked."""
+    compactor = Compactor(Policy.default(context_limit=LIMIT), store, session=SESSION)
+    view: list[Any] = []
+    for i, messages in enumerate(CALLS):
+        given = [*view, *messages[len(CALLS[i - 1]) :]] if i else list(messages)
+        if i == index and points is not None:
+            points.arm()
+            try:
+                view = compactor.prepare(given, "fix the test")
+                continue
+            except KeyboardInterrupt:
+                pass
+            finally:
+                points.disarm()
+        view = compactor.prepare(given, "fix the test")
+    resumed = Compactor(Policy.default(context_limit=LIMIT), store, session=SESSION)
+    assert resumed.view() == view
+    return view
+
+
+@pytest.mark.parametrize("kind", ["files", "sqlite"])
+def test_ctrl_c_at_any_bytecode_after_the_append_then_the_same_list_goes_on_with_the_session(
+    tmp_path: Path, kind: str
+) -> None:
+    # A signal after the store committed the call's batch, at any bytecode up to the end of
+    # the call (inside the journal's own bookkeeping, between a call and the store of its
+    # result: where a clock's SIGINT lands and a tracer's line does not), then the same
+    # list again: the batch is found in the journal, so the retry is not taken for a new
+    # conversation although its list extends only the view the compacting call never
+    # handed out.
+    counted = Points(whole_call=True, opcodes=True)
+    expected = sdk_loop(fresh(kind, tmp_path), 1, counted)
+    after = counted.after_append
+    assert after is not None and counted.count - after > 50, "the tracer saw the append"
+    for at in range(after, counted.count + 1):
+        points = Points(at, KeyboardInterrupt, whole_call=True, opcodes=True)
+        store = fresh(kind, tmp_path)
+        where = f"Ctrl-C at bytecode {at} of {counted.count} ({kind})"
+        try:
+            view = sdk_loop(store, 1, points)
+            assert points.fired, where
+            records = list(store.records(SESSION))
+            assert [r for r in records if r["kind"] == "restart"] == [], where
+            messages = [json.dumps(r["message"]) for r in records if r["kind"] == "message"]
+            assert len(messages) == len(set(messages)) == len(CALLS[-1]), where
+            assert view == expected, where
         finally:
             store.close()

@@ -10,14 +10,21 @@ id) needs one compactor per conversation, or the conversations mix in one log.
 
 Invariants:
 
-* A key always names the same session id (``session_id(key)``: ``<prefix>-<key>`` when that
-  is a valid id, else ``<prefix>-`` and the first 32 hex digits of the key's sha256), so a
-  conversation continues on any worker of a shared store, after any restart: the session is
-  created on first use and resumed after.
-* Two keys never name one session (a conversation is a tenant): a key is compared as its
-  text (``str(key)``), and a key that has the form of a hash (32 hex digits, either case) is
-  hashed itself, so no key's plain id is another key's hashed one (only a sha256 collision
-  could make two hashed ids equal).
+* A key always names the same session id (``session_id(key)``), so a conversation continues
+  on any worker of a shared store, after any restart: the session is created on first use and
+  resumed after. A ``str`` key names ``<prefix>-<key>`` when that is a valid id, else
+  ``<prefix>-`` and the first 32 hex digits of the sha256 of its UTF-8; any other key
+  (``int``, ``bool``, ``float``, ``bytes``, ``UUID``, a tuple of these, a subclass of one:
+  ``key_identity``) is hashed with its type's name.
+* Two keys that differ by value or by type never name one session (a conversation is a
+  tenant): ``7``, ``7.0``, ``True`` and ``"7"`` are four conversations. A key that has the form
+  of a hash (32 hex digits, either case) is hashed itself, so no key's plain id is another
+  key's hashed one; a non-``str`` key is hashed from bytes that start with 0xFF, which no
+  string's UTF-8 holds, so only a sha256 collision could make two hashed ids equal.
+* ``get`` refuses ``None`` and ``""`` (``ConfigError``, naming the argument): every request
+  without a conversation would share one session. A key of another type (a list, an object
+  whose text may hold its address) is refused too: its session id could not be the same on
+  every worker.
 * At most ``max_open`` compactors are kept in memory (least recently used beyond that are
   dropped: everything they hold is in the store, and the next ``get`` resumes it).
 * ``get`` is thread-safe; one compactor still runs one call at a time.
@@ -32,7 +39,10 @@ than refusing: the settings are cloned whole (the policy is data; store, summari
 counter and hooks are shared objects, as ``Conversations`` shares them), so a second
 conversation behaves as the first. Only the first key is the given compactor's, in this
 process: a process that resumes it (``session=ID``) must send the same conversation first;
-``Conversations`` names every session by its key and has no such order.
+``Conversations`` names every session by its key and has no such order. Routing takes
+``None`` (a run the framework names no conversation for) and ``""`` as keys of their own,
+and tells keys apart as ``Conversations`` does (by ``key_identity``, never by ``==``:
+``1 == True``).
 """
 
 from __future__ import annotations
@@ -40,17 +50,61 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import uuid
 import weakref
 from collections import OrderedDict
 from typing import Any
 
 from ..compactor import Compactor
+from ..errors import ConfigError
 from ..store import SessionExists, Store
-from ..store.journal import valid_session_id
+from ..store.journal import shown_id, valid_session_id
 
 _HASH_FORM = re.compile(r"[0-9a-fA-F]{32}")
 """What a hashed key looks like after the prefix: a key of this form is hashed too (either
 case: a FileStore on a case-insensitive file system would take one for the other)."""
+
+_TYPED = b"\xff"
+"""The first byte of a non-``str`` key's identity: never in UTF-8 (surrogates included), so
+no string's identity is another key's."""
+
+
+def key_identity(key: object) -> bytes:
+    """What tells two conversation keys apart: a ``str``'s own UTF-8 (the bytes its session
+    id has always been derived from), any other key's type and value after ``_TYPED``."""
+    if type(key) is str:
+        return key.encode("utf-8", "surrogatepass")
+    return _TYPED + _typed(key)
+
+
+def _typed(key: object) -> bytes:
+    kind = type(key)
+    name = f"{kind.__module__}.{kind.__qualname__}".encode("utf-8", "surrogatepass")
+    body: bytes
+    if key is None:
+        body = b""
+    elif isinstance(key, bool):  # before int: a bool is an int
+        body = b"1" if key else b"0"
+    elif isinstance(key, int):
+        body = b"%x" % int(key)  # hex: no digit limit
+    elif isinstance(key, float):
+        body = float.hex(key).encode("ascii")
+    elif isinstance(key, str):
+        body = str.__str__(key).encode("utf-8", "surrogatepass")
+    elif isinstance(key, bytes):
+        body = bytes(key)
+    elif isinstance(key, uuid.UUID):
+        body = key.bytes
+    elif isinstance(key, tuple):
+        parts = [_typed(item) for item in key]
+        body = b"".join(b"%d:%s" % (len(part), part) for part in parts)
+    else:
+        shown = name.decode("utf-8", "replace")
+        raise ConfigError(
+            f"conversation key {shown_id(key)} of type {shown}: give a str, int, "
+            "bytes, UUID or a tuple of these (its text, str(key), if that names it)"
+        )
+    return name + b"\x00" + body
 
 
 class Conversations:
@@ -79,15 +133,23 @@ class Conversations:
 
     def session_id(self, key: object) -> str:
         """The session id of conversation ``key`` (the same on every worker)."""
-        text = str(key)
-        plain = f"{self.prefix}-{text}"
-        if valid_session_id(plain) and _HASH_FORM.fullmatch(text) is None:
-            return plain
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        if type(key) is str:
+            plain = f"{self.prefix}-{key}"
+            if valid_session_id(plain) and _HASH_FORM.fullmatch(key) is None:
+                return plain
+        digest = hashlib.sha256(key_identity(key)).hexdigest()
         return f"{self.prefix}-{digest[:32]}"
 
     def get(self, key: object) -> Compactor:
         """The compactor of conversation ``key``: its session created now or resumed."""
+        if key is None or (isinstance(key, str) and not key):
+            raise ConfigError(
+                f"Conversations.get: key {key!r} names no conversation (each request without "
+                "one would share a session): pass the conversation's id"
+            )
+        return self._get(key)
+
+    def _get(self, key: object) -> Compactor:
         session = self.session_id(key)
         with self._lock:
             found = self._open.get(session)
@@ -131,7 +193,7 @@ class _Siblings(Conversations):
 class _Routes:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.first: tuple[object] | None = None
+        self.first: bytes | None = None  # the first key's ``key_identity``
         self.others: _Siblings | None = None
 
 
@@ -148,15 +210,16 @@ def compactor_for(compactor: Compactor, key: object) -> Compactor:
         routes = _routes.get(compactor)
         if routes is None:
             routes = _routes[compactor] = _Routes()
+    identity = key_identity(key)
     with routes.lock:
         if routes.first is None:
-            routes.first = (key,)
-        if routes.first == (key,):
+            routes.first = identity
+        if routes.first == identity:
             return compactor
         if routes.others is None:
             routes.others = _Siblings(compactor)
         others = routes.others
-    return others.get(key)
+    return others._get(key)  # None and "" too: a run named by no conversation is one
 
 
 __all__ = ["Conversations", "compactor_for"]

@@ -66,7 +66,11 @@ class SessionJournal:
         self.pending: list[Record] = []  # the call's records, in order
         self.carried: list[Record] = []  # added between calls, appended with the next call's
         self.calling = False
-        self._batch: list[dict[str, Any]] | None = None  # the append in flight, as JSON
+        # The call's append, as JSON, and the journal's length it was appended at: kept
+        # until the next call begins (``begin``), so a call stopped anywhere after its append
+        # (inside ``commit`` too) finds it landed on reload.
+        self._batch: list[dict[str, Any]] | None = None
+        self._batch_at = 0
         self.length = 0  # records in the store's journal, as this object last read or wrote
         self._generation = 0  # appends to the session through this store object
         # Event records the session's journal holds, a resumed session's earlier ones
@@ -167,25 +171,27 @@ class SessionJournal:
         another writer appended since this object last read or wrote. Records pending from
         between calls are kept when nothing was appended, dropped otherwise (in the journal,
         or no longer apt)."""
-        # Nothing is forgotten before the end: a reload cut short (Ctrl-C lands anywhere)
-        # is done again whole by the next call, the failed append still known.
+        # Nothing is forgotten before the end, and the failed call's append is kept (until
+        # the next call begins): a reload cut short (Ctrl-C lands anywhere) is done again
+        # whole by the next call and finds the same.
         session, batch, kept = self.session_id, self._batch, self.carried
         if session is None:
-            self.pending, self._batch = [], None
+            self.pending = []
             return False, False
         size = len(batch) if batch else 0
+        before = self._batch_at if batch else self.length  # the length before the append
         tail: deque[Any] = deque(maxlen=size)
         with holders.reading(self.store, session):
             self._generation = holders.opened(self.store, session, self._owner)
             length, events = self._replay(session, apply, start, tail)
-            landed = bool(batch) and length == self.length + size
+            landed = bool(batch) and length == before + size
             if landed and len(tail) < size and isinstance(self.store, Checkpointed):
-                tail.extend(self.store.records_from(session, self.length))
+                tail.extend(self.store.records_from(session, before))
         if landed and list(tail) != json.loads(json.dumps(batch)):
             landed = False
-        moved = length != self.length and not landed
-        self.carried = kept if length == self.length else []
-        self.pending, self._batch = [], None
+        moved = length != before and not landed
+        self.carried = kept if length == before else []
+        self.pending = []
         self.length = length
         self.events_written = events
         return landed, moved
@@ -195,6 +201,10 @@ class SessionJournal:
             self.session_id = self.store.create_session(self._meta())
             self._generation = holders.opened(self.store, self.session_id, self._owner)
         return self.session_id
+
+    def begin(self) -> None:
+        """A call begins: the append of the call before it is no longer in question."""
+        self._batch = None
 
     def add(self, record: Record) -> None:
         (self.pending if self.calling else self.carried).append(record)
@@ -207,12 +217,15 @@ class SessionJournal:
         records = self.carried + self.pending
         if not records:
             return
-        batch = self._batch = [rec.as_json(r) for r in records]
+        batch = [rec.as_json(r) for r in records]
         at = self.length + len(batch)
         if snapshot is not None and at - self.checkpointed >= checkpoint.EVERY:
             events = sum(isinstance(r, rec.EventRecord) for r in records)
             batch.append(snapshot(at, self.events_written + events))
         sid = self.sid()
+        # Where, then what: ``reload`` reads ``_batch_at`` only with a batch set.
+        self._batch_at = self.length
+        self._batch = batch
         try:
             with holders.writing(self.store, sid, self._owner, self._generation) as after:
                 self.store.append(sid, batch)
@@ -225,11 +238,11 @@ class SessionJournal:
                 "store's permissions."
             ) from error
         self._generation = after
-        self.length += len(batch)
+        self.length = self._batch_at + len(batch)
         if len(batch) > len(records):
             self.checkpointed = at
         self.events_written += sum(isinstance(r, rec.EventRecord) for r in records)
-        self.carried, self.pending, self._batch = [], [], None
+        self.carried, self.pending = [], []
 
     def read_events(self, start: int, stop: int) -> list[CompactionEvent]:
         """The events numbered ``start`` to ``stop`` (exclusive) of the session's journal,

@@ -15,7 +15,7 @@ functions over it; the engine (``engine.py``) orders them.
 Invariant: the state never runs ahead of the journal. It changes only through ``record``
 inside ``with session.call():``; a call whose append does not return leaves the session
 stale, and the next call (or ``view``, ``observe``...) first reads it back from the store
-(``_current``), so memory holds only what the journal holds. A change made between calls
+(``current``), so memory holds only what the journal holds. A change made between calls
 (a calibration, a window, the overhead) is journaled with the next call.
 """
 
@@ -217,6 +217,7 @@ class Session:
         anywhere) would leave memory ahead of what was journaled. The one exception is a
         history refused before the call recorded anything (validation comes first)."""
         self.current()
+        self.journal.begin()
         self.faults = Faults()
         journal = self.journal
         failures = self.summaries.failures

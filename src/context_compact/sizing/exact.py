@@ -16,6 +16,13 @@ which ``prepare`` must never do), else None. Both are imported lazily, on first 
 Exact counting costs ~35 ns a character (bpe-openai, one core), ~7x the estimate: a cold
 start that counts a 20,000-message history (~100 MB of text) spends ~4 s in it.
 bpe-openai's tables take ~65 MB of memory once loaded.
+
+``exact_counter`` looks again each time it is asked (a ``TokenCounter`` asks once, when it is
+made): what it finds follows the process's environment as it is then (``TIKTOKEN_CACHE_DIR``,
+which LiteLLM sets when it first counts tokens; the packages importable). Only the costly
+steps are remembered, each by everything it reads (bpe-openai's extension by its file, a
+tiktoken table by its path, size and modification time), so no earlier answer outlives the
+environment it was found in.
 """
 
 from __future__ import annotations
@@ -97,15 +104,20 @@ def _bpe_bindings() -> Any | None:
     for directory in (spec.submodule_search_locations or []) if spec else []:
         for suffix in importlib.machinery.EXTENSION_SUFFIXES:
             path = Path(directory) / f"_bindings{suffix}"
-            if not path.is_file():
-                continue
-            found = importlib.util.spec_from_file_location("bpe_openai._bindings", path)
-            if found is None or found.loader is None:
-                return None
-            module = importlib.util.module_from_spec(found)
-            found.loader.exec_module(module)
-            return module
+            if path.is_file():
+                return _load_bindings(str(path))
     return None
+
+
+@functools.cache
+def _load_bindings(path: str) -> Any | None:
+    # Once per file: an extension module is initialized once per process.
+    found = importlib.util.spec_from_file_location("bpe_openai._bindings", path)
+    if found is None or found.loader is None:
+        return None
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
 
 
 def _bpe_openai(encoding: str) -> Count | None:
@@ -169,7 +181,19 @@ def _tiktoken_cached(encoding: str) -> Count | None:
     if path is None:
         return None
     try:
-        data = path.read_bytes()
+        found = path.stat()
+    except OSError:
+        return None
+    return _tiktoken_table(tiktoken, encoding, str(path), found.st_size, found.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _tiktoken_table(
+    tiktoken: Any, encoding: str, path: str, size: int, mtime_ns: int
+) -> Count | None:
+    """tiktoken's counter when ``path`` (of that size and time) holds ``encoding``'s table."""
+    try:
+        data = Path(path).read_bytes()
     except OSError:
         return None
     # tiktoken deletes and re-downloads a cached file whose hash does not match.
@@ -182,9 +206,8 @@ def _tiktoken_cached(encoding: str) -> Count | None:
     return _utf8_safe(lambda text: len(tokenizer.encode(text, disallowed_special=())))
 
 
-@functools.cache
 def exact_counter(encoding: str = DEFAULT_ENCODING) -> tuple[str, Count] | None:
-    """``(backend, count)`` of a real tokenizer available offline, or None.
+    """``(backend, count)`` of a real tokenizer available offline now, or None.
 
     ``backend`` is ``"bpe-openai"`` or ``"tiktoken"``. Special-token text such as
     ``<|endoftext|>`` counts as ordinary text (it is ordinary text in a tool result).
