@@ -33,6 +33,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # LiteLLM fetches its price map from the network when imported; tests never reach it.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# Google ADK's LiteLLM model sets this for the whole process when first imported (so LiteLLM
+# reads no .env file); set from the start, no test changes the environment of the next.
+os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 
 
 @pytest.fixture

@@ -236,7 +236,7 @@ def test_the_sdk_docs_loop_runs_unchanged_through_refusals_and_compactions(
 
 
 def test_the_same_session_in_three_formats_gets_the_same_compaction_decisions() -> None:
-    runs = {}
+    runs, windows = {}, {}
     for kind, (loop, refusal) in LOOPS.items():
         with StubAPI(*script(refusal, thinking=None)) as stub:
             c = compactor()
@@ -247,9 +247,24 @@ def test_the_same_session_in_three_formats_gets_the_same_compaction_decisions() 
             loop(compacting(client_for(kind, stub), c))
             sizes = [len(canonical(r.body)) for r in stub.requests]
             runs[kind] = (events, sizes)
+            windows[kind] = c.window
     stages = {stage for _, stage in runs["anthropic"][0]}
     assert {"clear_old_results", "reactive_compact"} <= stages
-    assert runs["anthropic"] == runs["openai-chat"] == runs["openai-responses"]
+    # The same decisions up to the refusal and its reactive compaction. After it the sessions
+    # know what their refusals said: the Anthropic and Chat ones a window above the limit
+    # (nothing changes), the Responses one no window, so the request it refused bounds it.
+    refused_at = min(n for n, stage in runs["anthropic"][0] if stage == "reactive_compact")
+
+    def until_refusal(kind: str) -> tuple[list[tuple[int, str]], list[int]]:
+        events, sizes = runs[kind]
+        return [e for e in events if e[0] < refused_at], sizes[: refused_at + 1]
+
+    assert until_refusal("anthropic") == until_refusal("openai-chat")
+    assert until_refusal("anthropic") == until_refusal("openai-responses")
+    assert runs["anthropic"] == runs["openai-chat"]
+    assert windows["anthropic"] is None and windows["openai-chat"] is None
+    bound = windows["openai-responses"]
+    assert bound is not None and bound[0] < LIMIT and "refused" in bound[1]
 
 
 # -- async ---------------------------------------------------------------------------------
