@@ -1,5 +1,5 @@
 """LlamaIndex's ``FunctionAgent`` loop as its docs write it (``await agent.run(user_msg=...)``
-with a ``FunctionTool`` and the ``OpenAI`` LLM), 64 tool steps in ONE run against the stub:
+with a ``FunctionTool`` and a function-calling LLM over the real ``openai`` SDK, 64 tool steps in ONE run against the stub:
 with ``CompactingFunctionAgent`` every model call inside the run is compacted, every refusal
 recovered, nothing lost, two concurrent runs in two sessions; the plain ``FunctionAgent`` is
 refused once its in-run scratchpad passes the window."""
@@ -12,15 +12,10 @@ from typing import Any
 import pytest
 
 pytest.importorskip("llama_index.core", reason="the llamaindex extra is not installed")
-# Not in the dev extra: llama-index-llms-openai pins openai<3, the Agents SDK needs openai>=3.
-pytest.importorskip(
-    "llama_index.llms.openai",
-    reason="pip install llama-index-llms-openai (the LLM these loops drive; not in [dev])",
-)
 
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.tools import FunctionTool
-from llama_index.llms.openai import OpenAI
+from llamaindex_llm import StubChatLLM
 from loop_helpers import MODES, TURNS, Gate, compactor, lost, replies, result, size
 
 from context_compact import MemoryStore, Policy, check
@@ -45,8 +40,8 @@ def _refusal(tokens: int, limit: int) -> Any:
     return openai_context_length_exceeded(limit, tokens)
 
 
-def _llm(stub: StubAPI) -> OpenAI:
-    return OpenAI(model="gpt-4o", api_base=stub.openai_url, api_key="sk-stub", max_retries=0)
+def _llm(stub: StubAPI) -> StubChatLLM:
+    return StubChatLLM(base_url=stub.openai_url)
 
 
 def _run(agent: Any, task: str) -> Any:
