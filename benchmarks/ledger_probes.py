@@ -16,9 +16,17 @@ Three constructed edit-and-test loops follow the recorded sessions (those run fe
 none that fail): read a module, write it, run pytest, whose summary names the failing tests.
 The truth is read from the log with a reader of its own (tool names and inputs below), not
 from the ledger. ``--ledger-tokens 0`` leaves the ledger out of summaries: the "before".
+``--handoff`` runs ``Policy.default(handoff=True)`` (a fresh context where a summary would be
+made, no summarizer call) instead.
+
+Beside the probes, per group: the rewrites (calls whose view does not start with the view
+the call before returned: a prompt-cache break), the largest share of the limit the ledger's
+quote took in a summary message, the tokens sent over all calls, the summaries made and the
+summary lines marked as attributing to the user words no user message holds.
 
     python benchmarks/ledger_probes.py --limit 12000
     python benchmarks/ledger_probes.py --limit 12000 --ledger-tokens 0
+    python benchmarks/ledger_probes.py --limit 12000 --handoff
 """
 
 from __future__ import annotations
@@ -32,7 +40,10 @@ from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.loaders import load_all
+from context_compact.markers import LEDGER_TAG, REQUEST_TAG
+from context_compact.quoting import opening, unquote
 from context_compact.session.outcomes import output_text, test_summary
+from context_compact.sizing import TokenCounter
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "trajectories"
 
@@ -112,13 +123,38 @@ def view_text(view: list[dict[str, Any]]) -> str:
     return "\n".join(text_of(m.get("content")) for m in view)
 
 
-def replay(messages: list[dict[str, Any]], limit: int, ledger_tokens: int) -> list[Any]:
-    policy = Policy.default(context_limit=limit, summarize_ahead=False, ledger_tokens=ledger_tokens)
+COUNTER = TokenCounter()
+
+
+def ledger_share(view: list[dict[str, Any]], limit: int) -> float:
+    """The share of ``limit`` the ledger's quote takes in the view's summary message."""
+    for message in view:
+        content = message.get("content")
+        token = opening(content, REQUEST_TAG) if isinstance(content, str) else None
+        if token is not None:
+            quoted = unquote(str(content), LEDGER_TAG, token)
+            return COUNTER.text(quoted[0]) / limit if quoted else 0.0
+    return 0.0
+
+
+def replay(
+    messages: list[dict[str, Any]],
+    limit: int,
+    ledger_tokens: int,
+    handoff: bool = False,
+    extra: dict[str, float] | None = None,
+) -> list[Any]:
+    knobs: dict[str, Any] = {"handoff": True} if handoff else {}
+    policy = Policy.default(
+        context_limit=limit, summarize_ahead=False, ledger_tokens=ledger_tokens, **knobs
+    )
     store = MemoryStore("/memory")
     compactor = Compactor(policy, store, session="s")
     request = text_of(messages[0].get("content"))[:2000] if messages else ""
     truth, rows, sent = Truth(), [], []
     summaries = 0
+    extra = {} if extra is None else extra
+    before: list[Any] = []
     for message in messages:
         sent.append(message)
         truth.add(message)
@@ -129,11 +165,18 @@ def replay(messages: list[dict[str, Any]], limit: int, ledger_tokens: int) -> li
         except Exception as error:  # a session too big for the limit: stop, say so
             rows.append(("error", type(error).__name__))
             break
+        extra["rewrites"] = extra.get("rewrites", 0) + (view[: len(before)] != before)
+        extra["sent"] = extra.get("sent", 0) + sum(COUNTER.count(m) for m in view)
+        before = list(view)
         sent = list(view)
         made = sum(1 for e in compactor.events if e.stage == "summarize")
         if made == summaries:
             continue
         summaries = made
+        extra["summaries"] = extra.get("summaries", 0) + 1
+        extra["ledger"] = max(extra.get("ledger", 0.0), ledger_share(view, limit))
+        flagged = sum(1 for e in compactor.events if e.stage == "summary_unverified")
+        extra["unverified"] = flagged
         text = view_text(view)
         bases = re.findall(r"paths under (.+?)/;", text)
         files = [p for p in truth.changed if stated(p, text, bases)]
@@ -178,8 +221,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--limit", type=int, default=12_000)
     parser.add_argument("--ledger-tokens", type=int, default=400)
+    parser.add_argument("--handoff", action="store_true", help="Policy.default(handoff=True)")
     args = parser.parse_args()
-    print(f"limit {args.limit:,}, ledger_tokens {args.ledger_tokens}")
+    mode = ", handoff" if args.handoff else ""
+    print(f"limit {args.limit:,}, ledger_tokens {args.ledger_tokens}{mode}")
     recorded = [(s.format, s.name, s.messages) for s in load_all(DATA)]
     constructed = [
         ("constructed", f"edit-test loop, seed {seed}", edit_test_loop(seed=seed))
@@ -187,8 +232,14 @@ def main() -> None:
     ]
     for group, runs in (("recorded", recorded), ("constructed", constructed)):
         totals = [0, 0, 0, 0, 0, 0]
+        measured = {"rewrites": 0.0, "sent": 0.0, "summaries": 0.0, "ledger": 0.0, "flags": 0.0}
         for fmt, name, messages in runs:
-            rows = replay(messages, args.limit, args.ledger_tokens)
+            extra: dict[str, float] = {}
+            rows = replay(messages, args.limit, args.ledger_tokens, args.handoff, extra)
+            for key in ("rewrites", "sent", "summaries"):
+                measured[key] += extra.get(key, 0)
+            measured["ledger"] = max(measured["ledger"], extra.get("ledger", 0.0))
+            measured["flags"] += extra.get("unverified", 0)
             done = [r for r in rows if r[0] != "error"]
             files = (sum(r[0] for r in done), sum(r[1] for r in done))
             tests = [r[2] for r in done if r[2] is not None]
@@ -204,6 +255,12 @@ def main() -> None:
         print(
             f"{group}: files changed {share(totals[0], totals[1])}, last test status "
             f"{share(totals[2], totals[3])}, failing tests {share(totals[4], totals[5])}"
+        )
+        print(
+            f"{group}: rewrites {measured['rewrites']:.0f}, summaries {measured['summaries']:.0f}, "
+            f"tokens sent {measured['sent']:,.0f}, ledger's largest share of the limit "
+            f"{100 * measured['ledger']:.2f}%, unverified user attributions "
+            f"{measured['flags']:.0f}"
         )
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from context_compact import CompactionFailed, Compactor, MemoryStore, Policy, check
 from context_compact.markers import summary_quotes
+from context_compact.summary import SummaryRequest
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.reach import reach
 from context_compact.testing.workload import synthetic_session
@@ -77,10 +78,10 @@ class Faulty:
         self.inner = BenchSummarizer()
         self.calls = self.faults = 0
 
-    def __call__(self, messages: list[Any], previous: str | None = None) -> Any:
+    def summarize(self, ask: SummaryRequest) -> Any:
         self.calls += 1
         if self.calls % self.case.every:
-            return self.inner(messages, previous)
+            return self.inner.summarize(ask)
         self.faults += 1
         return self.case.act()
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy, check
+from context_compact.summary import SummaryRequest
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.reach import reach
 from context_compact.testing.workload import Workload, synthetic_session
@@ -40,10 +41,10 @@ class Slow:
         self.inner = BenchSummarizer()
         self.calls = 0
 
-    def __call__(self, messages: list[Any], previous: str | None = None) -> str:
+    def summarize(self, ask: SummaryRequest) -> str:
         self.calls += 1
         time.sleep(self.seconds)
-        return str(self.inner(messages, previous))
+        return self.inner.summarize(ask)
 
 
 @dataclass

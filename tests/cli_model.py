@@ -7,8 +7,7 @@ import json
 from collections import deque
 from typing import Any
 
-from context_compact.prompts import structured_summary_prompt
-from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
+from context_compact.summary.prompts import SUMMARY_SYSTEM_PROMPT, structured_summary_prompt
 from stub_api import Reply, StubAPI
 
 # What the CLI reads from the environment; each CLI test starts without them.

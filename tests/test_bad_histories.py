@@ -17,7 +17,7 @@ import stub_api as s
 from context_compact import Compactor, InvalidHistory, MemoryStore
 from context_compact.cli import main
 from context_compact.registry import NAMES, load_plugins, policy_for
-from context_compact.summarize import SUMMARY_SYSTEM_PROMPT
+from context_compact.summary.prompts import SUMMARY_SYSTEM_PROMPT
 from context_compact.testing.fakes import BenchSummarizer
 from histories import call, results, user
 from stub_api import Reply, StubAPI

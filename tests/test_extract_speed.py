@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from context_compact.extract import extractive_summary
-from context_compact.facts import ERRORISH, error_lines, facts
+from context_compact.summary.extract import extractive_summary
+from context_compact.summary.facts import ERRORISH, error_lines, facts
 
 PIECES = [
     "Error",
@@ -96,7 +96,7 @@ def test_an_error_line_repeated_in_later_results_is_listed_once_at_its_first_pla
 
 
 def test_the_bench_summarizer_reads_facts_once_and_says_what_the_two_calls_say() -> None:
-    from context_compact.extract import summary_score
+    from context_compact.summary.extract import summary_score
     from context_compact.testing.fakes import BenchSummarizer
 
     messages = _session([("make", "ERROR: no rule\n"), ("ls src/app.py", "src/app.py\n")])

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import Compactor, MemoryStore, Policy
-from context_compact.facts import facts, read_once
+from context_compact.summary.facts import facts, read_once
 from context_compact.testing.workload import synthetic_session
 
 WORKLOAD = synthetic_session(120, seed=13)

@@ -27,6 +27,8 @@ from context_compact.store.files import FileStore
 from stub_api import Reply, StubAPI
 
 MODEL = "my-local-model"  # no table knows it: the policy's limit is 192,000
+# The premise of these tests: a model no table knows, its window learned from the server.
+pytestmark = pytest.mark.filterwarnings("ignore::context_compact.errors.UnknownModelWarning")
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,8 @@ from context_compact import (
     summary_input,
     summary_message,
 )
-from context_compact.summarize import SUMMARY_SYSTEM_PROMPT, LLMSummarizer
+from context_compact.summary.llm import LLMSummarizer
+from context_compact.summary.prompts import SUMMARY_SYSTEM_PROMPT
 from histories import assistant, body, call, pair, results, user
 
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy
-from context_compact.extract import extractive_summary, summary_score
-from context_compact.facts import facts
-from context_compact.prompts import SUMMARY_SECTIONS
+from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy, SummaryRequest
 from context_compact.providers.anthropic import AnthropicProvider
 from context_compact.providers.openai_chat import OpenAIChatProvider
 from context_compact.quoting import opening, unquote
-from context_compact.transcript import transcript
+from context_compact.summary.extract import extractive_summary, summary_score
+from context_compact.summary.facts import facts
+from context_compact.summary.prompts import SUMMARY_SECTIONS
+from context_compact.summary.transcript import transcript
 from histories import assistant, user
 from stub_api import Reply, StubAPI
 
@@ -120,9 +120,8 @@ def test_the_structured_prompt_asks_for_every_section_and_states_the_budget(
     stub_api.enqueue(Reply(text="## Goal and constraints\n- fix the parser"))
     provider = AnthropicProvider("claude-test", api_key="k", base_url=stub_api.url, timeout=5)
     try:
-        text = LLMSummarizer(provider)(
-            SESSION, previous="## Next step\n- run tests", max_tokens=900
-        )
+        ask = SummaryRequest(SESSION, previous="## Next step\n- run tests", budget=900)
+        text = LLMSummarizer(provider).summarize(ask).text
     finally:
         provider.close()
     assert text == "## Goal and constraints\n- fix the parser"
@@ -149,7 +148,7 @@ def test_the_structured_prompt_asks_for_every_section_and_states_the_budget(
 def test_an_openai_model_can_summarize_too(stub_api: StubAPI) -> None:
     stub_api.enqueue(Reply(text="## Next step\n- update CHANGELOG.md"))
     provider = OpenAIChatProvider("gpt-test", api_key="k", base_url=stub_api.openai_url)
-    text = LLMSummarizer(provider)(SESSION)
+    text = LLMSummarizer(provider).summarize(SummaryRequest(SESSION)).text
     assert text == "## Next step\n- update CHANGELOG.md"
     messages = stub_api.bodies[0]["messages"]
     assert messages[0]["role"] == "system" and "## Tried and failed" in messages[0]["content"]
@@ -233,7 +232,7 @@ def test_the_default_summary_reaches_the_model_as_plain_text_the_seed_json_escap
 
 
 def test_the_extractive_next_step_keeps_the_end_of_a_long_last_message() -> None:
-    from context_compact.extract import extractive_summary
+    from context_compact.summary.extract import extractive_summary
 
     said = "I looked at the parser. " * 60 + "Let me run the full fix to see what happens:"
     text = extractive_summary([{"role": "assistant", "content": said}], "fix it", 2_400)

@@ -9,7 +9,7 @@ from typing import Any
 
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.messages import FORMAT_META
-from context_compact.summarize import for_summarizer
+from context_compact.summary.contract import for_summarizer
 
 
 def _items(turns: int) -> list[Any]:

@@ -64,3 +64,37 @@ def test_a_path_outside_the_work_directory_is_refused_in_one_line(tmp_path: Path
     answer = ReadBack(compactor, root=tmp_path / "work").run("read_file", {"path": "../secret.txt"})
     assert answer.startswith("error: read_file:") and "SECRET" not in answer
     assert ReadBack(compactor).run("write_file", {}).startswith("error: no tool")
+
+
+def test_the_notes_tool_is_offered_on_request_in_both_formats() -> None:
+    anthropic = anthropic_tools(notes=True)
+    openai = openai_tools(notes=True)
+    assert [t["name"] for t in anthropic] == ["read_file", "recall", "notes"]
+    assert [t["function"]["name"] for t in openai] == ["read_file", "recall", "notes"]
+    assert openai[-1]["function"]["parameters"] == anthropic[-1]["input_schema"]
+    assert anthropic[-1]["input_schema"]["required"] == ["note"]
+
+
+def test_a_note_through_read_back_is_acknowledged_and_shown_after_the_next_summary(
+    tmp_path: Path,
+) -> None:
+    compactor = Compactor(
+        Policy.default(context_limit=12_000, summarize_ahead=False), FileStore(str(tmp_path))
+    )
+    tools = ReadBack(compactor, root=tmp_path)
+    assert tools.handles("notes")
+    assert tools.run("notes", {"note": ""}).startswith("error: notes: nothing noted")
+    note = "The flaky test is tests/test_net.py::test_retry; the fix is in client.py."
+    messages: list[Any] = [{"role": "user", "content": "fix the flaky test"}]
+    for i in range(30):
+        name, inputs = ("notes", {"note": note}) if i == 0 else ("bash", {"command": f"ls {i}"})
+        use = {"type": "tool_use", "id": f"t{i}", "name": name, "input": inputs}
+        plan = {"type": "text", "text": f"Step {i}: looking further. " * 60}
+        messages.append({"role": "assistant", "content": [plan, use]})
+        answer = tools.run(name, inputs) if tools.handles(name) else f"{i}\n" * 600
+        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": answer}
+        sent = [*messages, {"role": "user", "content": [result]}]
+        messages = compactor.prepare(sent, "fix the flaky test")
+    assert any(e.stage == "summarize" for e in compactor.events)
+    summary = next(str(m["content"]) for m in messages if "Your notes" in str(m["content"]))
+    assert note in summary

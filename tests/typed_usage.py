@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from context_compact import Compactor
+from context_compact import Compactor, Policy
 from context_compact.messages import Message
+from context_compact.summary import SummaryRequest, SummaryResult
 from context_compact.testing import ScriptedProvider, text_reply, tool_call
 
 
@@ -29,3 +30,21 @@ def scripted() -> ScriptedProvider:
     steps = [tool_call("bash", {"command": "ls"}), text_reply("done")]
     messages.append(steps[0])
     return ScriptedProvider(steps)
+
+
+def plain_summary(messages: list[dict[str, Any]]) -> str:
+    return f"{len(messages)} messages"
+
+
+class Summary:
+    def summarize(self, ask: SummaryRequest) -> SummaryResult:
+        return SummaryResult(f"{len(ask.messages)} messages, after {ask.previous}")
+
+
+def summarizers() -> list[Compactor]:
+    # A plain callable over the user's own dicts, a typed summarizer, and a lambda.
+    return [
+        Compactor(Policy.default(), summarizer=plain_summary),
+        Compactor(Policy.default(), summarizer=Summary()),
+        Compactor(Policy.seed(), summarizer=lambda messages: "summary"),
+    ]

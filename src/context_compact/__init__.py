@@ -65,6 +65,9 @@ from .errors import (
     UnknownMigration as UnknownMigration,
 )
 from .errors import (
+    UnknownModelWarning as UnknownModelWarning,
+)
+from .errors import (
     Violation as Violation,
 )
 
@@ -85,16 +88,16 @@ if TYPE_CHECKING:
     from .session.recall import recall
     from .sizing import estimate_chars as estimate_chars
     from .store import FileStore, MemoryStore, PostgresStore, SqliteStore, Store, store_from_url
-    from .summarize import (
+    from .summary import (
         LLMSummarizer,
         Summarizes,
         SummaryRequest,
         extractive_summary,
     )
-    from .summarize import (
+    from .summary import (
         summary_input as summary_input,
     )
-    from .summarize import (
+    from .summary import (
         summary_score as summary_score,
     )
 
@@ -109,7 +112,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Engine": (".engine", "Engine"),
     "Env": (".engine", "Env"),
     "FileStore": (".store", "FileStore"),
-    "LLMSummarizer": (".summarize", "LLMSummarizer"),
+    "LLMSummarizer": (".summary", "LLMSummarizer"),
     "MemoryStore": (".store", "MemoryStore"),
     "Policy": (".policy", "Policy"),
     "PolicyLike": (".engine", "PolicyLike"),
@@ -119,17 +122,17 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SessionPolicy": (".policy", "SessionPolicy"),
     "SqliteStore": (".store", "SqliteStore"),
     "Store": (".store", "Store"),
-    "Summarizes": (".summarize", "Summarizes"),
-    "SummaryRequest": (".summarize", "SummaryRequest"),
+    "Summarizes": (".summary", "Summarizes"),
+    "SummaryRequest": (".summary", "SummaryRequest"),
     "check": (".invariants", "check"),
     "estimate_chars": (".sizing", "estimate_chars"),
-    "extractive_summary": (".summarize", "extractive_summary"),
+    "extractive_summary": (".summary", "extractive_summary"),
     "is_context_overflow": (".providers.errors", "is_context_overflow"),
     "recall": (".session.recall", "recall"),
     "store_from_url": (".store", "store_from_url"),
-    "summary_input": (".summarize", "summary_input"),
+    "summary_input": (".summary", "summary_input"),
     "summary_message": (".markers", "summary_message"),
-    "summary_score": (".summarize", "summary_score"),
+    "summary_score": (".summary", "summary_score"),
 }
 
 
@@ -156,7 +159,7 @@ def __dir__() -> list[str]:
 # as it always was, from the module it lives in: the engine's extension types
 # (``context_compact.engine``: Engine, Env, PolicyLike, DurableSession, RecallPage), each
 # engine's policy class (``context_compact.policy``: SeedPolicy, SessionPolicy), the summary's
-# parts (``context_compact.summarize``, ``.markers``, ``.sizing``), the registry's names
+# parts (``context_compact.summary``, ``.markers``, ``.sizing``), the registry's names
 # (``context_compact.registry.NAMES``, here ``POLICIES``), the scripted model's error
 # (``context_compact.testing``) and every exception (``context_compact.errors``).
 __all__ = [

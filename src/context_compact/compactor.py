@@ -23,6 +23,12 @@ without one,
 ``recall`` and ``durable`` raise ``ValueError`` and the others do nothing (an empty view, no
 session, nothing recorded: the history is still checked).
 
+``summarizer`` is a ``Summarizes`` (``summarize(SummaryRequest) -> SummaryResult``, such as
+``LLMSummarizer``) or a plain callable ``summarizer(messages) -> str``, adapted here once
+(``summary.adapt``: the previous summary and the focus reach a callable as notes among the
+messages); every engine below calls ``summarize(request)``. The default is the extractive
+summary.
+
 ``token_counter=`` (``text -> tokens``) replaces our estimate with your model's tokenizer
 (LangChain's ``token_counter``); ``should_compact=`` is your "compact now?" hook, asked before
 each ``prepare`` compacts with a ``session.knobs.CompactionCheck`` (tokens, limit, messages,
@@ -46,7 +52,7 @@ import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import events as event_module
 from .engine import (
@@ -57,11 +63,11 @@ from .engine import (
     Env,
     PolicyLike,
     RecallPage,
-    Summarizer,
 )
 from .events import CompactionEvent, EventLog
 from .formats.choice import FormatChoice
 from .formats.edge import Edge, crossing, dumped
+from .messages import Message
 from .policy import Policy
 from .providers.errors import is_context_overflow, overflow_figures
 from .providers.thinking import dropped_paths, thinking_refused
@@ -69,7 +75,8 @@ from .registry import build_engine
 from .sizing import TokenCounter, to_json
 from .sizing.request import RequestOverhead, prompt_tokens_of
 from .store.base import Store
-from .summarize import extractive_summary
+from .summary.contract import Summarizer, Summarizes, adapt
+from .summary.extract import extractive_summary
 from .telemetry import compaction_span, log_event
 
 SYSTEM_SETTING = "system_items"
@@ -100,7 +107,9 @@ class Compactor:
 
             store = FileStore(Path.cwd())
         self.store: Store = store
-        self.summarizer: Summarizer = summarizer or extractive_summary
+        # The one place a summarizer's kind matters: a plain callable is adapted here, once.
+        chosen = summarizer if summarizer is not None else extractive_summary
+        self.summarizer: Summarizes = adapt(chosen)
         self.events = EventLog()
         self._subscribers: list[Callable[[CompactionEvent], None]] = []
         # One call at a time: the engine's view and journal are one sequence, and async callers
@@ -300,12 +309,14 @@ class Compactor:
             callback(event)
 
     # -- the format edge: a call is the caller's list in, the engine's call, the view out --
-    def _edge_in(self, messages: Any) -> tuple[Edge | None, Any]:
+    def _edge_in(self, messages: list[Any]) -> tuple[Edge | None, list[Message]]:
         """The caller's list as the engine takes it, and the edge it came through (None for
         a canonical list); the system text it carries is counted as overhead."""
         edge = self._formats.edge_for(messages)
         if edge is None:
-            return None, messages
+            # Anthropic messages as the caller gave them: the engine checks them and turns
+            # SDK blocks into dicts (``as_dicts``, ``ensure_valid``).
+            return None, cast("list[Message]", messages)
         canonical = edge.load(messages)
         text = edge.system_text
         self.engine.overhead(self._overhead.set("system", text, lambda: self.tokens.text(text)))
@@ -318,7 +329,7 @@ class Compactor:
         if edge is not None and durable is not None:
             durable.keep_setting(SYSTEM_SETTING, json.dumps(edge.system), "caller")
 
-    def _lent(self) -> AbstractContextManager[Any]:
+    def _lent(self) -> AbstractContextManager[None]:
         # The edge converts the engine's messages into copies of its own: the engine need
         # not copy them first (``Session.lent``).
         durable = self.engine.session
@@ -401,6 +412,15 @@ class Compactor:
                 # The window the server stated, below what we took it to be: every later
                 # request keeps to it (journaled). One at or above the limit changes nothing.
                 self.use_window(figures.window, "the server's refusal")
+            elif not figures.window and durable is not None:
+                # A refusal that states no window (the Responses API's "exceeds the context
+                # window of this model") still bounds it: the window is below the request
+                # refused. Taken as the window, it keeps the next requests under that size
+                # instead of meeting the same refusal at every turn.
+                with self._lock:
+                    refused_size = figures.prompt_tokens or durable.measure()
+                if refused_size < self.limit:
+                    self.use_window(refused_size, "below a request the server refused")
             return self.reactive_compact(messages, active_request)
         raise error
 

@@ -34,7 +34,7 @@ from .messages import Message
 from .policy import Policy
 from .session.records import logged_messages
 from .store import workdir_store
-from .summarize import extractive_summary
+from .summary.extract import extractive_summary
 from .testing.model import (
     FakeContextOverflow,
     ScriptedProvider,

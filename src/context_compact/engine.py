@@ -46,20 +46,21 @@ from .messages import Message
 if TYPE_CHECKING:  # annotations only: the protocol does not load the counter or the stores
     from .sizing import TokenCounter
     from .store.base import Store
+    from .summary.contract import Summarizes
 
 LINES_LOGGER = "context_compact.seed"
 """The logger of the lines an engine says (``Env.say``): only the seed says any."""
-Summarizer = Callable[..., str]
 
 
 @dataclass
 class Env:
     """What an engine is given besides its policy: where copies go, how to summarize, how to
     count, and where to report. ``session`` names the durable session to continue (None: a
-    new one, created on first use)."""
+    new one, created on first use). ``summarizer`` was adapted once where it was taken in
+    (``summary.adapt``): an engine asks it ``summarize(SummaryRequest)``, whatever it is."""
 
     store: Store
-    summarizer: Summarizer
+    summarizer: Summarizes
     counter: TokenCounter
     emit: Callable[[CompactionEvent], None]
     session: str | None = None
@@ -139,15 +140,15 @@ class Engine(Protocol):
         """The most tokens a request may take now (0: the policy's ``context_limit``)."""
         ...
 
-    def prepare(self, messages: list[Any], request: str) -> list[Message]: ...
+    def prepare(self, messages: list[Message], request: str) -> list[Message]: ...
 
     def compact(
-        self, messages: list[Any], request: str, instructions: str | None = None
+        self, messages: list[Message], request: str, instructions: str | None = None
     ) -> list[Message]: ...
 
-    def reactive(self, messages: list[Any], request: str) -> list[Message]: ...
+    def reactive(self, messages: list[Message], request: str) -> list[Message]: ...
 
-    def record(self, messages: list[Any]) -> None:
+    def record(self, messages: list[Message]) -> None:
         """Log what was appended since the last call, without compacting."""
         ...
 
@@ -242,15 +243,15 @@ class StatelessEngine:
     session: DurableSession | None = None
     limit: int = 0  # 0: the policy's ``context_limit``
 
-    def prepare(self, messages: list[Any], request: str) -> list[Message]:
+    def prepare(self, messages: list[Message], request: str) -> list[Message]:
         raise NotImplementedError
 
     def compact(
-        self, messages: list[Any], request: str, instructions: str | None = None
+        self, messages: list[Message], request: str, instructions: str | None = None
     ) -> list[Message]:
         return self.prepare(messages, request)
 
-    def reactive(self, messages: list[Any], request: str) -> list[Message]:
+    def reactive(self, messages: list[Message], request: str) -> list[Message]:
         return self.prepare(messages, request)
 
     def observe(self, prompt_tokens: int) -> None:
@@ -262,7 +263,7 @@ class StatelessEngine:
     def request_parts(self, system: str | None, tools: list[Any] | None) -> None:
         return None  # counted as overhead only: no summarizer continues the prefix here
 
-    def record(self, messages: list[Any]) -> None:
+    def record(self, messages: list[Message]) -> None:
         from .invariants import ensure_valid  # loaded with the call: the protocol stays light
         from .messages import as_dicts
 
@@ -282,5 +283,4 @@ __all__ = [
     "PolicyLike",
     "RecallPage",
     "StatelessEngine",
-    "Summarizer",
 ]

@@ -61,6 +61,10 @@
      ├── AgentError (RuntimeError)           the agent loop cannot go on; carries the history
      └── InspectorError (ValueError)         a session the inspector cannot show
 
+    UnknownModelWarning (UserWarning)        a warning, not an error: ``Policy.default(model=...)``
+                                             for a model whose window we do not know, without
+                                             ``context_limit`` (said once per process per model)
+
 Each also derives from the builtin it names, so ``except ValueError`` keeps working; the
 groups derive from no builtin. Each is importable from here and, as before, from the module
 that raises it (``loaders``, ``agent.loop``, ``store.postgres.base``...); the public ones are
@@ -409,6 +413,21 @@ class InspectorError(ContextCompactError, ValueError):
     """A session the inspector cannot show: the message says which and why, in one line."""
 
 
+# -- warnings -----------------------------------------------------------------------------
+
+
+class UnknownModelWarning(UserWarning):
+    """``Policy.default(model=NAME)`` without ``context_limit``, for a model whose context
+    window no table of ours knows: the limit rests on an assumed window. ``model`` is the
+    name. Said once per process per model (``warnings.warn``); pass ``context_limit`` to set
+    the real window, or filter it by its class:
+    ``warnings.filterwarnings("ignore", category=UnknownModelWarning)``."""
+
+    def __init__(self, message: str, model: str = "") -> None:
+        super().__init__(message)
+        self.model = model
+
+
 __all__ = [
     "AgentError",
     "BadRecord",
@@ -443,5 +462,6 @@ __all__ = [
     "UndoRefused",
     "UnknownFormat",
     "UnknownMigration",
+    "UnknownModelWarning",
     "Violation",
 ]

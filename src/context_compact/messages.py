@@ -5,6 +5,13 @@ The canonical history is a list of Anthropic Messages API dicts (S-0.1):
 assistant message holding ``tool_use`` blocks followed by the user message holding the
 matching ``tool_result`` blocks.
 
+A ``Block`` is a union of typed dicts discriminated by ``type`` (``TextBlock``,
+``ToolUseBlock``, ``ToolResultBlock``, ``ThinkingBlock``, ``RedactedThinkingBlock``,
+``ImageBlock``, ``DocumentBlock``, and ``PassthroughBlock`` for every kind carried whole). The
+types are what a valid history holds; a caller's list is checked by shape (``invariants``)
+where it enters, and the guards (``is_text``, ``is_tool_use``, ``is_result``, ``is_image``)
+narrow a block read with ``get``, since the API takes a block without a ``type``.
+
 Every helper here is read-only. Stages that change a block build a new block, a new
 message and a new list (``replace_block``); untouched messages are shared, never copied.
 """
@@ -14,44 +21,147 @@ from __future__ import annotations
 import copy
 import marshal
 import re
-from collections.abc import Iterator
-from typing import Any, Final, Literal, NotRequired, Required, TypedDict, TypeVar, cast
+from collections.abc import Iterator, Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Final,
+    Literal,
+    NotRequired,
+    Required,
+    TypedDict,
+    TypeVar,
+    cast,
+)
+
+if TYPE_CHECKING:  # typing.TypeIs is 3.13's; annotations are not evaluated at run time
+    from typing_extensions import TypeIs
 
 Role = Literal["user", "assistant"]
 
 
-class Block(TypedDict, total=False):
-    """One content block. Every block has a ``type``; which other keys it carries depends on
-    it: ``text`` (text, citations), ``tool_use`` (id, name, input), ``tool_result``
-    (tool_use_id, content, is_error), ``thinking`` (thinking, signature),
-    ``redacted_thinking`` (data), ``image`` / ``document`` (source, title), ``compaction``
-    (content, null when the provider's compaction failed), ``passthrough`` (format, and
-    item or part: what a format holds that we cannot read, carried whole).
+class _Carried(TypedDict, total=False):
+    """The keys any block may carry besides its own: the API's ``cache_control``, and the
+    fields of a caller's item that a format converter keeps under ``FORMAT_META``."""
 
-    One TypedDict rather than a union of one per type: the helpers read blocks of any type
-    by key (``block.get("content")``), and a union would need narrowing at each of those
-    reads. The values a provider or model wrote and we only carry (``input``, ``source``,
-    ``item``, the format metadata) stay JSON: ``Any``."""
-
-    type: Required[str]
-    text: str
-    citations: list[Any]
     cache_control: dict[str, Any]
+    openai: dict[str, Any]
+
+
+class TextBlock(_Carried, total=False):
+    """Text the model reads."""
+
+    type: Required[Literal["text"]]
+    text: Required[str]
+    citations: list[Any]
+
+
+class ToolUseBlock(_Carried, total=False):
+    """A tool call; ``input`` is the model's JSON, carried as written."""
+
+    type: Required[Literal["tool_use"]]
+    id: Required[str]
+    name: Required[str]
+    input: Any
+
+
+class ToolResultBlock(_Carried, total=False):
+    """A tool's answer: a string, or blocks (text, images, documents, search results)."""
+
+    type: Required[Literal["tool_result"]]
+    tool_use_id: Required[str]
+    content: str | list[Block]
+    is_error: bool
+
+
+class ThinkingBlock(_Carried, total=False):
+    """A model's reasoning, with the signature that binds it to what it read."""
+
+    type: Required[Literal["thinking"]]
+    thinking: Required[str]
+    signature: str
+
+
+class RedactedThinkingBlock(_Carried, total=False):
+    """A model's reasoning, encrypted by the provider."""
+
+    type: Required[Literal["redacted_thinking"]]
+    data: Required[str]
+
+
+class ImageBlock(_Carried, total=False):
+    """An image: ``source`` is base64 data or a URL."""
+
+    type: Required[Literal["image"]]
+    source: Required[dict[str, Any]]
+
+
+class DocumentBlock(_Carried, total=False):
+    """A document (PDF, plain text...) given to the model."""
+
+    type: Required[Literal["document"]]
+    source: Required[dict[str, Any]]
+    title: str
+    context: str
+    citations: Any
+
+
+PassthroughType = Literal[
+    "passthrough",
+    "compaction",
+    "search_result",
+    "server_tool_use",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "mcp_tool_use",
+    "mcp_tool_result",
+    "container_upload",
+    "tool_reference",
+]
+
+
+class PassthroughBlock(_Carried, total=False):
+    """A block no pass reads, splits or rewrites, carried whole: a provider's own block
+    (``compaction``: ``content``, null when the provider's compaction failed; server tool
+    use and its results; ``search_result``: title, source, content), or a format's
+    ``passthrough`` (``format``, and ``item`` or ``part``: what the caller's format holds
+    that the canonical form cannot).
+
+    Its ``type`` is a ``Literal`` of the kinds we name, so a check of ``type`` against any
+    of the seven kinds the engines read narrows a ``Block`` to that kind. A kind the API
+    adds later is carried the same way (a history is checked by shape, not by kind: see
+    ``invariants``); it enters typed as a ``PassthroughBlock``, which is what it is to us.
+    The keys are the ones these kinds use; their values are the provider's JSON."""
+
+    type: Required[PassthroughType]
+    format: str
+    item: Any
+    part: Any
+    content: Any
     id: str
     name: str
     input: Any
     tool_use_id: str
-    content: str | list[Block] | None
-    is_error: bool
-    thinking: str
-    signature: str
-    data: str
-    source: dict[str, Any]
     title: str
-    item: Any
-    part: Any
-    format: str
-    openai: dict[str, Any]
+    source: Any
+
+
+Block = (
+    TextBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ImageBlock
+    | DocumentBlock
+    | PassthroughBlock
+)
+"""One content block, discriminated by ``type``: ``block["type"] == "tool_result"`` narrows
+to a ``ToolResultBlock``. The values a provider or model wrote and we only carry
+(``input``, ``source``, ``item``, the format metadata) stay JSON: ``Any``."""
 
 
 class Message(TypedDict):
@@ -182,10 +292,42 @@ def block_at(message: Message, index: int) -> Block:
     return cast("list[Block]", message["content"])[index]
 
 
+def result_at(message: Message, index: int) -> ToolResultBlock:
+    """The ``tool_result`` at a position the engines recorded as one (``block_at``)."""
+    return cast("ToolResultBlock", block_at(message, index))
+
+
+def use_at(message: Message, index: int) -> ToolUseBlock:
+    """The ``tool_use`` at a position the engines recorded as one (``block_at``)."""
+    return cast("ToolUseBlock", block_at(message, index))
+
+
 def block_type(block: object) -> str | None:
     """The ``type`` of a block, None for anything that is not a dict (a caller's list before
     it is checked may hold anything)."""
     return block.get("type") if isinstance(block, dict) else None
+
+
+# The guards below narrow as ``block["type"] == ...`` does, and read the type with ``get``:
+# the API takes a block without one (a history is checked by shape), so reading it must not
+# raise.
+
+
+def is_text(block: object) -> TypeIs[TextBlock]:
+    return block_type(block) == "text"
+
+
+def is_tool_use(block: object) -> TypeIs[ToolUseBlock]:
+    return block_type(block) == "tool_use"
+
+
+def is_result(block: object) -> TypeIs[ToolResultBlock]:
+    """A ``tool_result`` block (``is_tool_result`` asks it of a message)."""
+    return block_type(block) == "tool_result"
+
+
+def is_image(block: object) -> TypeIs[ImageBlock]:
+    return block_type(block) == "image"
 
 
 def has_tool_use(message: Message) -> bool:
@@ -305,17 +447,19 @@ def readable_text(block: Block) -> str | None:
     return "\n".join(parts)
 
 
-def tool_results(messages: list[Message]) -> Iterator[tuple[int, int, Block]]:
+def tool_results(messages: list[Message]) -> Iterator[tuple[int, int, ToolResultBlock]]:
     """Every ``tool_result`` block of every user message, oldest first, with its position."""
     for mi, message in enumerate(messages):
         if message.get("role") != "user":
             continue
         for bi, block in enumerate(blocks(message)):
-            if block_type(block) == "tool_result":
+            if is_result(block):
                 yield mi, bi, block
 
 
-def replace_blocks(messages: list[Message], changes: dict[tuple[int, int], Block]) -> list[Message]:
+def replace_blocks(
+    messages: list[Message], changes: Mapping[tuple[int, int], Block]
+) -> list[Message]:
     """A new list in which the blocks at the given ``(message, block)`` positions are replaced.
 
     Only the touched messages are rebuilt (shallow copies with a new content list); every
@@ -335,7 +479,7 @@ def replace_blocks(messages: list[Message], changes: dict[tuple[int, int], Block
     return out
 
 
-def with_content(block: Block, content: str) -> Block:
+def with_content(block: ToolResultBlock, content: str) -> ToolResultBlock:
     """A copy of a tool_result block with new content (the original is untouched)."""
     return {**block, "content": content}
 

@@ -31,8 +31,7 @@ from .engine import Engine, Env, PolicyLike
 from .overrides import with_overrides
 from .seed.policy import seed_policy
 from .session.engine import SessionEngine
-from .session.policy import session_policy
-from .sizing import context_window
+from .session.policy import assumed_limit, session_policy
 
 
 @dataclass(frozen=True)
@@ -130,17 +129,18 @@ class Registry:
     ) -> PolicyLike:
         """The policy of engine ``name`` for a host that shows events itself (the CLI, the
         bench): at ``limit`` in the engine's own unit (characters for the seed) if given, else
-        at the engine's default (for token engines: ``model``'s window, as
-        ``Policy.default``); the seed's prints off."""
+        at the engine's default (for token engines: ``model``'s window less the default
+        reserve, as ``Policy.default``, said by no warning); the seed's prints off."""
         unit = self.entry(name).unit
         overrides: dict[str, Any] = {} if limit is None else {"context_limit": limit}
         if name == "seed":
             overrides["echo"] = False
         elif name == "default":
             overrides["model"] = model
-        elif limit is None and unit == "tokens":
-            reserve = session_policy().reserve_tokens
-            overrides["context_limit"] = max(1, context_window(model) - reserve)
+        if limit is None and unit == "tokens":
+            # The window assumed for a model we do not know is the host's to say (the CLI
+            # does, on stderr), not a Python warning's.
+            overrides["context_limit"] = assumed_limit(model)
         return self.policy_for(name, **overrides)
 
     def build_engine(self, policy: PolicyLike, env: Env) -> Engine:

@@ -9,10 +9,11 @@ is printed unless the application configures logging):
 - ``context_compact.integrations``: a refusal for length recovered by a drop-in client or an
   adapter (compacted, resent) at DEBUG;
 - ``context_compact.providers``: an API refusal mapped to ``ContextOverflow`` at DEBUG;
-- ``context_compact.loaders``: what an import skipped (already there);
-- ``context_compact.policy``: a model whose window we do not know, the window assumed for it
-  and how to set the real one, at WARNING (``Policy.default(model=...)``; the CLI says it
-  itself on stderr).
+- ``context_compact.loaders``: what an import skipped (already there).
+
+A model whose window we do not know is not logged but warned of, once per process per model
+(``errors.UnknownModelWarning``, ``warnings.warn``: Python prints it unless filtered;
+``logging.captureWarnings(True)`` routes it to logging); the CLI says it itself on stderr.
 
 Spans (the ``[otel]`` extra, ``opentelemetry-api``; without it nothing is traced): each
 ``Compactor`` call that compacted (``prepare``, ``compact_history``, ``reactive_compact``) is
@@ -40,7 +41,6 @@ logging.getLogger("context_compact").addHandler(logging.NullHandler())
 compactor_log = logging.getLogger("context_compact.compactor")
 integrations_log = logging.getLogger("context_compact.integrations")
 providers_log = logging.getLogger("context_compact.providers")
-policy_log = logging.getLogger("context_compact.policy")
 
 OPERATION = "compact_context"
 _WARNINGS = frozenset({"summary_fallback", "store_error"})

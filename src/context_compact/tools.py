@@ -1,12 +1,13 @@
 """Tools to hand your model so that it can read back anything that left its view: ``recall``
 (search the whole session log, originals paged) and a paging ``read_file`` (any file the view
-names, a page of lines at a time), as tool definitions in the Anthropic and the OpenAI Chat
-Completions formats, and ``ReadBack``, which runs them.
+names, a page of lines at a time), and, if you want it, ``notes`` (notes the agent keeps,
+shown verbatim after every summary: ``session/notes.py``), as tool definitions in the
+Anthropic and the OpenAI Chat Completions formats, and ``ReadBack``, which runs them.
 
     from context_compact.tools import ReadBack, anthropic_tools
 
     tools = ReadBack(compactor, root=".")
-    reply = client.messages.create(..., tools=[*your_tools, *anthropic_tools()])
+    reply = client.messages.create(..., tools=[*your_tools, *anthropic_tools(notes=True)])
     for use in tool_uses:
         if tools.handles(use.name):
             text = tools.run(use.name, use.input)     # the tool_result's content
@@ -15,7 +16,8 @@ Invariants: ``read_file`` reads only files under ``root`` or paths the session's
 (every path a marker names is one), and refuses anything else in one line; every answer that
 stops before the end says the offset to continue from, so paging is exact. Whole-file read
 tools work too (the view pages what it recognizes as a persisted file), these just cost fewer
-requests.
+requests. ``notes`` only acknowledges: the engine reads each note from the call it logs, so
+the notes are the log's and survive a resume or an undo as it does.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from .markers import NOT_NOTED, NOTED
+from .session.notes import NOTES_SCHEMA, NOTES_TOOL, note_of
 from .session.recall import PAGE, RecallPage
 
 READ_FILE = "read_file"
 RECALL = "recall"
+NOTES = NOTES_TOOL
 LINES = 2_000
 """Lines a ``read_file`` answer holds unless the model asks for fewer."""
 
@@ -59,8 +64,9 @@ RECALL_PARAMETERS: dict[str, Any] = {
 }
 
 
-def anthropic_tools() -> list[dict[str, Any]]:
-    """``read_file`` and ``recall`` as the Anthropic Messages API takes tools."""
+def anthropic_tools(notes: bool = False) -> list[dict[str, Any]]:
+    """``read_file`` and ``recall`` as the Anthropic Messages API takes tools; with
+    ``notes``, the ``notes`` tool too."""
     return [
         {
             "name": READ_FILE,
@@ -68,11 +74,13 @@ def anthropic_tools() -> list[dict[str, Any]]:
             "input_schema": READ_FILE_PARAMETERS,
         },
         {"name": RECALL, "description": RECALL_DESCRIPTION, "input_schema": RECALL_PARAMETERS},
+        *([dict(NOTES_SCHEMA)] if notes else []),
     ]
 
 
-def openai_tools() -> list[dict[str, Any]]:
-    """``read_file`` and ``recall`` as OpenAI Chat Completions takes tools."""
+def openai_tools(notes: bool = False) -> list[dict[str, Any]]:
+    """``read_file`` and ``recall`` (and ``notes`` with ``notes``) as OpenAI Chat
+    Completions takes tools."""
     return [
         {
             "type": "function",
@@ -82,7 +90,7 @@ def openai_tools() -> list[dict[str, Any]]:
                 "parameters": tool["input_schema"],
             },
         }
-        for tool in anthropic_tools()
+        for tool in anthropic_tools(notes)
     ]
 
 
@@ -104,7 +112,7 @@ class ReadBack:
         self.root = Path(root).resolve()
 
     def handles(self, name: str) -> bool:
-        return name in (READ_FILE, RECALL)
+        return name in (READ_FILE, RECALL, NOTES)
 
     def run(self, name: str, arguments: dict[str, Any]) -> str:
         """The text of the tool's answer; a request it cannot serve is answered in one line
@@ -117,9 +125,11 @@ class ReadBack:
                 return self.read_file(
                     str(arguments["path"]), arguments.get("offset"), arguments.get("limit")
                 )
+            if name == NOTES:
+                return NOTED if note_of(arguments) is not None else f"error: {name}: {NOT_NOTED}"
         except (KeyError, TypeError, ValueError, OSError) as error:
             return f"error: {name}: {error}"
-        return f"error: no tool {name!r} here: {READ_FILE} and {RECALL} are"
+        return f"error: no tool {name!r} here: {READ_FILE}, {RECALL} and {NOTES} are"
 
     def read_file(self, path: str, offset: Any = None, limit: Any = None) -> str:
         """Lines ``offset``.. (1-based) of ``path``, at most ``limit``, with where to go on."""
@@ -149,6 +159,7 @@ class ReadBack:
 
 __all__ = [
     "LINES",
+    "NOTES",
     "READ_FILE",
     "RECALL",
     "ReadBack",

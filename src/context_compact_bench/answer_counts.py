@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from context_compact.facts import squash
+from context_compact.summary.facts import squash
 
 from .probes import KINDS, OUTCOMES, Probe
 

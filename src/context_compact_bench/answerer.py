@@ -33,11 +33,18 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from context_compact.agent.tools import RECALL_SCHEMA, RECALL_TOOL_NAME, TOOL_SCHEMAS
-from context_compact.facts import squash
-from context_compact.messages import Block, Message, block_type, blocks
+from context_compact.messages import (
+    Block,
+    Message,
+    blocks,
+    is_result,
+    is_text,
+    is_tool_use,
+)
 from context_compact.providers.errors import is_context_overflow, overflow_figures
 from context_compact.sizing import TokenCounter
 from context_compact.sizing.estimate import text_tokens
+from context_compact.summary.facts import squash
 
 from .answer_counts import AnswerCounts
 from .probes import Probe, Verdict, view_text
@@ -113,13 +120,8 @@ def error_kind(error: BaseException) -> str:
 def paired(messages: list[Message]) -> list[Message]:
     """``messages`` without a tool call whose result is not among them or a result whose
     call is not (what an API refuses), and without the messages that leaves empty."""
-    uses = {str(b.get("id")) for m in messages for b in blocks(m) if block_type(b) == "tool_use"}
-    results = {
-        str(b.get("tool_use_id"))
-        for m in messages
-        for b in blocks(m)
-        if block_type(b) == "tool_result"
-    }
+    uses = {str(b.get("id")) for m in messages for b in blocks(m) if is_tool_use(b)}
+    results = {str(b.get("tool_use_id")) for m in messages for b in blocks(m) if is_result(b)}
     out = []
     for message in messages:
         content = message.get("content")
@@ -127,8 +129,8 @@ def paired(messages: list[Message]) -> list[Message]:
             kept = [
                 b
                 for b in content
-                if not (block_type(b) == "tool_use" and str(b.get("id")) not in results)
-                and not (block_type(b) == "tool_result" and str(b.get("tool_use_id")) not in uses)
+                if not (is_tool_use(b) and str(b.get("id")) not in results)
+                and not (is_result(b) and str(b.get("tool_use_id")) not in uses)
             ]
             if not kept:
                 continue
@@ -193,7 +195,7 @@ def reply_text(message: Message) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    return "\n".join(str(b.get("text", "")) for b in blocks(message) if block_type(b) == "text")
+    return "\n".join(str(b.get("text", "")) for b in blocks(message) if is_text(b))
 
 
 class Answerer:
@@ -316,7 +318,7 @@ class Asking:
             if reply.stop_reason == "refusal":
                 error = "refused"
                 continue
-            uses = [b for b in blocks(reply.message) if block_type(b) == "tool_use"]
+            uses = [b for b in blocks(reply.message) if is_tool_use(b)]
             if not uses or not offer:
                 answer = reply_text(reply.message)
                 continue

@@ -13,8 +13,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from context_compact.facts import squash
-from context_compact.messages import Block, Message, block_type, blocks, readable_text, result_text
+from context_compact.messages import (
+    Block,
+    Message,
+    blocks,
+    is_result,
+    is_text,
+    is_tool_use,
+    readable_text,
+    result_text,
+)
+from context_compact.summary.facts import squash
 
 KINDS = ("error", "file", "last_read", "last_result", "next_step", "constraint")
 OUTCOMES = ("view", "recall", "lost")
@@ -184,12 +193,11 @@ def atoms(message: Message) -> list[tuple[Key, Any]]:
         return [(("text", role, content), content)] if content.strip() else []
     out: list[tuple[Key, Any]] = []
     for block in blocks(message):
-        kind = block_type(block)
-        if kind == "text" and str(block.get("text", "")).strip():
+        if is_text(block) and str(block.get("text", "")).strip():
             out.append((("text", role, str(block["text"])), block["text"]))
-        elif kind == "tool_use":
+        elif is_tool_use(block):
             out.append((("use", str(block.get("id"))), block))
-        elif kind == "tool_result":
+        elif is_result(block):
             out.append((("result", str(block.get("tool_use_id"))), block.get("content")))
     return out
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from context_compact.engine import PAGE
-from context_compact.facts import squash
 from context_compact.messages import Message, block_type, blocks, is_request
-from context_compact.prompts import ours
+from context_compact.summary.facts import squash
+from context_compact.summary.prompts import ours
 
 from .probe_atoms import (
     CONSTRAINT,

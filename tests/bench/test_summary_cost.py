@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context_compact import MemoryStore
-from context_compact.summarize import SummaryRequest
+from context_compact.summary import SummaryRequest
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.replay import Replay, replay
 from context_compact.testing.summary_cost import ContinuingSummarizer, price_send

@@ -1,17 +1,15 @@
-"""A model whose window we do not know is not silently given one: the library logs a warning
-naming the window assumed and how to set it, and the CLI says so on stderr (quiet with
-``--quiet``, and not said once a limit is given)."""
+"""A model whose window we do not know is not silently given one: the CLI says so on stderr
+(quiet with ``--quiet``, and not said once a limit is given), in its own words and not as a
+Python warning (the library's ``UnknownModelWarning``: ``tests/session/test_assumed_window.py``)."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from cli_model import SETTINGS, serve
-from context_compact import Policy
 from context_compact.cli import main
 from context_compact.sizing import DEFAULT_WINDOW
 from stub_api import Reply, StubAPI
@@ -21,29 +19,6 @@ from stub_api import Reply, StubAPI
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in SETTINGS:
         monkeypatch.delenv(name, raising=False)
-
-
-def test_an_unknown_model_logs_the_window_assumed_and_how_to_set_it(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    with caplog.at_level(logging.WARNING, logger="context_compact.policy"):
-        Policy.default(model="my-finetune-7b")
-    (record,) = caplog.records
-    assert "my-finetune-7b" in record.getMessage()
-    assert f"{DEFAULT_WINDOW:,} tokens" in record.getMessage()
-    assert "context_limit=" in record.getMessage()
-
-
-@pytest.mark.parametrize(
-    "overrides",
-    [{"model": "claude-sonnet-4-5"}, {"model": "my-finetune-7b", "context_limit": 30_000}, {}],
-)
-def test_a_known_model_or_a_given_limit_logs_nothing(
-    caplog: pytest.LogCaptureFixture, overrides: dict[str, object]
-) -> None:
-    with caplog.at_level(logging.WARNING, logger="context_compact.policy"):
-        Policy.default(**overrides)
-    assert caplog.records == []
 
 
 def run(stub: StubAPI, work: Path, model: str, *extra: str) -> str:

@@ -7,6 +7,7 @@ under compaction with a policy that knows nothing of the server, the summarizer,
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,15 +16,20 @@ from click.testing import CliRunner
 from context_compact import Compactor, Policy
 from context_compact.agent.drill import run_drill
 from context_compact.cli import main
+from context_compact.errors import UnknownModelWarning
 from context_compact.providers.errors import is_context_overflow, overflow_figures
 from context_compact.providers.openai_chat import OpenAIChatProvider
 from context_compact.store.files import FileStore
-from context_compact.summarize import LLMSummarizer
+from context_compact.summary import LLMSummarizer, SummaryRequest
 
 pytestmark = pytest.mark.real_model
 
 MODEL = "smollm2-135m-instruct-local"  # no table knows it
 WINDOW = 2048
+with warnings.catch_warnings():
+    # A case's premise: a model no table knows and no limit (its warning expected).
+    warnings.simplefilter("ignore", UnknownModelWarning)
+    UNKNOWN_NO_LIMIT = Policy.default(model=MODEL)
 
 
 def provider(url: str) -> OpenAIChatProvider:
@@ -52,7 +58,7 @@ def test_the_model_summarizes_a_short_history(real_url: str) -> None:
         {"role": "user", "content": "Rename the function parse_config to load_config."},
         {"role": "assistant", "content": "Renamed it in config.py and in the two callers."},
     ]
-    text = summarizer(history, max_tokens=48)
+    text = summarizer.summarize(SummaryRequest(history, budget=48)).text
     assert isinstance(text, str) and text.strip()
 
 
@@ -60,7 +66,7 @@ def test_the_model_summarizes_a_short_history(real_url: str) -> None:
     "policy",
     [
         pytest.param(Policy.default(model=MODEL, context_limit=6_000), id="limit-6000"),
-        pytest.param(Policy.default(model=MODEL), id="no-limit-unknown-model"),
+        pytest.param(UNKNOWN_NO_LIMIT, id="no-limit-unknown-model"),
     ],
 )
 def test_a_long_tool_loop_is_refused_at_most_once_then_never(

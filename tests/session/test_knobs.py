@@ -11,7 +11,7 @@ import pytest
 
 from context_compact import Compactor, MemoryStore, Policy, check
 from context_compact.session.knobs import CompactionCheck
-from context_compact.summarize import LLMSummarizer
+from context_compact.summary import LLMSummarizer
 from context_compact.testing.model import ScriptedProvider
 
 REQUEST = "read every log part and remember the notes"

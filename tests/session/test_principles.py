@@ -21,9 +21,10 @@ from context_compact import (
     Policy,
     check,
 )
-from context_compact.prompts import PREVIOUS_SUMMARY
 from context_compact.providers.base import Usage
 from context_compact.sizing import context_window, text_tokens
+from context_compact.summary import SummaryRequest
+from context_compact.summary.prompts import PREVIOUS_SUMMARY, summary_focus
 from context_compact.testing.fakes import BenchSummarizer
 from context_compact.testing.replay import replay
 from context_compact.testing.workload import synthetic_session
@@ -314,16 +315,17 @@ def test_usage_from_the_api_calibrates_the_estimate() -> None:
 # -- 4. seen before summarized -------------------------------------------------------------
 
 
-class Spy(BenchSummarizer):
-    def __init__(self) -> None:
-        super().__init__(target_chars=1_200)  # within a 4,000-token window's summary budget
-        self.inputs: list[list[dict[str, Any]]] = []
+class Spy:
+    """A plain callable summarizer writing the bench's text, keeping what it was given."""
 
+    def __init__(self) -> None:
+        self.bench = BenchSummarizer(target_chars=1_200)  # within a 4,000-token window's budget
+        self.inputs: list[list[dict[str, Any]]] = []
         self.outputs: list[str] = []
 
     def __call__(self, messages: list[Any]) -> str:
         self.inputs.append(copy.deepcopy(messages))
-        self.outputs.append(super().__call__(messages))
+        self.outputs.append(self.bench(messages))
         return self.outputs[-1]
 
 
@@ -398,15 +400,16 @@ def test_summaries_roll_the_previous_summary_into_the_next() -> None:
     assert not any(str(m["content"]).startswith("[Compacted]") for m in spy.inputs[1])
 
 
-def test_a_summarizer_taking_previous_gets_the_last_summary_text_to_update() -> None:
+def test_a_typed_summarizer_gets_the_last_summary_text_to_update() -> None:
     calls: list[tuple[str | None, list[Any]]] = []
 
-    def summarizer(messages: list[Any], previous: str | None = None) -> str:
-        calls.append((previous, messages))
-        return f"summary number {len(calls)}"
+    class Rolling:
+        def summarize(self, ask: SummaryRequest) -> str:
+            calls.append((ask.previous, ask.messages))
+            return f"summary number {len(calls)}"
 
     # Summaries made at the trigger: made ahead, a call may be in vain (the clearing sufficed).
-    c = compactor(summarizer=summarizer, summarize_ahead=False)
+    c = compactor(summarizer=Rolling(), summarize_ahead=False)
     drive(c, 80)
     assert len(calls) >= 2
     assert calls[0][0] is None
@@ -416,17 +419,51 @@ def test_a_summarizer_taking_previous_gets_the_last_summary_text_to_update() -> 
     )
 
 
-def test_compact_history_passes_focus_instructions_to_the_summarizer() -> None:
-    seen: dict[str, Any] = {}
+def test_a_callable_declaring_previous_gets_the_last_summary_as_a_note_all_the_same() -> None:
+    """Signatures are not read: a ``previous=`` keyword is never filled in; the previous
+    summary reaches a plain callable as the note every callable gets."""
+    calls: list[tuple[str | None, list[Any]]] = []
+
+    def summarizer(messages: list[Any], previous: str | None = None) -> str:
+        calls.append((previous, messages))
+        return f"summary number {len(calls)}"
+
+    c = compactor(summarizer=summarizer, summarize_ahead=False)
+    drive(c, 80)
+    assert len(calls) >= 2
+    assert all(previous is None for previous, _ in calls)
+    assert not str(calls[0][1][0]["content"]).startswith(PREVIOUS_SUMMARY)
+    notes = [msgs[0]["content"] for _, msgs in calls[1:]]
+    assert notes == [PREVIOUS_SUMMARY + f"summary number {i}" for i in range(1, len(calls))]
+
+
+def test_compact_history_passes_the_focus_to_a_typed_summarizer() -> None:
+    seen: list[str | None] = []
+
+    class Focused:
+        def summarize(self, ask: SummaryRequest) -> str:
+            seen.append(ask.focus)
+            return "s"
+
+    c = compactor(summarizer=Focused())
+    history = [user("t"), *pair("a", "r" * 300), *pair("b", "r" * 300)]
+    out = c.compact_history(history, "t", instructions="the parser")
+    assert seen == ["the parser"]
+    assert check(out) == [] and out[-2:] == history[-2:]
+
+
+def test_compact_history_gives_a_callable_the_focus_as_a_note_after_the_messages() -> None:
+    seen: list[list[Any]] = []
 
     def summarizer(messages: list[Any], instructions: str | None = None) -> str:
-        seen["instructions"] = instructions
+        assert instructions is None  # a keyword is never filled in
+        seen.append(messages)
         return "s"
 
     c = compactor(summarizer=summarizer)
     history = [user("t"), *pair("a", "r" * 300), *pair("b", "r" * 300)]
     out = c.compact_history(history, "t", instructions="the parser")
-    assert seen["instructions"] == "the parser"
+    assert [m[-1] for m in seen] == [summary_focus("the parser")]
     assert check(out) == [] and out[-2:] == history[-2:]
 
 

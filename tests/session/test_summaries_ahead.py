@@ -17,6 +17,7 @@ from context_compact.session.records import (
     journal,
     read,
 )
+from context_compact.summary import SummaryRequest
 from context_compact.testing.workload import synthetic_session
 
 LIMIT = 12_500
@@ -28,14 +29,14 @@ def digest(messages: list[Any]) -> str:
 
 
 class Scripted:
-    """A model-like summarizer whose text is a function of what it was given."""
+    """A model-like summarizer whose text is a function of the messages it replaces."""
 
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, messages: list[Any], previous: str | None = None) -> str:
+    def summarize(self, ask: SummaryRequest) -> str:
         self.calls += 1
-        return f"## Next step\nsummary of {len(messages)} messages {digest(messages)}"
+        return f"## Next step\nsummary of {len(ask.messages)} messages {digest(ask.messages)}"
 
 
 def play(each_call: bool) -> tuple[list[str], MemoryStore, str, list[Any]]:
@@ -133,7 +134,7 @@ def test_inspect_says_when_each_summary_was_asked_for_ready_and_waited_for() -> 
 def test_a_summary_in_flight_when_the_process_ends_is_asked_again_and_loses_nothing() -> None:
     release = threading.Event()
 
-    def stuck(messages: list[Any], previous: str | None = None) -> str:
+    def stuck(messages: list[Any]) -> str:
         release.wait(5)  # in flight until the test ends
         return "never used"
 

@@ -7,7 +7,7 @@ from typing import Any
 from context_compact import Compactor, MemoryStore, Policy
 from context_compact.history.inspect import timeline, timing_line
 from context_compact.providers.base import ModelReply, Usage
-from context_compact.summarize import LLMSummarizer
+from context_compact.summary import LLMSummarizer, SummaryRequest, SummaryResult
 from context_compact.testing.model import text_reply
 from context_compact.testing.workload import synthetic_session
 
@@ -64,3 +64,17 @@ def test_a_summary_without_a_reported_call_says_nothing_of_its_cost() -> None:
     summaries = [e for e in compactor.events if e.stage == "summarize"]
     assert summaries and all(e.timing and "input_tokens" not in e.timing for e in summaries)
     assert all("its call" not in str(timing_line(dict(e.timing or {}))) for e in summaries)
+
+
+def test_the_usage_a_summarizes_object_reports_lands_on_the_summarys_event() -> None:
+    class Reporting:
+        def summarize(self, ask: SummaryRequest) -> SummaryResult:
+            usage = {"input_tokens": 700 + len(ask.messages), "cached_tokens": 0}
+            return SummaryResult("## Next step\nthe summary", {**usage, "output_tokens": 9})
+
+    _, compactor = play(Reporting())
+    summaries = [e for e in compactor.events if e.stage == "summarize"]
+    assert summaries
+    for event in summaries:
+        assert event.timing is not None and event.timing["output_tokens"] == 9
+        assert event.timing["input_tokens"] > 700 and event.timing["cached_tokens"] == 0

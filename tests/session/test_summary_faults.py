@@ -17,7 +17,7 @@ from context_compact.markers import SUMMARY_CUT, summary_quotes
 from context_compact.session.policy import SessionPolicy
 from context_compact.session.summarizing import SummaryCaller
 from context_compact.sizing import TokenCounter
-from context_compact.summarize import adapt
+from context_compact.summary import adapt
 from context_compact.testing.reach import reach
 from context_compact.testing.replay import replay
 from context_compact.testing.workload import synthetic_session

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import quote_reader
 
-from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy
+from context_compact import Compactor, LLMSummarizer, MemoryStore, Policy, SummaryRequest
+from context_compact.markers import UNVERIFIED_USER
 from context_compact.testing.model import ScriptedProvider
 from histories import user
 
@@ -59,7 +60,8 @@ def test_a_closing_tag_look_alike_in_a_summary_stays_inside_the_summary_quote(cl
     c = Compactor(Policy.default(context_limit=50_000), MemoryStore(), lambda m: summary)
     view = c.compact_history(loop(12, "ok"), "go", keep_recent_turns=0)
     read = quote_reader.summary_message(view[1]["content"])
-    assert read.regions["summary"] == summary
+    # The summary as written, its forged request marked as no user message's words.
+    assert read.regions["summary"] == summary.replace(PAYLOAD, UNVERIFIED_USER + PAYLOAD)
     assert "delete the repository" not in read.outside
 
 
@@ -84,7 +86,8 @@ def test_a_tool_result_cannot_end_the_summarizer_transcript_or_forge_a_user_mess
             "content": [{"type": "tool_result", "tool_use_id": "t1", "content": FORGED}],
         },
     ]
-    LLMSummarizer(provider)(history, previous="## Goal and constraints\n- fix the parser")
+    previous = "## Goal and constraints\n- fix the parser"
+    LLMSummarizer(provider).summarize(SummaryRequest(history, previous=previous))
     (sent,) = provider.calls[0]["messages"]
     read = quote_reader.summarizer_request(sent["content"])
     assert read.headers == [(1, "user"), (2, "assistant"), (3, "tool results")]

@@ -44,12 +44,16 @@ from typing import Any, cast
 from ..compactor import Compactor
 from ..errors import AgentError as AgentError  # defined with the others, kept here too
 from ..events import CompactionEvent
-from ..messages import Block, Message, has_tool_use
+from ..markers import NOT_NOTED, NOTED
+from ..messages import Block, Message, ToolResultBlock, ToolUseBlock, has_tool_use, is_tool_use
 from ..providers.base import Provider
 from ..providers.errors import OverflowFigures, is_context_overflow, overflow_figures
 from ..providers.thinking import thinking_refused
+from ..session.notes import note_of
 from .tools import (
     COMPACT_TOOL_NAME,
+    NOTES_SCHEMA,
+    NOTES_TOOL_NAME,
     RECALL_SCHEMA,
     RECALL_TOOL_NAME,
     TOOL_SCHEMAS,
@@ -154,9 +158,11 @@ class Agent:
         self.on_event = on_event
         self.system = system if system is not None else system_prompt(workspace.root)
         self._asked_window = False
-        # The recall tool is offered only where there is a log to search (not under the seed,
-        # whose six tools are exact to S-6.3).
-        self.tools = [*TOOL_SCHEMAS, RECALL_SCHEMA] if compactor.keeps_log else TOOL_SCHEMAS
+        # The recall and notes tools are offered only where there is a log to search and to
+        # keep notes from (not under the seed, whose six tools are exact to S-6.3).
+        self.tools = (
+            [*TOOL_SCHEMAS, RECALL_SCHEMA, NOTES_SCHEMA] if compactor.keeps_log else TOOL_SCHEMAS
+        )
         compactor.set_request(self.system, self.tools)
         if compactor.keeps_log and workspace.recover is None:
             # read_file of a copy deleted behind our back is answered from the session log.
@@ -282,7 +288,7 @@ class Agent:
             return None
         return room
 
-    def _run_batch(self, uses: list[Block]) -> tuple[list[Block], bool]:
+    def _run_batch(self, uses: list[ToolUseBlock]) -> tuple[list[Block], bool]:
         results: list[Block] = []
         compact = False
         for use in uses:
@@ -291,12 +297,16 @@ class Agent:
                 compact, output, is_error = True, COMPACT_RESULT, False
             elif name == RECALL_TOOL_NAME and self.compactor.keeps_log:
                 output, is_error = self._recall(args)
+            elif name == NOTES_TOOL_NAME and self.compactor.keeps_log:
+                noted = note_of(args) is not None
+                output, is_error = (NOTED, False) if noted else (f"Error: {NOT_NOTED}", True)
             else:
                 ran = self.workspace.run(name, args)
                 output, is_error = ran.text, ran.is_error
             # The call's id as the model gave it (a provider may pass on a missing one).
             block = cast(
-                Block, {"type": "tool_result", "tool_use_id": use.get("id"), "content": output}
+                ToolResultBlock,
+                {"type": "tool_result", "tool_use_id": use.get("id"), "content": output},
             )
             if is_error:
                 block["is_error"] = True
@@ -345,7 +355,7 @@ def not_run(message: Message) -> Message:
         "content": [
             {"type": "tool_result", "tool_use_id": b["id"], "content": NOT_RUN, "is_error": True}
             for b in message["content"]
-            if isinstance(b, dict) and b.get("type") == "tool_use"
+            if is_tool_use(b)
         ],
     }
 

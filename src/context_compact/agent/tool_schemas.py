@@ -1,10 +1,16 @@
 """The agent's tools as the model sees them: the six tools' schemas in Anthropic format and the
-optional ``recall`` tool's. What they do is ``tools.Workspace``.
+optional ``recall`` and ``notes`` tools'. What they do is ``tools.Workspace`` (``notes`` only
+acknowledges: the engine reads each note from the call it logs, ``session/notes.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from ..session.notes import NOTES_SCHEMA as NOTES_SCHEMA
+from ..session.notes import NOTES_TOOL
+
+NOTES_TOOL_NAME = NOTES_TOOL
 
 COMPACT_TOOL_NAME = "compact"
 

@@ -45,6 +45,8 @@ from typing import IO, Any
 from ..media import describe, sniff
 from .guard import PROVIDER_KEYS, Redactor, child_environment, refused
 from .tool_schemas import COMPACT_TOOL_NAME as COMPACT_TOOL_NAME
+from .tool_schemas import NOTES_SCHEMA as NOTES_SCHEMA
+from .tool_schemas import NOTES_TOOL_NAME as NOTES_TOOL_NAME
 from .tool_schemas import RECALL_SCHEMA as RECALL_SCHEMA
 from .tool_schemas import RECALL_TOOL_NAME as RECALL_TOOL_NAME
 from .tool_schemas import TOOL_SCHEMAS as TOOL_SCHEMAS

@@ -40,7 +40,7 @@ from ..providers.errors import is_context_overflow
 from ..sizing import text_tokens
 from ..store import WORKDIR_DB, CorruptStore, SessionLocked, Store
 from ..store.journal import shown_id
-from ..summarize import LLMSummarizer
+from ..summary.llm import LLMSummarizer
 from .agent_config import configured_policy, environment, make_provider
 from .agent_config import make_policy as make_policy
 from .agent_config import read_dotenv as read_dotenv

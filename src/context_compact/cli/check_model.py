@@ -44,9 +44,10 @@ from ..providers.local import (
     find_tokenizer,
     server_root,
 )
+from ..session.policy import assumed_limit
 from ..sizing import text_tokens
 from ..store.files import FileStore
-from ..summarize import LLMSummarizer
+from ..summary.llm import LLMSummarizer
 from .outcome import dumps
 
 SAMPLES: dict[str, str] = {
@@ -144,8 +145,8 @@ def check_estimate(tokenizer: ServerTokenizer | None) -> dict[str, Any]:
 
 def check_loop(provider: Any, model: str, turns: int, counter: Any) -> dict[str, Any]:
     """A short drill with the model as agent and summarizer, under a policy that knows
-    nothing of the model (its default limit)."""
-    policy = Policy.default(model=model)
+    nothing of the model (its default limit: the report says what it assumed, no warning)."""
+    policy = Policy.default(model=model, context_limit=assumed_limit(model))
     with tempfile.TemporaryDirectory(prefix="cc-check-model-") as tmp:
         root = Path(tmp)
         summarizer = LLMSummarizer(provider, max_tokens=policy.summary_max_tokens)

@@ -5,7 +5,7 @@ The session (a stored one, or a log file in any format the loaders read) is repl
 turn through a ``Compactor`` of the policy, the way an agent loop would have driven it: the
 history up to the model's first answer, then at every answer ``prepare(view + what the loop
 appended, latest request)``, and one last ``prepare`` for the request that would come next.
-Summaries are extractive (``summarize.extractive_summary``): no model, no network,
+Summaries are extractive (``summary.extractive_summary``): no model, no network,
 deterministic. Any name of the registry works (``registry.NAMES``: our engines and the
 bench's peers), at ``--context-limit`` if given.
 

@@ -18,6 +18,7 @@ from ..history.inspect import (
     render_chart,
     timeline,
 )
+from ..session.policy import assumed_note
 from .damage import readable
 from .outcome import dumps
 from .sessions import json_option, need_session, open_store, workdir_option
@@ -79,6 +80,8 @@ def inspect_command(
     limit = f", limit {line.limit:,}" if line.limit else ""
     if line.window is not None:
         limit += f" (the server's window: {line.window:,})"
+    elif line.assumed is not None and line.limit:
+        limit += f" (resting on {assumed_note(line.assumed)})"
     for text in (
         f"session {session}: {line.messages:,} messages, {line.turns:,} turns, "
         f"{len(line.events)} compaction events",

@@ -24,10 +24,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, overload
+from typing import Any, Final, Protocol, TypeGuard, overload
 
 from ..invariants import InvalidHistory, Violation
-from ..messages import FORMAT_META, PASSTHROUGH, Block, Message, plain
+from ..messages import (
+    FORMAT_META,
+    PASSTHROUGH,
+    Block,
+    Message,
+    PassthroughBlock,
+    ToolResultBlock,
+    is_result,
+    plain,
+)
 
 META: Final = FORMAT_META
 
@@ -63,7 +72,9 @@ def passthrough(fmt: str, item: Any = None, *, part: Any = None) -> Block:
     return {"type": PASSTHROUGH, "format": fmt, "item": item}
 
 
-def is_passthrough(block: Any, key: str = "item") -> bool:
+def is_passthrough(block: object, key: str = "item") -> TypeGuard[PassthroughBlock]:
+    """A format's ``passthrough`` block holding ``key`` (a TypeGuard, not a TypeIs: one
+    without the key is a passthrough block all the same)."""
     return isinstance(block, dict) and block.get("type") == PASSTHROUGH and key in block
 
 
@@ -152,7 +163,7 @@ def dump_all(
 
 def dump_user(
     message: Message,
-    dump_result: Callable[[Block], dict[str, Any]],
+    dump_result: Callable[[ToolResultBlock], dict[str, Any]],
     block_to_part: Callable[[Block], Any],
 ) -> list[dict[str, Any]]:
     """An OpenAI user message for ``message``, split where a tool result or a passthrough
@@ -165,11 +176,11 @@ def dump_user(
     out: list[dict[str, Any]] = []
     parts: list[Any] = []
     for block in content:
-        if block.get("type") == "tool_result" or is_passthrough(block):
+        if is_result(block) or is_passthrough(block):
             if parts:
                 out.append({**meta, "role": "user", "content": parts})
                 parts = []
-            out.append(dump_result(block) if block.get("type") == "tool_result" else block["item"])
+            out.append(dump_result(block) if is_result(block) else block["item"])
         else:
             parts.append(block_to_part(block))
     if parts or not content:

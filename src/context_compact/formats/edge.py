@@ -170,7 +170,7 @@ class Edge:
 
 
 @contextmanager
-def crossing(edge: Edge | None, lent: Callable[[], AbstractContextManager[Any]]) -> Iterator[None]:
+def crossing(edge: Edge | None, lent: Callable[[], AbstractContextManager[None]]) -> Iterator[None]:
     """The engine's call on what came in through ``edge`` (None: a canonical list, as
     given): the engine lends its messages, which ``dump`` copies, and an ``InvalidHistory``
     names the caller's items."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..messages import Block, Message
+from ..messages import Block, Message, ToolResultBlock, ToolUseBlock, is_image, is_text, is_tool_use
 from .base import (
     META,
     Unit,
@@ -66,11 +66,10 @@ def _part_to_block(part: Any) -> Block:
 
 
 def _block_to_part(block: Block) -> Any:
-    kind = block.get("type")
     meta = dict(block.get(META) or {})
-    if kind == "text":
+    if is_text(block):
         return {"type": "text", **meta, "text": block.get("text", "")}
-    if kind == "image":
+    if is_image(block):
         source = block.get("source") or {}
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"
@@ -80,7 +79,7 @@ def _block_to_part(block: Block) -> Any:
         return {"type": "image_url", **meta, "image_url": image}
     if is_passthrough(block, "part"):
         return block["part"]
-    raise ValueError(f"{NAME}: a {kind!r} block has no Chat Completions form")
+    raise ValueError(f"{NAME}: a {block.get('type')!r} block has no Chat Completions form")
 
 
 def _user(message: dict[str, Any]) -> Message:
@@ -186,7 +185,7 @@ def _dump_user(message: Message) -> list[dict[str, Any]]:
     return dump_user(message, _dump_result, _block_to_part)
 
 
-def _dump_result(block: Block) -> dict[str, Any]:
+def _dump_result(block: ToolResultBlock) -> dict[str, Any]:
     content = block.get("content")
     if isinstance(content, list):
         content = [_block_to_part(b) for b in content]
@@ -201,8 +200,8 @@ def _dump_assistant(message: Message) -> dict[str, Any]:
     meta = dict(message.get(META) or {})
     form = meta.pop("_content", "list")
     calls_form = meta.pop("_tool_calls", None)
-    parts = [b for b in content if b.get("type") != "tool_use"]
-    calls = [_dump_call(b) for b in content if b.get("type") == "tool_use"]
+    parts = [b for b in content if not is_tool_use(b)]
+    calls = [_dump_call(b) for b in content if is_tool_use(b)]
     out: dict[str, Any] = {"role": "assistant", **meta}
     if form == "str":
         out["content"] = "".join(str(b.get("text", "")) for b in parts)
@@ -217,7 +216,7 @@ def _dump_assistant(message: Message) -> dict[str, Any]:
     return out
 
 
-def _dump_call(block: Block) -> dict[str, Any]:
+def _dump_call(block: ToolUseBlock) -> dict[str, Any]:
     meta = block.get(META) or {}
     call: dict[str, Any] = {"type": "function", **meta, "id": block.get("id")}
     tool_input = block.get("input") or {}

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..messages import Block, Message
+from ..messages import Block, Message, ToolResultBlock, ToolUseBlock, is_image, is_text, is_tool_use
 from .base import (
     META,
     Unit,
@@ -251,11 +251,10 @@ class ResponsesConverter:
 
 
 def _block_to_part(block: Block) -> Any:
-    kind_ = block.get("type")
     meta = block.get(META) or {}
-    if kind_ == "text":
+    if is_text(block):
         return {"type": "input_text", **meta, "text": block.get("text", "")}
-    if kind_ == "image":
+    if is_image(block):
         source = block.get("source") or {}
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"
@@ -264,10 +263,10 @@ def _block_to_part(block: Block) -> Any:
         return {"type": "input_image", "detail": "auto", **meta, "image_url": url}
     if is_passthrough(block, "part"):
         return block["part"]
-    raise ValueError(f"{NAME}: a {kind_!r} block has no Responses form")
+    raise ValueError(f"{NAME}: a {block.get('type')!r} block has no Responses form")
 
 
-def _dump_result(block: Block) -> dict[str, Any]:
+def _dump_result(block: ToolResultBlock) -> dict[str, Any]:
     meta = dict(block.get(META) or {})
     form = meta.pop("_output", None)
     item: dict[str, Any] = {"type": "function_call_output", **meta}
@@ -294,9 +293,8 @@ def _dump_assistant(message: Message) -> list[dict[str, Any]]:
         return [{"role": "assistant", "content": content}]
     out: list[dict[str, Any]] = []
     for block in content:
-        kind_ = block.get("type")
         meta = block.get(META) or {}
-        if kind_ == "text":
+        if is_text(block):
             text = block.get("text", "")
             if "item" not in meta:
                 out.append({"role": "assistant", "content": text})
@@ -304,16 +302,16 @@ def _dump_assistant(message: Message) -> list[dict[str, Any]]:
                 out.append({**meta["item"], "content": text})
             else:
                 out.append({**meta["item"], "content": [{**meta["part"], "text": text}]})
-        elif kind_ == "tool_use":
+        elif is_tool_use(block):
             out.append(_dump_call(block, meta))
         elif is_passthrough(block):
             out.append(block["item"])
         else:
-            raise ValueError(f"{NAME}: a {kind_!r} block has no Responses form")
+            raise ValueError(f"{NAME}: a {block.get('type')!r} block has no Responses form")
     return out
 
 
-def _dump_call(block: Block, meta: dict[str, Any]) -> dict[str, Any]:
+def _dump_call(block: ToolUseBlock, meta: dict[str, Any]) -> dict[str, Any]:
     k = meta.get("type", "function_call")
     item: dict[str, Any] = {"type": k, **meta, "call_id": block.get("id")}
     tool_input = block.get("input")

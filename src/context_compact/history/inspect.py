@@ -40,6 +40,7 @@ from ..keys import content_key
 from ..messages import Message, blocks
 from ..session import ledger_view
 from ..session.ledger_rules import stored_rules
+from ..session.policy import assumed_window
 from ..session.records import (
     BlockEdit,
     EventRecord,
@@ -179,6 +180,9 @@ class Timeline:
     now: int = 0
     window: int | None = None
     """The context window the server stated (a refusal, its own report), when it did."""
+    assumed: str | None = None
+    """The model whose window the limit was assumed for (no table knows it, no
+    ``context_limit`` was given, and the server stated none), else None."""
     thinking: Thinking = field(default_factory=Thinking)
     ledger: dict[str, Any] = field(default_factory=dict)
     """What the agent did, as the session's ledger kept it (``ledger_view.as_dict``)."""
@@ -244,6 +248,11 @@ def timeline(store: Store, session: str, root: str | None = None) -> Timeline:
         # The window the server stated caps the limit the session sized against.
         out.window = state.window.tokens
         out.limit = min(out.limit, out.window) if out.limit else out.window
+    elif meta is not None and meta.policy is not None:
+        policy = meta.policy
+        model = policy.get("model")
+        if assumed_window(model, policy.get("context_limit"), policy.get("reserve_tokens")):
+            out.assumed = str(model)
     out.ledger = ledger_view.as_dict(state.ledger)
     out.ledger_lines = ledger_view.full(state.ledger).splitlines()
     return out

@@ -44,7 +44,7 @@ from ..session.records import MessageRecord, Restart, journal
 from ..sizing import TokenCounter
 from ..store.base import Store
 from ..store.meta import meta_of
-from ..summarize import extractive_summary
+from ..summary.contract import ExtractiveSummarizer
 
 EXPORT_FORMATS = ("jsonl", "anthropic", "openai", "ledger")
 LOAD_ERRORS = (ValueError, OSError, UnicodeError, IndexError, RecursionError)
@@ -86,7 +86,7 @@ def quiet_loaders() -> Iterator[None]:
 def resumed(store: Store, session: str, policy: SessionPolicy | None = None) -> SessionEngine:
     """The session engine on stored session ``session``, its view rebuilt from the journal
     (the replay a resume does); extractive summaries, events dropped."""
-    env = Env(store, extractive_summary, TokenCounter(exact=True), lambda event: None, session)
+    env = Env(store, ExtractiveSummarizer(), TokenCounter(exact=True), lambda event: None, session)
     return SessionEngine(policy or session_policy(), env)
 
 

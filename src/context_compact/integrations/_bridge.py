@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..keys import content_key
-from ..messages import Block, Message, block_type, blocks
+from ..messages import Message, ToolResultBlock, blocks, is_result
 
 
 class Origins:
@@ -30,12 +30,12 @@ class Origins:
 
     def __init__(self) -> None:
         self._by_key: dict[str, deque[Any]] = {}
-        self._results: dict[str, tuple[Block, Any]] = {}
+        self._results: dict[str, tuple[ToolResultBlock, Any]] = {}
 
     def add(self, key: str, origin: Any) -> None:
         self._by_key.setdefault(key, deque()).append(origin)
 
-    def add_result(self, block: Block, origin: Any) -> None:
+    def add_result(self, block: ToolResultBlock, origin: Any) -> None:
         self._results[block["tool_use_id"]] = (block, origin)
 
     def take(self, message: Message) -> Any | None:
@@ -43,7 +43,7 @@ class Origins:
         queue = self._by_key.get(content_key(message))
         return queue.popleft() if queue else None
 
-    def result(self, tool_use_id: str) -> tuple[Block, Any] | None:
+    def result(self, tool_use_id: str) -> tuple[ToolResultBlock, Any] | None:
         return self._results.get(tool_use_id)
 
 
@@ -90,8 +90,8 @@ def origins_of(converted: list[Converted]) -> Origins:
     return origins
 
 
-def results_in(message: Message) -> list[Block]:
-    return [b for b in blocks(message) if block_type(b) == "tool_result"]
+def results_in(message: Message) -> list[ToolResultBlock]:
+    return [b for b in blocks(message) if is_result(b)]
 
 
 def text_of(content: Any) -> str:

@@ -35,7 +35,15 @@ except ImportError as error:  # pragma: no cover - the message is the point
         "context_compact.integrations.adk", "Google ADK", "adk", "google-adk"
     ) from error
 
-from ..messages import Block, Message, block_type, blocks
+from ..messages import (
+    Block,
+    ImageBlock,
+    Message,
+    block_type,
+    blocks,
+    is_result,
+    is_tool_use,
+)
 from ._bridge import Converted, Units, origins_of, text_of
 
 MODEL = "model"
@@ -104,9 +112,12 @@ def to_block(part: Any, ids: Ids, role: str) -> Block:
         return {"type": "text", "text": part.text}
     if part.inline_data is not None and part.inline_data.data is not None:
         mime = part.inline_data.mime_type or "application/octet-stream"
-        kind = "image" if mime.startswith("image/") else "document"
         data = base64.b64encode(part.inline_data.data).decode()
-        return {"type": kind, "source": {"type": "base64", "media_type": mime, "data": data}}
+        source = {"type": "base64", "media_type": mime, "data": data}
+        if mime.startswith("image/"):
+            image: ImageBlock = {"type": "image", "source": source}
+            return image
+        return {"type": "document", "source": source}
     return {"type": "text", "text": _json(_dumped(part))}
 
 
@@ -163,10 +174,9 @@ def restore(view: list[Message], converted: list[Converted], converter: Converte
 
 
 def _tool_id(block: Block) -> str | None:
-    kind = block_type(block)
-    if kind == "tool_use":
+    if is_tool_use(block):
         return str(block.get("id"))
-    if kind == "tool_result":
+    if is_result(block):
         return str(block.get("tool_use_id"))
     return None
 
@@ -196,7 +206,7 @@ def _rebuilt(
 def _new_part(block: Block, original: Any) -> Any:
     """A part for a block the compactor changed (from its original part) or wrote."""
     kind = block_type(block)
-    if kind == "tool_result":
+    if is_result(block):
         text = text_of(block.get("content", ""))
         if original is not None:
             response = original.function_response.model_copy(update={"response": {"result": text}})
@@ -206,7 +216,7 @@ def _new_part(block: Block, original: Any) -> Any:
                 id=block["tool_use_id"], name="tool", response={"result": text}
             )
         )
-    if kind == "tool_use":
+    if is_tool_use(block):
         args = dict(block.get("input") or {})
         if original is not None:
             call = original.function_call.model_copy(update={"args": args})

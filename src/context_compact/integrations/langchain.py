@@ -54,7 +54,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 
 from ..compactor import Compactor
 from ..invariants import InvalidHistory, Violation
-from ..messages import Block, Message, block_type, blocks
+from ..messages import Block, Message, ToolResultBlock, block_type, blocks, is_result, is_tool_use
 from ..providers.thinking import recoverable
 from ._bridge import Converted, Origins, Units, origins_of, results_in, text_of
 from .conversations import Conversations, compactor_for
@@ -69,8 +69,8 @@ def _content(content: Any) -> Any:
     return content
 
 
-def _result(message: ToolMessage) -> Block:
-    block: Block = {
+def _result(message: ToolMessage) -> ToolResultBlock:
+    block: ToolResultBlock = {
         "type": "tool_result",
         "tool_use_id": message.tool_call_id,
         "content": _content(message.content),
@@ -132,7 +132,8 @@ def restore(view: list[Message], converted: list[Converted]) -> list[BaseMessage
     for item in converted:
         if isinstance(item.unit[0], ToolMessage):
             for message, block in zip(item.unit, blocks(item.message), strict=True):
-                origins.add_result(block, message)
+                if is_result(block):  # each message of a tool unit is one result
+                    origins.add_result(block, message)
     out: list[BaseMessage] = []
     for message in view:
         origin = origins.take(message)
@@ -173,7 +174,7 @@ def _new_assistant(message: Message) -> AIMessage:
     calls: list[ToolCall] = [
         {"id": b["id"], "name": b["name"], "args": b.get("input", {}), "type": "tool_call"}
         for b in blocks(message)
-        if block_type(b) == "tool_use"
+        if is_tool_use(b)
     ]
     kept = [b for b in blocks(message) if block_type(b) != "tool_use"]
     return AIMessage(content=_lc(kept), tool_calls=calls)

@@ -55,7 +55,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
     ) from error
 
 from ..compactor import Compactor
-from ..messages import Block, Message, block_type, blocks
+from ..messages import Block, Message, block_type, blocks, is_result
 from ..policy import Policy
 from ..providers.thinking import recoverable
 from ._bridge import Converted, Origins, Units, origins_of, results_in, text_of
@@ -130,7 +130,8 @@ def restore(view: list[Message], converted: list[Converted]) -> list[Any]:
     for item in converted:
         if _role(item.unit[0]) == "tool":
             for message, block in zip(item.unit, blocks(item.message), strict=True):
-                origins.add_result(block, message)
+                if is_result(block):  # each message of a tool unit is one result
+                    origins.add_result(block, message)
     out: list[Any] = []
     for message in view:
         origin = origins.take(message)

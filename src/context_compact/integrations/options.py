@@ -28,7 +28,7 @@ from ..compactor import Compactor
 from ..policy import Policy
 from ..providers.base import ModelReply
 from ..store.base import Store
-from ..summarize import LLMSummarizer
+from ..summary.llm import LLMSummarizer
 
 Complete = Callable[[str, str, int], str]
 

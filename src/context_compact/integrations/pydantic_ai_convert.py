@@ -42,7 +42,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
     ) from error
 
 from ..invariants import InvalidHistory, Violation
-from ..messages import Block, Message, block_type, blocks
+from ..messages import Block, Message, ToolResultBlock, block_type, blocks, is_tool_use
 from ._bridge import Converted, origins_of, results_in
 
 
@@ -50,10 +50,10 @@ def _opaque(value: Any) -> Block:
     return {"type": "text", "text": json.dumps(to_jsonable_python(value), sort_keys=True)}
 
 
-def _result(part: Any) -> Block | None:
+def _result(part: Any) -> ToolResultBlock | None:
     """The tool_result block of a request part bound to a tool call, else None."""
     if isinstance(part, ToolReturnPart):
-        block: Block = {
+        block: ToolResultBlock = {
             "type": "tool_result",
             "tool_use_id": part.tool_call_id,
             "content": part.model_response_str(),
@@ -172,7 +172,7 @@ def _new_response(message: Message) -> ModelResponse:
         return ModelResponse(parts=[TextPart(content)])
     parts: list[Any] = []
     for block in blocks(message):
-        if block_type(block) == "tool_use":
+        if is_tool_use(block):
             parts.append(ToolCallPart(block["name"], block.get("input"), block["id"]))
         else:
             parts.append(TextPart(str(block.get("text", ""))))

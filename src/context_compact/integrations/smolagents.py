@@ -54,7 +54,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 
 from ..compactor import Compactor
 from ..keys import content_key
-from ..messages import Block, Message, block_type, blocks
+from ..messages import Block, Message, blocks, is_tool_use
 from ..providers.thinking import recoverable
 from ._bridge import results_in, text_of
 from .conversations import Conversations, compactor_for
@@ -158,9 +158,9 @@ def _changed(message: Message, by_call: dict[str, Any], current: Any) -> Any:
             step.observations, step.error = new, None
             return step
         return replace(step, observations=new, error=None)
-    for block in blocks(message):
-        if block_type(block) == "tool_use" and block.get("id") in by_call:
-            return by_call[block["id"]]
+    for call in blocks(message):
+        if is_tool_use(call) and call.get("id") in by_call:
+            return by_call[call["id"]]
     return None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..messages import Block
+from ..messages import Block, TextBlock, ToolResultBlock, ToolUseBlock, is_text
 
 IMAGE = "[image]"
 
@@ -17,15 +17,15 @@ IMAGE = "[image]"
 # ----------------------------------------------------------------------------- blocks
 
 
-def text_block(text: str) -> Block:
+def text_block(text: str) -> TextBlock:
     return {"type": "text", "text": text}
 
 
-def tool_use_block(use_id: str, name: str, arguments: dict[str, Any]) -> Block:
+def tool_use_block(use_id: str, name: str, arguments: dict[str, Any]) -> ToolUseBlock:
     return {"type": "tool_use", "id": use_id, "name": name, "input": arguments}
 
 
-def tool_result_block(use_id: str, content: str) -> Block:
+def tool_result_block(use_id: str, content: str) -> ToolResultBlock:
     return {"type": "tool_result", "tool_use_id": use_id, "content": content}
 
 
@@ -91,6 +91,6 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], bool]:
 
 def _keep(block: Block) -> bool:
     # The API rejects empty and whitespace-only text blocks; logs are full of them.
-    return block.get("type") != "text" or (
+    return not is_text(block) or (
         isinstance(block.get("text"), str) and bool(block["text"].strip())
     )

@@ -52,7 +52,7 @@ from ..errors import TooLarge as TooLarge  # the loaders' errors, kept importabl
 from ..errors import Undecodable as Undecodable
 from ..errors import UnknownFormat as UnknownFormat
 from ..messages import Block as Block
-from ..messages import Message
+from ..messages import Message, ToolResultBlock, is_result, is_tool_use
 from ..messages import blocks as blocks_of
 from ._blocks import _keep
 from ._blocks import parse_arguments as parse_arguments
@@ -201,12 +201,11 @@ def repair(messages: list[Message], notes: Counter[str]) -> list[Message]:
             waiting, order = {}, []
             blocks: list[Block] = []
             for block in blocks_of(message):
-                kind = block.get("type")
-                if kind == "tool_result":
+                if is_result(block):
                     notes["misplaced_tool_result"] += 1
                     blocks.append(text_block(_result_as_text(block)))
                     continue
-                if kind == "tool_use":
+                if is_tool_use(block):
                     original = block["id"]
                     new = original
                     if not new or new in used:
@@ -219,11 +218,10 @@ def repair(messages: list[Message], notes: Counter[str]) -> list[Message]:
                 blocks.append(block)
             out.append({"role": "assistant", "content": blocks})
             continue
-        results: list[Block] = []
+        results: list[ToolResultBlock] = []
         rest: list[Block] = []
         for block in blocks_of(message):
-            kind = block.get("type")
-            if kind == "tool_result":
+            if is_result(block):
                 queue = waiting.get(block["tool_use_id"])
                 if queue:
                     new = queue.popleft()
@@ -233,7 +231,7 @@ def repair(messages: list[Message], notes: Counter[str]) -> list[Message]:
                 else:
                     notes["orphan_tool_result"] += 1
                     rest.append(text_block(_result_as_text(block)))
-            elif kind == "tool_use":
+            elif is_tool_use(block):
                 notes["misplaced_tool_use"] += 1
                 rest.append(text_block(f"[tool call {block.get('name')}: {block.get('input')}]"))
             else:
@@ -244,7 +242,7 @@ def repair(messages: list[Message], notes: Counter[str]) -> list[Message]:
             notes["unanswered_tool_use"] += len(missing)
             results.extend(tool_result_block(i, NO_OUTPUT) for i in missing)
         waiting, order = {}, []
-        out.append({"role": "user", "content": results + rest})
+        out.append({"role": "user", "content": [*results, *rest]})
     return out
 
 

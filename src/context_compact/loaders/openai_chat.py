@@ -144,6 +144,6 @@ def _text_action(content: Any, index: int) -> tuple[list[Block], str | None]:
     match = matches[0]
     thought = (text[: match.start()] + text[match.end() :]).strip()
     call_id = f"mswea_{index}"
-    blocks = [text_block(thought)] if thought else []
+    blocks: list[Block] = [text_block(thought)] if thought else []
     blocks.append(tool_use_block(call_id, "bash", {"command": match.group(1).strip()}))
     return blocks, call_id

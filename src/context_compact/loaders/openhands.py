@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import (
+    Block,
     HistoryBuilder,
     Session,
     join_system,
@@ -211,7 +212,7 @@ class _Converter:
         response = meta.get("model_response")
         response = response if isinstance(response, dict) else {}
         response_id = response.get("id") if isinstance(response.get("id"), str) else None
-        blocks = []
+        blocks: list[Block] = []
         call = _response_call(response, call_id)
         if response:
             if response_id is None or response_id not in self._responses_seen:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from context_compact.errors import MissingExtra
-from context_compact.messages import Block, Message
+from context_compact.messages import Block, Message, TextBlock
 from context_compact.providers.base import ModelReply, Usage
 from context_compact.providers.errors import raising_overflow
 from context_compact.providers.thinking import thinking_refused
@@ -80,7 +80,9 @@ def _mark_last_block(message: Message) -> Message | None:
         blocks = list(content)
     else:
         return None
-    blocks[-1] = {**blocks[-1], "cache_control": dict(EPHEMERAL)}
+    marked = blocks[-1].copy()
+    marked["cache_control"] = dict(EPHEMERAL)
+    blocks[-1] = marked
     return {**message, "content": blocks}
 
 
@@ -121,7 +123,7 @@ def _without_none(block: Mapping[str, Any]) -> dict[str, Any]:
 def _canonical_block(block: Mapping[str, Any]) -> Block:
     kind = block.get("type")
     if kind == "text":
-        out: Block = {"type": "text", "text": block.get("text", "")}
+        out: TextBlock = {"type": "text", "text": block.get("text", "")}
         if block.get("citations"):
             out["citations"] = block["citations"]
         return out

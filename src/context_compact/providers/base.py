@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..messages import Block, Message
+from ..messages import Message, ToolUseBlock, is_text, is_tool_use
 
 
 @dataclass(frozen=True)
@@ -40,22 +40,18 @@ class ModelReply:
     ``input_transformations``: thinking blocks dropped for a changed prefix)."""
 
     @property
-    def tool_uses(self) -> list[Block]:
+    def tool_uses(self) -> list[ToolUseBlock]:
         content = self.message.get("content")
         if not isinstance(content, list):
             return []
-        return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        return [b for b in content if is_tool_use(b)]
 
     @property
     def text(self) -> str:
         content = self.message.get("content")
         if isinstance(content, str):
             return content
-        return "".join(
-            b.get("text", "")
-            for b in content or []
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
+        return "".join(b.get("text", "") for b in content or [] if is_text(b))
 
 
 class Provider(Protocol):

@@ -10,7 +10,7 @@ Runs before micro_compact so that large results are saved, not dropped (S-6.1).
 from __future__ import annotations
 
 from ..markers import persisted_form
-from ..messages import Message, block_type, replace_blocks, result_text, with_content
+from ..messages import Message, is_result, replace_blocks, result_text, with_content
 from .base import StageContext
 
 
@@ -22,9 +22,8 @@ def tool_result_budget(messages: list[Message], ctx: StageContext) -> list[Messa
     content = last.get("content")
     if last.get("role") != "user" or not isinstance(content, list):
         return list(messages)
-    sizes = {
-        bi: len(result_text(b)) for bi, b in enumerate(content) if block_type(b) == "tool_result"
-    }
+    results = {bi: b for bi, b in enumerate(content) if is_result(b)}
+    sizes = {bi: len(result_text(b)) for bi, b in results.items()}
     total = sum(sizes.values())
     if total <= policy.tool_result_batch_limit:
         return list(messages)
@@ -34,7 +33,7 @@ def tool_result_budget(messages: list[Message], ctx: StageContext) -> list[Messa
     for bi in sorted(sizes, key=lambda i: sizes[i], reverse=True):
         if total <= policy.tool_result_batch_limit:
             break
-        block = content[bi]
+        block = results[bi]
         text = result_text(block)
         if len(text) <= policy.large_result_limit:
             continue

@@ -18,7 +18,6 @@ cannot write its transcript raises ``StoreUnavailable`` (nothing was removed).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..engine import Env, Message, StatelessEngine
 from ..errors import StoreUnavailable
@@ -26,7 +25,7 @@ from ..invariants import ensure_valid
 from ..messages import as_dicts
 from ..sizing import estimate_chars
 from ..store.base import NOT_REFUSED, STORE_ERRORS
-from ..summarize import focused, seed_form
+from ..summary.contract import SummaryRequest, text_of
 from . import budget, micro, snip, summary
 from .base import StageContext
 from .policy import SeedPolicy
@@ -42,20 +41,24 @@ class SeedEngine(StatelessEngine):
         self.env = env
         self.ctx = StageContext(policy, env.store, estimate_chars, env.emit, env.say)
         self._faulted: BaseException | None = None
-        # S-4.2/S-4.3's call, exact, from a summarizer that can also make the structured one.
-        self.summarizer = seed_form(env.summarizer)
 
-    def tool_result_budget(self, messages: list[Any]) -> list[Message]:
+    def summarize(self, messages: list[Message], focus: str | None = None) -> str:
+        """The summary of ``messages``, asked in the seed's form: S-4.2/S-4.3's call, exact,
+        from a summarizer that can also make the structured one (``LLMSummarizer``)."""
+        ask = SummaryRequest(messages, focus=focus, form="seed")
+        return text_of(self.env.summarizer.summarize(ask))
+
+    def tool_result_budget(self, messages: list[Message]) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return budget.tool_result_budget(messages, self.ctx)
 
-    def snip_compact(self, messages: list[Any]) -> list[Message]:
+    def snip_compact(self, messages: list[Message]) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return snip.snip_compact(messages, self.ctx)
 
-    def micro_compact(self, messages: list[Any]) -> list[Message]:
+    def micro_compact(self, messages: list[Message]) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return micro.micro_compact(messages, self.ctx)
@@ -74,7 +77,7 @@ class SeedEngine(StatelessEngine):
             self.ctx.event("store_error", size, size, (), note)
             return view
 
-    def prepare(self, messages: list[Any], request: str) -> list[Message]:
+    def prepare(self, messages: list[Message], request: str) -> list[Message]:
         """S-6.1: budget, snip, micro, then summarize only if still over the limit."""
         messages = as_dicts(messages)
         ensure_valid(messages)
@@ -98,7 +101,7 @@ class SeedEngine(StatelessEngine):
         if estimate_chars(view) > self.policy.context_limit:
             self.ctx.say("[auto compact]")
             view = self._required(
-                lambda: summary.compact_history(view, request, self.ctx, self.summarizer),
+                lambda: summary.compact_history(view, request, self.ctx, self.summarize),
                 "summarize the history",
             )
         return view
@@ -116,20 +119,22 @@ class SeedEngine(StatelessEngine):
             ) from error
 
     def compact(
-        self, messages: list[Any], request: str, instructions: str | None = None
+        self, messages: list[Message], request: str, instructions: str | None = None
     ) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
-        summarizer = focused(self.summarizer, instructions)
         return self._required(
-            lambda: summary.compact_history(messages, request, self.ctx, summarizer), "compact"
+            lambda: summary.compact_history(
+                messages, request, self.ctx, lambda old: self.summarize(old, instructions)
+            ),
+            "compact",
         )
 
-    def reactive(self, messages: list[Any], request: str) -> list[Message]:
+    def reactive(self, messages: list[Message], request: str) -> list[Message]:
         messages = as_dicts(messages)
         ensure_valid(messages)
         return self._required(
-            lambda: summary.reactive_compact(messages, request, self.ctx, self.summarizer),
+            lambda: summary.reactive_compact(messages, request, self.ctx, self.summarize),
             "compact after the refusal",
         )
 

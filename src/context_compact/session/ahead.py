@@ -33,8 +33,8 @@ Invariants:
   in flight loses nothing; the resumed one asks again (or at the trigger).
 - The summary lands at the trigger, not earlier: the prompt cache is broken when it was.
 - Only with a model summarizer (``enabled``: ``summarize_ahead`` None, the default, means
-  ``summarize.is_model_summarizer``; False is off): the extractive summary is fast and stays
-  at the trigger, the range the inline summary chooses.
+  ``summary.contract.is_model_summarizer``; False is off): the extractive summary is fast
+  and stays at the trigger, the range the inline summary chooses.
 - The summarizer is shown the range whole: a range too long for its input
   (``summary_input_limit``) is not asked for ahead (its cut names the archive, written at
   the trigger), and is summarized there.
@@ -44,12 +44,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from .. import markers
-from ..extract import extractive_summary
-from ..messages import Block, Message, blocks
-from ..summarize import is_model_summarizer
+from ..messages import Block, Message, blocks, is_result, with_content
+from ..summary.contract import Summarizes, is_model_summarizer
+from ..summary.extract import extractive_summary
 from . import cadence, clearing, knobs, passes, summary
 from .policy import SessionPolicy
 from .records import AheadMark
@@ -59,7 +58,7 @@ SOFT = 0.5
 """Where the soft mark lies between the low-water and the high-water mark."""
 
 
-def enabled(policy: SessionPolicy, summarizer: Any) -> bool:
+def enabled(policy: SessionPolicy, summarizer: Summarizes) -> bool:
     """Whether summaries are made ahead: with a model summarizer, unless ``summarize_ahead``
     is False (None, the default, and True both mean on). Under the native tier only when
     asked (True): the provider makes the summary at the trigger, ours would go unused."""
@@ -213,8 +212,8 @@ def unshown(
     for seq in sorted({seq for seq, _ in taken}):
         message = out[seq - plan.start]
         content: list[Block] = [
-            {**b, "content": markers.result_cleared_with_summary(len(passes.text_of(b)))}
-            if (seq, i) in taken
+            with_content(b, markers.result_cleared_with_summary(len(passes.text_of(b))))
+            if (seq, i) in taken and is_result(b)
             else b
             for i, b in enumerate(blocks(message))
         ]

@@ -2,10 +2,10 @@
 
 A checkpoint record (kind ``checkpoint``) holds what ``SessionState`` built from the records
 before it: the log tail in memory, the edits, the prefix, the view with its keys and counts,
-the calibration (the counter's factors too), the ledger (when it holds anything), and the
-journal's counters. Resuming reads the
-newest checkpoint and applies only the records after it (``durable.py``); every other reader
-reads it as a record of an unknown kind that changes nothing, so a full replay is unchanged.
+the calibration (the counter's factors too), the ledger and the notes (when they hold
+anything), and the journal's counters. Resuming reads the newest checkpoint and applies only
+the records after it (``durable.py``); every other reader reads it as a record of an unknown
+kind that changes nothing, so a full replay is unchanged.
 
 Invariants:
 
@@ -33,6 +33,7 @@ from ..sizing.counter import to_json
 from ..store.journal import Encoded, dumps
 from .ledger import Ledger
 from .ledger_rules import LedgerRules
+from .notes import Notes
 from .pinned import Pinned
 from .records import BadRecord, NativeEdit, Window, as_json, read
 from .shown import Shown
@@ -138,6 +139,8 @@ def capture(state: SessionState, at: int, events: int) -> dict[str, Any]:
         body["stripped"] = [list(s) for s in state.stripped]
     if state.ledger:
         body["ledger"] = state.ledger.as_json()
+    if state.notes:
+        body["notes"] = state.notes.as_json()
     # The state's JSON is made once, for its digest and for the store (``Encoded``).
     text = dumps(body)
     digest = _digest(body, text)
@@ -220,6 +223,7 @@ def _restore(
     state.settings = dict(body.get("settings") or {})
     state.stripped = [(int(a), int(b), int(c)) for a, b, c in body.get("stripped") or ()]
     state.ledger = Ledger.from_json(body.get("ledger"), state.ledger_rules)
+    state.notes = Notes.from_json(body.get("notes"))
     state.shown = _shown(body, state, counter)
     return state
 

@@ -76,7 +76,7 @@ class SessionEngine:
         self.session.overhead(tokens)
 
     # -- entry points ----------------------------------------------------------------------
-    def _sync(self, messages: Any) -> None:
+    def _sync(self, messages: list[Message]) -> None:
         """Log what the caller added (``Session.sync``); then, when the API refused the last
         view's thinking or dropped some of it, take it out of the view (``_repair``)."""
         session = self.session
@@ -85,7 +85,7 @@ class SessionEngine:
         if pending is not None:
             self._repair(*pending)
 
-    def record(self, messages: Any) -> None:
+    def record(self, messages: list[Message]) -> None:
         """Log what the caller appended (the model's last answer) without compacting (a
         provider's own compaction block in it is adopted: ``native.py``)."""
         session = self.session
@@ -93,7 +93,7 @@ class SessionEngine:
             self._sync(messages)
             planner.adopt_native(session, None)
 
-    def prepare(self, messages: Any, request: str) -> list[Message]:
+    def prepare(self, messages: list[Message], request: str) -> list[Message]:
         session = self.session
         planner.fixed_part(session)
         with session.call():
@@ -203,7 +203,7 @@ class SessionEngine:
 
     def compact(
         self,
-        messages: Any,
+        messages: list[Message],
         request: str,
         instructions: str | None = None,
         keep_recent_turns: int = 1,
@@ -235,7 +235,7 @@ class SessionEngine:
             planner.fault_check(session, "compact", always=True)
             return session.view()
 
-    def reactive(self, messages: Any, request: str) -> list[Message]:
+    def reactive(self, messages: list[Message], request: str) -> list[Message]:
         """After a refusal: the request was at least as big as the limit, whatever we thought.
 
         The calibration ratio is raised so that the refused view measures at least the limit

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import markers
-from ..messages import Block, block_at, block_type, blocks
+from ..messages import ToolUseBlock, block_type, blocks, is_tool_use, result_at, use_at
 from ..store.base import Store
 from .policy import SessionPolicy
 from .records import InputCopy
@@ -48,11 +48,11 @@ ShouldCompact = Callable[[CompactionCheck], "bool | None"]
 def tool_name(state: SessionState, pos: Pos) -> str | None:
     """The name of the tool whose result is at ``pos`` (its call is in the message before)."""
     seq, index = pos
-    use_id = block_at(state.msgs[seq], index).get("tool_use_id")
+    use_id = result_at(state.msgs[seq], index).get("tool_use_id")
     if seq - 1 not in state.msgs:
         return None
     for block in blocks(state.msgs[seq - 1]):
-        if block_type(block) == "tool_use" and block.get("id") == use_id:
+        if is_tool_use(block) and block.get("id") == use_id:
             name = block.get("name")
             return name if isinstance(name, str) else None
     return None
@@ -84,7 +84,7 @@ def cleared_text(
 def tool_use_of(state: SessionState, pos: Pos) -> Pos | None:
     """Where the call answered by the result at ``pos`` is (in the message before)."""
     seq, index = pos
-    use_id = block_at(state.msgs[seq], index).get("tool_use_id")
+    use_id = result_at(state.msgs[seq], index).get("tool_use_id")
     if seq - 1 not in state.msgs:
         return None
     for bi, block in enumerate(blocks(state.msgs[seq - 1])):
@@ -101,12 +101,12 @@ def cleared_inputs(
     wanted = policy.clear_tool_inputs
     if wanted is False:
         return (), []
-    calls: list[tuple[Pos, Block]] = []
+    calls: list[tuple[Pos, ToolUseBlock]] = []
     for pos in results:
         at = tool_use_of(state, pos)
         if at is None or at in state.replaced.cleared_inputs:
             continue
-        use = block_at(state.msgs[at[0]], at[1])
+        use = use_at(state.msgs[at[0]], at[1])
         if not isinstance(use.get("input"), dict) or not use["input"]:
             continue  # nothing to clear (an empty input is its own placeholder)
         if wanted is not True and use.get("name") not in wanted:

@@ -25,8 +25,8 @@ of the log; a failed compaction (an Anthropic block with no summary) is not a cu
 from __future__ import annotations
 
 from .. import markers
-from ..extract import extractive_summary
 from ..store.disk import EncodedMessages
+from ..summary.extract import extractive_summary
 from .native_tier import SUMMARY_CHARS
 from .passes import PassIO
 from .records import NativeEdit

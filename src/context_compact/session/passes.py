@@ -34,9 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import markers, prompts
-from ..extract import extractive_summary
-from ..facts import read_once
+from .. import markers
 from ..messages import (
     Block,
     Message,
@@ -49,7 +47,10 @@ from ..messages import (
 )
 from ..store.base import Store
 from ..store.disk import EncodedMessages
-from . import readback, summary
+from ..summary import prompts
+from ..summary.extract import extractive_summary
+from ..summary.facts import read_once
+from . import attribution, readback, summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS
 from .policy import SessionPolicy
@@ -207,22 +208,42 @@ def effects(
         exports = [*saved, *exports]
     source = [*older, *(m for m in shown if id(m) not in kept)]
     previous = state.pinned.summary_text if state.pinned.summary is not None else None
-    block = io.native([clone(m) for m in state.view[: offset + cut]]) if io.native else None
+    native = io.native if not ask.handoff else None
+    block = native([clone(m) for m in state.view[: offset + cut]]) if native else None
     readable = None
     with read_once():  # the summarizer (an extractive one) and the score read the same messages
-        if block is None:
+        if ask.handoff:  # no summarizer call: the message says where everything is
+            text = markers.HANDOFF
+        elif block is None:
             sent = state.view[: offset + cut]  # copied by the summary caller if it wants it
             text = io.summarize([*older, *shown], ask.request, ask.instructions, previous, sent)
         else:  # the block holds the summary; ours, readable, is kept beside it
             text = extractive_summary([*older, *shown], ask.request, SUMMARY_CHARS, previous)
+        text = text if ask.handoff else checked(state, text, ask.request, previous)
         score = summary.score(text, source)
     entries = summary.index_entries(state, plan, archive, exports)
+    notes = None
+    if state.notes and ask.notes_tokens:
+        # The whole notes, content-addressed: the view names it, beside the newest shown.
+        notes = io.store.save_blob(state.notes.file_text())
+        newest = state.notes.items[-1][0]
+        what = f"{len(state.notes)} notes of the agent's, the newest in message {newest}"
+        entries.append(markers.index_line("notes", notes, what))
     if block is not None:
         readable = io.store.save_blob(text)
         what = f"readable summary of messages {start}-{cut - 1} (a compaction block holds them)"
         entries.append(markers.index_line("summary", readable, what))
     index = io.index(entries)
-    return summary.SummaryEffects(archive, exports, text, index, score, first, block, readable)
+    return summary.SummaryEffects(
+        archive, exports, text, index, score, first, block, readable, notes
+    )
+
+
+def checked(state: SessionState, text: str, request: str, previous: str | None) -> str:
+    """``text`` with the lines attributing to the user words no user message holds marked
+    (``attribution.py``): checked against every user message in memory and the request."""
+    user = [*attribution.user_texts(state.msgs, state.pinned.answered), (request, None)]
+    return attribution.check(text, attribution.UserSources.of(user, previous))[0]
 
 
 def event_of(edit: BlockEdit | SummaryEdit | NativeEdit) -> tuple[tuple[str, ...], str, Score]:

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .. import markers
 from ..engine import Message
 from ..errors import CompactionFailed
 from ..messages import Block, copy_json
 from . import (
     ahead,
+    attribution,
     binding,
     cadence,
     clearing,
@@ -119,14 +121,37 @@ def take(session: Session, stage: str, make: Callable[[], Edit | NativeEdit | No
     state = session.state
     before = state.measure()
     shown = binding.Before.of(state) if state.preserved else None
+    previous = state.pinned.summary_text if state.pinned.summary is not None else None
+    marked = attribution.marked(previous)
     edit = make()
     if edit is not None:
         session.record(edit)
         paths, note, score = passes.event_of(edit)
         timing = session.summaries.take_timing() if isinstance(edit, SummaryEdit) else None
         session.emit(stage, before, state.measure(), paths, note, score, timing)
+        if isinstance(edit, SummaryEdit):
+            unverified(session, edit, marked)
         if shown is not None:
             strip(session, binding.strip_for(state, shown, edit, stage))
+
+
+def unverified(session: Session, edit: SummaryEdit, before: list[str]) -> None:
+    """Say which lines of a new summary attribute to the user words no user message holds
+    (marked in its text by ``passes.checked``); those the previous summary had marked and
+    this one carries over were said then."""
+    new = [line for line in attribution.marked(edit.text) if line not in before]
+    if not new:
+        return
+    size = session.state.measure()
+    first = " ".join(new[0].replace(markers.UNVERIFIED_USER, "").split())[:200]
+    session.emit(
+        "summary_unverified",
+        size,
+        size,
+        (edit.archive,),
+        f"{len(new)} line(s) of summary {session.state.pinned.summaries} attribute to the user "
+        f"words no user message holds; marked in the summary, not the user's words: {first}",
+    )
 
 
 def strip(session: Session, made: Strip | None) -> None:
@@ -213,7 +238,10 @@ def summary_ask(
         answered_chars=policy.answered_chars,
         allowance=min(summary.SUMMARY_ALLOWANCE, summary_budget(session)),
         instructions=instructions,
+        label="Handoff" if policy.handoff else "Compacted",
         ledger_tokens=policy.ledger_size,
+        handoff=policy.handoff,
+        notes_tokens=policy.notes_size,
     )
 
 
@@ -351,6 +379,8 @@ def look_ahead(session: Session, request: str) -> None:
     summary on the summarizer's worker, once per content of that range (``ahead.py``)."""
     state, policy, limit = session.state, session.policy, session.limit
     keep = policy.keep_recent_turns
+    if policy.handoff:
+        return  # no summarizer call to make ahead
     if state.ahead is None:
         if state.measure() <= ahead.soft_mark(state, policy, limit):
             return

@@ -4,12 +4,15 @@ high/low-water clearing."""
 
 from __future__ import annotations
 
+import sys
+import warnings
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, ClassVar
 
+from ..errors import UnknownModelWarning
 from ..overrides import positive, with_overrides
 from ..sizing import DEFAULT_WINDOW, context_window, known_window
-from ..telemetry import policy_log
 from .ledger_rules import LedgerRules, ledger_rules
 
 
@@ -120,19 +123,20 @@ class SessionPolicy:
     (``keep=("fraction", f)``)."""
     summarize_ahead: bool | None = None
     """Whether the summary is made ahead of need, so the agent does not wait for it: None
-    (the default) makes it ahead with a model summarizer (``summarize.is_model_summarizer``:
-    any but the extractive one, which is fast and always made at the trigger); False makes
-    every summary at the trigger; True is the default said out loud. Past the soft mark
-    (halfway from ``low_water`` to the high-water mark in force) each call predicts whether
-    the coming trigger will summarize, by the rule the trigger applies after its clearing;
-    if so the range that summary replaces is fixed (a journal record) and its summary asked
-    for on the summarizer's worker while the agent goes on; at the trigger, after the
-    clearing, it lands at once, what arrived since staying verbatim (``session/ahead.py``)."""
+    (the default) makes it ahead with a model summarizer
+    (``summary.contract.is_model_summarizer``: any but the extractive one, which is fast and
+    always made at the trigger); False makes every summary at the trigger; True is the
+    default said out loud. Past the soft mark (halfway from ``low_water`` to the high-water
+    mark in force) each call predicts whether the coming trigger will summarize, by the rule
+    the trigger applies after its clearing; if so the range that summary replaces is fixed
+    (a journal record) and its summary asked for on the summarizer's worker while the agent
+    goes on; at the trigger, after the clearing, it lands at once, what arrived since
+    staying verbatim (``session/ahead.py``)."""
     summary_prompt: str | None = None
     """Replaces the structured summary prompt a model summarizer is given (LangChain's
     ``summary_prompt``; ``instructions=`` and ``/compact focus`` only add a focus to ours).
-    Summarizers that take a ``prompt`` keyword get it (``LLMSummarizer``, the framework
-    models' summarizers); the extractive summary has no prompt."""
+    A summarizer reads it in ``SummaryRequest.prompt`` (``LLMSummarizer`` does, and so the
+    framework models' summarizers); a plain callable and the extractive summary have none."""
     native: bool | str = False
     """The provider's own compaction as the summary tier: True, or ``"auto"`` (where the
     client and model offer it, our own summary elsewhere). A summary the policy decides on
@@ -160,6 +164,17 @@ class SessionPolicy:
     ledger_tokens: int = 400
     """Most tokens of the ledger each summary message carries (at most 1% of the limit in a
     small window); 0 leaves it out of summaries (``inspect`` still shows it)."""
+    handoff: bool = False
+    """Where a summary would be made, hand off to a fresh context instead, with no summarizer
+    call: the same cut, archive and index, the request and the user's words pinned, the
+    ledger and the notes, the newest ``keep_recent_turns`` turns kept (or carried) verbatim,
+    and in place of the summary's prose one fixed line saying where everything is. Cheaper
+    (no summary call) and never a summarizer's error; what the summary would have said in
+    prose is only in the archive, ``recall`` and the ledger."""
+    notes_tokens: int = 1_000
+    """Most tokens of the agent's notes (the ``notes`` tool, ``session/notes.py``) each
+    summary message carries, the newest first, at most 2% of the limit; older notes leave the
+    message, not the notes file it names. 0 leaves notes out of summaries."""
 
     # Small windows (a local model at 4,096 tokens): the fixed sizes above are shares of a
     # large window; below it they scale with the limit.
@@ -174,6 +189,11 @@ class SessionPolicy:
         return min(self.preview_chars, max(200, self.context_limit // 5))
 
     @property
+    def notes_size(self) -> int:
+        """``notes_tokens``, at most 2% of the limit."""
+        return min(self.notes_tokens, self.context_limit // 50)
+
+    @property
     def ledger_size(self) -> int:
         """``ledger_tokens``, at most 1% of the limit."""
         return min(self.ledger_tokens, self.context_limit // 100)
@@ -183,6 +203,8 @@ class SessionPolicy:
         object.__setattr__(self, "ledger", ledger_rules(self.ledger))
         if self.ledger_tokens < 0:
             raise ValueError(f"ledger_tokens must be >= 0, got {self.ledger_tokens}")
+        if self.notes_tokens < 0:
+            raise ValueError(f"notes_tokens must be >= 0, got {self.notes_tokens}")
         _check_knobs(self)
         if not 0 < self.low_water < self.high_water <= 1:
             raise ValueError(
@@ -238,22 +260,97 @@ def _check_knobs(policy: SessionPolicy) -> None:
 
 def session_policy(**overrides: Any) -> SessionPolicy:
     """``Policy.default``: ``context_limit`` defaults to the window of ``model`` minus
-    ``reserve_tokens``; without a model, 200,000 - 8,000 tokens."""
+    ``reserve_tokens``; without a model, 200,000 - 8,000 tokens. A model whose window we do
+    not know, without ``context_limit``, is said once per process per model: an
+    ``UnknownModelWarning``."""
     model = overrides.get("model")
     reserve = overrides.get("reserve_tokens", SessionPolicy.reserve_tokens)
-    base = SessionPolicy(context_limit=max(1, context_window(model) - reserve))
+    base = SessionPolicy(context_limit=assumed_limit(model, reserve))
+    policy = with_overrides(base, overrides)
     if model and "context_limit" not in overrides and known_window(model) is None:
-        policy_log.warning("%s", unknown_window_note(model, "pass context_limit=N"))
-    return with_overrides(base, overrides)
+        _warn_once(str(model))
+    return policy
+
+
+def assumed_limit(model: str | None, reserve: int = SessionPolicy.reserve_tokens) -> int:
+    """The ``context_limit`` ``Policy.default`` gives ``model`` when none is given: its window
+    (``sizing.context_window``, the default for a name no table knows) less ``reserve``."""
+    return max(1, context_window(model) - reserve)
+
+
+def assumed_window(model: object, context_limit: object, reserve_tokens: object) -> bool:
+    """Whether a policy's limit rests on a window assumed for a model we do not know: a model
+    no table knows, and the limit ``Policy.default`` derives for it. Given the fields, so a
+    stored policy (JSON, as a session's meta keeps it) is read the same way."""
+    if not isinstance(model, str) or not model or known_window(model) is not None:
+        return False
+    if not isinstance(reserve_tokens, int) or not isinstance(context_limit, int):
+        return False
+    return context_limit == assumed_limit(model, reserve_tokens)
+
+
+def assumption(policy: SessionPolicy) -> str:
+    """What the first event says while ``policy``'s limit rests on an assumed window (one
+    clause), "" when it does not."""
+    model = policy.model
+    if model is None or not assumed_window(model, policy.context_limit, policy.reserve_tokens):
+        return ""
+    return f"the limit of {policy.context_limit:,} tokens rests on {assumed_note(model)}"
+
+
+def assumed_note(model: str) -> str:
+    """The window assumed for ``model``, and how to set the real one: one clause."""
+    return (
+        f"a window of {DEFAULT_WINDOW:,} tokens assumed for {model!r}, a model whose window we "
+        "do not know (set context_limit to its window)"
+    )
 
 
 def unknown_window_note(model: str, how: str) -> str:
     """What is assumed of a model whose window we do not know, and how to set it: one line."""
     return (
         f"model {model!r} is not one whose context window we know: assuming "
-        f"{DEFAULT_WINDOW:,} tokens; if its window is smaller, requests will be refused "
-        f"until you set it ({how})"
+        f"{DEFAULT_WINDOW:,} tokens; if its window is smaller, the first request over it is "
+        f"refused (Compactor.recover and the drop-in clients then keep to the window the "
+        f"refusal states); to set it, {how}"
     )
 
 
-__all__ = ["SessionPolicy", "session_policy", "unknown_window_note"]
+# The models said so far in this process: each is said once.
+_SAID: set[str] = set()
+
+
+def _warn_once(model: str) -> None:
+    if model in _SAID:
+        return
+    _SAID.add(model)
+    note = unknown_window_note(model, "pass context_limit=N")
+    warnings.warn(UnknownModelWarning(note, model), stacklevel=_callers_level())
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package: the warning names the
+    caller's line (``Policy.default`` in a script), not ours."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and _ours(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+_PACKAGE = __name__.split(".", 1)[0]
+
+
+def _ours(module: str) -> bool:
+    return module == _PACKAGE or module.startswith(_PACKAGE + ".")
+
+
+__all__ = [
+    "SessionPolicy",
+    "assumed_limit",
+    "assumed_note",
+    "assumed_window",
+    "assumption",
+    "session_policy",
+    "unknown_window_note",
+]

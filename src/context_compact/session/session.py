@@ -32,13 +32,12 @@ from ..events import CompactionEvent
 from ..keys import chain_id, content_key
 from ..store import holders
 from ..store.base import turn
-from ..summarize import adapt
 from . import ahead, binding, checkpoint, learned, limits, undo
 from .durable import SessionJournal
 from .faults import Faults
 from .handout import Handout
 from .native_tier import NATIVE_SETTING, NativeCompact
-from .policy import SessionPolicy
+from .policy import SessionPolicy, assumption
 from .recall import recall as search_log
 from .recall import recover as rebuilt_file
 from .records import (
@@ -80,7 +79,7 @@ class Session:
         self._moved = False
         self._returned: tuple[int, int] | None = None
         self.summaries = SummaryCaller(
-            adapt(env.summarizer),
+            env.summarizer,
             policy,
             env.counter,
             lambda stage, before, after, note: self.emit(stage, before, after, (), note),
@@ -92,6 +91,8 @@ class Session:
         self.over_limit = 0
         self.faults = Faults()
         self._window_said: tuple[int, str] | None = None
+        # Said with the first event while the limit rests on a window assumed for the model.
+        self._assumed = assumption(policy)
         # A strip the API asked for (a refusal, dropped blocks), made by the next call.
         self.pending_strip: tuple[tuple[int, int] | None, str] | None = None
         if env.session is not None:
@@ -260,9 +261,12 @@ class Session:
         score: dict[str, float | None] | None = None,
         timing: dict[str, Any] | None = None,
     ) -> None:
+        if self._assumed and self.state.window is None:
+            note = f"{note}; {self._assumed}" if note else self._assumed
         event = CompactionEvent(stage, before, after, "tokens", paths, note, score, timing)
         extra = {"timing": timing} if timing is not None else {}
         self.journal.add(EventRecord(stage, before, after, "tokens", paths, note, score, extra))
+        self._assumed = ""
         self.env.emit(event)
 
     def read_events(self, start: int, stop: int) -> list[CompactionEvent]:
@@ -273,7 +277,7 @@ class Session:
         return self.journal.events_written
 
     # -- the caller's side -----------------------------------------------------------------
-    def sync(self, messages: Any) -> None:
+    def sync(self, messages: list[Message]) -> None:
         """Log what the caller added since the last call (``syncing.py``); validate only that."""
         self._say_window()
         learned.bind_thinking(self, None)

@@ -16,7 +16,7 @@ log.
 from __future__ import annotations
 
 from ..keys import content_key
-from ..messages import Message, block_type, blocks, clone
+from ..messages import Message, blocks, clone, is_tool_use
 from ..sizing import TokenCounter
 
 
@@ -89,9 +89,7 @@ class Shown:
         self._find_use_ids()
 
     def _find_use_ids(self) -> None:
-        self.use_ids = {
-            b["id"] for m in self.messages for b in blocks(m) if block_type(b) == "tool_use"
-        }
+        self.use_ids = {b["id"] for m in self.messages for b in blocks(m) if is_tool_use(b)}
 
 
 __all__ = ["Shown"]

@@ -40,11 +40,15 @@ from ..messages import (
     clone,
     compaction_at,
     is_request,
+    is_tool_use,
     opens_with_thinking,
+    result_at,
+    use_at,
 )
 from ..sizing import TokenCounter
 from .ledger import Ledger
 from .ledger_rules import LedgerRules
+from .notes import Notes
 from .pinned import Pinned, answer_message
 from .records import (
     AheadMark,
@@ -84,16 +88,16 @@ class Replaced:
         touched = set()
         for copy_ in edit.blocks:
             pos = (copy_.seq, copy_.block)
-            block = block_at(logged[copy_.seq], copy_.block)
-            self.blocks[pos] = {**block, "content": copy_.text}
+            result = result_at(logged[copy_.seq], copy_.block)
+            self.blocks[pos] = {**result, "content": copy_.text}
             self.copies[pos] = copy_.path
             if edit.op == "clear":
                 self.cleared.add(pos)
             touched.add(copy_.seq)
         for use in edit.inputs:
             pos = (use.seq, use.block)
-            block = block_at(logged[use.seq], use.block)
-            self.blocks[pos] = {**block, "input": use.input}
+            call = use_at(logged[use.seq], use.block)
+            self.blocks[pos] = {**call, "input": use.input}
             self.cleared_inputs.add(pos)
             touched.add(use.seq)
         return touched
@@ -158,6 +162,8 @@ class SessionState:
         self.stripped: list[tuple[int, int, int]] = []
         # What the agent did, from the tool calls and results logged (``ledger.py``).
         self.ledger = Ledger(self.ledger_rules)
+        # What the agent wrote with the notes tool, from the calls logged (``notes.py``).
+        self.notes = Notes()
 
     # -- reading -----------------------------------------------------------------------
     @property
@@ -249,9 +255,7 @@ class SessionState:
         """The tool_use ids of the conversation's log; ``logged`` is that log as the caller
         passed it (its chain id is ``head``), read only the first time they are asked for."""
         if self.log_use_ids is None:
-            self.log_use_ids = {
-                b["id"] for m in logged for b in blocks(m) if block_type(b) == "tool_use"
-            }
+            self.log_use_ids = {b["id"] for m in logged for b in blocks(m) if is_tool_use(b)}
         return self.log_use_ids
 
     def last_assistant(self) -> int:
@@ -295,6 +299,7 @@ class SessionState:
             self.latest_request = seq
         self.turn.logged(seq, message)
         self.ledger.add(seq, message)
+        self.notes.add(seq, message)
         role = message.get("role")
         if role == "assistant":
             self._answers.append(seq)
@@ -302,7 +307,7 @@ class SessionState:
             self._results += [
                 (seq, bi) for bi, b in enumerate(blocks(message)) if block_type(b) == "tool_result"
             ]
-        ids = [b["id"] for b in blocks(message) if block_type(b) == "tool_use"]
+        ids = [b["id"] for b in blocks(message) if is_tool_use(b)]
         self.shown.use_ids.update(ids)
         if self.log_use_ids is not None:
             self.log_use_ids.update(ids)

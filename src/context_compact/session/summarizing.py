@@ -1,7 +1,7 @@
 """Asking the summarizer: one typed request, one reused worker, a timeout, a fallback, a cap.
 
 The engine asks for a summary with ``SummaryCaller.text(messages, focus, previous,
-budget)``. The caller's summarizer was adapted once (``summarize.adapt``) and runs on one
+budget)``. The caller's summarizer was adapted once (``summary.adapt``) and runs on one
 worker thread reused from summary to summary, so a hung model call can time out
 (``summary_timeout``) without blocking the engine. A worker whose call timed out may still
 be running it: it is abandoned (its result ignored) and the next summary gets a new one.
@@ -35,12 +35,14 @@ from collections.abc import Callable
 from contextvars import copy_context
 from typing import Any
 
-from .. import markers, prompts
+from .. import markers
 from ..errors import CompactionFailed
 from ..errors import EmptySummary as EmptySummary  # kept importable from here
 from ..messages import Message, clone
 from ..sizing import TokenCounter, to_json
-from ..summarize import Summarizes, SummaryRequest, SummaryResult, extractive_summary
+from ..summary import prompts
+from ..summary.contract import Summarizes, SummaryRequest, SummaryResult, text_of
+from ..summary.extract import extractive_summary
 from .policy import SessionPolicy
 
 Emit = Callable[[str, int, int, str], None]
@@ -178,9 +180,7 @@ class SummaryCaller:
         chose another range) still tell whether the summarizer answers: one answered with a
         text ends a run of failures. Those not done yet are looked at next time."""
         for job in self._unused:
-            value = job.value if job.done.is_set() and job.error is None else None
-            if isinstance(value, SummaryResult):
-                value = value.text
+            value = text_of(job.value) if job.done.is_set() and job.error is None else None
             if isinstance(value, str) and value.strip():
                 self.failures = 0
         self._unused = [job for job in self._unused if not job.done.is_set()][-4:]
@@ -239,9 +239,7 @@ class SummaryCaller:
         no text, cut to ``budget`` tokens if longer."""
         ask = self.request(messages, focus, previous, budget, sent)
         try:
-            text = self._ask(ask)
-            if isinstance(text, SummaryResult):
-                text = text.text
+            text = text_of(self._ask(ask))
             if not isinstance(text, str) or not text.strip():
                 got = "no text" if isinstance(text, str) else type(text).__name__
                 raise EmptySummary(f"the summarizer returned {got}")

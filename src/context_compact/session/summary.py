@@ -19,9 +19,9 @@ exists; the edit names each folded user message (the newest ``FOLDED_NAMED`` one
 from __future__ import annotations
 
 from .. import markers
-from ..extract import summary_score
 from ..messages import Message
-from ..transcript import steps as transcript_steps
+from ..summary.extract import summary_score
+from ..summary.transcript import steps as transcript_steps
 from . import ledger_view
 from .exports import Export, index_lines, summary_line
 from .records import SummaryEdit
@@ -70,6 +70,7 @@ def edit(
         markers.folded_line(named, more),
         summary_line(effects.exports, effects.archive),
         ledger_view.render(state.ledger, ask.ledger_tokens * ledger_view.CHARS_PER_TOKEN),
+        notes_shown(state, ask, effects.notes),
     )
     first = state.first_request
     pins = [seq for seq in (first, *words.pins) if seq is not None]
@@ -90,6 +91,17 @@ def edit(
         first=effects.first,
         block=effects.block,
     )
+
+
+def notes_shown(
+    state: SessionState, ask: SummaryAsk, path: str | None
+) -> tuple[list[tuple[int, int, str]], int, str] | None:
+    """The notes a summary message carries: the newest that fit ``ask.notes_tokens``, how
+    many older ones only the notes file ``path`` holds, and that path."""
+    if path is None or not state.notes:
+        return None
+    shown, older = state.notes.shown(ask.notes_tokens * ledger_view.CHARS_PER_TOKEN)
+    return shown, older, path
 
 
 def index_entries(

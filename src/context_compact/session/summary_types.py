@@ -52,6 +52,11 @@ class SummaryAsk:
     label: str = "Compacted"
     ledger_tokens: int = 0
     """Most tokens of the ledger's rendering the summary message carries (0: none)."""
+    handoff: bool = False
+    """No summarizer call: the summary's text is ``markers.HANDOFF`` (``policy.handoff``)."""
+    notes_tokens: int = 0
+    """Most tokens of the agent's notes the summary message carries (0: none, and no notes
+    file)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,8 @@ class SummaryEffects:
     """The provider's compaction block standing for the replaced messages (``native_tier``);
     ``text`` is then our readable summary of them, saved at ``readable``."""
     readable: str | None = None
+    notes: str | None = None
+    """The file holding every note of the agent's so far (``notes.py``), None without notes."""
 
 
 __all__ = ["SUMMARY_ALLOWANCE", "SummaryAsk", "SummaryEffects", "SummaryPlan", "UserWords"]

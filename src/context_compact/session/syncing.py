@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from ..invariants import InvalidHistory, check, check_appended
 from ..keys import Match, Recognizer
@@ -31,7 +30,7 @@ class Sync:
         self.settled = False  # the last list given was logged whole (``accepted``)
 
     def added(
-        self, state: SessionState, messages: Any, restart: Callable[[], None]
+        self, state: SessionState, messages: list[Message], restart: Callable[[], None]
     ) -> list[tuple[Message, str]]:
         """The messages ``messages`` adds to ``state``'s log, with their content keys
         (``restart()`` first when it starts a new conversation); ``InvalidHistory`` names
@@ -46,7 +45,7 @@ class Sync:
             raise
 
     def _added(
-        self, state: SessionState, messages: list[Any], restart: Callable[[], None]
+        self, state: SessionState, messages: list[Message], restart: Callable[[], None]
     ) -> list[tuple[Message, str]]:
         recognizer = self.recognizer
         try:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from ..errors import CorruptStore, LinkRefused, StoreRefused
+from ..messages import Message
 from .lease import Owner
 
 Record = dict[str, Any]
@@ -80,11 +81,11 @@ class Store(Protocol):
         of ``media_type`` (``media.EXTENSIONS``; ``.bin`` for any other)."""
         ...
 
-    def write_transcript(self, messages: list[Any]) -> str:
+    def write_transcript(self, messages: list[Message]) -> str:
         """The seed's transcript (S-2.4): a new ``transcript_<uuid4 hex>.jsonl`` each call."""
         ...
 
-    def save_messages(self, messages: list[Any]) -> str:
+    def save_messages(self, messages: list[Message]) -> str:
         """Content-addressed JSONL of messages: deterministic path, written once."""
         ...
 

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..errors import LinkRefused
 from ..media import extension
-from ..messages import plain_role
+from ..messages import Message, plain_role
 from ..sizing import to_json
 from .nofollow import open_file, read_file
 
@@ -77,17 +77,17 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class EncodedMessages(list[Any]):
+class EncodedMessages(list[Message]):
     """Messages with the JSON of some of their contents already made (``lines[i]``: the
     ``to_json`` of ``self[i]["content"]``, or None): ``jsonl`` writes the same bytes as for
     a plain list without encoding those contents again. The caller vouches for the texts."""
 
-    def __init__(self, messages: list[Any], contents: list[str | None]) -> None:
+    def __init__(self, messages: list[Message], contents: list[str | None]) -> None:
         super().__init__(messages)
         self.contents = contents
 
 
-def _line(message: Any, content: str | None) -> str:
+def _line(message: Message, content: str | None) -> str:
     # to_json of {"role": r, "content": c} is exactly this when c's JSON is already made.
     role = plain_role(message) if content is not None else None
     if role is not None:
@@ -95,7 +95,7 @@ def _line(message: Any, content: str | None) -> str:
     return to_json(message)
 
 
-def jsonl(messages: list[Any]) -> str:
+def jsonl(messages: list[Message]) -> str:
     # to_json, not strict JSON: the seed's transcripts stringify what JSON cannot hold.
     if isinstance(messages, EncodedMessages):
         return "".join(_line(m, t) + "\n" for m, t in zip(messages, messages.contents, strict=True))
@@ -337,14 +337,14 @@ class DiskFiles:
     def save_media(self, data: bytes, media_type: str) -> str:
         return self._save_addressed(media_rel(sha256(data), media_type), "media", data)
 
-    def write_transcript(self, messages: list[Any]) -> str:
+    def write_transcript(self, messages: list[Message]) -> str:
         rel = transcript_rel(uuid.uuid4().hex)
         data = encode(jsonl(messages))
         self._remember(rel, "transcript", data)
         atomic_write(self.inside(rel), data, self.durable, self.file_mode)
         return str(self.root_path / rel)
 
-    def save_messages(self, messages: list[Any]) -> str:
+    def save_messages(self, messages: list[Message]) -> str:
         data = encode(jsonl(messages))
         return self._save_addressed(archive_rel(sha256(data)), "archive", data)
 

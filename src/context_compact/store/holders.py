@@ -29,7 +29,6 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from .base import Store
 from .lease import SessionLocked
@@ -41,9 +40,9 @@ class _Session:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.generation = 0
-        self.busy: weakref.ref[Any] | None = None  # the engine inside a call on it
+        self.busy: weakref.ref[object] | None = None  # the engine inside a call on it
 
-    def busy_with_other(self, engine: Any) -> bool:
+    def busy_with_other(self, engine: object) -> bool:
         current = self.busy() if self.busy is not None else None
         return current is not None and current is not engine
 
@@ -51,10 +50,10 @@ class _Session:
 # The entries of each live store object, kept as long as the store itself is: a store that
 # is gone takes its entries with it, and a new store never finds an old one's (as a table
 # keyed by ``id()`` could, ids being reused). Stores compare by identity.
-_stores: weakref.WeakKeyDictionary[Any, dict[str, _Session]] = weakref.WeakKeyDictionary()
+_stores: weakref.WeakKeyDictionary[Store, dict[str, _Session]] = weakref.WeakKeyDictionary()
 
 
-def _entry(store: Any, session: str) -> _Session:
+def _entry(store: Store, session: str) -> _Session:
     with _lock:
         sessions = _stores.get(store)
         if sessions is None:
@@ -76,7 +75,7 @@ def _refuse(store: Store, session: str, why: str) -> SessionLocked:
     )
 
 
-def opened(store: Store, session: str, engine: Any) -> int:
+def opened(store: Store, session: str, engine: object) -> int:
     """The generation ``engine`` reads ``session`` at."""
     entry = _entry(store, session)
     with entry.lock:
@@ -93,7 +92,7 @@ def reading(store: Store, session: str) -> Iterator[None]:
 
 
 @contextmanager
-def writing(store: Store, session: str, engine: Any, generation: int) -> Iterator[int]:
+def writing(store: Store, session: str, engine: object, generation: int) -> Iterator[int]:
     """Around one append by ``engine``, which last saw ``generation``: the generation after
     it (valid only once the block returned)."""
     entry = _entry(store, session)
@@ -109,7 +108,7 @@ def writing(store: Store, session: str, engine: Any, generation: int) -> Iterato
 
 
 @contextmanager
-def busy(store: Store, session: str | None, engine: Any) -> Iterator[None]:
+def busy(store: Store, session: str | None, engine: object) -> Iterator[None]:
     """``engine`` is inside a call on ``session`` (None: not created yet, nothing to mark)."""
     if session is None:
         yield

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
+from ..messages import Message
 from .base import CHECKPOINT_KIND, Record
 from .disk import (
     append_rel,
@@ -72,13 +73,13 @@ class MemoryStore:
         self.media.setdefault(path, bytes(data))
         return path
 
-    def write_transcript(self, messages: list[Any]) -> str:
+    def write_transcript(self, messages: list[Message]) -> str:
         self._transcripts += 1
         path = self._path(transcript_rel(f"{self._transcripts:032x}"))
         self.files[path] = jsonl(messages)
         return path
 
-    def save_messages(self, messages: list[Any]) -> str:
+    def save_messages(self, messages: list[Message]) -> str:
         text = jsonl(messages)
         path = self._path(archive_rel(sha256(encode(text))))
         self.files.setdefault(path, text)

@@ -6,16 +6,22 @@ size of the summaries we saw in the recorded Claude Code compaction in
 ``tests/data/trajectories``, which ran to a few thousand characters). It records the tokens
 it was sent and returned, so a bench can price the calls, and each summary's
 ``summary_score`` against what it was shown, so a bench can report retention.
+
+It is a ``Summarizes`` (``summarize(SummaryRequest)``) for the engines, and a callable
+``(messages, previous=None, request=None) -> str`` for the peers' frameworks, which call a
+model with a prompt (``context_compact_bench.peers``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..extract import extractive_summary, summary_score
-from ..facts import facts
 from ..sizing import text_tokens
-from ..summarize import summary_input
+from ..summary.contract import SummaryRequest
+from ..summary.extract import extractive_summary, summary_score
+from ..summary.facts import facts
+from ..summary.llm import summary_input
+from ..summary.prompts import summary_focus
 
 
 class BenchSummarizer:
@@ -29,6 +35,14 @@ class BenchSummarizer:
         # Requests that continue an earlier one, priced as sent by the bench's replay
         # (``testing/summary_cost.py``): their messages, and the tokens after them.
         self.sends: list[tuple[list[Any], int]] = []
+
+    def summarize(self, ask: SummaryRequest) -> str:
+        """The summarizer contract: the previous summary rolled over, the focus a note after
+        the messages (what it reads and counts, as a model would be told it)."""
+        shown = ask.visible_messages()
+        if ask.focus:
+            shown = [*shown, summary_focus(ask.focus)]
+        return self(shown, ask.previous, ask.request)
 
     def __call__(
         self, messages: list[Any], previous: str | None = None, request: str | None = None

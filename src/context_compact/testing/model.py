@@ -36,7 +36,7 @@ from typing import Any, cast
 
 from ..errors import FakeContextOverflow as FakeContextOverflow  # kept importable from here
 from ..errors import ScriptExhausted as ScriptExhausted
-from ..messages import Block, Message, block_type, blocks
+from ..messages import Block, Message, ToolUseBlock, block_type, blocks, is_tool_use
 from ..providers.base import ModelReply, Usage
 
 StepFunction = Callable[[list[Message], str, list[dict[str, Any]]], Any]
@@ -71,7 +71,8 @@ def tool_calls(
     content: list[Block] = [{"type": "text", "text": text}] if text else []
     for call in calls:
         name, input = call[0], call[1]
-        block: Block = {"type": "tool_use", "name": name, "input": dict(input)}
+        # Without an id until one is given or the provider serving it assigns one (_with_ids).
+        block = cast(ToolUseBlock, {"type": "tool_use", "name": name, "input": dict(input)})
         if len(call) > 2 and call[2] is not None:
             block["id"] = call[2]
         content.append(block)
@@ -159,7 +160,7 @@ class ScriptedProvider:
     def _with_ids(self, message: Message) -> Message:
         message = copy.deepcopy(message)
         for block in blocks(message):
-            if block_type(block) == "tool_use" and not block.get("id"):
+            if is_tool_use(block) and not block.get("id"):
                 self._next_id += 1
                 block["id"] = f"toolu_fake_{self._next_id:04d}"
         return message

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..sizing import text_tokens
-from ..summarize import SummaryRequest, adapt, continuing_instruction, text_of
+from ..summary.contract import Summarizes, SummaryRequest, adapt, text_of
+from ..summary.llm import continuing_instruction
 
 Send = tuple[list[Any], int]
 """A summary request as sent: its messages in order, and the tokens that follow them."""
@@ -67,7 +68,7 @@ class ContinuingSummarizer:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.adapted = adapt(inner)
+        self.adapted: Summarizes = adapt(inner)
 
     def summarize(self, ask: SummaryRequest) -> str:
         if not ask.sent:

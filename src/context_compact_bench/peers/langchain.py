@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from context_compact.messages import Block, Message, block_type, blocks
+from context_compact.messages import Block, Message, blocks, is_result, is_tool_use
 
 from .base import PeerStrategy, Summary, merge_runs
 
@@ -90,7 +90,7 @@ class Converter:
             calls = [
                 {"name": b["name"], "args": b.get("input") or {}, "id": b["id"]}
                 for b in blocks(message)
-                if block_type(b) == "tool_use"
+                if is_tool_use(b)
             ]
             body = content if isinstance(content, str) else [dict(b) for b in content or []]
             return [AIMessage(content=cast(Any, body), tool_calls=calls, id=self._id())]
@@ -99,7 +99,7 @@ class Converter:
         out: list[Any] = []
         rest: list[Any] = []
         for b in blocks(message):
-            if block_type(b) == "tool_result":
+            if is_result(b):
                 out.append(
                     ToolMessage(
                         content=cast("str | list[str | dict[Any, Any]]", b.get("content", "")),
@@ -133,7 +133,7 @@ class Converter:
         kind = native.type
         if kind == "ai":
             body = native.content
-            if isinstance(body, list) and not any(block_type(b) == "tool_use" for b in body):
+            if isinstance(body, list) and not any(is_tool_use(b) for b in body):
                 body = [*body, *(_use(c) for c in native.tool_calls)]
             elif isinstance(body, str) and native.tool_calls:
                 head = [{"type": "text", "text": body}] if body else []

@@ -25,7 +25,15 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from context_compact.messages import Block, Message, block_type, blocks
+from context_compact.messages import (
+    Block,
+    Message,
+    block_type,
+    blocks,
+    is_result,
+    is_text,
+    is_tool_use,
+)
 from context_compact.sizing import text_tokens
 
 from .base import PeerStrategy, Summary, merge_runs
@@ -94,13 +102,12 @@ def to_native(message: Message) -> list[Any]:
             return [ChatMessage(role=MessageRole.ASSISTANT, content=content)]
         parts: list[Any] = []
         for b in blocks(message):
-            kind = block_type(b)
-            if kind == "text":
+            if is_text(b):
                 parts.append(TextBlock(text=b["text"]))
-            elif kind == "thinking":
+            elif block_type(b) == "thinking":
                 extra = {k: v for k, v in b.items() if k not in ("type", "thinking")}
                 parts.append(ThinkingBlock(content=b.get("thinking"), additional_information=extra))
-            elif kind == "tool_use":
+            elif is_tool_use(b):
                 parts.append(
                     ToolCallBlock(
                         tool_call_id=b["id"], tool_name=b["name"], tool_kwargs=b.get("input") or {}
@@ -115,18 +122,16 @@ def to_native(message: Message) -> list[Any]:
     out: list[Any] = []
     rest: list[Any] = []
     for b in blocks(message):
-        if block_type(b) == "tool_result":
+        if is_result(b):
             body = b.get("content", "")
             kwargs: dict[str, Any] = {"tool_call_id": b["tool_use_id"]}
             if b.get("is_error"):
                 kwargs["is_error"] = True
             if not isinstance(body, str):  # content blocks: kept whole for the way back
                 kwargs["anthropic_content"] = body
-                body = "\n".join(
-                    x.get("text", "") for x in cast("list[Block]", body) if isinstance(x, dict)
-                )
+                body = "\n".join(str(x.get("text", "")) for x in body if isinstance(x, dict))
             out.append(ChatMessage(role=MessageRole.TOOL, content=body, additional_kwargs=kwargs))
-        elif block_type(b) == "text":
+        elif is_text(b):
             rest.append(TextBlock(text=b["text"]))
     if rest or not out:
         out.append(ChatMessage(role=MessageRole.USER, blocks=rest))

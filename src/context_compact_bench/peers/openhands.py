@@ -33,7 +33,16 @@ import json
 import os
 from typing import Any, cast
 
-from context_compact.messages import Block, Message, block_type, blocks, result_text
+from context_compact.messages import (
+    Block,
+    Message,
+    block_type,
+    blocks,
+    is_result,
+    is_text,
+    is_tool_use,
+    result_text,
+)
 
 from .base import PeerStrategy, Summary, merge_runs
 
@@ -102,7 +111,7 @@ class Events:
         texts = (
             [content]
             if isinstance(content, str)
-            else [b["text"] for b in blocks(message) if block_type(b) == "text"]
+            else [b["text"] for b in blocks(message) if is_text(b)]
         )
         if role == "assistant":
             thinking = [
@@ -110,7 +119,7 @@ class Events:
                 for b in blocks(message)
                 if block_type(b) == "thinking"
             ]
-            uses = [b for b in blocks(message) if block_type(b) == "tool_use"]
+            uses = [b for b in blocks(message) if is_tool_use(b)]
             if not uses:
                 text = [TextContent(text=t) for t in texts]
                 return [
@@ -143,7 +152,7 @@ class Events:
             return out
         events: list[Any] = []
         for b in blocks(message):
-            if block_type(b) != "tool_result":
+            if not is_result(b):
                 continue
             name, action_id = self.calls.get(b["tool_use_id"], ("tool", "unknown"))
             events.append(

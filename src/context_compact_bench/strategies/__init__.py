@@ -28,7 +28,7 @@ models and checks each model against its peer (``peers/``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from context_compact.compactor import Compactor
@@ -75,10 +75,14 @@ NAMES: tuple[str, ...] = (
 )
 
 
-VARIANTS: dict[str, str] = {"default-continued": "default"}
-"""Bench-only rows: an engine of the registry with another summarizer. ``default-continued``
-is the default with ``LLMSummarizer(continue_cache=True)``'s requests (``summary_cost.py``):
-run it by name (``--strategies``), it is not among the default rows."""
+VARIANTS: dict[str, str] = {"default-continued": "default", "default-handoff": "default"}
+"""Bench-only rows: an engine of the registry with another summarizer or policy, run by name
+(``--strategies``), not among the default rows. ``default-continued`` is the default with
+``LLMSummarizer(continue_cache=True)``'s requests (``summary_cost.py``); ``default-handoff``
+the default under ``Policy.default(handoff=True)`` (a fresh context where a summary would be
+made, no summarizer call)."""
+CONTINUED = ("default-continued",)
+OVERRIDES: dict[str, dict[str, Any]] = {"default-handoff": {"handoff": True}}
 
 STRATEGIES: tuple[str, ...] = (*NAMES, *VARIANTS)
 
@@ -110,9 +114,12 @@ def build(name: str, setup: Setup) -> Compactor:
     engine = VARIANTS.get(name, name)
     scale = CHARS_PER_TOKEN if entry(engine).unit == "chars" else 1
     summarizer = setup.summarizer
-    if name in VARIANTS:  # its summary requests continue the agent's own
+    if name in CONTINUED:  # its summary requests continue the agent's own
         summarizer = ContinuingSummarizer(summarizer)
-    compactor = Compactor(policy_at(engine, scale * setup.budget), setup.store, summarizer)
+    policy = policy_at(engine, scale * setup.budget)
+    if name in OVERRIDES:
+        policy = replace(policy, **OVERRIDES[name])  # type: ignore[type-var]
+    compactor = Compactor(policy, setup.store, summarizer)
     compactor.engine.overhead(setup.overhead)
     return compactor
 

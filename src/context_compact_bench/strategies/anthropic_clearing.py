@@ -25,7 +25,7 @@ from functools import partial
 from typing import Any
 
 from context_compact.engine import Env
-from context_compact.messages import Message, block_type, blocks, result_text
+from context_compact.messages import Message, blocks, is_tool_use, result_at, result_text
 from context_compact.sizing import TokenCounter
 
 from .base import LoggedStrategy, result_positions, with_result
@@ -63,9 +63,9 @@ class ToolResultClearing(LoggedStrategy):
         for li in range(self._indexed, len(self.log)):
             message = self.log[li]
             if message.get("role") == "assistant":
-                self._uses.extend(b["id"] for b in blocks(message) if block_type(b) == "tool_use")
+                self._uses.extend(b["id"] for b in blocks(message) if is_tool_use(b))
             for bi in result_positions(message):
-                block = blocks(message)[bi]
+                block = result_at(message, bi)
                 self._results.append((li, bi, block["tool_use_id"]))
                 self._saving[(li, bi)] = self.counter.text(result_text(block)) - self.counter.text(
                     PLACEHOLDER

@@ -18,7 +18,22 @@ from typing import Any
 from context_compact.engine import StatelessEngine
 from context_compact.invariants import InvalidHistory, check, check_appended
 from context_compact.keys import Known, Recognizer
-from context_compact.messages import Block, Message, as_dicts, block_type, blocks
+from context_compact.messages import (
+    Block,
+    Message,
+    as_dicts,
+    blocks,
+    is_result,
+    is_tool_use,
+    with_content,
+)
+from context_compact.summary.contract import Summarizes, SummaryRequest, text_of
+
+
+def summary_text(summarizer: Summarizes, messages: list[Message]) -> str:
+    """The summary of ``messages`` the engine's summarizer (``Env.summarizer``) writes: the
+    peers ask for it with the messages alone, as their own summarizers are asked."""
+    return str(text_of(summarizer.summarize(SummaryRequest(messages))))
 
 
 def truncate_middle(text: str, limit: int, unit: str = "chars") -> str:
@@ -33,7 +48,8 @@ def truncate_middle(text: str, limit: int, unit: str = "chars") -> str:
 def with_result(message: Message, replaced: dict[int, str]) -> Message:
     """A copy of a user message whose tool_result blocks at ``replaced`` get new content."""
     content: list[Block] = [
-        {**b, "content": replaced[i]} if i in replaced else b for i, b in enumerate(blocks(message))
+        with_content(b, replaced[i]) if i in replaced and is_result(b) else b
+        for i, b in enumerate(blocks(message))
     ]
     return {**message, "content": content}
 
@@ -41,7 +57,7 @@ def with_result(message: Message, replaced: dict[int, str]) -> Message:
 def result_positions(message: Message) -> list[int]:
     if message.get("role") != "user":
         return []
-    return [i for i, b in enumerate(blocks(message)) if block_type(b) == "tool_result"]
+    return [i for i, b in enumerate(blocks(message)) if is_result(b)]
 
 
 class LoggedStrategy(StatelessEngine):
@@ -82,7 +98,7 @@ class LoggedStrategy(StatelessEngine):
         if restart:
             self.reset()
         for message in new:
-            self._use_ids.update(b["id"] for b in blocks(message) if block_type(b) == "tool_use")
+            self._use_ids.update(b["id"] for b in blocks(message) if is_tool_use(b))
             self.log.append(self.admit(message))
         return new
 

@@ -26,9 +26,10 @@ from typing import Any
 from context_compact.engine import Env
 from context_compact.messages import Message, blocks, is_request, result_text
 from context_compact.sizing import TokenCounter, text_tokens
+from context_compact.summary.contract import Summarizes
 from context_compact.testing.script import request_text
 
-from .base import LoggedStrategy, result_positions, truncate_middle, with_result
+from .base import LoggedStrategy, result_positions, summary_text, truncate_middle, with_result
 
 USER_MESSAGE_MAX_TOKENS = 20_000
 MAX_OUTPUT_BYTES = 10_000
@@ -43,7 +44,7 @@ class AutoCompact(LoggedStrategy):
 
     def __init__(
         self,
-        summarizer: Any,
+        summarizer: Summarizes,
         limit: int,
         overhead: int = 0,
         user_message_max_tokens: int = USER_MESSAGE_MAX_TOKENS,
@@ -70,7 +71,7 @@ class AutoCompact(LoggedStrategy):
         return isinstance(content, str) and content.startswith(SUMMARY_PREFIX)
 
     def _summarize_now(self) -> None:
-        summary = self.summarizer(list(self.log))
+        summary = summary_text(self.summarizer, list(self.log))
         users = [m for m in self.log if is_request(m) and not self._is_summary(m)]
         selected: list[Message] = []
         remaining = self.user_message_max_tokens

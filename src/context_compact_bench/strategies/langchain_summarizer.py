@@ -22,10 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 from context_compact.engine import Env
-from context_compact.messages import Message, block_type, blocks
+from context_compact.messages import Message, blocks, is_result, is_tool_use
 from context_compact.sizing import TokenCounter
+from context_compact.summary.contract import Summarizes
 
-from .base import LoggedStrategy
+from .base import LoggedStrategy, summary_text
 from .parts import Renderer, split
 
 KEEP = 20
@@ -36,17 +37,17 @@ PREFIX = "Here is a summary of the conversation to date:\n\n"
 
 
 def _is_tool(part: Message) -> bool:
-    return any(block_type(b) == "tool_result" for b in blocks(part))
+    return any(is_result(b) for b in blocks(part))
 
 
 def _call_ids(part: Message) -> set[str]:
-    return {b["id"] for b in blocks(part) if block_type(b) == "tool_use"}
+    return {b["id"] for b in blocks(part) if is_tool_use(b)}
 
 
 class SummarizationMiddlewareModel(LoggedStrategy):
     name = "langchain-summarizer"
 
-    def __init__(self, summarizer: Any, budget: int, keep: int = KEEP) -> None:
+    def __init__(self, summarizer: Summarizes, budget: int, keep: int = KEEP) -> None:
         self.summarizer = summarizer
         self.trigger = int(budget * FRACTION)
         self.keep = keep
@@ -66,7 +67,7 @@ class SummarizationMiddlewareModel(LoggedStrategy):
         cut = len(parts) - self.keep
         if not _is_tool(parts[cut]):
             return cut
-        ids = {b["tool_use_id"] for b in blocks(parts[cut]) if block_type(b) == "tool_result"}
+        ids = {b["tool_use_id"] for b in blocks(parts[cut]) if is_result(b)}
         for i in range(cut - 1, -1, -1):
             if parts[i].get("role") == "assistant" and _call_ids(parts[i]) & ids:
                 return i
@@ -101,7 +102,7 @@ class SummarizationMiddlewareModel(LoggedStrategy):
             shown.pop(0)
         if not shown:
             return TOO_LONG
-        return str(self.summarizer(self.renderer.render(shown)))
+        return summary_text(self.summarizer, self.renderer.render(shown))
 
 
 def engine(policy: Any, env: Env) -> SummarizationMiddlewareModel:

@@ -21,10 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 from context_compact.engine import Env
-from context_compact.messages import Message, block_type, blocks, result_text
+from context_compact.messages import Message, block_type, blocks, is_result, result_text
 from context_compact.sizing import text_tokens
+from context_compact.summary.contract import Summarizes
 
-from .base import LoggedStrategy
+from .base import LoggedStrategy, summary_text
 from .parts import Renderer, split
 
 RATIO = 0.75
@@ -36,7 +37,7 @@ def text_of(part: Message) -> str:
     if isinstance(content, str):
         return content
     texts = [
-        result_text(b) if block_type(b) == "tool_result" else b.get("text", "")
+        result_text(b) if is_result(b) else str(b.get("text", ""))
         for b in blocks(part)
         if block_type(b) in ("text", "tool_result")
     ]
@@ -44,15 +45,13 @@ def text_of(part: Message) -> str:
 
 
 def opens_badly(part: Message) -> bool:
-    return part.get("role") == "assistant" or any(
-        block_type(b) == "tool_result" for b in blocks(part)
-    )
+    return part.get("role") == "assistant" or any(is_result(b) for b in blocks(part))
 
 
 class SummaryBufferModel(LoggedStrategy):
     name = "llamaindex-summary"
 
-    def __init__(self, summarizer: Any, budget: int) -> None:
+    def __init__(self, summarizer: Summarizes, budget: int) -> None:
         self.summarizer = summarizer
         self.limit = int(budget * RATIO)
         self.renderer = Renderer()
@@ -88,7 +87,7 @@ class SummaryBufferModel(LoggedStrategy):
         old = history[:start]
         if old and not (len(old) == 1 and old[0] is self.summary):
             shown = [p for p in old if isinstance(p.get("content"), str) or text_of(p) != "None"]
-            text = self.summarizer(self.renderer.render(shown or old))
+            text = summary_text(self.summarizer, self.renderer.render(shown or old))
             self.summary = {"role": "user", "content": text}
         self.state = [p for p in history[start:] if p is not self.summary]
         view = ([self.summary] if self.summary is not None else []) + self.state

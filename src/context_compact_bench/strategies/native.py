@@ -37,7 +37,8 @@ from context_compact.messages import Block, Message, is_request
 from context_compact.session.engine import SessionEngine
 from context_compact.session.policy import session_policy
 from context_compact.sizing import TokenCounter, text_tokens
-from context_compact.summarize import SummaryRequest, adapt, summary_input, text_of
+from context_compact.summary.contract import SummaryRequest, adapt, text_of
+from context_compact.summary.llm import summary_input
 
 from .base import LoggedStrategy
 

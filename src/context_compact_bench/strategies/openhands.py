@@ -39,10 +39,19 @@ from typing import Any
 
 from context_compact.engine import Env
 from context_compact.invariants import thinking_kept
-from context_compact.messages import Message, block_type, blocks, result_text, turn_start
+from context_compact.messages import (
+    Message,
+    block_type,
+    blocks,
+    is_text,
+    is_tool_use,
+    result_text,
+    turn_start,
+)
 from context_compact.sizing import TokenCounter
+from context_compact.summary.contract import Summarizes
 
-from .base import LoggedStrategy, result_positions, truncate_middle, with_result
+from .base import LoggedStrategy, result_positions, summary_text, truncate_middle, with_result
 
 MAX_SIZE = 80
 KEEP_FIRST = 4
@@ -60,7 +69,7 @@ SUMMARY: Event = (-1, -1, -1)
 
 
 def events_of(li: int, message: Message) -> list[Event]:
-    uses = [bi for bi, b in enumerate(blocks(message)) if block_type(b) == "tool_use"]
+    uses = [bi for bi, b in enumerate(blocks(message)) if is_tool_use(b)]
     if message.get("role") == "assistant" and uses:
         return [(li, bi, li) for bi in uses]
     results = result_positions(message)
@@ -76,7 +85,7 @@ class SummarizingCondenser(LoggedStrategy):
 
     def __init__(
         self,
-        summarizer: Any,
+        summarizer: Summarizes,
         budget: int | None = None,
         overhead: int = 0,
         max_size: int = MAX_SIZE,
@@ -190,7 +199,7 @@ class SummarizingCondenser(LoggedStrategy):
         if not forgotten or len(forgotten) < minimum:
             return False
         previous = [self.summary] if self.summary is not None else []
-        text = self.summarizer(previous + [self.previews(forgotten)])
+        text = summary_text(self.summarizer, previous + [self.previews(forgotten)])
         self.summary = {
             "role": "user",
             "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",
@@ -281,17 +290,13 @@ class SummarizingCondenser(LoggedStrategy):
                 text = (
                     body
                     if isinstance(body, str)
-                    else " ".join(
-                        b.get("text", "") for b in blocks(message) if block_type(b) == "text"
-                    )
+                    else " ".join(b.get("text", "") for b in blocks(message) if is_text(b))
                 )
                 out.append(f"MessageEvent ({message.get('role')})\n{cut(text)}")
                 continue
             block = blocks(message)[bi]
-            if block_type(block) == "tool_use":
-                thought = " ".join(
-                    b.get("text", "") for b in blocks(message) if block_type(b) == "text"
-                )
+            if is_tool_use(block):
+                thought = " ".join(b.get("text", "") for b in blocks(message) if is_text(b))
                 out.append(
                     f"ActionEvent (agent)\n  Thought: {cut(thought)}\n  Action: {block['name']}"
                 )
@@ -306,7 +311,7 @@ class SummarizingCondenser(LoggedStrategy):
         if not view:
             return
         previous = [self.summary] if self.summary is not None else []
-        text = self.summarizer(previous + [self.previews(view)])
+        text = summary_text(self.summarizer, previous + [self.previews(view)])
         self.summary = {
             "role": "user",
             "content": f"<CONDENSED_HISTORY_SUMMARY>\n{text}\n</CONDENSED_HISTORY_SUMMARY>",

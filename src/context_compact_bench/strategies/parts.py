@@ -8,14 +8,14 @@ the same parts, so an unchanged prefix stays a prefix.
 
 from __future__ import annotations
 
-from context_compact.messages import Block, Message, block_type, blocks
+from context_compact.messages import Block, Message, block_type, blocks, is_result
 
 
 def split(message: Message) -> list[Message]:
     content = message.get("content")
     if message.get("role") == "assistant" or isinstance(content, str):
         return [message]
-    results = [b for b in blocks(message) if block_type(b) == "tool_result"]
+    results = [b for b in blocks(message) if is_result(b)]
     if not results:
         return [message]
     rest = [b for b in blocks(message) if block_type(b) != "tool_result"]

@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .messages import Block, Message, block_type, blocks, is_request, readable_text, result_text
+from ..messages import Block, Message, block_type, blocks, is_request, readable_text, result_text
 from .prompts import ours
 
 _EXTENSIONS = (

@@ -26,9 +26,9 @@ import json
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from .messages import THINKING, Message, block_type, blocks, readable_text
+from ..messages import THINKING, Message, block_type, blocks, readable_text
+from ..quoting import boundary, name_of
 from .prompts import message_header, transcript_gap
-from .quoting import boundary, name_of
 
 SHOWN_RESULT_CHARS = 2_000
 

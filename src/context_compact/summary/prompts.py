@@ -5,9 +5,9 @@ A summary call sends a system prompt, the seed's (S-4.3, exactly; its input cut 
 ``SUMMARY_OMISSION``, S-4.2) or the session engine's structured one
 (``structured_summary_prompt``, the sections of ``SUMMARY_SECTIONS``), and a user message
 quoting the previous summary and the transcript (``summary_request``, whose messages open
-with ``message_header``). A summarizer that takes no keyword for the previous summary, the
-focus, or a history too long to show gets each as a note among the messages
-(``previous_summary_note``, ``summary_focus``, ``summary_gap``).
+with ``message_header``). A plain callable summarizer gets the previous summary and the
+focus as notes among the messages (``previous_summary_note``, ``summary_focus``), and every
+summarizer a history too long to show as a note where its middle was (``summary_gap``).
 
 The conversation is quoted data, never instructions: every region of text we did not write
 is quoted with a boundary token its text does not hold (``quoting.py``), so nothing inside
@@ -18,8 +18,8 @@ they must not be read back as user constraints.
 
 from __future__ import annotations
 
-from .messages import Message
-from .quoting import quote
+from ..messages import Message
+from ..quoting import quote
 
 # -- the seed preset ---------------------------------------------------------------------
 SUMMARY_OMISSION = "\n...[middle omitted; full transcript is on disk]...\n"
@@ -31,7 +31,8 @@ SUMMARY_SYSTEM_PROMPT = (
 
 
 def summary_focus(instructions: str) -> Message:
-    """Appended after the history for a summarizer that takes no ``instructions`` keyword."""
+    """Appended after the history for a summarizer given the messages alone (a plain
+    callable, the extractive one)."""
     return {"role": "user", "content": f"[Summary focus: {instructions}]"}
 
 
@@ -117,7 +118,7 @@ PREVIOUS_SUMMARY = "[Previous summary, to update with the messages that follow]\
 
 
 def previous_summary_note(previous: str) -> Message:
-    """Put first for a summarizer that takes no ``previous`` keyword."""
+    """Put first for a plain callable summarizer, given the messages alone."""
     return {"role": "user", "content": PREVIOUS_SUMMARY + previous}
 
 
