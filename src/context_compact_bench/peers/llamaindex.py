@@ -34,6 +34,7 @@ from context_compact.messages import (
     is_text,
     is_tool_use,
 )
+from context_compact.messages import ThinkingBlock as Thought
 from context_compact.sizing import text_tokens
 
 from .base import PeerStrategy, Summary, merge_runs
@@ -105,8 +106,11 @@ def to_native(message: Message) -> list[Any]:
             if is_text(b):
                 parts.append(TextBlock(text=b["text"]))
             elif block_type(b) == "thinking":
+                thinking = cast("Thought", b)  # a block whose type is "thinking" is one
                 extra = {k: v for k, v in b.items() if k not in ("type", "thinking")}
-                parts.append(ThinkingBlock(content=b.get("thinking"), additional_information=extra))
+                parts.append(
+                    ThinkingBlock(content=thinking["thinking"], additional_information=extra)
+                )
             elif is_tool_use(b):
                 parts.append(
                     ToolCallBlock(
