@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..errors import MissingExtra
@@ -50,13 +49,12 @@ except ImportError as error:  # pragma: no cover - the message is the point
 
 from ..compactor import Compactor
 from ..messages import Message
-from ..policy import Policy
 from ..providers.thinking import recoverable
 from ..store import Store
 from ..telemetry import integrations_log
 from ._bridge import Converted
 from .adk_convert import Converter, latest_request, restore
-from .conversations import Conversations, compactor_for
+from .conversations import Conversations, compactor_for, taken
 
 CANONICAL = "anthropic"
 
@@ -124,27 +122,11 @@ class CompactionPlugin(BasePlugin):  # type: ignore[misc, unused-ignore]
         **options: Any,
     ) -> None:
         super().__init__(name)
-        self.compactor: Compactor | None = None
-        self.conversations: Conversations | None = None
-        if isinstance(compactor, Compactor | Conversations) and (options or policy is not None):
-            raise TypeError(
-                "CompactionPlugin(compactor) takes no settings: give them to the Compactor "
-                "(or the Conversations)"
-            )
-        if isinstance(compactor, Compactor):
-            self.compactor = compactor
-        elif isinstance(compactor, Conversations):
-            self.conversations = compactor
-        else:
-            if compactor is None:
-                from ..store.files import FileStore
-
-                compactor = FileStore(Path.cwd())
-            options.setdefault("format", CANONICAL)
-            summarizer = options.pop("summarizer", None)
-            self.conversations = Conversations(
-                policy or Policy.default(), compactor, summarizer, **options
-            )
+        self.compactor: Compactor | None
+        self.conversations: Conversations | None
+        self.compactor, self.conversations = taken(
+            compactor, policy, options, "CompactionPlugin", CANONICAL
+        )
         self._calls: dict[str, _Call] = {}
         self._lock = threading.Lock()
 

@@ -53,6 +53,7 @@ import threading
 import uuid
 import weakref
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 from ..compactor import Compactor
@@ -222,4 +223,36 @@ def compactor_for(compactor: Compactor, key: object) -> Compactor:
     return others._get(key)  # None and "" too: a run named by no conversation is one
 
 
-__all__ = ["Conversations", "compactor_for"]
+def taken(
+    given: Compactor | Conversations | Store | None,
+    policy: Any,
+    options: dict[str, Any],
+    adapter: str,
+    format: str,
+) -> tuple[Compactor | None, Conversations | None]:
+    """What a framework adapter was given, as the one compactor it uses or the conversations
+    it keys by the framework's own ids: a ``Compactor`` or a ``Conversations`` as given (the
+    settings are theirs, so none may come beside them), or a store (files under the working
+    directory when None) with ``policy=`` and the ``Conversations`` options, in the
+    adapter's ``format``."""
+    if isinstance(given, Compactor | Conversations) and (options or policy is not None):
+        raise TypeError(
+            f"{adapter}(compactor) takes no settings: give them to the Compactor "
+            "(or the Conversations)"
+        )
+    if isinstance(given, Compactor):
+        return given, None
+    if isinstance(given, Conversations):
+        return None, given
+    if given is None:
+        from ..store.files import FileStore
+
+        given = FileStore(Path.cwd())
+    from ..policy import Policy
+
+    options.setdefault("format", format)
+    summarizer = options.pop("summarizer", None)
+    return None, Conversations(policy or Policy.default(), given, summarizer, **options)
+
+
+__all__ = ["Conversations", "compactor_for", "taken"]

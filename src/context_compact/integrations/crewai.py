@@ -38,7 +38,6 @@ import threading
 import uuid
 import weakref
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..errors import MissingExtra
@@ -52,12 +51,11 @@ except ImportError as error:  # pragma: no cover - the message is the point
     ) from error
 
 from ..compactor import Compactor
-from ..policy import Policy
 from ..providers.thinking import recoverable
 from ..store import Store
 from ..telemetry import integrations_log
 from .clients import latest_request
-from .conversations import Conversations, compactor_for
+from .conversations import Conversations, compactor_for, taken
 
 CHAT = "openai-chat"
 
@@ -89,27 +87,11 @@ class CompactionHooks:
         policy: Any = None,
         **options: Any,
     ) -> None:
-        self.compactor: Compactor | None = None
-        self.conversations: Conversations | None = None
-        if isinstance(compactor, Compactor | Conversations) and (options or policy is not None):
-            raise TypeError(
-                "CompactionHooks(compactor) takes no settings: give them to the Compactor "
-                "(or the Conversations)"
-            )
-        if isinstance(compactor, Compactor):
-            self.compactor = compactor
-        elif isinstance(compactor, Conversations):
-            self.conversations = compactor
-        else:
-            if compactor is None:
-                from ..store.files import FileStore
-
-                compactor = FileStore(Path.cwd())
-            options.setdefault("format", CHAT)
-            summarizer = options.pop("summarizer", None)
-            self.conversations = Conversations(
-                policy or Policy.default(), compactor, summarizer, **options
-            )
+        self.compactor: Compactor | None
+        self.conversations: Conversations | None
+        self.compactor, self.conversations = taken(
+            compactor, policy, options, "CompactionHooks", CHAT
+        )
         self.errors: list[BaseException] = []
         self._runs: weakref.WeakKeyDictionary[Any, _Run] = weakref.WeakKeyDictionary()
         self._by_task: dict[str, _Run] = {}

@@ -58,7 +58,6 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..errors import MissingExtra
@@ -72,12 +71,11 @@ except ImportError as error:  # pragma: no cover - the message is the point
 
 from ..compactor import Compactor
 from ..messages import plain
-from ..policy import Policy
 from ..providers.thinking import recoverable
 from ..store import Store
 from ..telemetry import integrations_log
 from .clients import latest_request
-from .conversations import Conversations, compactor_for
+from .conversations import Conversations, compactor_for, taken
 from .streams import watch
 
 CHAT = "openai-chat"
@@ -155,27 +153,11 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
         **options: Any,
     ) -> None:
         super().__init__()
-        self.compactor: Compactor | None = None
-        self.conversations: Conversations | None = None
-        if isinstance(compactor, Compactor | Conversations) and (options or policy is not None):
-            raise TypeError(
-                "CompactionHook(compactor) takes no settings: give them to the Compactor "
-                "(or the Conversations)"
-            )
-        if isinstance(compactor, Compactor):
-            self.compactor = compactor
-        elif isinstance(compactor, Conversations):
-            self.conversations = compactor
-        else:
-            if compactor is None:
-                from ..store.files import FileStore
-
-                compactor = FileStore(Path.cwd())
-            options.setdefault("format", CHAT)
-            summarizer = options.pop("summarizer", None)
-            self.conversations = Conversations(
-                policy or Policy.default(), compactor, summarizer, **options
-            )
+        self.compactor: Compactor | None
+        self.conversations: Conversations | None
+        self.compactor, self.conversations = taken(
+            compactor, policy, options, "CompactionHook", CHAT
+        )
         self._states: weakref.WeakKeyDictionary[Compactor, _State] = weakref.WeakKeyDictionary()
         self._calls: OrderedDict[str, Compactor] = OrderedDict()
         self._lock = threading.Lock()
