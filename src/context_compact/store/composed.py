@@ -14,10 +14,12 @@ too (``MemoryStore``; docs/store-backend.md).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from .base import Archive, Journal
-from .codec import Record
+from .codec import RESULTS, TRANSCRIPTS, Record
+from .disk import Root
 
 
 class Composed:
@@ -26,6 +28,19 @@ class Composed:
     archive: Archive
     journal: Journal
     root: str
+    root_path: Path
+    results_dir: Path
+    transcripts_dir: Path
+    durable: bool
+    file_mode: int
+
+    def place(self, folder: Root) -> None:
+        """Name the folder the store's files live under, and the layout's folders in it."""
+        self.folder = folder
+        self.root, self.root_path = folder.name, folder.path
+        self.results_dir = folder.path / RESULTS
+        self.transcripts_dir = folder.path / TRANSCRIPTS
+        self.durable, self.file_mode = folder.durable, folder.file_mode
 
     # -- the archive ---------------------------------------------------------------------------
     def save_tool_result(self, tool_use_id: str, content: str) -> str:

@@ -50,7 +50,7 @@ import os
 from collections.abc import Iterator
 
 from ..archive import DiskArchive
-from ..codec import RESULTS, TRANSCRIPTS, Record, safe_id
+from ..codec import Record, safe_id
 from ..composed import Composed
 from ..disk import Root
 from ..lease import Owner
@@ -65,13 +65,7 @@ class FileStore(Composed):
     def __init__(
         self, root: str | os.PathLike[str], durable: bool = False, private: bool = True
     ) -> None:
-        self.folder = Root(root, durable, private)
-        self.root = self.folder.name
-        self.root_path = self.folder.path
-        self.results_dir = self.root_path / RESULTS
-        self.transcripts_dir = self.root_path / TRANSCRIPTS
-        self.durable = durable
-        self.file_mode = self.folder.file_mode
+        self.place(Root(root, durable, private))
         self.archive = DiskArchive(self.folder, FileLedger(self.folder))
         self.journal = self.sessions = FileJournal(self.folder)
         self.sessions_dir = self.sessions.sessions_dir

@@ -42,7 +42,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..codec import RESULTS, TRANSCRIPTS, Record
+from ..codec import Record
 from ..composed import Composed
 from ..disk import Root
 from ..lease import Owner
@@ -63,13 +63,7 @@ class PostgresStore(Composed):
         pool_size: int = 4,
         durable: bool = False,
     ) -> None:
-        self.folder = Root(Path.cwd() if root is None else root, durable)
-        self.root = self.folder.name
-        self.root_path = self.folder.path
-        self.results_dir = self.root_path / RESULTS
-        self.transcripts_dir = self.root_path / TRANSCRIPTS
-        self.durable = durable
-        self.file_mode = self.folder.file_mode
+        self.place(Root(Path.cwd() if root is None else root, durable))
         self.pg = PgConnection(url, self.folder, schema, lease_seconds, pool_size, durable)
         self.url, self.schema, self.where = url, self.pg.schema, self.pg.where
         self.lease_seconds = lease_seconds

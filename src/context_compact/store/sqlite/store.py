@@ -49,7 +49,7 @@ from pathlib import Path
 from ...errors import CorruptStore as CorruptStore
 from ...errors import ReadOnlyStore as ReadOnlyStore
 from ..archive import DiskArchive
-from ..codec import RESULTS, TRANSCRIPTS, Record
+from ..codec import Record
 from ..composed import Composed
 from ..disk import Root
 from ..lease import Owner
@@ -72,13 +72,7 @@ class SqliteStore(Composed):
     ) -> None:
         self.db_path = Path(path)
         self.compress = compress
-        self.folder = Root(self.db_path.parent if root is None else root, durable, private)
-        self.root = self.folder.name
-        self.root_path = self.folder.path
-        self.results_dir = self.root_path / RESULTS
-        self.transcripts_dir = self.root_path / TRANSCRIPTS
-        self.durable = durable
-        self.file_mode = self.folder.file_mode
+        self.place(Root(self.db_path.parent if root is None else root, durable, private))
         self.db = Database(self.db_path, self.folder, read_only)
         self.files = SqliteLedger(self.db, self.folder, compress)
         self.archive = DiskArchive(self.folder, self.files)
