@@ -34,7 +34,7 @@ class Composed:
     durable: bool
     file_mode: int
 
-    def place(self, folder: Root) -> None:
+    def _place(self, folder: Root) -> None:
         """Name the folder the store's files live under, and the layout's folders in it."""
         self.folder = folder
         self.root, self.root_path = folder.name, folder.path

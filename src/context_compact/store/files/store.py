@@ -65,7 +65,7 @@ class FileStore(Composed):
     def __init__(
         self, root: str | os.PathLike[str], durable: bool = False, private: bool = True
     ) -> None:
-        self.place(Root(root, durable, private))
+        self._place(Root(root, durable, private))
         self.archive = DiskArchive(self.folder, FileLedger(self.folder))
         self.journal = self.sessions = FileJournal(self.folder)
         self.sessions_dir = self.sessions.sessions_dir

@@ -63,7 +63,7 @@ class PostgresStore(Composed):
         pool_size: int = 4,
         durable: bool = False,
     ) -> None:
-        self.place(Root(Path.cwd() if root is None else root, durable))
+        self._place(Root(Path.cwd() if root is None else root, durable))
         self.pg = PgConnection(url, self.folder, schema, lease_seconds, pool_size, durable)
         self.url, self.schema, self.where = url, self.pg.schema, self.pg.where
         self.lease_seconds = lease_seconds

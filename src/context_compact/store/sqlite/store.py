@@ -72,7 +72,7 @@ class SqliteStore(Composed):
     ) -> None:
         self.db_path = Path(path)
         self.compress = compress
-        self.place(Root(self.db_path.parent if root is None else root, durable, private))
+        self._place(Root(self.db_path.parent if root is None else root, durable, private))
         self.db = Database(self.db_path, self.folder, read_only)
         self.files = SqliteLedger(self.db, self.folder, compress)
         self.archive = DiskArchive(self.folder, self.files)
