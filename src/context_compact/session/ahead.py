@@ -49,6 +49,7 @@ from .. import markers
 from ..messages import Block, Message, blocks, is_result, with_content
 from ..summary.contract import Summarizes, is_model_summarizer
 from ..summary.extract import extractive_summary
+from ..summary.facts import Readings, facts
 from . import cadence, clearing, knobs, passes, summary
 from .policy import SessionPolicy
 from .records import AheadMark
@@ -241,15 +242,19 @@ def early(state: SessionState, policy: SessionPolicy, plan: summary.SummaryPlan)
     return Early(asked, state.view[offset + plan.start :])
 
 
-def with_tail(made: str, tail: list[Message], first: int, budget: int) -> str:
+def with_tail(
+    made: str, tail: list[Message], first: int, budget: int, readings: Readings | None = None
+) -> str:
     """The summary made ahead, then what came after its range up to the trigger's cut (the
-    messages from log position ``first`` on), read off them without a model: the next
-    summary, made ahead again, rolls it in."""
+    messages from log position ``first`` on), read off them without a model (``readings``:
+    the summary pass's, shared with its score): the next summary, made ahead again, rolls
+    it in."""
     if not tail:
         return made
     note = markers.SUMMARY_SINCE.format(first=first, last=first + len(tail) - 1)
     # A few turns against the many the summary covers: a note, not a second summary.
-    read = extractive_summary(tail, limit=max(200, min(len(made) // 8, 3 * budget)))
+    limit = max(200, min(len(made) // 8, 3 * budget))
+    read = extractive_summary(tail, limit=limit, found=facts(tail, readings))
     return f"{made}\n\n{note}\n{read}"
 
 

@@ -49,7 +49,7 @@ from ..store.base import Store
 from ..store.codec import EncodedMessages
 from ..summary import prompts
 from ..summary.extract import extractive_summary
-from ..summary.facts import read_once
+from ..summary.facts import Readings, facts
 from . import attribution, readback, summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS
@@ -68,8 +68,12 @@ class PassIO:
 
     store: Store
     index_name: str
-    summarize: Callable[..., str]
-    """``(messages, request, instructions, previous, sent=None)``: the summary's text."""
+    summarize: Callable[
+        [list[Message], str, str | None, str | None, list[Message] | None, Readings], str
+    ]
+    """``(messages, request, instructions, previous, sent, readings)``: the summary's text;
+    ``sent``, the view's messages before the cut (None: not known); ``readings``, what the
+    summary's facts read, for the summarizer to share with the score."""
     native: Callable[[list[Message]], Block | None] | None = None
     """The provider's compaction of the view's messages before a summary's cut (a block),
     None when it failed (``native_tier.py``); absent: our own summary only."""
@@ -211,16 +215,19 @@ def effects(
     native = io.native if not ask.handoff else None
     block = native([clone(m) for m in state.view[: offset + cut]]) if native else None
     readable = None
-    with read_once():  # the summarizer (an extractive one) and the score read the same messages
-        if ask.handoff:  # no summarizer call: the message says where everything is
-            text = markers.HANDOFF
-        elif block is None:
-            sent = state.view[: offset + cut]  # copied by the summary caller if it wants it
-            text = io.summarize([*older, *shown], ask.request, ask.instructions, previous, sent)
-        else:  # the block holds the summary; ours, readable, is kept beside it
-            text = extractive_summary([*older, *shown], ask.request, SUMMARY_CHARS, previous)
-        text = text if ask.handoff else checked(state, text, ask.request, previous)
-        score = summary.score(text, source)
+    # The summarizer (an extractive one) and the score read the same messages: each once.
+    readings = Readings()
+    asked = [*older, *shown]
+    if ask.handoff:  # no summarizer call: the message says where everything is
+        text = markers.HANDOFF
+    elif block is None:
+        sent = state.view[: offset + cut]  # copied by the summary caller if it wants it
+        text = io.summarize(asked, ask.request, ask.instructions, previous, sent, readings)
+    else:  # the block holds the summary; ours, readable, is kept beside it
+        found = facts(asked, readings)
+        text = extractive_summary(asked, ask.request, SUMMARY_CHARS, previous, found=found)
+    text = text if ask.handoff else checked(state, text, ask.request, previous)
+    score = summary.score(text, source, readings)
     entries = summary.index_entries(state, plan, archive, exports)
     notes = None
     if state.notes and ask.notes_tokens:

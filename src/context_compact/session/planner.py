@@ -26,6 +26,7 @@ from .. import markers
 from ..engine import Message
 from ..errors import CompactionFailed
 from ..messages import Block, copy_json
+from ..summary.facts import Readings
 from . import (
     ahead,
     attribution,
@@ -60,8 +61,8 @@ def io(session: Session) -> passes.PassIO:
     return passes.PassIO(
         session.store,
         index_name(session.sid()),
-        lambda messages, request, instructions, previous, sent=None: summary_text(
-            session, messages, request, instructions, previous, sent
+        lambda messages, request, instructions, previous, sent, readings: summary_text(
+            session, messages, request, instructions, previous, sent, readings
         ),
         (lambda messages: native_block(session, messages)) if tier else None,
     )
@@ -259,10 +260,11 @@ def summary_text(
     request: str,
     instructions: str | None,
     previous: str | None,
-    sent: list[Message] | None = None,
+    sent: list[Message] | None,
+    readings: Readings,
 ) -> str:
     budget = summary_budget(session)
-    return session.summaries.text(messages, instructions, previous, budget, sent)
+    return session.summaries.text(messages, instructions, previous, budget, sent, readings)
 
 
 # -- when a summary comes --------------------------------------------------------------------
@@ -334,11 +336,12 @@ def summarize_fixed(
         __: str,
         focus: str | None,
         previous: str | None,
-        sent: list[Message] | None = None,
+        sent: list[Message] | None,
+        readings: Readings,
     ) -> str:
-        made = summaries.text(got.asked, focus, previous, budget)
+        made = summaries.text(got.asked, focus, previous, budget, readings=readings)
         tail = got.view[mark[1] - mark[0] : cut - mark[0]]
-        return summaries.capped(ahead.with_tail(made, tail, mark[1], budget), budget)
+        return summaries.capped(ahead.with_tail(made, tail, mark[1], budget, readings), budget)
 
     pass_io = passes.PassIO(session.store, io(session).index_name, text)
     seen = early.view[: cut - mark[0]]

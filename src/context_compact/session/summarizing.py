@@ -43,6 +43,7 @@ from ..sizing import TokenCounter, to_json
 from ..summary import prompts
 from ..summary.contract import Summarizes, SummaryRequest, SummaryResult, text_of
 from ..summary.extract import extractive_summary
+from ..summary.facts import Readings, facts
 from .policy import SessionPolicy
 
 Emit = Callable[[str, int, int, str], None]
@@ -131,7 +132,8 @@ class SummaryCaller:
     def _submit(self, ask: SummaryRequest) -> _Job:
         if self._worker is None:
             self._worker = Worker()
-        # In a copy of this context: what the call set up (``facts.read_once``) holds there.
+        # In a copy of this context: a tracing span or a logging context set around the
+        # call reaches the summarizer.
         context = copy_context()
         return self._worker.submit(lambda: context.run(self.summarizer.summarize, ask))
 
@@ -142,10 +144,12 @@ class SummaryCaller:
         previous: str | None,
         budget: int,
         sent: list[Message] | None = None,
+        readings: Readings | None = None,
     ) -> SummaryRequest:
         """What the summarizer is asked (the active request is not passed: the summary
         message states it, or points at the message holding it, on its own); ``sent``, the
-        view's messages before the cut, with the request's system prompt and tools."""
+        view's messages before the cut, with the request's system prompt and tools;
+        ``readings``, what facts the summary pass read (``SummaryRequest.readings``)."""
         if sent is not None and getattr(self.summarizer, "continue_cache", False):
             system, tools = self.fixed
             sent = [clone(m) for m in sent]
@@ -160,6 +164,7 @@ class SummaryCaller:
             sent=sent,
             system=system,
             tools=tools,
+            readings=readings,
         )
 
     def ahead(self, ask: SummaryRequest) -> bool:
@@ -234,10 +239,12 @@ class SummaryCaller:
         previous: str | None,
         budget: int,
         sent: list[Message] | None = None,
+        readings: Readings | None = None,
     ) -> str:
         """The summarizer's text, or the extractive summary if it raised, timed out or gave
-        no text, cut to ``budget`` tokens if longer."""
-        ask = self.request(messages, focus, previous, budget, sent)
+        no text, cut to ``budget`` tokens if longer (``readings``: what the summary pass's
+        facts read, shared with the summarizer and the fallback)."""
+        ask = self.request(messages, focus, previous, budget, sent, readings)
         try:
             text = text_of(self._ask(ask))
             if not isinstance(text, str) or not text.strip():
@@ -255,7 +262,9 @@ class SummaryCaller:
             note = f"summarizer failed ({type(error).__name__}); extractive summary used"
             self.emit("summary_fallback", 0, 0, note)
             # The summary message states the request in full: the summary need not repeat it.
-            text = extractive_summary(messages, limit=min(4_000, 3 * budget), previous=previous)
+            found = facts(messages, readings)
+            limit = min(4_000, 3 * budget)
+            text = extractive_summary(messages, limit=limit, previous=previous, found=found)
         return self.capped(text.strip(), budget)
 
     def capped(self, text: str, budget: int) -> str:

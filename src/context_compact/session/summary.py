@@ -21,6 +21,7 @@ from __future__ import annotations
 from .. import markers
 from ..messages import Message
 from ..summary.extract import summary_score
+from ..summary.facts import Readings, facts
 from ..summary.transcript import steps as transcript_steps
 from . import ledger_view
 from .exports import Export, index_lines, summary_line
@@ -117,8 +118,8 @@ def index_entries(
     ]
 
 
-def score(text: str, source: list[Message]) -> dict[str, float | None]:
-    return summary_score(text, source).as_dict()
+def score(text: str, source: list[Message], readings: Readings) -> dict[str, float | None]:
+    return summary_score(text, source, found=facts(source, readings)).as_dict()
 
 
 __all__ = [

@@ -24,13 +24,14 @@ as sent, ``SummaryRequest.sent``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import ConfigError
 from ..messages import FORMAT_META, PASSTHROUGH, model_visible
 from ..sizing import to_json
 from .extract import extractive_summary
+from .facts import Readings, facts
 from .prompts import previous_summary_note, summary_focus
 
 
@@ -45,7 +46,12 @@ class SummaryRequest:
 
     ``form`` is how the summary is asked for: ``"structured"`` (our sections), or
     ``"seed"``, the reference pipeline's exact call (S-4.2's JSON input, S-4.3's prompt),
-    which the seed preset asks for. A summarizer with one way of summarizing ignores it."""
+    which the seed preset asks for. A summarizer with one way of summarizing ignores it.
+
+    ``readings``: what ``facts`` read of these messages, shared with the engine's score of
+    the summary (``facts.Readings``): a summarizer that reads facts (the extractive one)
+    passes it to ``facts``, so each message is read once; others ignore it. Not part of
+    what is asked (two requests that differ only there ask the same)."""
 
     messages: list[Any]
     previous: str | None = None
@@ -57,6 +63,7 @@ class SummaryRequest:
     system: str | None = None
     tools: list[Any] | None = None
     form: Literal["structured", "seed"] = "structured"
+    readings: Readings | None = field(default=None, compare=False, repr=False)
 
     def visible_messages(self) -> list[Any]:
         """The messages as a model may see them (``for_summarizer``)."""
@@ -116,7 +123,8 @@ class ExtractiveSummarizer:
         shown = ask.visible_messages()
         if ask.focus:
             shown = [*shown, summary_focus(ask.focus)]
-        return extractive_summary(shown, ask.request, previous=ask.previous)
+        found = facts(shown, ask.readings)
+        return extractive_summary(shown, ask.request, previous=ask.previous, found=found)
 
 
 def adapt(summarizer: Summarizer) -> Summarizes:

@@ -15,18 +15,16 @@
 
 Each message is read on its own (``_read``: its sentences, names and paths, its tool calls
 and results), and the readings are folded in order: which command a result answers, whether
-a path was read or changed first, which error line is new. Within ``read_once()`` a message
-object is read once however many lists hold it (the summary pass: its summarizer and its
-score read the same messages); outside, every call reads afresh.
+a path was read or changed first, which error line is new. Given a ``Readings`` (one per
+summary: its summarizer and its score read the same messages), ``facts`` reads a message
+object once however many lists hold it; without one, every call reads afresh (a caller may
+have edited a message in place since).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -271,42 +269,35 @@ def _read(message: Message) -> _Read:
     )
 
 
-_READS: ContextVar[dict[int, tuple[Message, _Read]] | None] = ContextVar("reads", default=None)
+class Readings:
+    """The readings of the messages one summary reads, by message object: its summarizer
+    and its score read the same messages (``SummaryRequest.readings``), each once. Made for
+    one summary and dropped after it: a caller may edit a message in place between calls,
+    and a message is read again by the next summary's ``Readings``."""
+
+    __slots__ = ("_reads",)
+
+    def __init__(self) -> None:
+        # id -> (the message, its reading): the message is held, so its id is not reused.
+        self._reads: dict[int, tuple[Message, _Read]] = {}
+
+    def of(self, message: Message) -> _Read:
+        hit = self._reads.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        read = _read(message)
+        self._reads[id(message)] = (message, read)
+        return read
 
 
-@contextmanager
-def read_once() -> Iterator[None]:
-    """Within this block (and in threads run in a copy of its context), ``facts`` reads each
-    message object at most once: the summary pass opens it around its summarizer and its
-    score, which read the same messages. Outside, every call reads afresh (a caller may have
-    edited a message in place since)."""
-    token = _READS.set({})
-    try:
-        yield
-    finally:
-        _READS.reset(token)
-
-
-def _reading(message: Message) -> _Read:
-    reads = _READS.get()
-    if reads is None:
-        return _read(message)
-    hit = reads.get(id(message))
-    if hit is not None and hit[0] is message:
-        return hit[1]
-    read = _read(message)
-    reads[id(message)] = (message, read)
-    return read
-
-
-def facts(messages: list[Message]) -> Facts:
+def facts(messages: list[Message], readings: Readings | None = None) -> Facts:
     """Everything ``extractive_summary`` and ``summary_score`` look for, in one pass: each
-    message's own reading (``_read``), folded in order."""
+    message's own reading (``_read``, or the one ``readings`` holds), folded in order."""
     out = Facts()
     commands: dict[str, Command | None] = {}  # tool_use id -> its command
     seen: set[str] = set()  # the error lines in ``out.errors``
     for seq, message in enumerate(messages):
-        read = _reading(message)
+        read = _read(message) if readings is None else readings.of(message)
         out.user += [(seq, s) for s in read.user]
         if read.text:
             out.last_text = read.text
@@ -364,9 +355,9 @@ __all__ = [
     "URL",
     "Command",
     "Facts",
+    "Readings",
     "error_lines",
     "facts",
-    "read_once",
     "sentences",
     "squash",
     "text_of",

@@ -19,7 +19,7 @@ from typing import Any
 from ..sizing import text_tokens
 from ..summary.contract import SummaryRequest
 from ..summary.extract import extractive_summary, summary_score
-from ..summary.facts import facts
+from ..summary.facts import Readings, facts
 from ..summary.llm import summary_input
 from ..summary.prompts import summary_focus
 
@@ -42,15 +42,20 @@ class BenchSummarizer:
         shown = ask.visible_messages()
         if ask.focus:
             shown = [*shown, summary_focus(ask.focus)]
-        return self(shown, ask.previous, ask.request)
+        return self(shown, ask.previous, ask.request, readings=ask.readings)
 
     def __call__(
-        self, messages: list[Any], previous: str | None = None, request: str | None = None
+        self,
+        messages: list[Any],
+        previous: str | None = None,
+        request: str | None = None,
+        *,
+        readings: Readings | None = None,
     ) -> str:
         self.calls += 1
         sent = summary_input(messages, self.input_limit)
         self.input_tokens += text_tokens(sent + (previous or ""))
-        found = facts(messages)  # read once, for the summary and its score
+        found = facts(messages, readings)  # read once, for the summary and its score
         text = extractive_summary(messages, request, self.target_chars, previous, found=found)
         overall = summary_score(text, messages, found=found).overall
         if overall is not None:
