@@ -35,6 +35,7 @@ from ..events import CompactionEvent
 from ..history.inspect import Event, after_last, fill, pass_lines, shown_path
 from ..history.transfer import LOAD_ERRORS, history, quiet_loaders
 from ..loaders import Session
+from ..loaders.turns import turns
 from ..messages import Message
 from ..sizing import TokenCounter
 from ..store.base import Store
@@ -66,9 +67,8 @@ def replay_policy(
 ) -> tuple[Outcome, list[Message]]:
     """Drive ``policy`` through ``session`` turn by turn; the outcome and the final view."""
     from ..compactor import Compactor
-    from ..testing.script import from_session
 
-    script = from_session(session)
+    script = turns(session.messages)
     compactor = Compactor(policy, store, session=new_session)
     compactor.set_request(system=session.system or "")
     counter = TokenCounter()

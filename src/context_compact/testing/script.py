@@ -11,16 +11,18 @@ synthetic session (``pattern`` matches them all), or the full text of every tool
 recorded session.
 
 ``from_workload`` turns a synthetic ``Workload`` into a script; ``from_session`` a recorded
-session from ``context_compact.loaders`` (one step per assistant message).
+session from ``context_compact.loaders`` (one step per assistant message: ``loaders.turns``,
+which the CLI's replay uses too).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from ..messages import Message, block_type, blocks, is_request, result_text
+from ..loaders import Session
+from ..loaders.turns import turns
+from ..messages import Message, block_type, blocks, result_text
 from .workload import Workload
 
 FACT_PATTERN = re.compile(r"FACT-\d+-\d+: [0-9a-f]{12}")
@@ -68,40 +70,11 @@ def from_workload(workload: Workload) -> Script:
     )
 
 
-def request_text(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return "\n".join(str(b.get("text", "")) for b in blocks(message))
-
-
-def from_session(session: Any, name: str | None = None) -> Script:
-    """A recorded session (``loaders.Session``): one step per assistant message."""
+def from_session(session: Session, name: str | None = None) -> Script:
+    """A recorded session (``loaders.Session``): one step per assistant message
+    (``loaders.turns``)."""
     messages: list[Message] = list(session.messages)
-    first = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), None)
-    if first is None or first == 0:
-        first = min(1, len(messages))
-    head = tuple(messages[:first])
-    steps: list[tuple[Message, ...]] = []
-    current: list[Message] = []
-    for message in messages[first:]:
-        if message.get("role") == "assistant" and current:
-            steps.append(tuple(current))
-            current = []
-        current.append(message)
-    if current:
-        steps.append(tuple(current))
-    requests: list[str] = []
-    latest = ""
-    for message in head:
-        if is_request(message):
-            latest = request_text(message)
-    requests.append(latest)
-    for step in steps:
-        for message in step:
-            if is_request(message):
-                latest = request_text(message)
-        requests.append(latest)
+    cut = turns(messages)
     needles = tuple(
         result_text(b)
         for m in messages
@@ -111,9 +84,9 @@ def from_session(session: Any, name: str | None = None) -> Script:
     )
     return Script(
         name=name or f"{session.format}:{session.name}",
-        head=head,
-        steps=tuple(steps),
-        requests=tuple(requests),
+        head=cut.head,
+        steps=cut.steps,
+        requests=cut.requests,
         needles=needles,
         pattern=None,
         system=session.system or "",

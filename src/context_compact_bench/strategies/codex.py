@@ -24,10 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from context_compact.engine import Env
+from context_compact.loaders.turns import request_text
 from context_compact.messages import Message, blocks, is_request, result_text
 from context_compact.sizing import TokenCounter, text_tokens
 from context_compact.summary.contract import Summarizes
-from context_compact.testing.script import request_text
 
 from .base import LoggedStrategy, result_positions, summary_text, truncate_middle, with_result
 
