@@ -1,10 +1,15 @@
 """A user's own strictly typed code around the library, checked by mypy (the project's
 ``files`` list names this file) and never run: plain ``dict[str, Any]`` histories go in and
-come back out as the same type, and so do the library's typed ``Message`` lists."""
+come back out as the same type, and so do the library's typed ``Message`` lists and the
+SDKs' typed params (Anthropic ``MessageParam``, OpenAI Chat and Responses items)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from anthropic.types import MessageParam, ToolParam
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.responses import ResponseInputItemParam
 
 from context_compact import Compactor, Policy
 from context_compact.messages import Message
@@ -48,3 +53,32 @@ def summarizers() -> list[Compactor]:
         Compactor(Policy.default(), summarizer=Summary()),
         Compactor(Policy.seed(), summarizer=lambda messages: "summary"),
     ]
+
+
+def sdk_params(
+    compactor: Compactor,
+    anthropic_history: list[MessageParam],
+    chat_history: list[ChatCompletionMessageParam],
+    responses_input: list[ResponseInputItemParam],
+) -> None:
+    # The SDKs' own typed params go in, and what comes back is sent as it is.
+    anthropic_view: list[MessageParam] = compactor.prepare(anthropic_history, "fix it")
+    chat_view: list[ChatCompletionMessageParam] = compactor.prepare(chat_history, "fix it")
+    responses_view = compactor.reactive_compact(responses_input, "fix it")
+    compactor.set_request(system="be brief", tools=[tool_param()])
+    compactor.observe(3)
+    del anthropic_view, chat_view
+    send(responses_view)
+
+
+def tool_param() -> ToolParam:
+    return {"name": "bash", "input_schema": {"type": "object"}}
+
+
+def send(items: list[ResponseInputItemParam]) -> int:
+    return len(items)
+
+
+async def async_calls(compactor: Compactor, history: list[MessageParam]) -> list[MessageParam]:
+    await compactor.arecord(history)
+    return await compactor.aprepare(history, "fix it")

@@ -49,10 +49,10 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 from . import events as event_module
 from .engine import (
@@ -84,6 +84,18 @@ SYSTEM_SETTING = "system_items"
 view of a resumed session starts with them."""
 
 log = logging.getLogger(LINES_LOGGER)
+
+Item = TypeVar("Item")
+"""An item of the caller's list: an Anthropic, OpenAI Chat or OpenAI Responses message (a
+dict, a typed SDK param, or an SDK object the API returned). What comes back is a list of
+the same items (an SDK object comes back as the dict the API sent)."""
+
+
+def _as_given(edge: Edge | None, view: list[Message] | None, given: list[Item]) -> list[Item]:
+    """The engine's ``view`` for the caller of ``given``: in its format (``dumped``)."""
+    # The edge dumps into the format the caller's list came in: items of its own type, up to
+    # an SDK object, which comes back as the dict the API sent.
+    return cast("list[Item]", dumped(edge, view))
 
 
 class Compactor:
@@ -168,7 +180,7 @@ class Compactor:
         other._subscribers = self._subscribers  # one list: a later subscribe reaches both
         return other
 
-    def __reduce__(self) -> Any:
+    def __reduce__(self) -> NoReturn:
         # A compactor is a live handle on one session (its view, its journal's pending
         # records, the store's connection and lease): a copy in another process would be a
         # second writer of the same log. Say how to share the session instead.
@@ -250,7 +262,7 @@ class Compactor:
         """True when the engine keeps a durable session log (``recall`` and resume work)."""
         return self.engine.session is not None
 
-    def set_request(self, system: str | None = None, tools: list[Any] | None = None) -> None:
+    def set_request(self, system: str | None = None, tools: Sequence[object] | None = None) -> None:
         """Count the system prompt and tool schemas into every budget (system messages at
         the head of an OpenAI list are counted without this)."""
         key = (system or "", to_json(tools or []))
@@ -259,7 +271,7 @@ class Compactor:
             total = self._overhead.set("request", key, lambda: sum(map(self.tokens.text, key)))
             self.engine.overhead(total)
 
-    def observe(self, usage: Any) -> None:
+    def observe(self, usage: object) -> None:
         """Calibrate with the API's usage for the request returned last.
 
         ``usage`` is a ``providers.Usage``, an Anthropic SDK usage (``input_tokens`` plus the
@@ -309,7 +321,7 @@ class Compactor:
             callback(event)
 
     # -- the format edge: a call is the caller's list in, the engine's call, the view out --
-    def _edge_in(self, messages: list[Any]) -> tuple[Edge | None, list[Message]]:
+    def _edge_in(self, messages: list[Item]) -> tuple[Edge | None, list[Message]]:
         """The caller's list as the engine takes it, and the edge it came through (None for
         a canonical list); the system text it carries is counted as overhead."""
         edge = self._formats.edge_for(messages)
@@ -335,16 +347,16 @@ class Compactor:
         durable = self.engine.session
         return nullcontext() if durable is None else durable.lent()
 
-    def prepare(self, messages: list[Any], active_request: str) -> list[Any]:
+    def prepare(self, messages: list[Item], active_request: str) -> list[Item]:
         """The request to send now, in the caller's format (see the module docstring)."""
         with self._lock, compaction_span(self, "prepare"):
             edge, canonical = self._edge_in(messages)
             with crossing(edge, self._lent):
                 view = self.engine.prepare(canonical, active_request)
             self._keep_system(edge)
-            return dumped(edge, view)
+            return _as_given(edge, view, messages)
 
-    def record(self, messages: list[Any]) -> None:
+    def record(self, messages: list[Item]) -> None:
         """Log what was appended since the last call (the model's final answer) without
         compacting, so a resumed session has it. A no-op for engines that keep no log."""
         with self._lock:
@@ -355,12 +367,12 @@ class Compactor:
 
     def compact_history(
         self,
-        messages: list[Any],
+        messages: list[Item],
         active_request: str,
         instructions: str | None = None,
         *,
         keep_recent_turns: int | None = None,
-    ) -> list[Any]:
+    ) -> list[Item]:
         """Compact now. ``keep_recent_turns`` (default engine only): the turns kept verbatim,
         1 by default; 0 summarizes everything but the first request, the pinned user words
         and the results the model has not seen yet (a final answer goes into the summary;
@@ -377,9 +389,9 @@ class Compactor:
             with crossing(edge, self._lent):
                 view = engine.compact(canonical, active_request, instructions, **keep)
             self._keep_system(edge)
-            return dumped(edge, view)
+            return _as_given(edge, view, messages)
 
-    def reactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
+    def reactive_compact(self, messages: list[Item], active_request: str) -> list[Item]:
         """The view to retry with after the API refused the prompt as too long
         (``is_context_overflow(error)``): compacted now, whatever the thresholds say. Call it
         once, then send what it returns."""
@@ -388,9 +400,11 @@ class Compactor:
             with crossing(edge, self._lent):
                 view = self.engine.reactive(canonical, active_request)
             self._keep_system(edge)
-            return dumped(edge, view)
+            return _as_given(edge, view, messages)
 
-    def recover(self, error: BaseException, messages: list[Any], active_request: str) -> list[Any]:
+    def recover(
+        self, error: BaseException, messages: list[Item], active_request: str
+    ) -> list[Item]:
         """After the API refused the request ``prepare`` returned: the request to send
         instead. A prompt too long compacts hard (``reactive_compact``), the window the
         refusal states adopted first (the limit keeps to the server's window from then on,
@@ -438,7 +452,7 @@ class Compactor:
             with self._lock:
                 durable.set_prefix_mismatch(behavior)
 
-    def learn_model(self, model: Any) -> None:
+    def learn_model(self, model: object) -> None:
         """The model a request names (the drop-in clients pass it): one known to bind its
         thinking to its prefix turns that on for the session (``preserved_thinking``)."""
         durable = self.engine.session
@@ -446,7 +460,7 @@ class Compactor:
             with self._lock:
                 durable.learn_model(model)
 
-    def thinking_dropped(self, response: Any) -> int:
+    def thinking_dropped(self, response: object) -> int:
         """Read a response's ``input_transformations``: the thinking blocks the API dropped
         from the request leave the next view at the same point (so the cached prefix stops
         moving). How many were listed."""
@@ -470,22 +484,22 @@ class Compactor:
     # Async twins for async-first loops and frameworks: the same call on a worker thread, so
     # store I/O and summarizing never block the event loop; calls on one compactor still run
     # one at a time, in the order they take the lock.
-    async def aprepare(self, messages: list[Any], active_request: str) -> list[Any]:
+    async def aprepare(self, messages: list[Item], active_request: str) -> list[Item]:
         return await asyncio.to_thread(self.prepare, messages, active_request)
 
     async def arecall(self, query: str, offset: int = 0, limit: int = PAGE) -> RecallPage:
         return await asyncio.to_thread(self.recall, query, offset, limit)
 
-    async def arecord(self, messages: list[Any]) -> None:
+    async def arecord(self, messages: list[Item]) -> None:
         await asyncio.to_thread(self.record, messages)
 
     async def acompact_history(
-        self, messages: list[Any], active_request: str, instructions: str | None = None
-    ) -> list[Any]:
+        self, messages: list[Item], active_request: str, instructions: str | None = None
+    ) -> list[Item]:
         return await asyncio.to_thread(self.compact_history, messages, active_request, instructions)
 
-    async def areactive_compact(self, messages: list[Any], active_request: str) -> list[Any]:
+    async def areactive_compact(self, messages: list[Item], active_request: str) -> list[Item]:
         return await asyncio.to_thread(self.reactive_compact, messages, active_request)
 
 
-__all__ = ["Compactor", "prompt_tokens_of"]
+__all__ = ["Compactor", "Item", "prompt_tokens_of"]

@@ -35,10 +35,10 @@ A policy is anything ``PolicyLike``: it names its engine and unit and gives its 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .events import CompactionEvent
 from .messages import Message
@@ -160,7 +160,7 @@ class Engine(Protocol):
 
     def overhead(self, tokens: int) -> None: ...
 
-    def request_parts(self, system: str | None, tools: list[Any] | None) -> None: ...
+    def request_parts(self, system: str | None, tools: Sequence[object] | None) -> None: ...
 
 
 @runtime_checkable
@@ -260,7 +260,7 @@ class StatelessEngine:
     def overhead(self, tokens: int) -> None:
         self.fixed_tokens = tokens
 
-    def request_parts(self, system: str | None, tools: list[Any] | None) -> None:
+    def request_parts(self, system: str | None, tools: Sequence[object] | None) -> None:
         return None  # counted as overhead only: no summarizer continues the prefix here
 
     def record(self, messages: list[Message]) -> None:

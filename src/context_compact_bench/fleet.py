@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from context_compact.compactor import Compactor
+from context_compact.compactor import Compactor, Item
 from context_compact.errors import StoreUnavailable
 from context_compact.messages import Message
 from context_compact.session.records import logged_messages
@@ -82,7 +82,7 @@ class FleetConfig:
 
 
 class _Counted(_TimedCompactor):
-    def prepare(self, messages: list[Any], active_request: str) -> list[Message]:
+    def prepare(self, messages: list[Item], active_request: str) -> list[Item]:
         try:
             return super().prepare(messages, active_request)
         finally:

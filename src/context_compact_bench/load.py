@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from context_compact.compactor import Compactor
+from context_compact.compactor import Compactor, Item
 from context_compact.messages import Message
 from context_compact.policy import Policy
 from context_compact.session.records import logged_messages
@@ -101,7 +101,7 @@ class _TimedCompactor(Compactor):
 
     inside: list[float]
 
-    def prepare(self, messages: list[Any], active_request: str) -> list[Message]:
+    def prepare(self, messages: list[Item], active_request: str) -> list[Item]:
         started = time.perf_counter()
         try:
             return super().prepare(messages, active_request)

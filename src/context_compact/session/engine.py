@@ -41,7 +41,7 @@ of ``planner.py`` (functions over that session) in the order above.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from ..engine import Env, Message
 from . import binding, knobs, planner
@@ -64,10 +64,10 @@ class SessionEngine:
     def limit(self) -> int:
         return self.session.limit
 
-    def request_parts(self, system: str | None, tools: list[Any] | None) -> None:
+    def request_parts(self, system: str | None, tools: Sequence[object] | None) -> None:
         """The request's system prompt and tools, for a summarizer that continues the
         agent's cached prefix (``SummaryRequest.sent``)."""
-        self.session.summaries.fixed = (system, tools)
+        self.session.summaries.fixed = (system, None if tools is None else list(tools))
 
     def observe(self, prompt_tokens: int) -> None:
         self.session.observe(prompt_tokens)
