@@ -16,7 +16,7 @@ tool-call ids unchanged. Each converter is public:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from . import anthropic, openai_chat, openai_responses
 from .base import PASSTHROUGH, Converter, Unit
@@ -34,7 +34,7 @@ _RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input
 _CHAT_PARTS = frozenset({"image_url", "input_audio", "refusal", "file"})
 
 
-def _by_module(value: Any) -> str | None:
+def _by_module(value: object) -> str | None:
     module = type(value).__module__
     if module.startswith("anthropic."):
         return anthropic.NAME
@@ -45,7 +45,7 @@ def _by_module(value: Any) -> str | None:
     return None
 
 
-def _by_part(part: Any) -> str | None:
+def _by_part(part: object) -> str | None:
     if not isinstance(part, dict):
         return _by_module(part)
     kind = part.get("type")
@@ -58,7 +58,7 @@ def _by_part(part: Any) -> str | None:
     return None
 
 
-def _of(item: Any) -> str | None:
+def _of(item: object) -> str | None:
     if not isinstance(item, dict):
         return _by_module(item)
     if "type" in item:
@@ -75,7 +75,7 @@ def _of(item: Any) -> str | None:
     return None
 
 
-def detect(messages: Any) -> str | None:
+def detect(messages: object) -> str | None:
     """``"anthropic"``, ``"openai-chat"`` or ``"openai-responses"`` from the first item that
     decides, or None when nothing does."""
     if not isinstance(messages, list):
@@ -87,7 +87,7 @@ def detect(messages: Any) -> str | None:
     return None
 
 
-def has_system(messages: list[Any]) -> bool:
+def has_system(messages: Sequence[object]) -> bool:
     """Whether the list holds a system or developer message (not Anthropic, then)."""
     return any(isinstance(m, dict) and m.get("role") in ("system", "developer") for m in messages)
 

@@ -9,21 +9,22 @@ message's blocks, and only ``tool_result`` content is ever replaced.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from ..messages import Message, as_dicts
+from .base import ItemDict
 
 NAME = "anthropic"
 
 
-def to_canonical(messages: list[Any]) -> tuple[list[dict[str, Any]], list[Message]]:
+def to_canonical(messages: Sequence[object]) -> tuple[list[ItemDict], list[Message]]:
     """``([], messages)`` with SDK objects as dicts (an Anthropic list holds no system
     message: the system prompt is a request parameter)."""
     return [], list(as_dicts(messages))
 
 
 def from_canonical(
-    messages: list[Message], system: list[dict[str, Any]] | None = None
+    messages: list[Message], system: Sequence[ItemDict] | None = None
 ) -> list[Message]:
     """The canonical messages as they are (``system`` must be empty: see ``to_canonical``)."""
     if system:

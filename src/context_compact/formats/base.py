@@ -22,9 +22,9 @@ Invariants every converter keeps:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypeGuard, overload
+from typing import Final, Protocol, TypeGuard, overload
 
 from ..invariants import InvalidHistory, Violation
 from ..messages import (
@@ -40,6 +40,11 @@ from ..messages import (
 
 META: Final = FORMAT_META
 
+ItemDict = dict[str, object]
+"""A caller's item as a plain dict (``as_item``: an SDK object as the dict the API sent).
+Its values are the caller's: each is read by narrowing (``isinstance``), and a value the
+canonical form does not read is carried untouched."""
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -54,18 +59,18 @@ class Converter(Protocol):
 
     name: str
 
-    def is_system(self, item: dict[str, Any]) -> bool:
+    def is_system(self, item: ItemDict) -> bool:
         """A leading item that is the caller's system prompt (kept first, never summarized)."""
 
-    def units(self, items: list[dict[str, Any]], offset: int = 0) -> list[Unit]:
+    def units(self, items: list[ItemDict], offset: int = 0) -> list[Unit]:
         """The canonical messages of ``items`` (plain dicts, no leading system items);
         ``offset`` is the position of ``items[0]`` in the caller's list, for error messages."""
 
-    def dump_message(self, message: Message) -> list[dict[str, Any]]:
+    def dump_message(self, message: Message) -> list[ItemDict]:
         """The caller's items for one canonical message."""
 
 
-def passthrough(fmt: str, item: Any = None, *, part: Any = None) -> Block:
+def passthrough(fmt: str, item: object = None, *, part: object = None) -> Block:
     """A block carrying a whole ``item`` (or a content ``part``) of ``fmt`` untouched."""
     if part is not None:
         return {"type": PASSTHROUGH, "format": fmt, "part": part}
@@ -78,15 +83,15 @@ def is_passthrough(block: object, key: str = "item") -> TypeGuard[PassthroughBlo
     return isinstance(block, dict) and block.get("type") == PASSTHROUGH and key in block
 
 
-def without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
+def without(mapping: Mapping[str, object], *keys: str) -> ItemDict:
     return {k: v for k, v in mapping.items() if k not in keys}
 
 
 @overload
-def with_meta(target: Message, meta: dict[str, Any]) -> Message: ...
+def with_meta(target: Message, meta: ItemDict) -> Message: ...
 @overload
-def with_meta(target: Block, meta: dict[str, Any]) -> Block: ...
-def with_meta(target: Message | Block, meta: dict[str, Any]) -> Message | Block:
+def with_meta(target: Block, meta: ItemDict) -> Block: ...
+def with_meta(target: Message | Block, meta: ItemDict) -> Message | Block:
     """``target`` with ``meta`` under the ``"openai"`` key, when there is any."""
     if meta:
         target[META] = meta
@@ -97,7 +102,7 @@ def bad_item(index: int, detail: str) -> InvalidHistory:
     return InvalidHistory([Violation(index, "malformed", detail)])
 
 
-def as_item(value: Any, index: int, what: str) -> dict[str, Any]:
+def as_item(value: object, index: int, what: str) -> ItemDict:
     """``value`` as a dict (an SDK object as the dict the API sent), or a clear error."""
     item = plain(value)
     if not isinstance(item, dict):
@@ -106,7 +111,7 @@ def as_item(value: Any, index: int, what: str) -> dict[str, Any]:
     return item
 
 
-def text_of(content: Any) -> str:
+def text_of(content: object) -> str:
     """The text of a system message's content (a string or a list of text parts)."""
     if isinstance(content, str):
         return content
@@ -119,6 +124,7 @@ __all__ = [
     "META",
     "PASSTHROUGH",
     "Converter",
+    "ItemDict",
     "Unit",
     "as_item",
     "bad_item",
@@ -130,7 +136,7 @@ __all__ = [
 ]
 
 
-def image_source(url: str) -> dict[str, Any]:
+def image_source(url: str) -> dict[str, str]:
     """An Anthropic image ``source`` for an OpenAI image URL (a ``data:`` URL becomes base64)."""
     if url.startswith("data:") and ";base64," in url:
         header, data = url[len("data:") :].split(";base64,", 1)
@@ -139,8 +145,8 @@ def image_source(url: str) -> dict[str, Any]:
 
 
 def split_and_convert(
-    converter: Converter, items: list[Any], what: str
-) -> tuple[list[dict[str, Any]], list[Message]]:
+    converter: Converter, items: Sequence[object], what: str
+) -> tuple[list[ItemDict], list[Message]]:
     """``(system items, canonical messages)``: the leading system items as they are, then the
     rest converted by ``converter`` (the caller's items and SDK objects are not modified)."""
     plain_items = [as_item(v, i, what) for i, v in enumerate(items)]
@@ -152,8 +158,8 @@ def split_and_convert(
 
 
 def dump_all(
-    converter: Converter, messages: list[Message], system: list[dict[str, Any]] | None
-) -> list[dict[str, Any]]:
+    converter: Converter, messages: list[Message], system: Sequence[ItemDict] | None
+) -> list[ItemDict]:
     """The caller's items for canonical ``messages``, after ``system``."""
     out = list(system or [])
     for message in messages:
@@ -163,9 +169,9 @@ def dump_all(
 
 def dump_user(
     message: Message,
-    dump_result: Callable[[ToolResultBlock], dict[str, Any]],
-    block_to_part: Callable[[Block], Any],
-) -> list[dict[str, Any]]:
+    dump_result: Callable[[ToolResultBlock], ItemDict],
+    block_to_part: Callable[[Block], object],
+) -> list[ItemDict]:
     """An OpenAI user message for ``message``, split where a tool result or a passthrough
     item stands: each of those becomes its own item (``dump_result``, or the item as it came),
     in place, and the other blocks are the user message's parts (``block_to_part``)."""
@@ -173,8 +179,8 @@ def dump_user(
     content = message.get("content")
     if not isinstance(content, list):
         return [{**meta, "role": "user", "content": content}]
-    out: list[dict[str, Any]] = []
-    parts: list[Any] = []
+    out: list[ItemDict] = []
+    parts: list[object] = []
     for block in content:
         if is_result(block) or is_passthrough(block):
             if parts:

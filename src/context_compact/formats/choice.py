@@ -10,8 +10,6 @@ choice's life: an edge remembers the lists it converted (``edge.py``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import CONVERTERS, FORMATS, detect, has_system
 from . import openai_chat as chat_format
 from .edge import Edge
@@ -25,7 +23,7 @@ class FormatChoice:
         self.last: Edge | None = None  # the edge of the list given last
         self._edges: dict[str, Edge] = {}
 
-    def edge_for(self, messages: Any) -> Edge | None:
+    def edge_for(self, messages: object) -> Edge | None:
         """The edge converting ``messages`` (None: canonical, straight to the engine)."""
         name = self.name
         if name == "auto":

@@ -29,12 +29,11 @@ import bisect
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from ..invariants import InvalidHistory, check
 from ..keys import Known, Recognizer
 from ..messages import Message, copy_json, plain
-from .base import Converter, as_item, text_of
+from .base import Converter, ItemDict, as_item, text_of
 
 
 @dataclass
@@ -54,17 +53,17 @@ class _Units:
 class Edge:
     def __init__(self, converter: Converter) -> None:
         self.converter = converter
-        self.system: list[Any] = []
+        self.system: list[ItemDict] = []
         self.system_text = ""
         self.loaded = False  # a list came in (else the system items are the session's)
         # The view and the last input, recognized in the caller's items; their conversions.
         self._known = Recognizer()
         self._view = _Units()
         self._input = _Units()
-        self._dumped: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
+        self._dumped: dict[int, tuple[Message, list[ItemDict]]] = {}
         self._last: tuple[int, list[int]] = (0, [])  # for translate: system count, unit ends
 
-    def load(self, items: list[Any]) -> list[Message]:
+    def load(self, items: object) -> list[Message]:
         if not isinstance(items, list):
             raise InvalidHistory(check(items))
         head = 0
@@ -85,12 +84,12 @@ class Edge:
             self.refused()
             raise
 
-    def restore(self, system: list[Any]) -> None:
+    def restore(self, system: list[ItemDict]) -> None:
         """The leading system items to return first: the list's, or a resumed session's."""
         self.system = system
         self.system_text = "\n\n".join(text_of(plain(s).get("content")) for s in system)
 
-    def _converted(self, head: int, body: list[Any]) -> list[Message]:
+    def _converted(self, head: int, body: list[object]) -> list[Message]:
         """The canonical messages of ``body`` (after ``head`` system items), reusing the
         conversions of the items it repeats."""
         try:
@@ -132,11 +131,11 @@ class Edge:
                 memo, done, units = self._input, done_in, units_in
         return memo, done, units
 
-    def dump(self, view: list[Message]) -> list[Any]:
-        out: list[Any] = copy_json(self.system)
-        objects: list[Any] = []
+    def dump(self, view: list[Message]) -> list[ItemDict]:
+        out = copy_json(self.system)
+        objects: list[ItemDict] = []
         ends: list[int] = []
-        cache: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
+        cache: dict[int, tuple[Message, list[ItemDict]]] = {}
         for message in view:
             hit = self._dumped.get(id(message))
             items = hit[1] if hit is not None and hit[0] is message else None
@@ -185,7 +184,7 @@ def crossing(edge: Edge | None, lent: Callable[[], AbstractContextManager[None]]
         raise edge.translate(error) from None
 
 
-def dumped(edge: Edge | None, view: list[Message] | None) -> list[Any]:
+def dumped(edge: Edge | None, view: list[Message] | None) -> list[Message] | list[ItemDict]:
     """The engine's ``view`` for the caller: in its format through ``edge``, as it is for a
     canonical list; nothing for a call that returns none."""
     if view is None:

@@ -26,11 +26,13 @@ of the CLI's OpenAI provider (canonical -> request), which drops what it cannot 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..messages import Block, Message, ToolResultBlock, ToolUseBlock, is_image, is_text, is_tool_use
 from .base import (
     META,
+    ItemDict,
     Unit,
     as_item,
     bad_item,
@@ -50,7 +52,7 @@ SYSTEM_ROLES = ("system", "developer")
 USER_SIDE = ("tool", "function")
 
 
-def _part_to_block(part: Any) -> Block:
+def _part_to_block(part: object) -> Block:
     if isinstance(part, dict):
         if part.get("type") == "text" and isinstance(part.get("text"), str):
             return with_meta({"type": "text", "text": part["text"]}, without(part, "type", "text"))
@@ -65,7 +67,7 @@ def _part_to_block(part: Any) -> Block:
     return passthrough(NAME, part=part)
 
 
-def _block_to_part(block: Block) -> Any:
+def _block_to_part(block: Block) -> object:
     meta = dict(block.get(META) or {})
     if is_text(block):
         return {"type": "text", **meta, "text": block.get("text", "")}
@@ -82,16 +84,18 @@ def _block_to_part(block: Block) -> Any:
     raise ValueError(f"{NAME}: a {block.get('type')!r} block has no Chat Completions form")
 
 
-def _user(message: dict[str, Any]) -> Message:
+def _user(message: ItemDict) -> Message:
     content: Any = message.get("content")  # checked with the converted list (check())
     if isinstance(content, list):
         content = [_part_to_block(p) for p in content]
     return with_meta({"role": "user", "content": content}, without(message, "role", "content"))
 
 
-def _assistant(message: dict[str, Any], index: int) -> Message:
+def _assistant(message: ItemDict, index: int) -> Message:
     content = message.get("content")
     calls = message.get("tool_calls") or []
+    if not isinstance(calls, (list, tuple)):
+        raise bad_item(index, f"tool_calls must be a list, got {type(calls).__name__}")
     meta = without(message, "role", "content", "tool_calls")
     if isinstance(content, str) and not calls and not meta:
         return {"role": "assistant", "content": content}
@@ -113,22 +117,28 @@ def _assistant(message: dict[str, Any], index: int) -> Message:
     return with_meta({"role": "assistant", "content": blocks}, meta)
 
 
-def _tool_use(call: dict[str, Any], index: int) -> Block:
+def _mapping(value: object) -> Mapping[str, object]:
+    # A call's ``function`` or ``custom``: anything else reads as empty, and the converted
+    # list's check names the call's missing name.
+    return value if isinstance(value, dict) else {}
+
+
+def _tool_use(call: ItemDict, index: int) -> Block:
     call_id = call.get("id")
     if not isinstance(call_id, str):
         raise bad_item(index, "a tool call without a string id")
     name: Any  # the caller's, checked with the converted list (check())
     if call.get("type") == "custom":
-        custom = call.get("custom") or {}
+        custom = _mapping(call.get("custom"))
         name, tool_input = custom.get("name"), {"input": custom.get("input")}
     else:
-        function = call.get("function") or {}
+        function = _mapping(call.get("function"))
         name, tool_input = function.get("name"), parse_arguments(function.get("arguments"))
     block: Block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
     return with_meta(block, without(call, "id"))
 
 
-def _tool_result(message: dict[str, Any], index: int) -> Block:
+def _tool_result(message: ItemDict, index: int) -> Block:
     if message.get("role") == "function":
         return passthrough(NAME, message)
     call_id = message.get("tool_call_id")
@@ -146,10 +156,10 @@ def _tool_result(message: dict[str, Any], index: int) -> Block:
 class ChatConverter:
     name = NAME
 
-    def is_system(self, item: dict[str, Any]) -> bool:
+    def is_system(self, item: ItemDict) -> bool:
         return item.get("role") in SYSTEM_ROLES
 
-    def units(self, items: list[dict[str, Any]], offset: int = 0) -> list[Unit]:
+    def units(self, items: list[ItemDict], offset: int = 0) -> list[Unit]:
         out: list[Unit] = []
         i, n = 0, len(items)
         while i < n:
@@ -175,25 +185,24 @@ class ChatConverter:
             i += 1
         return out
 
-    def dump_message(self, message: Message) -> list[dict[str, Any]]:
+    def dump_message(self, message: Message) -> list[ItemDict]:
         if message.get("role") == "assistant":
             return [_dump_assistant(message)]
         return _dump_user(message)
 
 
-def _dump_user(message: Message) -> list[dict[str, Any]]:
+def _dump_user(message: Message) -> list[ItemDict]:
     return dump_user(message, _dump_result, _block_to_part)
 
 
-def _dump_result(block: ToolResultBlock) -> dict[str, Any]:
+def _dump_result(block: ToolResultBlock) -> ItemDict:
     content = block.get("content")
-    if isinstance(content, list):
-        content = [_block_to_part(b) for b in content]
+    parts = [_block_to_part(b) for b in content] if isinstance(content, list) else content
     meta = block.get(META) or {}
-    return {"role": "tool", **meta, "tool_call_id": block.get("tool_use_id"), "content": content}
+    return {"role": "tool", **meta, "tool_call_id": block.get("tool_use_id"), "content": parts}
 
 
-def _dump_assistant(message: Message) -> dict[str, Any]:
+def _dump_assistant(message: Message) -> ItemDict:
     content = message.get("content")
     if not isinstance(content, list):
         return {"role": "assistant", "content": content}
@@ -202,7 +211,7 @@ def _dump_assistant(message: Message) -> dict[str, Any]:
     calls_form = meta.pop("_tool_calls", None)
     parts = [b for b in content if not is_tool_use(b)]
     calls = [_dump_call(b) for b in content if is_tool_use(b)]
-    out: dict[str, Any] = {"role": "assistant", **meta}
+    out: ItemDict = {"role": "assistant", **meta}
     if form == "str":
         out["content"] = "".join(str(b.get("text", "")) for b in parts)
     elif form == "none":
@@ -216,13 +225,13 @@ def _dump_assistant(message: Message) -> dict[str, Any]:
     return out
 
 
-def _dump_call(block: ToolUseBlock) -> dict[str, Any]:
+def _dump_call(block: ToolUseBlock) -> ItemDict:
     meta = block.get(META) or {}
-    call: dict[str, Any] = {"type": "function", **meta, "id": block.get("id")}
+    call: ItemDict = {"type": "function", **meta, "id": block.get("id")}
     tool_input = block.get("input") or {}
     if call["type"] == "custom":
-        call["custom"] = {**call.get("custom", {}), "name": block.get("name")}
-        call["custom"]["input"] = tool_input.get("input", "")
+        custom = {**meta.get("custom", {}), "name": block.get("name")}
+        call["custom"] = {**custom, "input": tool_input.get("input", "")}
     elif "function" not in meta:
         call["function"] = {"name": block.get("name"), "arguments": json.dumps(tool_input)}
     return call
@@ -231,15 +240,15 @@ def _dump_call(block: ToolUseBlock) -> dict[str, Any]:
 CONVERTER = ChatConverter()
 
 
-def to_canonical(messages: list[Any]) -> tuple[list[dict[str, Any]], list[Message]]:
+def to_canonical(messages: Sequence[object]) -> tuple[list[ItemDict], list[Message]]:
     """``(system messages, canonical messages)`` for a Chat Completions history: the leading
     system/developer messages as they are, then the rest converted (nothing is modified)."""
     return split_and_convert(CONVERTER, messages, "a chat message")
 
 
 def from_canonical(
-    messages: list[Message], system: list[dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
+    messages: list[Message], system: Sequence[ItemDict] | None = None
+) -> list[ItemDict]:
     """Chat Completions messages for canonical ``messages``, after ``system``."""
     return dump_all(CONVERTER, messages, system)
 

@@ -30,11 +30,13 @@ the ids and arguments the API sees again are the ones it sent.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..messages import Block, Message, ToolResultBlock, ToolUseBlock, is_image, is_text, is_tool_use
 from .base import (
     META,
+    ItemDict,
     Unit,
     bad_item,
     dump_all,
@@ -65,7 +67,7 @@ SYSTEM_ROLES = ("system", "developer")
 RAW_ARGUMENTS = "_raw_arguments"
 
 
-def kind(item: dict[str, Any]) -> str | None:
+def kind(item: ItemDict) -> str | None:
     """The item's type; the easy ``{"role", "content"}`` form is a ``message``."""
     t = item.get("type")
     if t is None and "role" in item:
@@ -73,7 +75,7 @@ def kind(item: dict[str, Any]) -> str | None:
     return t if isinstance(t, str) else None
 
 
-def _side(item: dict[str, Any], index: int) -> str:
+def _side(item: ItemDict, index: int) -> str:
     k = kind(item)
     if k is None:
         raise bad_item(index, "a Responses item needs a 'type' (or a 'role' for a message)")
@@ -91,14 +93,14 @@ def _side(item: dict[str, Any], index: int) -> str:
     return "assistant"
 
 
-def _call_id(item: dict[str, Any], index: int) -> str:
+def _call_id(item: ItemDict, index: int) -> str:
     call_id = item.get("call_id")
     if not isinstance(call_id, str):
         raise bad_item(index, f"{kind(item)} without a string call_id")
     return call_id
 
 
-def parse_arguments(raw: Any) -> dict[str, Any]:
+def parse_arguments(raw: object) -> ItemDict:
     """A call's JSON ``arguments`` as a dict, for reading; anything else kept as text."""
     if isinstance(raw, str):
         try:
@@ -113,7 +115,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
 # -- items -> canonical ------------------------------------------------------------------
 
 
-def _part_to_block(part: Any) -> Block:
+def _part_to_block(part: object) -> Block:
     if isinstance(part, dict):
         if part.get("type") in ("input_text", "output_text") and isinstance(part.get("text"), str):
             rest = without(part, "text")
@@ -127,7 +129,7 @@ def _part_to_block(part: Any) -> Block:
     return passthrough(NAME, part=part)
 
 
-def _user(item: dict[str, Any]) -> Message:
+def _user(item: ItemDict) -> Message:
     content: Any = item.get("content")  # checked with the converted list (check())
     meta = without(item, "role", "content")
     if isinstance(content, list):
@@ -135,7 +137,7 @@ def _user(item: dict[str, Any]) -> Message:
     return with_meta({"role": "user", "content": content}, meta)
 
 
-def _model_block(item: dict[str, Any], index: int) -> Block:
+def _model_block(item: ItemDict, index: int) -> Block:
     k = kind(item)
     if k == "message":
         content = item.get("content")
@@ -150,8 +152,11 @@ def _model_block(item: dict[str, Any], index: int) -> Block:
             and isinstance(content[0].get("text"), str)
         ):
             part = content[0]
-            meta = {"item": rest, "part": without(part, "text")}
-            return {"type": "text", "text": part["text"], META: meta}
+            return {
+                "type": "text",
+                "text": part["text"],
+                META: {"item": rest, "part": without(part, "text")},
+            }
         return passthrough(NAME, item)
     if k in CALLS:
         call_id = _call_id(item, index)
@@ -164,12 +169,12 @@ def _model_block(item: dict[str, Any], index: int) -> Block:
         else:
             tool_input = {}
             meta = without(item, "call_id")
-        name = item["name"] if isinstance(item.get("name"), str) else k
+        name = given if isinstance(given := item.get("name"), str) else k
         return {"type": "tool_use", "id": call_id, "name": name, "input": tool_input, META: meta}
     return passthrough(NAME, item)
 
 
-def _result_block(item: dict[str, Any], index: int) -> Block:
+def _result_block(item: ItemDict, index: int) -> Block:
     if kind(item) in CALLER_ITEMS:
         return passthrough(NAME, item)
     meta = without(item, "call_id", "output")
@@ -191,21 +196,21 @@ def _result_block(item: dict[str, Any], index: int) -> Block:
     return with_meta(block, meta)
 
 
-def _easy_assistant(item: dict[str, Any]) -> bool:
-    return (
-        set(item) == {"role", "content"}
-        and item["role"] == "assistant"
-        and isinstance(item["content"], str)
-    )
+def _easy_assistant(item: ItemDict) -> str | None:
+    """The text of an assistant message in the plain ``{"role", "content": str}`` form."""
+    content = item.get("content")
+    if set(item) == {"role", "content"} and item["role"] == "assistant":
+        return content if isinstance(content, str) else None
+    return None
 
 
 class ResponsesConverter:
     name = NAME
 
-    def is_system(self, item: dict[str, Any]) -> bool:
+    def is_system(self, item: ItemDict) -> bool:
         return kind(item) == "message" and item.get("role") in SYSTEM_ROLES
 
-    def units(self, items: list[dict[str, Any]], offset: int = 0) -> list[Unit]:
+    def units(self, items: list[ItemDict], offset: int = 0) -> list[Unit]:
         out: list[Unit] = []
         i, n = 0, len(items)
         while i < n:
@@ -218,13 +223,16 @@ class ResponsesConverter:
                 out.append(Unit(1, {"role": "user", "content": [passthrough(NAME, items[i])]}))
                 i += 1
                 continue
-            if _easy_assistant(items[i]):
+            easy = _easy_assistant(items[i])
+            if easy is not None:
                 # The plain form chat histories share: a message of its own, a string.
-                out.append(Unit(1, {"role": "assistant", "content": items[i]["content"]}))
+                out.append(Unit(1, {"role": "assistant", "content": easy}))
                 i += 1
                 continue
             j = i + 1
-            while j < n and _side(items[j], offset + j) == side and not _easy_assistant(items[j]):
+            while (
+                j < n and _side(items[j], offset + j) == side and _easy_assistant(items[j]) is None
+            ):
                 j += 1
             message: Message
             if side == "assistant":
@@ -241,7 +249,7 @@ class ResponsesConverter:
             i = j
         return out
 
-    def dump_message(self, message: Message) -> list[dict[str, Any]]:
+    def dump_message(self, message: Message) -> list[ItemDict]:
         if message.get("role") == "assistant":
             return _dump_assistant(message)
         return _dump_user(message)
@@ -250,7 +258,7 @@ class ResponsesConverter:
 # -- canonical -> items ------------------------------------------------------------------
 
 
-def _block_to_part(block: Block) -> Any:
+def _block_to_part(block: Block) -> object:
     meta = block.get(META) or {}
     if is_text(block):
         return {"type": "input_text", **meta, "text": block.get("text", "")}
@@ -266,10 +274,10 @@ def _block_to_part(block: Block) -> Any:
     raise ValueError(f"{NAME}: a {block.get('type')!r} block has no Responses form")
 
 
-def _dump_result(block: ToolResultBlock) -> dict[str, Any]:
+def _dump_result(block: ToolResultBlock) -> ItemDict:
     meta = dict(block.get(META) or {})
     form = meta.pop("_output", None)
-    item: dict[str, Any] = {"type": "function_call_output", **meta}
+    item: ItemDict = {"type": "function_call_output", **meta}
     item["call_id"] = block.get("tool_use_id")
     content = block.get("content")
     if form == "absent":
@@ -283,15 +291,15 @@ def _dump_result(block: ToolResultBlock) -> dict[str, Any]:
     return item
 
 
-def _dump_user(message: Message) -> list[dict[str, Any]]:
+def _dump_user(message: Message) -> list[ItemDict]:
     return dump_user(message, _dump_result, _block_to_part)
 
 
-def _dump_assistant(message: Message) -> list[dict[str, Any]]:
+def _dump_assistant(message: Message) -> list[ItemDict]:
     content = message.get("content")
     if not isinstance(content, list):
         return [{"role": "assistant", "content": content}]
-    out: list[dict[str, Any]] = []
+    out: list[ItemDict] = []
     for block in content:
         meta = block.get(META) or {}
         if is_text(block):
@@ -311,9 +319,9 @@ def _dump_assistant(message: Message) -> list[dict[str, Any]]:
     return out
 
 
-def _dump_call(block: ToolUseBlock, meta: dict[str, Any]) -> dict[str, Any]:
+def _dump_call(block: ToolUseBlock, meta: ItemDict) -> ItemDict:
     k = meta.get("type", "function_call")
-    item: dict[str, Any] = {"type": k, **meta, "call_id": block.get("id")}
+    item: ItemDict = {"type": k, **meta, "call_id": block.get("id")}
     tool_input = block.get("input")
     if k == "function_call":
         item["name"] = block.get("name")
@@ -325,7 +333,7 @@ def _dump_call(block: ToolUseBlock, meta: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def _arguments(tool_input: Any) -> str:
+def _arguments(tool_input: object) -> str:
     if isinstance(tool_input, dict) and set(tool_input) == {RAW_ARGUMENTS}:
         return str(tool_input[RAW_ARGUMENTS])
     return json.dumps(tool_input if tool_input is not None else {}, ensure_ascii=False)
@@ -334,7 +342,7 @@ def _arguments(tool_input: Any) -> str:
 CONVERTER = ResponsesConverter()
 
 
-def to_canonical(items: list[Any]) -> tuple[list[dict[str, Any]], list[Message]]:
+def to_canonical(items: Sequence[object]) -> tuple[list[ItemDict], list[Message]]:
     """``(system items, canonical messages)`` for a Responses ``input`` list: the leading
     system/developer messages as they are, then the rest converted (the items and the SDK
     objects in it are not modified)."""
@@ -342,8 +350,8 @@ def to_canonical(items: list[Any]) -> tuple[list[dict[str, Any]], list[Message]]
 
 
 def from_canonical(
-    messages: list[Message], system: list[dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
+    messages: list[Message], system: Sequence[ItemDict] | None = None
+) -> list[ItemDict]:
     """The Responses ``input`` items for canonical ``messages``, after ``system``."""
     return dump_all(CONVERTER, messages, system)
 
