@@ -49,6 +49,7 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from ..errors import CorruptStore, LinkRefused, StoreRefused
 from ..messages import Message
+from .codec import Meta as Meta
 from .codec import Record as Record  # the record type, kept importable from here
 from .lease import Owner
 from .text import scan
@@ -123,15 +124,15 @@ class Archive(Protocol):
 class Journal(Protocol):
     """The second door: sessions and their records (see the module docstring, 2)."""
 
-    def create_session(self, meta: dict[str, Any]) -> str:
+    def create_session(self, meta: Meta) -> str:
         """Start a new, empty session; its id (``meta["id"]`` when given, else a new one)."""
         ...
 
-    def session_meta(self, session: str) -> dict[str, Any] | None:
+    def session_meta(self, session: str) -> Meta | None:
         """What ``create_session`` was given (plus ``id`` and ``created``), or None."""
         ...
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[Meta]:
         """Every session's meta, newest first."""
         ...
 

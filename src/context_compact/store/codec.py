@@ -44,6 +44,11 @@ from ..sizing import to_json
 Record = dict[str, Any]
 """A journal record: a JSON object with a string ``"kind"`` (the engine defines the kinds)."""
 
+Meta = dict[str, object]
+"""A session's meta as a store keeps it: a JSON object, what ``create_session`` was given
+plus ``id`` and ``created``. The stores treat it as data; ``store.meta.SessionMeta`` reads
+its keys, each checked for its type."""
+
 
 # -- texts as bytes -----------------------------------------------------------------------------
 def encode(text: str) -> bytes:
@@ -215,6 +220,7 @@ __all__ = [
     "TRANSCRIPTS",
     "Encoded",
     "EncodedMessages",
+    "Meta",
     "Record",
     "append_rel",
     "archive_rel",

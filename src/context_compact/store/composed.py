@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import Archive, Journal
+from .base import Archive, Journal, Meta
 from .codec import RESULTS, TRANSCRIPTS, Record
 from .disk import Root
 
@@ -74,13 +74,13 @@ class Composed:
         return self.archive.read_bytes(path)
 
     # -- the journal ---------------------------------------------------------------------------
-    def create_session(self, meta: dict[str, Any]) -> str:
+    def create_session(self, meta: Meta) -> str:
         return self.journal.create_session(meta)
 
-    def session_meta(self, session: str) -> dict[str, Any] | None:
+    def session_meta(self, session: str) -> Meta | None:
         return self.journal.session_meta(session)
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[Meta]:
         return self.journal.list_sessions()
 
     def append(self, session: str, records: list[Record]) -> None:

@@ -21,11 +21,11 @@ import threading
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TypeGuard
 
 from ..errors import CorruptJournal as CorruptJournal  # the store's errors, kept here too
 from ..errors import SessionExists as SessionExists
-from .codec import Record, dumps
+from .codec import Meta, Record, dumps
 
 __all__ = ["CorruptJournal", "SessionExists"]
 
@@ -34,7 +34,7 @@ _clock = threading.Lock()
 _last_created: datetime | None = None
 
 
-def valid_session_id(session: object) -> bool:
+def valid_session_id(session: object) -> TypeGuard[str]:
     return isinstance(session, str) and _SESSION_ID.fullmatch(session) is not None
 
 
@@ -58,21 +58,24 @@ def utc_now() -> str:
     return now.isoformat(timespec="microseconds")
 
 
-def new_meta(meta: dict[str, Any]) -> dict[str, Any]:
-    """The meta a new session is stored with: ``meta`` plus ``id`` and ``created``."""
+def new_meta(meta: Meta) -> tuple[str, Meta]:
+    """The new session's id, and the meta it is stored with: ``meta`` plus ``id`` and
+    ``created``."""
     if not isinstance(meta, dict):
         raise TypeError(f"session meta must be a dict, not {type(meta).__name__}")
-    session = meta.get("id")
-    if session is None:
+    given = meta.get("id")
+    if given is None:
         session = uuid.uuid4().hex[:12]
-    elif not valid_session_id(session):
+    elif valid_session_id(given):
+        session = given
+    else:
         raise ValueError(
-            f"not a valid session id: {shown_id(session)} (1-128 characters of "
+            f"not a valid session id: {shown_id(given)} (1-128 characters of "
             "[A-Za-z0-9._-], not starting with '.')"
         )
     full = {**meta, "id": session, "created": utc_now()}
     # Refuse what JSON cannot hold now, before anything is written.
-    return dict(json.loads(dumps(full)))
+    return session, dict(json.loads(dumps(full)))
 
 
 def check_records(records: Sequence[Record]) -> None:

@@ -44,7 +44,7 @@ class Owner:
     started: str
     heartbeat: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, int | str | float]:
         return {
             "pid": self.pid,
             "host": self.host,

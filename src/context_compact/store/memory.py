@@ -18,10 +18,9 @@ import json
 from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import islice
-from typing import Any
 
 from ..messages import Message
-from .base import CHECKPOINT_KIND, Record
+from .base import CHECKPOINT_KIND, Meta, Record
 from .codec import (
     append_rel,
     archive_rel,
@@ -108,9 +107,8 @@ class MemoryStore:
         return encode(self.read_text(path))
 
     # -- the session journal ---------------------------------------------------------------------
-    def create_session(self, meta: dict[str, Any]) -> str:
-        full = new_meta(meta)
-        session: str = full["id"]
+    def create_session(self, meta: Meta) -> str:
+        session, full = new_meta(meta)
         if session in self._sessions:
             raise SessionExists(f"session {session!r} already exists in {self.root}")
         self._sessions[session] = dumps(full)
@@ -119,11 +117,11 @@ class MemoryStore:
         self._marks[session] = []
         return session
 
-    def session_meta(self, session: str) -> dict[str, Any] | None:
+    def session_meta(self, session: str) -> Meta | None:
         text = self._sessions.get(session)
         return None if text is None else dict(json.loads(text))
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[Meta]:
         metas = [json.loads(text) for text in reversed(self._sessions.values())]
         # Stable sort: sessions created at the same instant stay newest first.
         return sorted(metas, key=lambda m: str(m["created"]), reverse=True)

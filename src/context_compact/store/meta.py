@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .base import Store
 
@@ -43,7 +42,7 @@ class SessionMeta:
     created: str | None = None
     source: str | None = None  # None: the agent or a Compactor; "import"; "compact"
     engine: str | None = None
-    policy: Mapping[str, Any] | None = None  # the SessionPolicy's fields, as JSON
+    policy: Mapping[str, object] | None = None  # the SessionPolicy's fields, as JSON
     format: str | None = None  # an import's
     file: str | None = None
     name: str | None = None
@@ -51,10 +50,10 @@ class SessionMeta:
     content: str | None = None
     policy_name: str | None = None  # a compaction's
     compacted_from: str | None = None  # its ``of``
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    raw: Mapping[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def read(cls, raw: Mapping[str, Any]) -> SessionMeta:
+    def read(cls, raw: Mapping[str, object]) -> SessionMeta:
         """The meta a store returned (``session_meta``, an item of ``list_sessions``)."""
         policy = raw.get("policy")
         return cls(
@@ -103,7 +102,7 @@ def sessions_of(store: Store) -> list[SessionMeta]:
     return [SessionMeta.read(raw) for raw in store.list_sessions()]
 
 
-def source_of(meta: Mapping[str, Any] | SessionMeta) -> str:
+def source_of(meta: Mapping[str, object] | SessionMeta) -> str:
     """``SessionMeta.source_text`` of a meta, as read or as stored."""
     return (meta if isinstance(meta, SessionMeta) else SessionMeta.read(meta)).source_text
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from ..store.base import OPTIONAL, Record, Searches, Store
+from ..store.base import OPTIONAL, Meta, Record, Searches, Store
 
 T = TypeVar("T")
 
@@ -128,13 +128,13 @@ class FaultyStore:
         return self._call("read_bytes", lambda: self.inner.read_bytes(path))
 
     # -- the journal -------------------------------------------------------------------
-    def create_session(self, meta: dict[str, Any]) -> str:
+    def create_session(self, meta: Meta) -> str:
         return self._call("create_session", lambda: self.inner.create_session(meta))
 
-    def session_meta(self, session: str) -> dict[str, Any] | None:
+    def session_meta(self, session: str) -> Meta | None:
         return self._call("session_meta", lambda: self.inner.session_meta(session))
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[Meta]:
         return self._call("list_sessions", lambda: self.inner.list_sessions())
 
     def append(self, session: str, records: list[Record]) -> None:

@@ -11,11 +11,10 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ...errors import CorruptJournal, CorruptStore
 from .. import witness
-from ..base import CHECKPOINT_KIND
+from ..base import CHECKPOINT_KIND, Meta
 from ..codec import Record, dumps, dumps_records
 from ..disk import Root, append_bytes, folder_mode, fsync_dir, make_dirs, write_all
 from ..journal import SessionExists, check_records, new_meta, valid_session_id
@@ -74,9 +73,8 @@ class FileJournal:
     def _exists(self, session: str) -> bool:
         return valid_session_id(session) and os.path.lexists(self._meta_path(session))
 
-    def create_session(self, meta: dict[str, Any]) -> str:
-        full = new_meta(meta)
-        session: str = full["id"]
+    def create_session(self, meta: Meta) -> str:
+        session, full = new_meta(meta)
         make_dirs(self.sessions_dir, folder_mode(self.folder.file_mode))
         final = self._meta_path(session)
         lost = self.lost_meta(session)
@@ -102,7 +100,7 @@ class FileJournal:
         self.sizes[session] = 0
         return session
 
-    def session_meta(self, session: str) -> dict[str, Any] | None:
+    def session_meta(self, session: str) -> Meta | None:
         if not valid_session_id(session):
             return None
         try:
@@ -110,7 +108,7 @@ class FileJournal:
         except FileNotFoundError:
             return None
 
-    def _read_meta(self, path: Path) -> dict[str, Any]:
+    def _read_meta(self, path: Path) -> Meta:
         data = read_file(path)
         try:
             meta = json.loads(data)
@@ -154,7 +152,7 @@ class FileJournal:
                 found.append((session, line))
         return found
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[Meta]:
         self.folder.inside(f"{SESSIONS}/x")  # the sessions folder is no link
         metas = []
         for path in self.sessions_dir.glob("*.meta.json"):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import witness
-from ..base import CHECKPOINT_KIND, Record
+from ..base import CHECKPOINT_KIND, Meta, Record
 from ..blobrefs import externalize, references
 from ..codec import dumps
 from ..disk import Root
@@ -66,10 +66,9 @@ class PgJournal:
             self.pg.close()
 
     # -- the session journal ---------------------------------------------------------------------
-    def create_session(self, meta: dict[str, Any]) -> str:
+    def create_session(self, meta: Meta) -> str:
         with self.pg.mapped:
-            full = new_meta(meta)
-            session: str = full["id"]
+            session, full = new_meta(meta)
             with self.pg.connection() as conn:
                 created = conn.execute(
                     "INSERT INTO sessions (id, created, meta) VALUES (%s, %s, %s) "
@@ -83,7 +82,7 @@ class PgJournal:
                 self.pg.heads[session] = (0, witness.ROOT)
             return session
 
-    def session_meta(self, session: str) -> dict[str, Any] | None:
+    def session_meta(self, session: str) -> Meta | None:
         with self.pg.mapped:
             if not valid_session_id(session):
                 return None
@@ -91,7 +90,7 @@ class PgJournal:
                 row = conn.execute("SELECT meta FROM sessions WHERE id = %s", (session,)).fetchone()
             return None if row is None else dict(json.loads(row[0]))
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[Meta]:
         with self.pg.mapped, self.pg.connection() as conn:
             rows = conn.execute("SELECT meta FROM sessions ORDER BY created DESC, seq DESC")
             return [json.loads(row[0]) for row in rows]

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import witness
 from ..base import CHECKPOINT_KIND as MARK
+from ..base import Meta
 from ..blobrefs import externalize, references
 from ..codec import Record, dumps
 from ..disk import Root
@@ -71,10 +72,9 @@ class SqliteJournal:
                 self._leases.clear()
 
     # -- the session journal ---------------------------------------------------------------------
-    def create_session(self, meta: dict[str, Any]) -> str:
+    def create_session(self, meta: Meta) -> str:
         with self.db.mapped:
-            full = new_meta(meta)
-            session: str = full["id"]
+            session, full = new_meta(meta)
             self.db.refuse_writes()
             try:
                 with self.db.lock:
@@ -89,7 +89,7 @@ class SqliteJournal:
             self.lengths[session] = 0
             return session
 
-    def session_meta(self, session: str) -> dict[str, Any] | None:
+    def session_meta(self, session: str) -> Meta | None:
         with self.db.mapped:
             if not valid_session_id(session):
                 return None
@@ -99,7 +99,7 @@ class SqliteJournal:
                 ).fetchone()
             return None if row is None else dict(json.loads(row[0]))
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[Meta]:
         with self.db.mapped:
             with self.db.lock:
                 rows = self.db.connection.execute(
