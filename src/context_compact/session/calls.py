@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,7 @@ class Call:
     sha: str | None = None
     lines: tuple[int, int | None] | None = None
 
-    def as_json(self) -> list[Any]:
+    def as_json(self) -> list[object]:
         lines = list(self.lines) if self.lines is not None else None
         return [self.kind, list(self.paths), self.command, self.sha, lines]
 
@@ -51,18 +52,18 @@ class Call:
         return Call(str(kind), tuple(str(p) for p in paths), command, sha, span)
 
 
-def _first(inputs: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def _first(inputs: Mapping[str, object], keys: tuple[str, ...]) -> object:
     for key in keys:
         if key in inputs:
             return inputs[key]
     return None
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _span(start: Any, count: Any) -> tuple[int, int | None] | None:
+def _span(start: object, count: object) -> tuple[int, int | None] | None:
     first, many = _int(start), _int(count)
     if first is None and many is None:
         return None
@@ -70,7 +71,7 @@ def _span(start: Any, count: Any) -> tuple[int, int | None] | None:
     return first, first + many - 1 if many is not None and many > 0 else None
 
 
-def command_text(value: Any) -> str | None:
+def command_text(value: object) -> str | None:
     """A command as one string: Codex passes ``["bash", "-lc", "cmd"]``."""
     if isinstance(value, str):
         return value
@@ -81,7 +82,7 @@ def command_text(value: Any) -> str | None:
     return None
 
 
-def read_call(name: str, inputs: Any, rules: LedgerRules, current: str | None) -> Call | None:
+def read_call(name: str, inputs: object, rules: LedgerRules, current: str | None) -> Call | None:
     """What the call ``name(inputs)`` does, or None when the ledger does not follow it;
     ``current`` is the file SWE-agent has open (edits without a path are to it)."""
     kind = rules.kind(name)
@@ -112,7 +113,7 @@ def read_call(name: str, inputs: Any, rules: LedgerRules, current: str | None) -
     return Call("edit", (target,)) if target else None
 
 
-def _editor(inputs: dict[str, Any], path: str | None, rules: LedgerRules) -> Call | None:
+def _editor(inputs: Mapping[str, object], path: str | None, rules: LedgerRules) -> Call | None:
     if path is None:
         return None
     command = inputs.get("command")

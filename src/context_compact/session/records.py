@@ -75,14 +75,14 @@ from .record_types import Window as Window
 _EVENT_FIELDS = ("stage", "before", "after", "unit", "paths", "note", "score")
 
 
-def _int(raw: Mapping[str, Any], key: str, where: str) -> int:
+def _int(raw: Mapping[str, object], key: str, where: str) -> int:
     value = raw.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
         raise BadRecord(f"{where}: {key!r} should be an integer, got {value!r}")
     return value
 
 
-def read(raw: Mapping[str, Any], where: str = "journal record") -> Read:
+def read(raw: Mapping[str, object], where: str = "journal record") -> Read:
     """The typed record a stored dict holds; ``BadRecord`` names what is wrong and where."""
     try:
         return _read(raw, where)
@@ -93,6 +93,8 @@ def read(raw: Mapping[str, Any], where: str = "journal record") -> Read:
 
 
 def _read(raw: Mapping[str, Any], where: str) -> Read:
+    # The fields are unpacked as the journal wrote them: one of another shape raises here,
+    # and ``read`` names it (``BadRecord``) instead of a check per field.
     kind = raw.get("kind")
     if kind == "message":
         return MessageRecord(_int(raw, "seq", where), raw["id"], raw["parent"], raw["message"])
@@ -186,7 +188,7 @@ def _read(raw: Mapping[str, Any], where: str) -> Read:
     return Unknown(dict(raw))
 
 
-def _scalar(value: Any) -> bool:
+def _scalar(value: object) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
@@ -300,13 +302,13 @@ def as_json(record: Read) -> dict[str, Any]:
     return dict(record.raw)
 
 
-def journal(raw: Iterable[Mapping[str, Any]], where: str = "session") -> Iterator[Read]:
+def journal(raw: Iterable[Mapping[str, object]], where: str = "session") -> Iterator[Read]:
     """Every record of a stored journal, typed, in order."""
     for offset, item in enumerate(raw):
         yield read(item, f"{where}, record {offset}")
 
 
-def found_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[tuple[int, Message]]:
+def found_messages(raw: Iterable[Mapping[str, object]]) -> Iterator[tuple[int, Message]]:
     """The (position, message) of each record a store's ``search`` returned: an index may
     return only those two fields of a message record."""
     for offset, item in enumerate(raw):
@@ -320,7 +322,7 @@ def found_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[tuple[int, Mess
         yield seq, cast(Message, message)  # JSON from the store, as the journal wrote it
 
 
-def logged_messages(raw: Iterable[Mapping[str, Any]]) -> Iterator[MessageRecord]:
+def logged_messages(raw: Iterable[Mapping[str, object]]) -> Iterator[MessageRecord]:
     """The message records of a stored journal, in order."""
     for record in journal(raw):
         if isinstance(record, MessageRecord):

@@ -259,7 +259,7 @@ class Session:
         paths: tuple[str, ...],
         note: str,
         score: dict[str, float | None] | None = None,
-        timing: dict[str, Any] | None = None,
+        timing: dict[str, object] | None = None,
     ) -> None:
         if self._assumed and self.state.window is None:
             note = f"{note}; {self._assumed}" if note else self._assumed

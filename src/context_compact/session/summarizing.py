@@ -53,16 +53,16 @@ Emit = Callable[[str, int, int, str], None]
 class _Job:
     """One call on the worker: its answer or its exception, once ``done`` is set."""
 
-    def __init__(self, call: Callable[[], Any]) -> None:
+    def __init__(self, call: Callable[[], object]) -> None:
         self.call = call
         self.done = threading.Event()
-        self.value: Any = None
+        self.value: object = None
         self.error: BaseException | None = None
         self.started = time.time()
         self.clock = time.monotonic()
         self.ready: float | None = None  # wall time the answer came in
 
-    def wait(self, timeout: float | None) -> Any:
+    def wait(self, timeout: float | None) -> object:
         """The call's answer; ``TimeoutError`` when not in within ``timeout`` seconds."""
         if not self.done.wait(timeout):
             raise TimeoutError(f"the summarizer did not answer within {timeout:g} s")
@@ -89,7 +89,7 @@ class Worker:
             job.done.set()
             del job  # an abandoned job's answer is not kept alive by a waiting worker
 
-    def submit(self, call: Callable[[], Any]) -> _Job:
+    def submit(self, call: Callable[[], object]) -> _Job:
         """``call`` queued; its job, to wait for when its answer is wanted."""
         job = _Job(call)
         self._jobs.put(job)
@@ -116,7 +116,7 @@ class SummaryCaller:
         self._unused: list[_Job] = []  # made ahead, dropped unused: answered yet? (``_heard``)
         self._worker: Worker | None = None
         self._pending: tuple[str, _Job] | None = None  # a summary asked for ahead, by key
-        self.timing: dict[str, Any] | None = None  # of the last ``text``: see ``take_timing``
+        self.timing: dict[str, object] | None = None  # of the last ``text``: see ``take_timing``
         # The request's system prompt and tools (``Compactor.set_request``).
         self.fixed: tuple[str | None, list[Any] | None] = (None, None)
 
@@ -185,7 +185,7 @@ class SummaryCaller:
         chose another range) still tell whether the summarizer answers: one answered with a
         text ends a run of failures. Those not done yet are looked at next time."""
         for job in self._unused:
-            value = text_of(job.value) if job.done.is_set() and job.error is None else None
+            value = _text(job.value) if job.done.is_set() and job.error is None else None
             if isinstance(value, str) and value.strip():
                 self.failures = 0
         self._unused = [job for job in self._unused if not job.done.is_set()][-4:]
@@ -195,7 +195,7 @@ class SummaryCaller:
         """The content key of the summary asked for ahead and not handed out yet."""
         return self._pending[0] if self._pending is not None else None
 
-    def _ask(self, ask: SummaryRequest) -> Any:
+    def _ask(self, ask: SummaryRequest) -> object:
         """The answer to ``ask``: the one made ahead for it if any, else a call now."""
         waited_from = time.monotonic()
         pending, self._pending = self._pending, None
@@ -225,7 +225,7 @@ class SummaryCaller:
             if usage:
                 self.timing.update(usage)
 
-    def take_timing(self) -> dict[str, Any] | None:
+    def take_timing(self) -> dict[str, object] | None:
         """When the last summary was asked for (``started``, wall clock), when its answer
         came in (``ready``; None if it never did), how long the call waited for it
         (``waited``, seconds) and whether it was made ahead; then forgotten."""
@@ -246,7 +246,7 @@ class SummaryCaller:
         facts read, shared with the summarizer and the fallback)."""
         ask = self.request(messages, focus, previous, budget, sent, readings)
         try:
-            text = text_of(self._ask(ask))
+            text = _text(self._ask(ask))
             if not isinstance(text, str) or not text.strip():
                 got = "no text" if isinstance(text, str) else type(text).__name__
                 raise EmptySummary(f"the summarizer returned {got}")
@@ -298,6 +298,12 @@ class SummaryCaller:
             keep = keep * 9 // 10
         line = text.rfind("\n", 0, keep)
         return f"{text[: line if line > keep // 2 else keep].rstrip()}\n{note}"
+
+
+def _text(answer: object) -> object:
+    """The text of a summarizer's answer (``text_of``); anything but a ``SummaryResult`` as
+    it is: a callable's return, checked by whoever reads it."""
+    return text_of(answer) if isinstance(answer, SummaryResult) else answer
 
 
 def request_key(ask: SummaryRequest) -> str:
