@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import CorruptStore, StoreUnavailable
 from ..events import CompactionEvent
-from ..store.base import NOT_REFUSED, STORE_ERRORS, Checkpointed, Store
+from ..store.base import NOT_REFUSED, STORE_ERRORS, Checkpointed, Meta, Store
 from . import checkpoint, holders
 from . import records as rec
 from .records import Read, Record
@@ -43,8 +43,10 @@ _UNUSABLE = (CorruptStore, ValueError, KeyError, TypeError, IndexError, Attribut
 # checkpoint on, so trying all of them after a damage they share would cost O(n²) reads.
 TRIES = 3
 
+_R = TypeVar("_R")
 
-def _checkpoints_noted(records: Iterator[Any], at: list[int]) -> Iterator[Any]:
+
+def _checkpoints_noted(records: Iterator[_R], at: list[int]) -> Iterator[_R]:
     """``records`` as they are, the position of each checkpoint record among them put in
     ``at``."""
     for n, record in enumerate(records):
@@ -58,7 +60,7 @@ def describe(error: BaseException) -> str:
 
 
 class SessionJournal:
-    def __init__(self, store: Store, meta: Callable[[], dict[str, Any]], owner: Any) -> None:
+    def __init__(self, store: Store, meta: Callable[[], Meta], owner: object) -> None:
         self.store = store
         self._meta = meta
         self._owner = owner  # the engine: the session's holder in this process

@@ -30,7 +30,7 @@ from ..engine import PAGE, Env, Message, RecallPage
 from ..errors import InvalidHistory, SessionLocked, UndoRefused
 from ..events import CompactionEvent
 from ..keys import chain_id, content_key
-from ..store.base import turn
+from ..store.base import Meta, turn
 from . import ahead, binding, checkpoint, holders, learned, limits, undo
 from .durable import SessionJournal
 from .faults import Faults
@@ -179,7 +179,7 @@ class Session:
         if self._stale:
             self._reload()
 
-    def _meta(self) -> dict[str, Any]:
+    def _meta(self) -> Meta:
         return {"engine": self.name, "policy": asdict(self.given)}
 
     @property

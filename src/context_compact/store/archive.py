@@ -26,8 +26,9 @@ Invariants:
 from __future__ import annotations
 
 import uuid
-from typing import Any, Protocol
+from typing import Protocol
 
+from ..messages import Message
 from .codec import (
     append_rel,
     archive_rel,
@@ -115,14 +116,14 @@ class DiskArchive:
     def save_media(self, data: bytes, media_type: str) -> str:
         return self._save_addressed(media_rel(sha256(data), media_type), "media", data)
 
-    def write_transcript(self, messages: list[Any]) -> str:
+    def write_transcript(self, messages: list[Message]) -> str:
         rel = transcript_rel(uuid.uuid4().hex)
         data = encode(jsonl(messages))
         self.ledger.remember(rel, "transcript", data)
         self._write(rel, data)
         return str(self.folder.path / rel)
 
-    def save_messages(self, messages: list[Any]) -> str:
+    def save_messages(self, messages: list[Message]) -> str:
         data = encode(jsonl(messages))
         return self._save_addressed(archive_rel(sha256(data)), "archive", data)
 

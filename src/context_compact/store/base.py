@@ -45,7 +45,7 @@ import contextlib
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol, TypeGuard, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from ..errors import CorruptStore, LinkRefused, StoreRefused
 from ..messages import Message
@@ -170,7 +170,7 @@ class BatchesTurns(Protocol):
     """A store that commits a turn's writes at once (SqliteStore: the files a turn issues
     are committed with its journal append)."""
 
-    def turn(self) -> AbstractContextManager[Any]: ...
+    def turn(self) -> AbstractContextManager[object]: ...
 
 
 @runtime_checkable
@@ -219,7 +219,7 @@ def batches_turns(store: Store) -> TypeGuard[BatchesTurns]:
     return known
 
 
-def turn(store: Store) -> AbstractContextManager[Any]:
+def turn(store: Store) -> AbstractContextManager[object]:
     """``store.turn()`` where the store batches a turn's writes into one commit
     (``batches_turns``), else a block that does nothing. The engine enters it once per call,
     around its passes and its append."""

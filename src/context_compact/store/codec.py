@@ -67,7 +67,7 @@ def sha256(data: bytes) -> str:
 _ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """``json.dumps(value, ensure_ascii=True, separators=(",", ":"))``."""
     return _ENCODER.encode(value)
 
@@ -137,7 +137,7 @@ def issuable(rel: str) -> bool:
     return ISSUABLE.fullmatch(rel) is not None
 
 
-def safe_id(tool_use_id: Any) -> str:
+def safe_id(tool_use_id: object) -> str:
     """S-1.3: characters outside ``[A-Za-z0-9._-]`` become ``_``, cut to 120."""
     return _UNSAFE.sub("_", str(tool_use_id))[:120]
 

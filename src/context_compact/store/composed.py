@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from ..messages import Message
 from .base import Archive, Journal, Meta
 from .codec import RESULTS, TRANSCRIPTS, Record
 from .disk import Root
@@ -55,10 +55,10 @@ class Composed:
     def save_media(self, data: bytes, media_type: str) -> str:
         return self.archive.save_media(data, media_type)
 
-    def write_transcript(self, messages: list[Any]) -> str:
+    def write_transcript(self, messages: list[Message]) -> str:
         return self.archive.write_transcript(messages)
 
-    def save_messages(self, messages: list[Any]) -> str:
+    def save_messages(self, messages: list[Message]) -> str:
         return self.archive.save_messages(messages)
 
     def append_file(self, name: str, text: str) -> str:
