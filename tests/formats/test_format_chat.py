@@ -5,11 +5,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
-from context_compact import check
+from context_compact import InvalidHistory, check
 from context_compact.formats import openai_chat as fmt
 from histories import histories
 
@@ -107,3 +108,19 @@ def test_chat_messages_round_trip_through_canonical_for_any_valid_history(
     assert system == []
     assert check(messages) == []
     assert fmt.from_canonical(messages) == items
+
+
+def test_tool_calls_that_are_not_a_list_are_refused_naming_the_item() -> None:
+    bad = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": "call_A"},
+    ]
+    with pytest.raises(InvalidHistory, match=r"message 1: malformed: tool_calls must be a list"):
+        fmt.to_canonical(bad)
+
+
+def test_a_call_whose_function_is_not_an_object_is_refused_naming_the_item() -> None:
+    call = {"id": "call_A", "type": "function", "function": "read"}
+    bad = [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [call]}]
+    with pytest.raises(InvalidHistory, match=r"message 1: .*function must be an object, got str"):
+        fmt.to_canonical(bad)

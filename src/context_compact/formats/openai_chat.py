@@ -117,10 +117,12 @@ def _assistant(message: ItemDict, index: int) -> Message:
     return with_meta({"role": "assistant", "content": blocks}, meta)
 
 
-def _mapping(value: object) -> Mapping[str, object]:
-    # A call's ``function`` or ``custom``: anything else reads as empty, and the converted
-    # list's check names the call's missing name.
-    return value if isinstance(value, dict) else {}
+def _field(call: ItemDict, key: str, index: int) -> Mapping[str, object]:
+    """A call's ``function`` or ``custom`` object (empty when absent)."""
+    value = call.get(key) or {}
+    if not isinstance(value, dict):
+        raise bad_item(index, f"a tool call's {key} must be an object, got {type(value).__name__}")
+    return value
 
 
 def _tool_use(call: ItemDict, index: int) -> Block:
@@ -129,10 +131,10 @@ def _tool_use(call: ItemDict, index: int) -> Block:
         raise bad_item(index, "a tool call without a string id")
     name: Any  # the caller's, checked with the converted list (check())
     if call.get("type") == "custom":
-        custom = _mapping(call.get("custom"))
+        custom = _field(call, "custom", index)
         name, tool_input = custom.get("name"), {"input": custom.get("input")}
     else:
-        function = _mapping(call.get("function"))
+        function = _field(call, "function", index)
         name, tool_input = function.get("name"), parse_arguments(function.get("arguments"))
     block: Block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
     return with_meta(block, without(call, "id"))
