@@ -168,7 +168,11 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
 def _nothing_to_check(workdir: Path | None, as_json: bool) -> None:
     frameworks = installed()
     if as_json:
-        report = {"integrity_check": None, "sessions": [], "frameworks": frameworks}
+        report: dict[str, object] = {
+            "integrity_check": None,
+            "sessions": [],
+            "frameworks": frameworks,
+        }
         click.echo(dumps(report, indent=1))
         return
     click.echo(f"no sessions in {Path(workdir or Path.cwd()).resolve()}: nothing to check")
