@@ -112,11 +112,28 @@ class Truth:
                     self.test = summary
 
 
-def stated(path: str, text: str, bases: list[str]) -> bool:
-    """The view names ``path``: whole, or relative to a directory it says they are under."""
-    if path in text:
-        return True
-    return any(path.startswith(b + "/") and f"- {path[len(b) + 1 :]} (" in text for b in bases)
+CODE = re.compile(r" [wepc]\d*@\d+(?:#[0-9a-f]+)?$")
+
+
+def named_files(text: str) -> set[str]:
+    """The paths the ledger's rendering names: ``- DIR NAME CODE, NAME, ...`` lines under a
+    ``Files changed (...)`` heading, relative to the directory it says they are under."""
+    named: set[str] = set()
+    for part in re.findall(r"^Files changed \((.*?)\):\n((?:- .*\n?)*)", text, re.M):
+        under = re.search(r", under (.+?)/;", part[0])
+        base = under[1] + "/" if under else ""
+        for line in part[1].splitlines():
+            folder, _, names = line[2:].partition(" ")
+            if folder == "...":
+                continue
+            folder = "" if folder == "./" else folder
+            named.update(base + folder + CODE.sub("", n) for n in names.split(", "))
+    return named
+
+
+def stated(path: str, text: str, named: set[str]) -> bool:
+    """The view names ``path``: whole, or in the ledger's grouped list of files changed."""
+    return path in named or path in text
 
 
 def view_text(view: list[dict[str, Any]]) -> str:
@@ -178,8 +195,8 @@ def replay(
         flagged = sum(1 for e in compactor.events if e.stage == "summary_unverified")
         extra["unverified"] = flagged
         text = view_text(view)
-        bases = re.findall(r"paths under (.+?)/;", text)
-        files = [p for p in truth.changed if stated(p, text, bases)]
+        named = named_files(text)
+        files = [p for p in truth.changed if stated(p, text, named)]
         test = truth.test
         status = None
         names: tuple[int, int] = (0, 0)
