@@ -40,7 +40,9 @@ HASH_HEX = 8
 MIN_BASE = 12
 """A directory shorter than this is not factored out of the paths under it."""
 CODES = {"written": "w", "edited": "e", "patched": "p", "by a command": "c"}
-LEGEND = "; after a name: w written, e edited, p patched, c by a command, N times, @message, #sha256"
+LEGEND = (
+    "; after a name: w written, e edited, p patched, c by a command, N times, @message, #sha256"
+)
 
 
 def _file(path: str, entry: list[Any], base: str = "") -> str:

@@ -19,6 +19,7 @@ LEDGER_SHARE = 25
 """The most of the limit, in thousandths, the ledger takes in a summary message: the work's
 record stays well under 3% of a small window."""
 
+
 @dataclass(frozen=True)
 class SessionPolicy:
     """Our default: token budgets, a view over a durable append-only log, nothing lost."""
