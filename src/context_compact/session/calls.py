@@ -76,13 +76,16 @@ class Call:
 
 MAX_KNOWN_CHARS = 100_000
 """A written content longer than this is hashed, not kept: edits to it have no hash."""
+_UNSURE = ("\t", "\r")
+"""Text editor tools expand tabs; a tool that reads text with universal newlines writes
+``\r\n`` back as ``\n``: with either, the content after an edit is not certain."""
 
 
 def replacements(inputs: dict[str, Any]) -> tuple[Replacement, ...] | None:
     """The exact replacements an edit call states (``old_string``/``new_string``, ``old_str``
     /``new_str``, ``old_text``/``new_text``, ``replace_all``; a list of them under ``edits``),
-    or None when it states none the ledger can apply exactly (an empty old text, a tab: text
-    editor tools expand tabs)."""
+    or None when it states none the ledger can apply exactly (an empty old text, a tab or a
+    carriage return: ``_UNSURE``)."""
     given = inputs.get("edits")
     items = given if isinstance(given, list) else [inputs]
     out: list[Replacement] = []
@@ -94,7 +97,7 @@ def replacements(inputs: dict[str, Any]) -> tuple[Replacement, ...] | None:
         every = item.get("replace_all", False)
         if not isinstance(old, str) or not isinstance(new, str) or not isinstance(every, bool):
             return None
-        if not old or "\t" in old or "\t" in new:
+        if not old or any(c in old or c in new for c in _UNSURE):
             return None
         out.append((old, new, every))
     return tuple(out) or None
@@ -103,8 +106,8 @@ def replacements(inputs: dict[str, Any]) -> tuple[Replacement, ...] | None:
 def applied(content: str, edits: tuple[Replacement, ...]) -> str | None:
     """``content`` after ``edits`` as the edit tools apply them, or None when that is not
     certain: an old text found no time, or more than once for a single replacement (the
-    tools refuse or pick one), or a tab in the content."""
-    if "\t" in content:
+    tools refuse or pick one), or a tab or a carriage return in the content."""
+    if any(c in content for c in _UNSURE):
         return None
     for old, new, every in edits:
         found = content.count(old)

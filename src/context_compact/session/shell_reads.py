@@ -24,7 +24,6 @@ Span = tuple[int, int | None]
 """Lines ``(first, last)``, ``last`` None for "to the end"; ``(-n, None)``: the last ``n``."""
 
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;", "|&"})
-_STDERR = re.compile(r"^2>(?:&1|/dev/null)?$")
 _SED_RANGE = re.compile(r"^(\d+)(?:,(\d+|\$))?p$")
 _COUNT = re.compile(r"^-(\d+)$")
 # Options that change nothing of which lines are shown.
@@ -53,18 +52,16 @@ def _segments(words: list[str]) -> tuple[list[list[str]], list[str]] | None:
         if word in _SEPARATORS:
             separators.append(word)
             segments.append([])
-        elif word in (">", ">>", "<", "<<", "<<<", ">&", "&>", ">|"):
-            # ``2>&1`` and ``2>/dev/null`` come as "2", ">", "&1" / "/dev/null".
+        elif set(word) <= set("<>&|"):
+            # Only stderr's: ``2>&1`` comes as "2", ">&", "1"; ``2>/dev/null`` as "2", ">",
+            # "/dev/null".
             segment = segments[-1]
             target = words[at + 1] if at + 1 < len(words) else ""
-            if not (word == ">" and segment and segment[-1] == "2"):
-                return None
-            if target not in ("&1", "/dev/null"):
+            stderr = bool(segment) and segment[-1] == "2"
+            if not stderr or (word, target) not in ((">&", "1"), (">", "/dev/null")):
                 return None
             segment.pop()
             at += 1
-        elif _STDERR.match(word):
-            pass
         else:
             segments[-1].append(word)
         at += 1
