@@ -166,6 +166,7 @@ def test_an_edit_to_a_content_the_ledger_saw_written_records_the_resulting_hash(
     assert kept.known["/r/a.py"] == after
 
 
+BIG = "y = 2\n" + "#" * MAX_KNOWN_CHARS  # one line past what the ledger keeps
 OTHER_NAME = {"file_path": "a.py", "old_string": "x", "new_string": "z"}
 
 
@@ -178,7 +179,7 @@ OTHER_NAME = {"file_path": "a.py", "old_string": "x", "new_string": "z"}
         [*WRITE, *pair("p", "Bash", {"command": "pytest -q"}, "1 passed in 0.1s")],
         [*WRITE, *edit("n", "NotebookEdit", new_source="x")],  # an edit it cannot apply
         [*WRITE, *pair("o", "Edit", OTHER_NAME, "ok")],  # the same name, another path
-        pair("w", "Write", {"file_path": "/r/a.py", "content": "x\n" * MAX_KNOWN_CHARS}, "ok"),
+        pair("w", "Write", {"file_path": "/r/a.py", "content": BIG}, "ok"),
         pair("w", "Write", {"file_path": "/r/a.py", "content": "x = 1\r\ny = 2\r\n"}, "ok"),
     ],
 )  # fmt: skip
