@@ -12,8 +12,9 @@ text, no file read):
   printed a summary (``N failed`` / ``N passed``);
 * failing tests: of that run's failing test names, how many does the view name.
 
-Three constructed edit-and-test loops follow the recorded sessions (those run few tests and
-none that fail): read a module, write it, run pytest, whose summary names the failing tests.
+Three constructed edit-and-test loops (``--seeds``) follow the recorded sessions (those run
+few tests and none that fail): read a module, write it, run pytest, whose summary names the
+failing tests.
 The truth is read from the log with a reader of its own (tool names and inputs below), not
 from the ledger. ``--ledger-tokens 0`` leaves the ledger out of summaries: the "before".
 ``--handoff`` runs ``Policy.default(handoff=True)`` (a fresh context where a summary would be
@@ -239,13 +240,14 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=12_000)
     parser.add_argument("--ledger-tokens", type=int, default=400)
     parser.add_argument("--handoff", action="store_true", help="Policy.default(handoff=True)")
+    parser.add_argument("--seeds", type=int, default=3, help="constructed loops to run")
     args = parser.parse_args()
     mode = ", handoff" if args.handoff else ""
     print(f"limit {args.limit:,}, ledger_tokens {args.ledger_tokens}{mode}")
     recorded = [(s.format, s.name, s.messages) for s in load_all(DATA)]
     constructed = [
         ("constructed", f"edit-test loop, seed {seed}", edit_test_loop(seed=seed))
-        for seed in range(3)
+        for seed in range(args.seeds)
     ]
     for group, runs in (("recorded", recorded), ("constructed", constructed)):
         totals = [0, 0, 0, 0, 0, 0]

@@ -234,6 +234,24 @@ def test_after_a_summary_the_view_names_the_files_changed_and_the_last_test_stat
     assert text_tokens(quoted) <= Policy.default(context_limit=12_000).ledger_size == 300
 
 
+def test_the_summary_message_and_its_ledger_stay_byte_identical_until_the_next_summary() -> None:
+    # The default policy (summaries made ahead); the ledger changes on every call.
+    c = Compactor(Policy.default(context_limit=12_000), MemoryStore("/memory"), session="s")
+    sent: list[Any] = []
+    shown: list[str] = []
+    for message in work_log(40):
+        sent.append(message)
+        if message["role"] != "user":
+            continue
+        made = sum(e.stage == "summarize" for e in c.events)
+        sent = c.prepare(sent, "fix the bug")
+        summaries = [m["content"] for m in sent if opening(str(m.get("content")), REQUEST_TAG)]
+        if summaries and shown and sum(e.stage == "summarize" for e in c.events) == made:
+            assert summaries[0] == shown[-1]
+        shown += summaries[:1]
+    assert len(set(shown)) >= 3 and all(f"<{LEDGER_TAG}-" in text for text in shown)
+
+
 def test_without_a_ledger_budget_the_summary_carries_none() -> None:
     c = run(work_log(30), MemoryStore("/memory"), ledger_tokens=0)
     text = summary_text(c)
