@@ -15,10 +15,10 @@ An error is open until the same command, or the same kind of call on the same fi
 succeeds later.
 
 A file's hash after an edit is computed only when it is certain (never a wrong hash): the
-ledger keeps the content of the newest ``MAX_KNOWN`` files it saw written whole (``known``),
-applies to it the replacements an edit states (``calls.applied``) and keeps the result; any
-other change to the file (an edit it cannot apply exactly, a patch, a command) records
-the change with no hash and forgets the content. A shell command that is not a plain read
+ledger keeps the content of the newest ``MAX_KNOWN`` files it saw written whole (``known``,
+``MAX_KNOWN_TOTAL`` characters in all), applies to it the replacements an edit states
+(``calls.applied``) and keeps the result; any other change to the file (an edit it cannot
+apply exactly, a patch, a command) records the change with no hash and forgets the content. A shell command that is not a plain read
 may change any file, so it forgets every content kept; so does a change to a path the
 ledger knows no content of, for every kept file of the same name (one file can be named two
 ways). Reads do not make a content known: the tools number, clip or redact what they show.
@@ -40,6 +40,8 @@ MAX_COMMANDS = 50
 MAX_ERRORS = 20
 MAX_PENDING = 64
 MAX_KNOWN = 16
+MAX_KNOWN_TOTAL = 200_000
+"""Characters of kept content in all: a checkpoint carries them."""
 _TESTS = (
     "pytest",
     "unittest",
@@ -236,7 +238,9 @@ class Ledger:
         self.known.pop(path, None)
         if content is not None:
             self.known[path] = content
-            while len(self.known) > MAX_KNOWN:
+            while len(self.known) > MAX_KNOWN or (
+                sum(map(len, self.known.values())) > MAX_KNOWN_TOTAL
+            ):
                 del self.known[next(iter(self.known))]
 
     def _error(self, seq: int, what: str, line: str) -> None:
