@@ -18,10 +18,11 @@ A file's hash after an edit is computed only when it is certain (never a wrong h
 ledger keeps the content of the newest ``MAX_KNOWN`` files it saw written whole (``known``,
 ``MAX_KNOWN_TOTAL`` characters in all), applies to it the replacements an edit states
 (``calls.applied``) and keeps the result; any other change to the file (an edit it cannot
-apply exactly, a patch, a command) records the change with no hash and forgets the content. A shell command that is not a plain read
-may change any file, so it forgets every content kept; so does a change to a path the
-ledger knows no content of, for every kept file of the same name (one file can be named two
-ways). Reads do not make a content known: the tools number, clip or redact what they show.
+apply exactly, a patch, a command) records the change with no hash and forgets the content.
+A shell command that is not a plain read may change any file, so it forgets every content
+kept; so does a change to a path the ledger knows no content of, for every kept file of the
+same name (one file can be named two ways). Reads do not make a content known: the tools
+number, clip or redact what they show.
 """
 
 from __future__ import annotations
