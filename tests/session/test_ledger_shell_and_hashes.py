@@ -78,6 +78,8 @@ NOT_READS = [
     "cat <<'EOF'\nhello\nEOF",
     "tail -f server.log",
     "sed -n '/def /p' a.py",
+    "sed -n '1,5p' a.py b.py",  # sed numbers two files' lines as one stream
+    "less +F server.log",
     "sed -i 's/a/b/' a.py",
     "cat -",
     r"cat my\ file.py",  # said only escaped

@@ -144,8 +144,9 @@ def _reader(words: list[str]) -> tuple[str, Span | None, list[str]] | None:
         span = _head(counted[0]) if program == "head" else _tail(counted[0])
         return (program, span, counted[1]) if span is not None else None
     if program == "sed":
+        # Over several files sed numbers their lines as one stream: one file only.
         ranged = _sed(args)
-        return ("sed", ranged[0], ranged[1]) if ranged is not None else None
+        return ("sed", ranged[0], ranged[1]) if ranged is not None and len(ranged[1]) < 2 else None
     return None
 
 
@@ -178,7 +179,10 @@ def reads(text: str) -> tuple[tuple[str, ...], Span | None] | None:
         if picked is None or program not in ("cat", "nl") or len(files) != 1:
             return None
         span = picked
-    if any(f == "-" or f not in text for f in files) or (where and where not in text):
+    # "-" is stdin; "+N" is a pager's command, not a file.
+    if any(f == "-" or f.startswith("+") or f not in text for f in files):
+        return None
+    if where and where not in text:
         return None
     joined = tuple(posixpath.join(where, f) if where else f for f in files)
     return tuple(dict.fromkeys(joined)), span
