@@ -12,8 +12,9 @@ text, no file read):
   printed a summary (``N failed`` / ``N passed``);
 * failing tests: of that run's failing test names, how many does the view name.
 
-Three constructed edit-and-test loops follow the recorded sessions (those run few tests and
-none that fail): read a module, write it, run pytest, whose summary names the failing tests.
+Three constructed edit-and-test loops (``--seeds``) follow the recorded sessions (those run
+few tests and none that fail): read a module, write it, run pytest, whose summary names the
+failing tests.
 The truth is read from the log with a reader of its own (tool names and inputs below), not
 from the ledger. ``--ledger-tokens 0`` leaves the ledger out of summaries: the "before".
 ``--handoff`` runs ``Policy.default(handoff=True)`` (a fresh context where a summary would be
@@ -112,11 +113,28 @@ class Truth:
                     self.test = summary
 
 
-def stated(path: str, text: str, bases: list[str]) -> bool:
-    """The view names ``path``: whole, or relative to a directory it says they are under."""
-    if path in text:
-        return True
-    return any(path.startswith(b + "/") and f"- {path[len(b) + 1 :]} (" in text for b in bases)
+CODE = re.compile(r" [wepc]\d*@\d+(?:#[0-9a-f]+)?$")
+
+
+def named_files(text: str) -> set[str]:
+    """The paths the ledger's rendering names: ``- DIR NAME CODE, NAME, ...`` lines under a
+    ``Files changed (...)`` heading, relative to the directory it says they are under."""
+    named: set[str] = set()
+    for part in re.findall(r"^Files changed \((.*?)\):\n((?:- .*\n?)*)", text, re.M):
+        under = re.search(r", under (.+?)/;", part[0])
+        base = under[1] + "/" if under else ""
+        for line in part[1].splitlines():
+            folder, _, names = line[2:].partition(" ")
+            if folder == "...":
+                continue
+            folder = "" if folder == "./" else folder
+            named.update(base + folder + CODE.sub("", n) for n in names.split(", "))
+    return named
+
+
+def stated(path: str, text: str, named: set[str]) -> bool:
+    """The view names ``path``: whole, or in the ledger's grouped list of files changed."""
+    return path in named or path in text
 
 
 def view_text(view: list[dict[str, Any]]) -> str:
@@ -178,8 +196,8 @@ def replay(
         flagged = sum(1 for e in compactor.events if e.stage == "summary_unverified")
         extra["unverified"] = flagged
         text = view_text(view)
-        bases = re.findall(r"paths under (.+?)/;", text)
-        files = [p for p in truth.changed if stated(p, text, bases)]
+        named = named_files(text)
+        files = [p for p in truth.changed if stated(p, text, named)]
         test = truth.test
         status = None
         names: tuple[int, int] = (0, 0)
@@ -222,13 +240,14 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=12_000)
     parser.add_argument("--ledger-tokens", type=int, default=400)
     parser.add_argument("--handoff", action="store_true", help="Policy.default(handoff=True)")
+    parser.add_argument("--seeds", type=int, default=3, help="constructed loops to run")
     args = parser.parse_args()
     mode = ", handoff" if args.handoff else ""
     print(f"limit {args.limit:,}, ledger_tokens {args.ledger_tokens}{mode}")
     recorded = [(s.format, s.name, s.messages) for s in load_all(DATA)]
     constructed = [
         ("constructed", f"edit-test loop, seed {seed}", edit_test_loop(seed=seed))
-        for seed in range(3)
+        for seed in range(args.seeds)
     ]
     for group, runs in (("recorded", recorded), ("constructed", constructed)):
         totals = [0, 0, 0, 0, 0, 0]

@@ -27,13 +27,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import anthropic  # noqa: E402
-from stub_api import Reply, StubAPI, ToolCall, anthropic_prompt_too_long  # noqa: E402
+import anthropic
 
-from context_compact import Compactor, MemoryStore, Policy  # noqa: E402
-from context_compact.integrations import compacting  # noqa: E402
-from context_compact.sizing import TokenCounter  # noqa: E402
-from context_compact.testing.fakes import BenchSummarizer  # noqa: E402
+from context_compact import Compactor, MemoryStore, Policy
+from context_compact.integrations import compacting
+from context_compact.sizing import TokenCounter
+from context_compact.testing.fakes import BenchSummarizer
+from stub_api import Reply, StubAPI, ToolCall, anthropic_prompt_too_long
 
 TOOLS = [{"name": "bash", "description": "Run a command", "input_schema": {"type": "object"}}]
 MODEL = "claude-fable-5-2"
@@ -96,7 +96,10 @@ def run(window: int, steps: int, chat: bool, binding: str, native: bool) -> dict
         messages: list[Any] = [{"role": "user", "content": "Migrate every module."}]
         while model.step <= steps:
             response = client.messages.create(
-                model=MODEL, max_tokens=2048, thinking={"type": "adaptive"}, tools=TOOLS,
+                model=MODEL,
+                max_tokens=2048,
+                thinking={"type": "adaptive"},
+                tools=TOOLS,
                 messages=messages,
             )
             messages.append({"role": "assistant", "content": response.content})
@@ -110,9 +113,11 @@ def run(window: int, steps: int, chat: bool, binding: str, native: bool) -> dict
             elif model.step <= steps:
                 messages.append({"role": "user", "content": f"Go on with part {model.step}."})
         failed = len(stub.refusals) + sum(1 for d in stub.dropped if d)
-        compactions = stub.compactions.requests_answered if hasattr(
-            stub.compactions, "requests_answered"
-        ) else None
+        compactions = (
+            stub.compactions.requests_answered
+            if hasattr(stub.compactions, "requests_answered")
+            else None
+        )
         requests = len(stub.requests)
     stages = [e.stage for e in compactor.events]
     return {
@@ -121,9 +126,7 @@ def run(window: int, steps: int, chat: bool, binding: str, native: bool) -> dict
         "kept": model.kept / model.followed if model.followed else 1.0,
         "strips": stages.count("strip_thinking"),
         "summaries": stages.count("summarize") + stages.count("compact_history"),
-        "provider_summaries": sum(
-            1 for e in compactor.events if "by the provider" in e.note
-        ),
+        "provider_summaries": sum(1 for e in compactor.events if "by the provider" in e.note),
         "compaction_requests": compactions,
     }
 
@@ -134,8 +137,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300)
     args = parser.parse_args()
     print(f"window {args.window:,}, {args.steps} steps, model {MODEL}, thinking at every step\n")
-    print("| loop | API mode | summary | requests | failed the check | thinking kept | "
-          "strips | summaries | by the provider |")
+    print(
+        "| loop | API mode | summary | requests | failed the check | thinking kept | "
+        "strips | summaries | by the provider |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for chat in (False, True):
         for binding in ("error", "drop"):

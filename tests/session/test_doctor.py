@@ -121,3 +121,17 @@ def test_flipped_bytes_in_the_database_file_are_one_line_or_a_named_session(
         result = cli(*args, workdir=tmp_path)
         assert result.exit_code == 1, (args, result.output)
         assert result.exception is None or isinstance(result.exception, SystemExit), args
+
+
+def test_doctor_in_a_folder_without_a_store_checks_nothing_creates_nothing_and_names_the_extras(
+    tmp_path: Path,
+) -> None:
+    plain = cli("doctor", workdir=tmp_path)
+    assert plain.exit_code == 0, plain.output
+    lines = plain.output.splitlines()
+    assert lines[0] == f"no sessions in {tmp_path.resolve()}: nothing to check"
+    assert lines[1].startswith("framework extras: ")
+    report = json.loads(cli("doctor", "--json", workdir=tmp_path).output)
+    assert report["sessions"] == [] and report["integrity_check"] is None
+    assert isinstance(report["frameworks"], dict)
+    assert not (tmp_path / ".context-compact").exists()

@@ -19,6 +19,7 @@ from context_compact.session.calls import digest
 from context_compact.session.ledger_rules import SHELL, LedgerRules
 from context_compact.session.records import BlockEdit, SummaryEdit, journal
 from context_compact.sizing import TokenCounter
+from context_compact.sizing.estimate import text_tokens
 from context_compact.store.meta import SessionMeta
 
 
@@ -224,9 +225,31 @@ def test_after_a_summary_the_view_names_the_files_changed_and_the_last_test_stat
     token = opening(text, REQUEST_TAG)
     assert token is not None
     [quoted] = unquote(text, LEDGER_TAG, token)
-    assert "src/m" in quoted and "Last test run" in quoted
-    assert "1 failed" in quoted and "FAILED" in quoted
-    assert len(quoted) <= Policy.default(context_limit=12_000).ledger_size * 4 == 480
+    changed = int(quoted.split("Files changed (", 1)[1].split(",", 1)[0])
+    files = next(line for line in quoted.splitlines() if line.startswith("- src/ "))
+    # Every file changed so far, the newest first, in the one directory they share.
+    assert changed > 20 and files.startswith(f"- src/ m{changed - 1}.py w@")
+    assert files.endswith(", m0.py") and all(f" m{i}.py" in files for i in range(changed))
+    assert "Last test run" in quoted and "1 failed" in quoted and "FAILED" in quoted
+    assert text_tokens(quoted) <= Policy.default(context_limit=12_000).ledger_size == 300
+
+
+def test_the_summary_message_and_its_ledger_stay_byte_identical_until_the_next_summary() -> None:
+    # The default policy (summaries made ahead); the ledger changes on every call.
+    c = Compactor(Policy.default(context_limit=12_000), MemoryStore("/memory"), session="s")
+    sent: list[Any] = []
+    shown: list[str] = []
+    for message in work_log(40):
+        sent.append(message)
+        if message["role"] != "user":
+            continue
+        made = sum(e.stage == "summarize" for e in c.events)
+        sent = c.prepare(sent, "fix the bug")
+        summaries = [m["content"] for m in sent if opening(str(m.get("content")), REQUEST_TAG)]
+        if summaries and shown and sum(e.stage == "summarize" for e in c.events) == made:
+            assert summaries[0] == shown[-1]
+        shown += summaries[:1]
+    assert len(set(shown)) >= 3 and all(f"<{LEDGER_TAG}-" in text for text in shown)
 
 
 def test_without_a_ledger_budget_the_summary_carries_none() -> None:
@@ -277,10 +300,12 @@ def test_a_state_rebuilt_without_its_compactions_holds_the_same_ledger() -> None
 
 def test_the_rendering_is_deterministic_and_within_its_budget() -> None:
     kept = ledger.of(work_log(40))
-    for chars in (0, 50, 200, 1_000, 5_000):
-        text = ledger_view.render(kept, chars)
-        assert len(text) <= chars and text == ledger_view.render(kept, chars)
-    assert "more (the full ledger: inspect)" in ledger_view.render(kept, 1_000)
+    for tokens in (0, 12, 50, 200, 1_000, 5_000):
+        text = ledger_view.render(kept, tokens, "/memory/ledger.txt")
+        assert text_tokens(text) <= tokens
+        assert text == ledger_view.render(kept, tokens, "/memory/ledger.txt")
+    assert "more (all in /memory/ledger.txt)" in ledger_view.render(kept, 100, "/memory/ledger.txt")
+    assert "more (the full ledger: inspect)" in ledger_view.render(kept, 100)
 
 
 SPOTTER = (

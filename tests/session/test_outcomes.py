@@ -18,6 +18,7 @@ from context_compact.session.outcomes import (
     first_error,
     test_summary,
 )
+from context_compact.sizing.estimate import text_tokens
 
 SUMMARIES = [
     (
@@ -186,13 +187,13 @@ SUMMARY_TEXTS = [text for text, _ in SUMMARIES]
 
 
 @settings(max_examples=100, deadline=None)
-@given(logs(), st.integers(0, 3_000))
+@given(logs(), st.integers(0, 800))
 def test_any_log_gives_a_ledger_whose_rendering_fits_and_that_a_checkpoint_keeps(
-    log: list[dict[str, object]], chars: int
+    log: list[dict[str, object]], tokens: int
 ) -> None:
     kept = ledger.of(log)  # type: ignore[arg-type]
-    text = ledger_view.render(kept, chars)
-    assert len(text) <= chars and text == ledger_view.render(kept, chars)
+    text = ledger_view.render(kept, tokens, "/m/ledger.txt")
+    assert text_tokens(text) <= tokens and text == ledger_view.render(kept, tokens, "/m/ledger.txt")
     raw = json.loads(json.dumps(kept.as_json()))
     assert ledger.Ledger.from_json(raw).as_json() == kept.as_json()
     ledger_view.full(kept, detail=True)

@@ -192,7 +192,7 @@ def test_a_caller_passing_its_full_history_each_time_is_recognized() -> None:
 
 # Summaries per seed (0-3) of the rule before this bound (clear to 40% from 85%, a summary
 # when the clearing stayed over the mid-point): a rewrite bound must not be bought with them.
-# The ledger each summary carries (at most 1% of the limit) makes one more summary on seeds 1
+# The ledger each summary carries (at most 2.5% of the limit) makes one more summary on seeds 1
 # and 3 at 12,500 and on seed 3 at 25,000, each on a turn whose clearing rewrote history
 # anyway: the rewrite turns are the same on every seed.
 SUMMARIES_BEFORE = {12_500: (12, 13, 13, 13), 25_000: (4, 4, 4, 5)}

@@ -35,7 +35,7 @@ from ..store.meta import sessions_of
 from ..store.witness import CorruptJournal
 from .damage import BROKEN, problem, readable, whole_store
 from .outcome import dumps
-from .sessions import json_option, open_store, workdir_option
+from .sessions import json_option, no_store_here, open_store, workdir_option
 from .store_errors import corrupt_line, guards_store, select_store
 
 
@@ -123,6 +123,10 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
     database's integrity; say which session is damaged where and what is recoverable."""
     if url is not None:
         select_store(url)
+    if url is None and no_store_here(workdir):
+        # Nothing to check is no failure: what is installed is still worth saying.
+        _nothing_to_check(workdir, as_json)
+        return
     store = open_store(workdir)
     label = "check" if isinstance(store, ChecksDatabase) else "integrity_check"
     try:
@@ -159,6 +163,20 @@ def doctor_command(workdir: Path | None, as_json: bool, url: str | None) -> None
         click.echo(f"framework extras: {_extras_line(frameworks)}")
     if bad or (answer is not None and answer != "ok"):
         raise SystemExit(1)
+
+
+def _nothing_to_check(workdir: Path | None, as_json: bool) -> None:
+    frameworks = installed()
+    if as_json:
+        report: dict[str, object] = {
+            "integrity_check": None,
+            "sessions": [],
+            "frameworks": frameworks,
+        }
+        click.echo(dumps(report, indent=1))
+        return
+    click.echo(f"no sessions in {Path(workdir or Path.cwd()).resolve()}: nothing to check")
+    click.echo(f"framework extras: {_extras_line(frameworks)}")
 
 
 def _extras_line(frameworks: dict[str, dict[str, str]]) -> str:

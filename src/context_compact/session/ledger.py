@@ -13,6 +13,16 @@ ledger, and the checkpoint that carries it (``as_json``, ``from_json``), stay sm
 
 An error is open until the same command, or the same kind of call on the same file,
 succeeds later.
+
+A file's hash after an edit is computed only when it is certain (never a wrong hash): the
+ledger keeps the content of the newest ``MAX_KNOWN`` files it saw written whole (``known``,
+``MAX_KNOWN_TOTAL`` characters in all), applies to it the replacements an edit states
+(``calls.applied``) and keeps the result; any other change to the file (an edit it cannot
+apply exactly, a patch, a command) records the change with no hash and forgets the content.
+A shell command that is not a plain read may change any file, so it forgets every content
+kept; so does a change to a path the ledger knows no content of, for every kept file of the
+same name (one file can be named two ways). Reads do not make a content known: the tools
+number, clip or redact what they show.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..messages import Block, Message, block_type, blocks
-from .calls import Call, command_text, digest, read_call
+from .calls import Call, applied, command_text, digest, read_call
 from .ledger_rules import LedgerRules
 from .outcomes import clip, exit_status, first_error, output_text, test_summary
 
@@ -30,6 +40,9 @@ MAX_RANGES = 8
 MAX_COMMANDS = 50
 MAX_ERRORS = 20
 MAX_PENDING = 64
+MAX_KNOWN = 16
+MAX_KNOWN_TOTAL = 200_000
+"""Characters of kept content in all: a checkpoint carries them."""
 _TESTS = (
     "pytest",
     "unittest",
@@ -91,6 +104,8 @@ class Ledger:
         self.errors: list[list[Any]] = []
         self.pending: dict[str, list[Any]] = {}
         self.current: str | None = None
+        # path -> the file's whole content as the ledger knows it for certain; newest last
+        self.known: dict[str, str] = {}
 
     def __bool__(self) -> bool:
         return bool(self.read or self.changed or self.commands or self.errors or self.pending)
@@ -134,19 +149,21 @@ class Ledger:
             return
         self._solved(what)
         if call.kind == "read":
-            self._read(at, call, text)
+            self._read(at, call.paths[0], call.lines, digest(text))
         elif call.kind == "open":
             self.current = call.paths[0]
-            self._read(at, call, text)
+            self._read(at, call.paths[0], call.lines, digest(text))
         elif call.kind == "patch":
             for path in call.paths:
                 self._change(at, path, "patched", None)
+        elif call.kind == "write":
+            self._change(at, call.paths[0], "written", call.sha, call.text)
+            self.current = call.paths[0]
         else:
-            self._change(
-                at, call.paths[0], "written" if call.kind == "write" else "edited", call.sha
-            )
-            if call.kind == "write":
-                self.current = call.paths[0]
+            path = call.paths[0]
+            before = self.known.get(path)
+            after = applied(before, call.edits) if before is not None and call.edits else None
+            self._change(at, path, "edited", digest(after) if after is not None else None, after)
 
     def _ran(self, seq: int, call: Call, raw: str, is_error: bool) -> None:
         command = call.command or ""
@@ -173,9 +190,16 @@ class Ledger:
             self._error(seq, command, error or clip(text) or f"exit status {status}")
         elif not failed:
             self._solved(command)
+        if call.kind not in ("read", "open"):
+            self.known.clear()  # a command may have changed any file
         if call.kind == "open" and call.paths and not failed:
             self.current = call.paths[0]
-            self._read(seq, call, text)
+            self._read(seq, call.paths[0], call.lines, digest(text))
+        elif call.kind == "read" and not failed:
+            # One file's output is what was seen of it; several files' are not told apart.
+            sha = digest(text) if len(call.paths) == 1 else None
+            for path in call.paths:
+                self._read(seq, path, call.lines, sha)
         elif call.kind in ("write", "edit", "patch", "shell") and not failed:
             op = {"write": "written", "edit": "edited", "patch": "patched"}.get(call.kind)
             for path in call.paths:
@@ -183,23 +207,42 @@ class Ledger:
             if call.kind == "write" and call.paths:
                 self.current = call.paths[0]
 
-    def _read(self, seq: int, call: Call, text: str) -> None:
-        path = call.paths[0]
+    def _read(
+        self, seq: int, path: str, lines: tuple[int, int | None] | None, sha: str | None
+    ) -> None:
         entry = self.read.pop(path, None) or [seq, None, [], 0]
-        entry[0], entry[1], entry[3] = seq, digest(text), entry[3] + 1
-        span = list(call.lines) if call.lines is not None else None
+        entry[0], entry[1], entry[3] = seq, sha, entry[3] + 1
+        span = list(lines) if lines is not None else None
         ranges = [r for r in entry[2] if r != span]
         entry[2] = [*ranges, span][-MAX_RANGES:]
         self.read[path] = entry
         while len(self.read) > MAX_FILES:
             del self.read[next(iter(self.read))]
 
-    def _change(self, seq: int, path: str, op: str, sha: str | None) -> None:
+    def _change(
+        self, seq: int, path: str, op: str, sha: str | None, content: str | None = None
+    ) -> None:
         entry = self.changed.pop(path, None)
         changes = entry[3] + 1 if entry is not None else 1
         self.changed[path] = [seq, op, sha, changes]
         while len(self.changed) > MAX_FILES:
             del self.changed[next(iter(self.changed))]
+        self._know(path, content)
+
+    def _know(self, path: str, content: str | None) -> None:
+        """``path`` now holds ``content`` (None: what, the ledger does not know)."""
+        if path not in self.known:
+            # Another name of the same file may be kept: forget those of its name.
+            name = path.rsplit("/", 1)[-1]
+            for other in [p for p in self.known if p.rsplit("/", 1)[-1] == name]:
+                del self.known[other]
+        self.known.pop(path, None)
+        if content is not None:
+            self.known[path] = content
+            while len(self.known) > MAX_KNOWN or (
+                sum(map(len, self.known.values())) > MAX_KNOWN_TOTAL
+            ):
+                del self.known[next(iter(self.known))]
 
     def _error(self, seq: int, what: str, line: str) -> None:
         self.errors = [e for e in self.errors if e[1] != what]
@@ -222,6 +265,7 @@ class Ledger:
             "errors": self.errors,
             "pending": [[use_id, *entry] for use_id, entry in self.pending.items()],
             "current": self.current,
+            "known": [[path, content] for path, content in self.known.items()],
         }
 
     @staticmethod
@@ -240,6 +284,7 @@ class Ledger:
         ledger.pending = {str(e[0]): list(e[1:]) for e in raw["pending"]}
         current = raw.get("current")
         ledger.current = str(current) if current is not None else None
+        ledger.known = {str(path): str(content) for path, content in raw.get("known", [])}
         return ledger
 
 

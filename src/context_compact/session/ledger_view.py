@@ -1,30 +1,48 @@
 """The ledger as text: the compact rendering every summary message carries (``render``) and
-the full one ``inspect`` prints (``full``).
+the full one ``inspect`` prints and each summary saves as a file (``full``).
 
-``render`` is a deterministic function of the ledger and a budget (no clock, no counter that
-moves between calls): the same ledger gives the same bytes, so a summary message made from it
-stays byte-identical until the next summary. It fits ``chars`` characters: the last test run
-comes first (its failing names are bounded already), then the files changed, newest first,
-then the open errors, newest first (a directory all changed files are under is said once,
-before them); what does not fit is counted ("... and N more"), never
-cut mid-line. Every value a tool supplied (a path, a command, an error line) is on one line
-of its own and clipped (``outcomes.clip``), and the caller quotes the whole text with a
-boundary no value can close (``markers.session_summary``).
+``render`` is a deterministic function of the ledger, a budget in tokens and the name of the
+file holding the full ledger (no clock, no counter that moves between calls): the same
+ledger gives the same bytes, so a summary message made from it stays byte-identical until
+the next summary. Its size is the offline estimate (``sizing.estimate.text_tokens``, a
+function of the text alone), at most ``tokens``. The last test run comes first (its failing
+names are bounded already), then the files changed, then the open errors, newest first, then
+the last command; what does not fit is counted ("... and N more"), never cut mid-line.
+
+The files changed are grouped by directory (a directory all of them are under is said
+once, in the heading), the directory of the newest change first, each file as its name and a
+short code: how it changed (``w`` written, ``e`` edited, ``p`` patched, ``c`` by a command),
+how many times when more than once, ``@`` the message of the last change and ``#`` the start
+of its content's sha256 when the ledger knows it. Names come before codes: as many files as
+fit are named, the newest first, and the newest of those carry their codes as far as the
+room left allows. A count of the files left out names the file that holds them all.
+
+Every value a tool supplied (a path, a command, an error line) is clipped to one line
+(``outcomes.clip``): it can neither start a line of its own nor be cut across two, and the
+caller quotes the whole text with a boundary no value can close (``markers.session_summary``).
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from typing import Any
 
+from ..sizing.estimate import text_tokens
 from .ledger import Ledger
 from .outcomes import clip
 
 CHARS_PER_TOKEN = 4
 PATH_CHARS = 160
 COMMAND_CHARS = 120
+HASH_HEX = 8
+"""Hex digits of a content hash the rendering shows (the full ledger has 12)."""
 MIN_BASE = 12
 """A directory shorter than this is not factored out of the paths under it."""
+CODES = {"written": "w", "edited": "e", "patched": "p", "by a command": "c"}
+LEGEND = (
+    "; after a name: w written, e edited, p patched, c by a command, N times, @message, #sha256"
+)
 
 
 def _file(path: str, entry: list[Any], base: str = "") -> str:
@@ -71,55 +89,89 @@ def _error(entry: list[Any]) -> str:
     return f"- msg {seq}, {clip(what, COMMAND_CHARS)}: {line}"
 
 
-_MORE = "- ... and {count} more (the full ledger: inspect)"
+def code(entry: list[Any]) -> str:
+    """A file's change as the rendering shows it after its name: ``e3@41#1a2b3c4d``."""
+    seq, op, sha, changes = entry
+    times = str(changes) if changes > 1 else ""
+    hashed = f"#{str(sha).rsplit(':', 1)[-1][:HASH_HEX]}" if sha else ""
+    return f"{CODES.get(op, 'c')}{times}@{seq}{hashed}"
 
 
-def render(ledger: Ledger, chars: int) -> str:
-    """The compact rendering, at most ``chars`` characters ("" for an empty ledger)."""
+def _cost(lines: list[str]) -> int:
+    """Tokens of ``lines`` as one text: the estimate of each line and its newline, which is
+    never less than the estimate of the lines joined."""
+    return sum(text_tokens(line + "\n") for line in lines)
+
+
+def _fit(most: int, cost: Callable[[int], int], room: int) -> int:
+    """The largest ``n <= most`` whose ``cost(n)`` is within ``room`` (0 if none is), for a
+    cost that grows with ``n``."""
+    low, high = 0, most
+    while low < high:
+        mid = (low + high + 1) // 2
+        if cost(mid) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _files(ledger: Ledger, room: int, saved: str | None) -> list[str]:
+    """The files changed, grouped by directory, in at most ``room`` tokens ([] if even the
+    heading and one file do not fit)."""
+    changed = list(reversed(ledger.changed.items()))  # newest first
+    if not changed:
+        return []
+    base = common_base([path for path, _ in changed])
+    under = f", under {clip(base, PATH_CHARS)}/" if base else ""
+    head = f"Files changed ({len(changed)}, newest first, by directory{under}"
+    where = f"all in {saved}" if saved else "the full ledger: inspect"
+    split = []
+    for path, entry in changed:
+        shown = path[len(base) + 1 :] if base else path
+        folder, name = posixpath.split(shown)
+        split.append((clip(folder + "/" if folder else "./", PATH_CHARS), clip(name), entry))
+
+    def lines(named: int, coded: int) -> list[str]:
+        groups: dict[str, list[str]] = {}
+        for at, (folder, name, entry) in enumerate(split[:named]):
+            groups.setdefault(folder, []).append(f"{name} {code(entry)}" if at < coded else name)
+        said = f"{head}{LEGEND if coded else ''}):"
+        out = [said, *(f"- {folder} {', '.join(names)}" for folder, names in groups.items())]
+        left = len(changed) - named
+        return [*out, f"- ... and {left} more ({where})"] if left else out
+
+    named = _fit(len(changed), lambda n: _cost(lines(n, 0)), room)
+    if named == 0:
+        return []
+    coded = _fit(named, lambda n: _cost(lines(named, n)), room)
+    return lines(named, coded)
+
+
+def render(ledger: Ledger, tokens: int, saved: str | None = None) -> str:
+    """The compact rendering, at most ``tokens`` tokens by the offline estimate ("" for an
+    empty ledger); ``saved`` is the file holding the full ledger, named for what is left
+    out."""
     if not ledger:
         return ""
-    room = chars
-    out: list[str] = []
-
-    def fits(line: str, keep: int = 0) -> bool:
-        nonlocal room
-        if len(line) + 1 + keep > room:
-            return False
-        room -= len(line) + 1
-        return True
-
+    room = tokens
     test = test_line(ledger.test)
-    test_part = [test] if test is not None and fits(test) else []
-    changed = list(ledger.changed.items())
-    files: list[str] = []
-    base = common_base([path for path, _ in changed])
-    under = f"; paths under {clip(base, PATH_CHARS)}/" if base else ""
-    head = f"Files changed ({len(changed)}, newest first{under}; xN: N changes):" if changed else ""
-    # Room is kept for the line that counts the files left out.
-    more = len(_MORE.format(count=len(changed))) + 1
-    if head and fits(head, more):
-        for at, (path, entry) in enumerate(reversed(changed)):
-            if not fits(_file(path, entry, base), 0 if at == len(changed) - 1 else more):
-                break
-            files.append(_file(path, entry, base))
-        left = len(changed) - len(files)
-        if left:
-            files.append(_MORE.format(count=left))
-            room -= len(files[-1]) + 1
-        out += [head, *files]
-    out += test_part
+    test_part = [test] if test is not None and _cost([test]) <= room else []
+    room -= _cost(test_part)
+    files = _files(ledger, room, saved)
+    room -= _cost(files)
+    out = [*files, *test_part]
     errors = ledger.errors
     if errors:
-        head = f"Open errors ({len(errors)}, newest first):"
-        shown: list[str] = []
+        shown = [f"Open errors ({len(errors)}, newest first):"]
+        for entry in reversed(errors):
+            if _cost([*shown, _error(entry)]) > room:
+                break
+            shown.append(_error(entry))
         # The heading only with the newest error under it.
-        if fits(head, len(_error(errors[-1])) + 1):
-            for entry in reversed(errors):
-                line = _error(entry)
-                if not fits(line):
-                    break
-                shown.append(line)
-            out += [head, *shown]
+        if len(shown) > 1:
+            out += shown
+            room -= _cost(shown)
     if ledger.commands:
         seq, command, status, _ = ledger.commands[-1]
         ended = f", exit status {status}" if status is not None else ""
@@ -127,7 +179,7 @@ def render(ledger: Ledger, chars: int) -> str:
             f"Commands run: {ledger.commands_run}; the last (msg {seq}): "
             f"`{clip(command, COMMAND_CHARS)}`{ended}"
         )
-        if fits(line):
+        if _cost([line]) <= room:
             out.append(line)
     return "\n".join(out)
 
@@ -188,4 +240,4 @@ def as_dict(ledger: Ledger) -> dict[str, Any]:
     }
 
 
-__all__ = ["CHARS_PER_TOKEN", "as_dict", "full", "render", "test_line"]
+__all__ = ["CHARS_PER_TOKEN", "as_dict", "code", "full", "render", "test_line"]

@@ -50,7 +50,7 @@ from ..store.codec import EncodedMessages
 from ..summary import prompts
 from ..summary.extract import extractive_summary
 from ..summary.facts import Readings, facts
-from . import attribution, readback, summary
+from . import attribution, ledger_view, readback, summary
 from .exports import export_media, without_media
 from .native_tier import SUMMARY_CHARS
 from .policy import SessionPolicy
@@ -236,13 +236,19 @@ def effects(
         newest = state.notes.items[-1][0]
         what = f"{len(state.notes)} notes of the agent's, the newest in message {newest}"
         entries.append(markers.index_line("notes", notes, what))
+    whole = None
+    if state.ledger and ask.ledger_tokens:
+        # The whole ledger: the view names the newest files changed, and this file for all.
+        whole = io.store.save_blob(ledger_view.full(state.ledger, detail=True) + "\n")
+        what = f"the ledger: {len(state.ledger.changed)} files changed, every file read"
+        entries.append(markers.index_line("ledger", whole, what))
     if block is not None:
         readable = io.store.save_blob(text)
         what = f"readable summary of messages {start}-{cut - 1} (a compaction block holds them)"
         entries.append(markers.index_line("summary", readable, what))
     index = io.index(entries)
     return summary.SummaryEffects(
-        archive, exports, text, index, score, first, block, readable, notes
+        archive, exports, text, index, score, first, block, readable, notes, whole
     )
 
 

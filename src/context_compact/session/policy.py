@@ -15,6 +15,10 @@ from ..overrides import positive, with_overrides
 from ..sizing import DEFAULT_WINDOW, context_window, known_window
 from .ledger_rules import LedgerRules, ledger_rules
 
+LEDGER_SHARE = 25
+"""The most of the limit, in thousandths, the ledger takes in a summary message: the work's
+record stays well under 3% of a small window."""
+
 
 @dataclass(frozen=True)
 class SessionPolicy:
@@ -162,8 +166,8 @@ class SessionPolicy:
     agent did (files read and changed, commands run, the last test run, open errors), kept
     from the tool calls and results logged, with no model call."""
     ledger_tokens: int = 400
-    """Most tokens of the ledger each summary message carries (at most 1% of the limit in a
-    small window); 0 leaves it out of summaries (``inspect`` still shows it)."""
+    """Most tokens of the ledger each summary message carries (at most 2.5% of the limit in
+    a small window); 0 leaves it out of summaries (``inspect`` still shows it)."""
     handoff: bool = False
     """Where a summary would be made, hand off to a fresh context instead, with no summarizer
     call: the same cut, archive and index, the request and the user's words pinned, the
@@ -195,8 +199,8 @@ class SessionPolicy:
 
     @property
     def ledger_size(self) -> int:
-        """``ledger_tokens``, at most 1% of the limit."""
-        return min(self.ledger_tokens, self.context_limit // 100)
+        """``ledger_tokens``, at most 2.5% of the limit (``LEDGER_SHARE``)."""
+        return min(self.ledger_tokens, self.context_limit * LEDGER_SHARE // 1000)
 
     def __post_init__(self) -> None:
         positive(self, "context_limit", "preview_chars", "summary_input_limit")

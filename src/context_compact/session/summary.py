@@ -70,7 +70,7 @@ def edit(
         effects.index,
         markers.folded_line(named, more),
         summary_line(effects.exports, effects.archive),
-        ledger_view.render(state.ledger, ask.ledger_tokens * ledger_view.CHARS_PER_TOKEN),
+        ledger_view.render(state.ledger, ask.ledger_tokens, effects.ledger),
         notes_shown(state, ask, effects.notes),
     )
     first = state.first_request

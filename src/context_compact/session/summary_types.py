@@ -90,6 +90,9 @@ class SummaryEffects:
     readable: str | None = None
     notes: str | None = None
     """The file holding every note of the agent's so far (``notes.py``), None without notes."""
+    ledger: str | None = None
+    """The file holding the whole ledger (``ledger_view.full``), None when the summary
+    carries none."""
 
 
 __all__ = ["SUMMARY_ALLOWANCE", "SummaryAsk", "SummaryEffects", "SummaryPlan", "UserWords"]
