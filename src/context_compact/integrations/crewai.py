@@ -23,25 +23,27 @@ given a store, ``Conversations(policy, store)``. ``register(agents=[role, ...])`
 hooks to those agents (CrewAI's own ``agents=`` filter, by role).
 
 Usage: the ``POST_MODEL_CALL`` hook does not run on tool-call turns, so usage is read from
-CrewAI's ``LLMCallCompletedEvent`` (by task id), only when its messages are the view this hook
-returned last: CrewAI runs event handlers on a thread pool, so a late one is not taken for the
-next call.
+CrewAI's ``LLMCallCompletedEvent`` (by task id, or agent id for a run without a task), only
+when its messages are the view this hook returned last: CrewAI runs event handlers on a thread
+pool, so a late one is not taken for the next call.
 
 A refusal for length (``LLMCallFailedEvent``) is remembered and the conversation's next call is
 the compactor's recovered view (the window the refusal states adopted, for the rest of the
 session). Between the two, CrewAI (``respect_context_window``, on by default) asks the agent's
 LLM to compact the history in place (``llm.summarize_messages``), a model call of its own sized
 to the window CrewAI believes the model has, which the server refuses too when its window is
-smaller, and whose summary would replace the history with no copy kept. The hooks take that
+smaller, and whose summary would replace the history with no copy kept (CrewAI takes the same
+step before a call its own estimate puts past its model table's window). The hooks take that
 step over for the histories they compact: the first call they see through an LLM gives that
 instance a ``summarize_messages`` that leaves a compacted history as it is (after waiting for
 the refusal's event), so the next call recovers it; any other history goes to CrewAI's own.
 ``unregister()`` gives the LLMs their own back. With ``respect_context_window=False`` CrewAI
 ends the run at the first refusal instead (``SystemExit``): there is no next call to recover.
 
-CrewAI swallows a hook's exceptions; ours are never silent: each is logged as a warning, kept in
-``hooks.errors``, and the call is blocked (``HookAborted``, which CrewAI raises to the caller)
-rather than sent uncompacted.
+CrewAI swallows a hook's exceptions (and only prints an event handler's); ours are never
+silent: each is logged as a warning and kept in ``hooks.errors``, and one in the hook blocks the
+call (``HookAborted``: CrewAI emits its ``HookDispatchedEvent`` with outcome ``aborted`` and
+raises it to the caller) rather than let it go out uncompacted.
 """
 
 from __future__ import annotations
