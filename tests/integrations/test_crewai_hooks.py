@@ -1,8 +1,12 @@
 """CrewAI's crew loop as its docs write it (an ``Agent`` with a ``@tool`` and an ``LLM`` on an
 OpenAI-compatible base URL, a ``Task``, ``Crew(...).kickoff()``) with
 ``CompactionHooks(...).register()``: 60 tool steps in one task at an 8,000-token window against
-the stub, every model call compacted, nothing lost, two crews at once in two sessions; without
-the hooks the same task is refused once its history passes the window.
+the stub, every model call compacted, nothing lost; a server whose window is half that refuses
+once and the next call is the recovered view (CrewAI's own summary never runs); the async
+kickoffs, a streaming LLM and an agent run without a task the same; two crews at once in two
+sessions; a failing hook blocks the call, warned of and seen in CrewAI's own event; what CrewAI's
+``use_better_compaction`` keeps out of the session. Without the hooks the same task is refused
+once its history passes the window.
 
 crewai is not in the dev extra (its pins clash with the LiteLLM proxy's): these tests run
 where it is installed (``pip install 'context-compact[crewai]'``; CI: ``.ci/crewai``, in a venv
@@ -58,12 +62,23 @@ def read_log(part_number: int) -> str:
     return part(part_number)
 
 
-def _replies(turns: int = TURNS, prefix: str = "call") -> list[Any]:
+@tool("read_dump")
+def read_dump(part_number: int) -> str:
+    """Read one part of the service's full dump."""
+    return _dump(part_number)
+
+
+def _dump(k: int) -> str:
+    """A dump part: 9,000 to 18,000 characters, over CrewAI's deferral threshold below."""
+    return part(k) + part(k).split("\n", 1)[1] * 2
+
+
+def _replies(turns: int = TURNS, prefix: str = "call", name: str = "read_log") -> list[Any]:
     return [
         type(r)(
             text=r.text if not r.tool_calls else None,
             tool_calls=tuple(
-                type(c)(c.name, {"part_number": c.input["part"]}, id=c.id) for c in r.tool_calls
+                type(c)(name, {"part_number": c.input["part"]}, id=c.id) for c in r.tool_calls
             ),
         )
         for r in replies(turns, prefix=prefix)
@@ -75,10 +90,14 @@ def _refusal(tokens: int, limit: int) -> Any:
 
 
 def _crew(
-    stub: StubAPI, task_text: str = "read the service log", stream: bool = False, **agent: Any
+    stub: StubAPI,
+    task_text: str = "read the service log",
+    stream: bool = False,
+    model: str = "gpt-4o",
+    **agent: Any,
 ) -> Crew:
     llm = LLM(
-        model="openai/gpt-4o",
+        model=f"openai/{model}",
         base_url=stub.openai_url,
         api_key="sk-stub",
         max_retries=0,
@@ -89,7 +108,7 @@ def _crew(
         goal="read every part of the service log",
         backstory="You read service logs.",
         llm=llm,
-        tools=[read_log],
+        tools=[read_log, read_dump],
         verbose=False,
         **{"max_iter": TURNS + 5, **agent},
     )
@@ -220,6 +239,27 @@ def test_a_streaming_llm_is_compacted_and_its_usage_observed(hooks_of: Any) -> N
     sizes = [size(b) for b in stub.bodies]
     assert seen and [u["prompt_tokens"] for u in seen] == sizes[: len(seen)]
     assert len(seen) >= len(sizes) - 1
+
+
+@pytest.mark.parametrize("deferral", [True, False])
+def test_a_result_crewai_defers_is_outside_the_session_unless_its_deferral_is_off(
+    hooks_of: Any, deferral: bool
+) -> None:
+    """CrewAI's ``use_better_compaction`` moves a result over a quarter of the window it
+    believes the model has (about 6,960 tokens for this fine-tuned model's 8,192) to a
+    temporary file of the run, before any hook sees it; turned off, the result comes into the
+    history, where the compactor files it durably."""
+    steps = 3
+    gate = Gate(_replies(steps, name="read_dump"), LIMIT, _refusal)
+    cc = compactor()
+    hooks = hooks_of(cc)
+    with StubAPI(*gate.script()) as stub:
+        crew = _crew(stub, model="ft:gpt-4-0613", use_better_compaction=deferral)
+        assert crew.kickoff().raw == "all parts read"
+    assert hooks.errors == [] and gate.refused == 0
+    assert len(_dump(0)) // 4 > crew.agents[0].llm.get_context_window_size() // 4
+    kept = [_dump(k) in cc.recall(f"needle-{k:03d}", limit=50_000).text for k in range(steps)]
+    assert kept == [not deferral] * steps
 
 
 def test_unregister_gives_the_llm_its_own_summary_back(hooks_of: Any) -> None:
