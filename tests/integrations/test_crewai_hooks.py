@@ -192,6 +192,17 @@ def _short_loop(gate: Gate, cc: Any, hooks: CompactionHooks, bodies: list[Any]) 
     assert lost(cc, SHORT) == []
 
 
+def _usage_taken(seen: list[Any], bodies: list[Any]) -> None:
+    """Each usage taken is the count of the request it answered, in order, and the last one's
+    always (no newer call to be late for); one whose event came in after the next call was
+    prepared (CrewAI's handlers run on a thread pool) is left out, not taken for that call."""
+    sizes = [size(b) for b in bodies]
+    taken = [u["prompt_tokens"] for u in seen]
+    assert taken and taken[-1] == sizes[-1]
+    rest = iter(sizes)
+    assert all(n in rest for n in taken), (taken, sizes)
+
+
 @pytest.mark.parametrize("mode", ["equal", "below"])
 @pytest.mark.parametrize("start", ["akickoff", "kickoff_async"])
 def test_an_async_kickoff_is_compacted_and_its_refusal_recovered(
@@ -235,10 +246,8 @@ def test_a_streaming_llm_is_compacted_and_its_usage_observed(hooks_of: Any) -> N
     assert all(body.get("stream") is True for body in stub.bodies)
     _short_loop(gate, cc, hooks, stub.bodies)
     assert gate.refused == 0
-    # Usage comes in the stream's last chunk; each one taken is its own request's count.
-    sizes = [size(b) for b in stub.bodies]
-    assert seen and [u["prompt_tokens"] for u in seen] == sizes[: len(seen)]
-    assert len(seen) >= len(sizes) - 1
+    # Usage comes in the stream's last chunk.
+    _usage_taken(seen, stub.bodies)
 
 
 @pytest.mark.parametrize("deferral", [True, False])
@@ -294,8 +303,7 @@ def test_each_response_s_usage_calibrates_the_budget(hooks_of: Any) -> None:
     with StubAPI(*gate.script()) as stub:
         _crew(stub).kickoff()
         crewai_event_bus.flush()
-    assert [u["prompt_tokens"] for u in seen] == [size(b) for b in stub.bodies][: len(seen)]
-    assert len(seen) >= len(stub.bodies) - 1
+    _usage_taken(seen, stub.bodies)
 
 
 def test_two_crews_running_at_once_land_in_two_sessions(hooks_of: Any) -> None:
