@@ -117,7 +117,7 @@ class CompactionHooks:
         self._registered: Any = None
         # The LLMs whose summarize_messages is ours (by id: pydantic models are unhashable),
         # with what their instance had before, given back by unregister.
-        self._llms: dict[int, tuple[weakref.ref[Any], Any]] = {}
+        self._llms: dict[int, tuple[weakref.ref[Any], Any, Any]] = {}
 
     # -- registration ---------------------------------------------------------------------
     def register(self, agents: list[str] | None = None) -> CompactionHooks:
@@ -147,14 +147,15 @@ class CompactionHooks:
         self._registered = None
         with self._lock:
             llms, self._llms = list(self._llms.values()), {}
-        for ref, own in llms:
+        for ref, before, ours in llms:
             llm = ref()
-            if llm is None:
+            # Hooks registered since may have wrapped ours: it then hands every history on.
+            if llm is None or vars(llm).get("summarize_messages") is not ours:
                 continue
-            if own is None:
+            if before is None:
                 vars(llm).pop("summarize_messages", None)
             else:
-                object.__setattr__(llm, "summarize_messages", own)
+                object.__setattr__(llm, "summarize_messages", before)
 
     # -- conversations --------------------------------------------------------------------
     def compactor_for(self, task: Any) -> Compactor:
@@ -207,19 +208,20 @@ class CompactionHooks:
             known = self._llms.get(id(llm))
             if known is not None and known[0]() is llm:
                 return
-            self._llms[id(llm)] = (weakref.ref(llm), vars(llm).get("summarize_messages"))
-        own = llm.summarize_messages
+            own = llm.summarize_messages
 
-        def summarize_messages(messages: Any, *args: Any, **kwargs: Any) -> Any:
-            if not self._compacts(messages):
-                return own(messages, *args, **kwargs)
-            # The refusal's event, on CrewAI's handler pool, marks the run to recover.
-            crewai_event_bus.flush(timeout=_FLUSH_SECONDS)
-            integrations_log.debug("crewai: CrewAI's summary skipped: the next call recovers")
-            return None
+            def summarize_messages(messages: Any, *args: Any, **kwargs: Any) -> Any:
+                if not self._compacts(messages):
+                    return own(messages, *args, **kwargs)
+                # The refusal's event, on CrewAI's handler pool, marks the run to recover.
+                crewai_event_bus.flush(timeout=_FLUSH_SECONDS)
+                integrations_log.debug("crewai: CrewAI's summary skipped: the next call recovers")
+                return None
 
-        # Set on the instance, past pydantic's field checks: CrewAI's LLMs are models.
-        object.__setattr__(llm, "summarize_messages", summarize_messages)
+            before = vars(llm).get("summarize_messages")
+            self._llms[id(llm)] = (weakref.ref(llm), before, summarize_messages)
+            # Set on the instance, past pydantic's field checks: CrewAI's LLMs are models.
+            object.__setattr__(llm, "summarize_messages", summarize_messages)
 
     def _compacts(self, messages: Any) -> bool:
         with self._lock:
