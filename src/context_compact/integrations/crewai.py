@@ -23,13 +23,27 @@ given a store, ``Conversations(policy, store)``. ``register(agents=[role, ...])`
 hooks to those agents (CrewAI's own ``agents=`` filter, by role).
 
 Usage: the ``POST_MODEL_CALL`` hook does not run on tool-call turns, so usage is read from
-CrewAI's ``LLMCallCompletedEvent`` (by task id), only when its messages are the view this hook
-returned last: CrewAI runs event handlers on a thread pool, so a late one is not taken for the
-next call. A refusal for length (``LLMCallFailedEvent``) is remembered and the conversation's
-next call is the compactor's recovered view (the window the refusal states adopted). CrewAI
-swallows a hook's exceptions; ours are never silent: each is logged as a warning, kept in
-``hooks.errors``, and the call is blocked (``HookAborted``, which CrewAI raises to the caller)
-rather than sent uncompacted.
+CrewAI's ``LLMCallCompletedEvent`` (by task id, or agent id for a run without a task), only
+when its messages are the view this hook returned last: CrewAI runs event handlers on a thread
+pool, so a late one is not taken for the next call.
+
+A refusal for length (``LLMCallFailedEvent``) is remembered and the conversation's next call is
+the compactor's recovered view (the window the refusal states adopted, for the rest of the
+session). Between the two, CrewAI (``respect_context_window``, on by default) asks the agent's
+LLM to compact the history in place (``llm.summarize_messages``), a model call of its own sized
+to the window CrewAI believes the model has, which the server refuses too when its window is
+smaller, and whose summary would replace the history with no copy kept (CrewAI takes the same
+step before a call its own estimate puts past its model table's window). The hooks take that
+step over for the histories they compact: the first call they see through an LLM gives that
+instance a ``summarize_messages`` that leaves a compacted history as it is (after waiting for
+the refusal's event), so the next call recovers it; any other history goes to CrewAI's own.
+``unregister()`` gives the LLMs their own back. With ``respect_context_window=False`` CrewAI
+ends the run at the first refusal instead (``SystemExit``): there is no next call to recover.
+
+CrewAI swallows a hook's exceptions (and only prints an event handler's); ours are never
+silent: each is logged as a warning and kept in ``hooks.errors``, and one in the hook blocks the
+call (``HookAborted``: CrewAI emits its ``HookDispatchedEvent`` with outcome ``aborted`` and
+raises it to the caller) rather than let it go out uncompacted.
 """
 
 from __future__ import annotations
@@ -58,6 +72,8 @@ from .clients import latest_request
 from .conversations import Conversations, compactor_for, taken
 
 CHAT = "openai-chat"
+# How long CrewAI's step after a refusal waits for the refusal's event (it comes in at once).
+_FLUSH_SECONDS = 10.0
 
 
 @dataclass
@@ -67,6 +83,7 @@ class _Run:
     key: str
     first: Any
     compactor: Compactor
+    messages: Any = None
     sent: int = 0
     request: str = ""
     refused: BaseException | None = None
@@ -95,8 +112,12 @@ class CompactionHooks:
         self.errors: list[BaseException] = []
         self._runs: weakref.WeakKeyDictionary[Any, _Run] = weakref.WeakKeyDictionary()
         self._by_task: dict[str, _Run] = {}
+        self._by_agent: dict[str, _Run] = {}  # the latest run of an agent without a task
         self._lock = threading.Lock()
         self._registered: Any = None
+        # The LLMs whose summarize_messages is ours (by id: pydantic models are unhashable),
+        # with what their instance had before, given back by unregister.
+        self._llms: dict[int, tuple[weakref.ref[Any], Any, Any]] = {}
 
     # -- registration ---------------------------------------------------------------------
     def register(self, agents: list[str] | None = None) -> CompactionHooks:
@@ -124,6 +145,17 @@ class CompactionHooks:
         crewai_event_bus.off(LLMCallCompletedEvent, self._completed)
         crewai_event_bus.off(LLMCallFailedEvent, self._failed)
         self._registered = None
+        with self._lock:
+            llms, self._llms = list(self._llms.values()), {}
+        for ref, before, ours in llms:
+            llm = ref()
+            # Hooks registered since may have wrapped ours: it then hands every history on.
+            if llm is None or vars(llm).get("summarize_messages") is not ours:
+                continue
+            if before is None:
+                vars(llm).pop("summarize_messages", None)
+            else:
+                object.__setattr__(llm, "summarize_messages", before)
 
     # -- conversations --------------------------------------------------------------------
     def compactor_for(self, task: Any) -> Compactor:
@@ -162,7 +194,40 @@ class CompactionHooks:
                 self._runs[executor] = run
             if ctx.task is not None:
                 self._by_task[str(ctx.task.id)] = run
+            elif getattr(ctx.agent, "id", None) is not None:
+                self._by_agent[str(ctx.agent.id)] = run
+            run.messages = ctx.messages
         return run
+
+    def _take_over_summaries(self, llm: Any) -> None:
+        """``llm.summarize_messages`` (CrewAI's step after a refusal) leaves the histories
+        these hooks compact to the next call's recovery (see the module docstring)."""
+        if llm is None or not hasattr(llm, "summarize_messages"):
+            return
+        with self._lock:
+            known = self._llms.get(id(llm))
+            if known is not None and known[0]() is llm:
+                return
+            own = llm.summarize_messages
+
+            def summarize_messages(messages: Any, *args: Any, **kwargs: Any) -> Any:
+                if not self._compacts(messages):
+                    return own(messages, *args, **kwargs)
+                # The refusal's event, on CrewAI's handler pool, marks the run to recover.
+                crewai_event_bus.flush(timeout=_FLUSH_SECONDS)
+                integrations_log.debug("crewai: CrewAI's summary skipped: the next call recovers")
+                return None
+
+            before = vars(llm).get("summarize_messages")
+            self._llms[id(llm)] = (weakref.ref(llm), before, summarize_messages)
+            # Set on the instance, past pydantic's field checks: CrewAI's LLMs are models.
+            object.__setattr__(llm, "summarize_messages", summarize_messages)
+
+    def _compacts(self, messages: Any) -> bool:
+        with self._lock:
+            return self._registered is not None and any(
+                run.messages is messages for run in self._runs.values()
+            )
 
     # -- the hook and the events ----------------------------------------------------------
     def before_model_call(self, ctx: Any) -> None:
@@ -171,6 +236,7 @@ class CompactionHooks:
             return
         try:
             run = self._run(ctx)
+            self._take_over_summaries(ctx.llm)
             messages = list(ctx.messages)
             found = latest_request(messages)
             with run.lock:
@@ -188,32 +254,44 @@ class CompactionHooks:
                 run.sent = len(view)
                 run.first = _first(ctx.messages)
         except Exception as error:
-            self.errors.append(error)
-            integrations_log.warning("context-compact: the call is blocked: %s", error)
+            self._noted(error, "the call is blocked")
             raise HookAborted(f"context-compact: {error}", source=self) from error
 
     def _run_of(self, event: Any) -> _Run | None:
         task = getattr(event, "task_id", None)
+        agent = getattr(event, "agent_id", None)
         with self._lock:
-            return self._by_task.get(str(task)) if task is not None else None
+            if task is not None:
+                return self._by_task.get(str(task))
+            return self._by_agent.get(str(agent)) if agent is not None else None
 
     def _completed(self, source: Any, event: Any) -> None:
-        run = self._run_of(event)
-        usage = getattr(event, "usage", None)
-        sent = event.messages if isinstance(event.messages, list) else None
-        # A late event (handlers run on a thread pool) must not calibrate a newer call.
-        if run is None or usage is None or sent is None or len(sent) != run.sent:
-            return
-        with run.lock:
-            if len(sent) == run.sent:
-                run.compactor.observe(usage)
+        try:
+            run = self._run_of(event)
+            usage = getattr(event, "usage", None)
+            sent = event.messages if isinstance(event.messages, list) else None
+            # A late event (handlers run on a thread pool) must not calibrate a newer call.
+            if run is None or usage is None or sent is None or len(sent) != run.sent:
+                return
+            with run.lock:
+                if len(sent) == run.sent:
+                    run.compactor.observe(usage)
+        except Exception as error:  # CrewAI's event bus would only print it
+            self._noted(error, "a response's usage is not taken")
 
     def _failed(self, source: Any, event: Any) -> None:
-        run = self._run_of(event)
-        cause = recoverable(RuntimeError(str(getattr(event, "error", ""))))
-        if run is not None and cause is not None:
-            with run.lock:
-                run.refused = cause
+        try:
+            run = self._run_of(event)
+            cause = recoverable(RuntimeError(str(getattr(event, "error", ""))))
+            if run is not None and cause is not None:
+                with run.lock:
+                    run.refused = cause
+        except Exception as error:  # CrewAI's event bus would only print it
+            self._noted(error, "a refusal is not taken")
+
+    def _noted(self, error: Exception, what: str) -> None:
+        self.errors.append(error)
+        integrations_log.warning("context-compact: %s: %s", what, error)
 
 
 def _first(messages: list[Any]) -> Any:
