@@ -49,8 +49,10 @@ conversation's next request is the recovered one (a client's retry, or the route
 from __future__ import annotations
 
 import asyncio
+import codecs
 import functools
 import inspect
+import json
 import threading
 import uuid
 import weakref
@@ -79,7 +81,14 @@ from .conversations import Conversations, compactor_for, taken
 from .streams import watch
 
 CHAT = "openai-chat"
-_CHAT_CALLS = frozenset({"completion", "acompletion"})
+ANTHROPIC = "anthropic"
+# The call types whose ``messages`` the hook compacts, and the format they carry.
+_ROUTES = {
+    "completion": CHAT,
+    "acompletion": CHAT,
+    "anthropic_messages": ANTHROPIC,
+    "aanthropic_messages": ANTHROPIC,
+}
 # Set while ``wrap`` sends a request it compacted itself: the hook passes that one through.
 _WRAPPED: ContextVar[bool] = ContextVar("context_compact_litellm_wrapped", default=False)
 
@@ -104,11 +113,17 @@ def conversation_key(data: Mapping[str, Any]) -> str | None:
             return value
     messages = data.get("messages")
     for message in messages if isinstance(messages, list) else []:
-        calls = _field(message, "tool_calls")
-        if _field(message, "role") == "assistant" and calls:
-            call_id = _field(calls[0], "id")
-            if isinstance(call_id, str) and call_id:
-                return f"tool-call-{call_id}"
+        if _field(message, "role") != "assistant":
+            continue
+        content = _field(message, "content")
+        blocks = content if isinstance(content, list) else []
+        # OpenAI's ``tool_calls``, or the Anthropic ``tool_use`` blocks of /v1/messages.
+        calls = _field(message, "tool_calls") or [
+            b for b in blocks if _field(b, "type") == "tool_use"
+        ]
+        call_id = _field(calls[0], "id") if calls else None
+        if isinstance(call_id, str) and call_id:
+            return f"tool-call-{call_id}"
     return None
 
 
@@ -119,6 +134,13 @@ def _model_name(model: Any) -> str | None:
 
 def _tools(tools: Any) -> list[Any] | None:
     return [plain(t) for t in tools] if isinstance(tools, list) else None
+
+
+def _system(system: Any) -> str | None:
+    """An Anthropic request's ``system``, a string or text blocks, as the text it counts."""
+    if isinstance(system, list):
+        return "\n".join(str(_field(b, "text") or "") for b in system)
+    return system if isinstance(system, str) else None
 
 
 class _State:
@@ -156,40 +178,43 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
         self.compactor: Compactor | None
         self.conversations: Conversations | None
         self.compactor, self.conversations = taken(
-            compactor, policy, options, "CompactionHook", CHAT
+            compactor, policy, options, "CompactionHook", "auto"
         )
         self._states: weakref.WeakKeyDictionary[Compactor, _State] = weakref.WeakKeyDictionary()
         self._calls: OrderedDict[str, Compactor] = OrderedDict()
         self._lock = threading.Lock()
 
-    def compactor_for(self, key: str) -> Compactor:
-        """The compactor of conversation ``key`` (a session id, or ``tool-call-<id>``)."""
+    def compactor_for(self, key: str, format: str = CHAT) -> Compactor:
+        """The compactor of conversation ``key`` (a session id, or ``tool-call-<id>``), whose
+        requests carry ``format`` (OpenAI chat, or Anthropic on a proxy's /v1/messages)."""
         if self.conversations is not None:
             found = self.conversations.get(key)
         else:
             assert self.compactor is not None
             found = compactor_for(self.compactor, key)
         if found.format == "auto":
-            found.format = CHAT
-        elif found.format != CHAT:
+            found.format = format
+        elif found.format != format:
             raise ValueError(
-                f"CompactionHook: this compactor holds a {found.format!r} conversation; "
-                "LiteLLM sends OpenAI chat messages: give it a Compactor of its own"
+                f"CompactionHook: conversation {key!r} holds {found.format!r} messages and this "
+                f"request sends {format!r} ones: give each route a session id of its own"
             )
         return found
 
     # -- the steps ------------------------------------------------------------------------
-    def _plan(self, data: dict[str, Any]) -> _Call | None:
-        """The conversation of a chat request and what to compact, or None (pass it on)."""
+    def _plan(self, data: dict[str, Any], format: str = CHAT) -> _Call | None:
+        """The conversation of a request and what to compact, or None (pass it on)."""
         messages = data.get("messages")
         if not isinstance(messages, list) or not messages:
             return None
         key = conversation_key(data)
         if key is None:
             return None
-        compactor = self.compactor_for(key)
+        compactor = self.compactor_for(key, format)
         compactor.learn_model(_model_name(data.get("model")))
-        compactor.set_request(None, _tools(data.get("tools")))
+        # A chat list carries its system messages; an Anthropic request its ``system``.
+        system = _system(data.get("system")) if format == ANTHROPIC else None
+        compactor.set_request(system, _tools(data.get("tools")))
         call_id = data.get("litellm_call_id")
         with self._lock:
             state = self._states.setdefault(compactor, _State())
@@ -238,12 +263,13 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
     async def async_pre_call_deployment_hook(
         self, kwargs: dict[str, Any], call_type: Any
     ) -> dict[str, Any] | None:
-        if _WRAPPED.get() or getattr(call_type, "value", call_type) not in _CHAT_CALLS:
+        format = _ROUTES.get(str(getattr(call_type, "value", call_type)))
+        if _WRAPPED.get() or format is None:
             return None
         # LiteLLM logs a finished stream from a task of its own: let a pending one (the
         # previous call's usage) run before this call becomes the conversation's newest.
         await asyncio.sleep(0)
-        call = self._plan(kwargs)
+        call = self._plan(kwargs, format)
         if call is None:
             return None
         view = await asyncio.to_thread(self._view, call)
@@ -276,10 +302,12 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
     async def async_post_call_streaming_iterator_hook(
         self, user_api_key_dict: Any, response: Any, request_data: dict[str, Any]
     ) -> AsyncGenerator[Any, None]:
-        # The proxy's stream, chunk by chunk as its client reads it: the last carries usage.
+        # The proxy's stream, chunk by chunk as its client reads it: a chat stream's last
+        # chunk carries usage; a /v1/messages stream is relayed as the API's raw events.
         call_id = _field(request_data, "litellm_call_id")
+        events = _EventUsage()
         async for chunk in response:
-            usage = _field(chunk, "usage")
+            usage = events.feed(chunk) if isinstance(chunk, bytes | str) else _field(chunk, "usage")
             if usage is not None:
                 self._observe_usage(call_id, usage)
             yield chunk
@@ -367,6 +395,46 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
             call.state.newest = call_id
             self._calls[call_id] = call.compactor
         return view
+
+
+class _EventUsage:
+    """The usage of an Anthropic event stream read from its server-sent events as they pass:
+    ``message_start`` holds the input counts, ``message_delta`` the cumulative ones, and
+    ``feed`` returns them once, at ``message_stop``."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending = ""
+        self._usage: dict[str, int] = {}
+
+    def feed(self, chunk: bytes | str) -> dict[str, int] | None:
+        text = self._decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
+        *events, self._pending = (self._pending + text).replace("\r\n", "\n").split("\n\n")
+        found = None
+        for event in events:
+            for line in event.split("\n"):
+                if line.startswith("data:"):
+                    found = self._see(line[5:]) or found
+        return found
+
+    def _see(self, data: str) -> dict[str, int] | None:
+        try:
+            event = json.loads(data)
+        except ValueError:
+            return None
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "message_start":
+            self._merge(_field(event.get("message"), "usage"))
+        elif kind == "message_delta":
+            self._merge(event.get("usage"))
+        elif kind == "message_stop" and self._usage:
+            return dict(self._usage)
+        return None
+
+    def _merge(self, usage: Any) -> None:
+        for name, value in usage.items() if isinstance(usage, dict) else ():
+            if isinstance(value, int) and not isinstance(value, bool):
+                self._usage[name] = value
 
 
 def _with_call_id(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,384 @@
+"""``CompactionHook`` named in a LiteLLM proxy's ``config.yaml``, through the real proxy process
+on 127.0.0.1 in front of the stub, with the real SDKs as clients: the ``openai`` SDK's
+``chat.completions`` (streamed and not) and the ``anthropic`` SDK's ``messages`` (streamed and
+not, through the proxy's ``/v1/messages``). A loop of 40 tool steps with results of 2-6 KB,
+at ``Policy.default(context_limit=8000)`` and a stub that refuses a request over 8000 tokens:
+no request refused, every request valid, the last far below the history, every result
+recalled from the store the proxy wrote, each usage observed; two concurrent conversations in
+two sessions; a refusal recovered by the conversation's next request; and without the hook
+the same loop is refused once its history passes the window.
+
+The proxy starts once for the module (with a second one, without the hook, beside it). It is
+skipped when it cannot start here; ``CC_REQUIRE_LITELLM_PROXY=1`` (CI) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+anthropic = pytest.importorskip("anthropic")
+openai = pytest.importorskip("openai")
+
+from proxy_process import Proxy, ProxyUnavailable, launch, ready  # noqa: E402
+
+from context_compact import Compactor, Policy, SqliteStore, check  # noqa: E402
+from context_compact.formats import openai_chat  # noqa: E402
+from context_compact.integrations.conversations import Conversations  # noqa: E402
+from stub_api import (  # noqa: E402
+    Reply,
+    StubAPI,
+    ToolCall,
+    anthropic_prompt_too_long,
+    openai_context_length_exceeded,
+)
+
+pytestmark = pytest.mark.slow
+
+LIMIT = 8_000
+STEPS = 40
+SYSTEM = "You read logs."
+OPENAI_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_log",
+            "description": "Read one part of the service log.",
+            "parameters": {
+                "type": "object",
+                "properties": {"part": {"type": "integer"}},
+                "required": ["part"],
+            },
+        },
+    }
+]
+ANTHROPIC_TOOLS = [
+    {
+        "name": "read_log",
+        "description": "Read one part of the service log.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"part": {"type": "integer"}},
+            "required": ["part"],
+        },
+    }
+]
+
+
+def result(name: str, k: int) -> str:
+    """What ``read_log(k)`` returns in loop ``name``: 2 to 6 KB, opening with its own word."""
+    size = 2_000 + (k * 7_919 % 5) * 1_000
+    line = f"log {k:03d}: worker={k % 7} status=ok latency={k * 13 % 97}ms\n"
+    return f"needle-{name}-{k:03d}\n{(line * (size // len(line) + 1))[:size]}"
+
+
+def size(body: Any) -> int:
+    """A request's tokens as the stub counts them: 4 characters a token."""
+    return len(json.dumps(body)) // 4
+
+
+# -- the stub: one model answering every loop from what it is sent ---------------------------
+
+
+@dataclass
+class Seen:
+    body: Any
+    refused: bool
+
+
+@dataclass
+class Model:
+    """The stub's answer to each request, whichever loop sent it: the next ``read_log`` call
+    after the last tool result (ids ``<loop>_<k>``), the answer after the last step; a request
+    over ``windows[loop]`` (default ``LIMIT``) is refused in the API's own words."""
+
+    windows: dict[str, int] = field(default_factory=dict)
+    seen: dict[str, list[Seen]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, body: Any) -> Any:
+        anthropic_route = str(body.get("model", "")).startswith("claude")
+        name, k = _step(body["messages"][-1])
+        tokens = size(body)
+        window = self.windows.get(name, LIMIT)
+        with self.lock:
+            self.seen.setdefault(name, []).append(Seen(body, tokens > window))
+        if tokens > window:
+            if anthropic_route:
+                return anthropic_prompt_too_long(tokens, window)
+            return openai_context_length_exceeded(window, tokens)
+        if k + 1 >= STEPS:
+            return Reply(text="all parts read", input_tokens=tokens)
+        call = ToolCall("read_log", {"part": k + 1}, id=f"{name}_{k + 1:03d}")
+        return Reply(text=f"reading part {k + 1}", tool_calls=(call,), input_tokens=tokens)
+
+    def bodies(self, name: str) -> list[Any]:
+        with self.lock:
+            return [s.body for s in self.seen.get(name, [])]
+
+    def refused(self, name: str) -> list[int]:
+        with self.lock:
+            return [i for i, s in enumerate(self.seen.get(name, [])) if s.refused]
+
+
+def _step(last: dict[str, Any]) -> tuple[str, int]:
+    """The loop and step a request's last message answers: a tool result ``<loop>_<k>``, or
+    the task ``read the log (<loop>)`` (step -1)."""
+    if last["role"] == "tool":
+        name, k = last["tool_call_id"].rsplit("_", 1)
+        return name, int(k)
+    content = last["content"]
+    if isinstance(content, list):
+        for block in content:
+            if block.get("type") == "tool_result":
+                name, k = block["tool_use_id"].rsplit("_", 1)
+                return name, int(k)
+        content = " ".join(str(b.get("text", "")) for b in content)
+    found = re.search(r"\(([\w-]+)\)", content)
+    assert found is not None, f"no loop named in {content!r}"
+    return found.group(1), -1
+
+
+# -- the proxy, once for the module -----------------------------------------------------------
+
+
+@dataclass
+class Proxies:
+    stub: StubAPI
+    model: Model
+    hooked: Proxy
+    bare: Proxy
+
+
+@pytest.fixture(scope="module")
+def proxies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxies]:
+    model = Model()
+    folder = tmp_path_factory.mktemp("litellm-proxy")
+    with StubAPI(*[model] * 20_000) as stub:
+        started = [
+            launch(folder / name, stub.openai_url, stub.url, hooked=name == "hooked", limit=LIMIT)
+            for name in ("hooked", "bare")
+        ]
+        try:
+            deadline = time.monotonic() + 90
+            for proxy in started:
+                ready(proxy, deadline)
+        except ProxyUnavailable as error:
+            for proxy in started:
+                proxy.stop()
+            if os.environ.get("CC_REQUIRE_LITELLM_PROXY") == "1":
+                pytest.fail(f"CC_REQUIRE_LITELLM_PROXY=1 and {error}")
+            pytest.skip(str(error))
+        try:
+            yield Proxies(stub, model, *started)
+        finally:
+            for proxy in started:
+                proxy.stop()
+
+
+def _openai(proxy: Proxy) -> Any:
+    return openai.OpenAI(base_url=f"{proxy.url}/v1", api_key=proxy.key, max_retries=0)
+
+
+def _anthropic(proxy: Proxy) -> Any:
+    return anthropic.Anthropic(base_url=proxy.url, api_key=proxy.key, max_retries=0)
+
+
+# -- the clients' loops, as their SDKs' docs write them ---------------------------------------
+
+
+def openai_loop(
+    client: Any, name: str, *, stream: bool = False, retry: bool = False, **extra: Any
+) -> list[Any]:
+    messages: list[Any] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"read the log ({name})"},
+    ]
+    options = {"model": "gpt-test", "tools": OPENAI_TOOLS, **extra}
+    while True:
+        try:
+            if stream:
+                with client.chat.completions.stream(
+                    messages=messages, stream_options={"include_usage": True}, **options
+                ) as events:
+                    completion = events.get_final_completion()
+            else:
+                completion = client.chat.completions.create(messages=messages, **options)
+        except openai.BadRequestError:
+            if not retry:
+                raise
+            retry = False  # one retry: the hook sends the recovered view
+            continue
+        message = completion.choices[0].message
+        messages.append(message.model_dump(exclude_none=True, exclude={"parsed"}))
+        if not message.tool_calls:
+            return messages
+        for call in message.tool_calls:
+            part = json.loads(call.function.arguments)["part"]
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result(name, part)})
+
+
+def anthropic_loop(client: Any, name: str, *, stream: bool = False, **extra: Any) -> list[Any]:
+    messages: list[Any] = [{"role": "user", "content": f"read the log ({name})"}]
+    options = {
+        "model": "claude-test",
+        "max_tokens": 1024,
+        "system": SYSTEM,
+        "tools": ANTHROPIC_TOOLS,
+        **extra,
+    }
+    while True:
+        if stream:
+            with client.messages.stream(messages=messages, **options) as events:
+                message = events.get_final_message()
+        else:
+            message = client.messages.create(messages=messages, **options)
+        content = [b.model_dump(exclude_none=True, exclude={"parsed_output"}) for b in message.content]
+        messages.append({"role": "assistant", "content": content})
+        calls = [b for b in message.content if b.type == "tool_use"]
+        if not calls:
+            return messages
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": c.id, "content": result(name, c.input["part"])}
+                    for c in calls
+                ],
+            }
+        )
+
+
+# -- what the proxy's store and instrumented compactors hold ----------------------------------
+
+
+def _session(proxy: Proxy, key: str) -> Compactor:
+    conversations = Conversations(
+        Policy.default(context_limit=LIMIT), SqliteStore(proxy.db, root=proxy.folder / "files")
+    )
+    return conversations.get(key)
+
+
+def lost(proxy: Proxy, key: str, name: str) -> list[int]:
+    """The results of loop ``name`` that a recall of their word does not give back whole."""
+    session = _session(proxy, key)
+    return [
+        k
+        for k in range(STEPS)
+        if result(name, k) not in session.recall(f"needle-{name}-{k:03d}", limit=50_000).text
+    ]
+
+
+def observed(proxy: Proxy, session: str) -> set[int]:
+    lines = proxy.observed.read_text().splitlines() if proxy.observed.exists() else []
+    return {tokens for sid, tokens in map(json.loads, lines) if sid == session}
+
+
+def invalid(bodies: list[Any]) -> list[str]:
+    def canonical(body: Any) -> list[Any]:
+        if str(body.get("model", "")).startswith("claude"):
+            return list(body["messages"])
+        return openai_chat.to_canonical(body["messages"])[1]
+
+    return [f"request {i}: {v}" for i, b in enumerate(bodies) for v in check(canonical(b))]
+
+
+def full(history: list[Any]) -> int:
+    return size({"messages": history})
+
+
+# -- the tests --------------------------------------------------------------------------------
+
+LOOPS: dict[str, Callable[[Proxy, str], list[Any]]] = {
+    # Each keyed another way: the header, the body's metadata, the body field, the first call.
+    "chat": lambda p, n: openai_loop(
+        _openai(p), n, extra_headers={"x-litellm-session-id": n}
+    ),
+    "chat-stream": lambda p, n: openai_loop(
+        _openai(p), n, stream=True, extra_body={"metadata": {"session_id": n}}
+    ),
+    "messages": lambda p, n: anthropic_loop(
+        _anthropic(p), n, extra_headers={"x-litellm-session-id": n}
+    ),
+    "messages-stream": lambda p, n: anthropic_loop(_anthropic(p), n, stream=True),
+}
+KEYS = {
+    "chat": "chat",
+    "chat-stream": "chat-stream",
+    "messages": "messages",
+    "messages-stream": "tool-call-messages-stream_000",
+}
+
+
+@pytest.mark.parametrize("loop", list(LOOPS))
+def test_a_40_step_loop_through_the_proxy_is_never_refused_and_nothing_is_lost(
+    proxies: Proxies, loop: str
+) -> None:
+    history = LOOPS[loop](proxies.hooked, loop)
+    bodies = proxies.model.bodies(loop)
+    assert len(bodies) == STEPS + 1
+    assert proxies.model.refused(loop) == []
+    assert proxies.stub.refusals == []  # the API's own rules (Messages)
+    assert invalid(bodies) == []
+    assert max(size(b) for b in bodies) <= LIMIT
+    assert size(bodies[-1]) < full(history) // 4
+    assert lost(proxies.hooked, KEYS[loop], loop) == []
+    # Each request's usage (the stub reports its size) calibrated the conversation's budget;
+    # a conversation keyed by its first tool call has no session before that call.
+    session = _session(proxies.hooked, KEYS[loop]).session_id
+    assert session is not None
+    first = 1 if loop == "messages-stream" else 0
+    assert {size(b) for b in bodies[first:]} <= observed(proxies.hooked, session)
+
+
+def test_two_concurrent_conversations_land_in_two_sessions(proxies: Proxies) -> None:
+    with ThreadPoolExecutor(2) as pool:
+        alpha = pool.submit(LOOPS["chat"], proxies.hooked, "alpha")
+        beta = pool.submit(LOOPS["messages"], proxies.hooked, "beta")
+        histories = alpha.result(), beta.result()
+    for name, history in zip(("alpha", "beta"), histories, strict=True):
+        other = "beta" if name == "alpha" else "alpha"
+        assert proxies.model.refused(name) == []
+        assert size(proxies.model.bodies(name)[-1]) < full(history) // 4
+        assert lost(proxies.hooked, name, name) == []
+        session = _session(proxies.hooked, name)
+        assert session.session_id == f"conv-{name}"
+        assert not session.recall(f"needle-{other}").text
+
+
+def test_a_refusal_is_recovered_by_the_conversations_next_request(proxies: Proxies) -> None:
+    # The stub's window is below the hook's limit: the first request over it is refused, the
+    # client sends it again, and the hook, having learned the window, sends it compacted.
+    name = "refused"
+    proxies.model.windows[name] = LIMIT // 2
+    openai_loop(_openai(proxies.hooked), name, retry=True, extra_headers={"x-litellm-session-id": name})
+    bodies = proxies.model.bodies(name)
+    refused = proxies.model.refused(name)
+    assert len(refused) == 1
+    assert size(bodies[refused[0] + 1]) <= LIMIT // 2
+    assert max(size(b) for b in bodies[refused[0] + 1 :]) <= LIMIT // 2
+    assert invalid(bodies) == []
+    assert lost(proxies.hooked, name, name) == []
+
+
+@pytest.mark.parametrize("loop", ["chat", "messages"])
+def test_without_the_hook_the_same_loop_is_refused_once_the_history_passes_the_window(
+    proxies: Proxies, loop: str
+) -> None:
+    name = f"bare-{loop}"
+    refusal = openai.BadRequestError if loop == "chat" else anthropic.BadRequestError
+    with pytest.raises(refusal, match="context length|prompt is too long"):
+        LOOPS[loop](proxies.bare, name)
+    bodies = proxies.model.bodies(name)
+    assert proxies.model.refused(name) == [len(bodies) - 1]
+    assert 3 < len(bodies) < STEPS
