@@ -134,9 +134,7 @@ def _environment(closed_port: int) -> dict[str, str]:
     return env
 
 
-def launch(
-    folder: Path, openai_url: str, anthropic_url: str, *, hooked: bool, limit: int
-) -> Proxy:
+def launch(folder: Path, openai_url: str, anthropic_url: str, *, hooked: bool, limit: int) -> Proxy:
     """Start a proxy (not waiting for it: ``ready`` does)."""
     folder.mkdir(parents=True, exist_ok=True)
     key = f"sk-{secrets.token_hex(24)}"

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,7 +42,8 @@ from stub_api import (  # noqa: E402
     openai_context_length_exceeded,
 )
 
-pytestmark = pytest.mark.slow
+# One worker runs the module: each would start its own two proxies.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("litellm-proxy")]
 
 LIMIT = 8_000
 STEPS = 40
@@ -224,8 +224,8 @@ def openai_loop(
         if not message.tool_calls:
             return messages
         for call in message.tool_calls:
-            part = json.loads(call.function.arguments)["part"]
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result(name, part)})
+            text = result(name, json.loads(call.function.arguments)["part"])
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
 
 
 def anthropic_loop(client: Any, name: str, *, stream: bool = False, **extra: Any) -> list[Any]:
@@ -243,20 +243,17 @@ def anthropic_loop(client: Any, name: str, *, stream: bool = False, **extra: Any
                 message = events.get_final_message()
         else:
             message = client.messages.create(messages=messages, **options)
-        content = [b.model_dump(exclude_none=True, exclude={"parsed_output"}) for b in message.content]
+        dumped = {"exclude_none": True, "exclude": {"parsed_output"}}
+        content = [b.model_dump(**dumped) for b in message.content]
         messages.append({"role": "assistant", "content": content})
         calls = [b for b in message.content if b.type == "tool_use"]
         if not calls:
             return messages
-        messages.append(
-            {
-                "role": "user",
-                "content": [
-                    {"type": "tool_result", "tool_use_id": c.id, "content": result(name, c.input["part"])}
-                    for c in calls
-                ],
-            }
-        )
+        results = [
+            {"type": "tool_result", "tool_use_id": c.id, "content": result(name, c.input["part"])}
+            for c in calls
+        ]
+        messages.append({"role": "user", "content": results})
 
 
 # -- what the proxy's store and instrumented compactors hold ----------------------------------
@@ -301,9 +298,7 @@ def full(history: list[Any]) -> int:
 
 LOOPS: dict[str, Callable[[Proxy, str], list[Any]]] = {
     # Each keyed another way: the header, the body's metadata, the body field, the first call.
-    "chat": lambda p, n: openai_loop(
-        _openai(p), n, extra_headers={"x-litellm-session-id": n}
-    ),
+    "chat": lambda p, n: openai_loop(_openai(p), n, extra_headers={"x-litellm-session-id": n}),
     "chat-stream": lambda p, n: openai_loop(
         _openai(p), n, stream=True, extra_body={"metadata": {"session_id": n}}
     ),
@@ -361,7 +356,8 @@ def test_a_refusal_is_recovered_by_the_conversations_next_request(proxies: Proxi
     # client sends it again, and the hook, having learned the window, sends it compacted.
     name = "refused"
     proxies.model.windows[name] = LIMIT // 2
-    openai_loop(_openai(proxies.hooked), name, retry=True, extra_headers={"x-litellm-session-id": name})
+    client = _openai(proxies.hooked)
+    openai_loop(client, name, retry=True, extra_headers={"x-litellm-session-id": name})
     bodies = proxies.model.bodies(name)
     refused = proxies.model.refused(name)
     assert len(refused) == 1
@@ -377,7 +373,7 @@ def test_without_the_hook_the_same_loop_is_refused_once_the_history_passes_the_w
 ) -> None:
     name = f"bare-{loop}"
     refusal = openai.BadRequestError if loop == "chat" else anthropic.BadRequestError
-    with pytest.raises(refusal, match="context length|prompt is too long"):
+    with pytest.raises(refusal, match=r"context length|prompt is too long"):
         LOOPS[loop](proxies.bare, name)
     bodies = proxies.model.bodies(name)
     assert proxies.model.refused(name) == [len(bodies) - 1]
