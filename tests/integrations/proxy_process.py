@@ -1,11 +1,11 @@
 """A LiteLLM proxy process (``litellm --config config.yaml``) on 127.0.0.1, for the proxy tests.
 
-``start_proxy`` writes a ``config.yaml`` routing ``gpt-test`` (OpenAI chat) and ``claude-test``
-(Anthropic Messages) to a stub, and, when asked, a module ``compaction_hooks.py`` beside it
-that builds ``CompactionHook(SqliteStore(...), policy=...)`` and is named in
-``litellm_settings.callbacks``, as a user writes them. The module also appends each usage the
-hook's compactors observe to ``observed.jsonl`` (session id, prompt tokens): the compactors
-live in the proxy's process, so that is how a test sees calibration.
+``launch`` writes a ``config.yaml`` routing ``gpt-test`` (OpenAI), ``claude-test`` (Anthropic
+Messages) and ``local-test`` (a chat completions server: vLLM) to a stub, and, when asked, a
+module ``compaction_hooks.py`` beside it that builds ``CompactionHook(SqliteStore(...),
+policy=...)`` and is named in ``litellm_settings.callbacks``, as a user writes them. The module
+also appends each usage the hook's compactors observe to ``observed.jsonl`` (session id, prompt
+tokens): the compactors live in the proxy's process, so that is how a test sees calibration.
 
 The proxy runs from ``CC_LITELLM_PROXY_PYTHON`` (``.ci/proxy-venv`` builds it, as CI does),
 else ``.ci/venv-proxy`` when present, else this interpreter; with our ``src`` first on its
@@ -69,9 +69,15 @@ model_list:
       api_base: {anthropic_url}
       api_key: sk-stub
       max_retries: 0
+  - model_name: local-test
+    litellm_params:
+      model: hosted_vllm/local-test
+      api_base: {openai_url}
+      api_key: sk-stub
+      max_retries: 0
 litellm_settings:
   num_retries: 0
-{callbacks}general_settings:
+{settings}{callbacks}general_settings:
   master_key: {key}
 """
 
@@ -134,8 +140,17 @@ def _environment(closed_port: int) -> dict[str, str]:
     return env
 
 
-def launch(folder: Path, openai_url: str, anthropic_url: str, *, hooked: bool, limit: int) -> Proxy:
-    """Start a proxy (not waiting for it: ``ready`` does)."""
+def launch(
+    folder: Path,
+    openai_url: str,
+    anthropic_url: str,
+    *,
+    hooked: bool,
+    limit: int,
+    settings: dict[str, str] | None = None,
+) -> Proxy:
+    """Start a proxy (not waiting for it: ``ready`` does); ``settings`` are more
+    ``litellm_settings`` (YAML values)."""
     folder.mkdir(parents=True, exist_ok=True)
     key = f"sk-{secrets.token_hex(24)}"
     callbacks = ""
@@ -152,7 +167,11 @@ def launch(folder: Path, openai_url: str, anthropic_url: str, *, hooked: bool, l
     config = folder / "config.yaml"
     config.write_text(
         CONFIG.format(
-            openai_url=openai_url, anthropic_url=anthropic_url, callbacks=callbacks, key=key
+            openai_url=openai_url,
+            anthropic_url=anthropic_url,
+            settings="".join(f"  {k}: {v}\n" for k, v in (settings or {}).items()),
+            callbacks=callbacks,
+            key=key,
         )
     )
     port = _free_port()

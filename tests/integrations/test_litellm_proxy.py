@@ -32,7 +32,7 @@ openai = pytest.importorskip("openai")
 from proxy_process import Proxy, ProxyUnavailable, launch, ready  # noqa: E402
 
 from context_compact import Compactor, Policy, SqliteStore, check  # noqa: E402
-from context_compact.formats import openai_chat  # noqa: E402
+from context_compact.formats import openai_chat, openai_responses  # noqa: E402
 from context_compact.integrations.conversations import Conversations  # noqa: E402
 from stub_api import (  # noqa: E402
     Reply,
@@ -108,7 +108,7 @@ class Model:
 
     def __call__(self, body: Any) -> Any:
         anthropic_route = str(body.get("model", "")).startswith("claude")
-        name, k = _step(body["messages"][-1])
+        name, k = _step(_items(body)[-1])
         tokens = size(body)
         window = self.windows.get(name, LIMIT)
         with self.lock:
@@ -131,11 +131,17 @@ class Model:
             return [i for i, s in enumerate(self.seen.get(name, [])) if s.refused]
 
 
+def _items(body: Any) -> list[Any]:
+    """A request's history: chat or Messages ``messages``, or a Responses ``input``."""
+    return list(body["messages"] if "messages" in body else body["input"])
+
+
 def _step(last: dict[str, Any]) -> tuple[str, int]:
     """The loop and step a request's last message answers: a tool result ``<loop>_<k>``, or
     the task ``read the log (<loop>)`` (step -1)."""
-    if last["role"] == "tool":
-        name, k = last["tool_call_id"].rsplit("_", 1)
+    called = last.get("tool_call_id") or last.get("call_id")
+    if last.get("role") == "tool" or last.get("type") == "function_call_output":
+        name, k = called.rsplit("_", 1)
         return name, int(k)
     content = last["content"]
     if isinstance(content, list):
@@ -283,6 +289,8 @@ def observed(proxy: Proxy, session: str) -> set[int]:
 
 def invalid(bodies: list[Any]) -> list[str]:
     def canonical(body: Any) -> list[Any]:
+        if "input" in body:
+            return openai_responses.to_canonical(body["input"])[1]
         if str(body.get("model", "")).startswith("claude"):
             return list(body["messages"])
         return openai_chat.to_canonical(body["messages"])[1]
@@ -306,13 +314,16 @@ LOOPS: dict[str, Callable[[Proxy, str], list[Any]]] = {
         _anthropic(p), n, extra_headers={"x-litellm-session-id": n}
     ),
     "messages-stream": lambda p, n: anthropic_loop(_anthropic(p), n, stream=True),
+    # /v1/messages to models that are not Anthropic's: LiteLLM sends the request on in the
+    # Responses API (OpenAI) or chat completions (vLLM), a call inside the hook's call.
+    "messages-to-openai": lambda p, n: anthropic_loop(
+        _anthropic(p), n, model="gpt-test", extra_headers={"x-litellm-session-id": n}
+    ),
+    "messages-to-vllm": lambda p, n: anthropic_loop(
+        _anthropic(p), n, model="local-test", stream=True, extra_headers={"x-litellm-session-id": n}
+    ),
 }
-KEYS = {
-    "chat": "chat",
-    "chat-stream": "chat-stream",
-    "messages": "messages",
-    "messages-stream": "tool-call-messages-stream_000",
-}
+KEYS = {name: name for name in LOOPS} | {"messages-stream": "tool-call-messages-stream_000"}
 
 
 @pytest.mark.parametrize("loop", list(LOOPS))

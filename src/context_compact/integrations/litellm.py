@@ -132,6 +132,15 @@ def _model_name(model: Any) -> str | None:
     return model.rsplit("/", 1)[-1] if isinstance(model, str) else None
 
 
+def _nested(data: Mapping[str, Any], format: str) -> bool:
+    """A call LiteLLM makes inside another one of the same request (a /v1/messages request
+    to a model served by chat completions goes on as ``acompletion``): the outer call, in
+    the client's own format, was the one compacted."""
+    outer = _field(data.get("litellm_logging_obj"), "call_type")
+    route = _ROUTES.get(str(getattr(outer, "value", outer)))
+    return route is not None and route != format
+
+
 def _tools(tools: Any) -> list[Any] | None:
     return [plain(t) for t in tools] if isinstance(tools, list) else None
 
@@ -264,7 +273,7 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
         self, kwargs: dict[str, Any], call_type: Any
     ) -> dict[str, Any] | None:
         format = _ROUTES.get(str(getattr(call_type, "value", call_type)))
-        if _WRAPPED.get() or format is None:
+        if _WRAPPED.get() or format is None or _nested(kwargs, format):
             return None
         # LiteLLM logs a finished stream from a task of its own: let a pending one (the
         # previous call's usage) run before this call becomes the conversation's newest.
