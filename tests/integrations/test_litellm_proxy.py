@@ -1,12 +1,13 @@
 """``CompactionHook`` named in a LiteLLM proxy's ``config.yaml``, through the real proxy process
 on 127.0.0.1 in front of the stub, with the real SDKs as clients: the ``openai`` SDK's
 ``chat.completions`` (streamed and not) and the ``anthropic`` SDK's ``messages`` (streamed and
-not, through the proxy's ``/v1/messages``). A loop of 40 tool steps with results of 2-6 KB,
-at ``Policy.default(context_limit=8000)`` and a stub that refuses a request over 8000 tokens:
-no request refused, every request valid, the last far below the history, every result
-recalled from the store the proxy wrote, each usage observed; two concurrent conversations in
-two sessions; a refusal recovered by the conversation's next request; and without the hook
-the same loop is refused once its history passes the window.
+not, through the proxy's ``/v1/messages``, to Anthropic and to models LiteLLM reaches by the
+Responses API or chat completions). Loops of 40 tool steps (16 for the other routes) with
+results of 2-6 KB, at ``Policy.default(context_limit=8000)`` and a stub that refuses a request
+over 8000 tokens, all at once: no request refused, every request valid, the last far below
+the history, every result recalled from the store the proxy wrote, each usage observed, each
+conversation in a session of its own; a refusal recovered by the conversation's next request;
+and without the hook the same loop is refused once its history passes the window.
 
 The proxy starts once for the module (with a second one, without the hook, beside it). It is
 skipped when it cannot start here; ``CC_REQUIRE_LITELLM_PROXY=1`` (CI) makes that a failure.
@@ -14,6 +15,7 @@ skipped when it cannot start here; ``CC_REQUIRE_LITELLM_PROXY=1`` (CI) makes tha
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -47,6 +49,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("litellm-proxy")]
 
 LIMIT = 8_000
 STEPS = 40
+# Loops that show one more thing (a route, a refusal) need not be as long: their history
+# passes the window after about 8 steps.
+SHORT = {"messages-to-openai": 16, "messages-to-vllm": 16, "refused": 16}
 SYSTEM = "You read logs."
 OPENAI_TOOLS = [
     {
@@ -117,7 +122,7 @@ class Model:
             if anthropic_route:
                 return anthropic_prompt_too_long(tokens, window)
             return openai_context_length_exceeded(window, tokens)
-        if k + 1 >= STEPS:
+        if k + 1 >= SHORT.get(name, STEPS):
             return Reply(text="all parts read", input_tokens=tokens)
         call = ToolCall("read_log", {"part": k + 1}, id=f"{name}_{k + 1:03d}")
         return Reply(text=f"reading part {k + 1}", tool_calls=(call,), input_tokens=tokens)
@@ -277,7 +282,7 @@ def lost(proxy: Proxy, key: str, name: str) -> list[int]:
     session = _session(proxy, key)
     return [
         k
-        for k in range(STEPS)
+        for k in range(SHORT.get(name, STEPS))
         if result(name, k) not in session.recall(f"needle-{name}-{k:03d}", limit=50_000).text
     ]
 
@@ -302,7 +307,7 @@ def full(history: list[Any]) -> int:
     return size({"messages": history})
 
 
-# -- the tests --------------------------------------------------------------------------------
+# -- the tests: every loop at once, each a conversation of its own -----------------------------
 
 LOOPS: dict[str, Callable[[Proxy, str], list[Any]]] = {
     # Each keyed another way: the header, the body's metadata, the body field, the first call.
@@ -317,22 +322,67 @@ LOOPS: dict[str, Callable[[Proxy, str], list[Any]]] = {
     # /v1/messages to models that are not Anthropic's: LiteLLM sends the request on in the
     # Responses API (OpenAI) or chat completions (vLLM), a call inside the hook's call.
     "messages-to-openai": lambda p, n: anthropic_loop(
-        _anthropic(p), n, model="gpt-test", extra_headers={"x-litellm-session-id": n}
+        _anthropic(p), n, model="gpt-test", extra_body={"litellm_session_id": n}
     ),
     "messages-to-vllm": lambda p, n: anthropic_loop(
         _anthropic(p), n, model="local-test", stream=True, extra_headers={"x-litellm-session-id": n}
     ),
 }
 KEYS = {name: name for name in LOOPS} | {"messages-stream": "tool-call-messages-stream_000"}
+# The stub's window is below the hook's limit for this one: its first request over that window
+# is refused, the client sends it again, and the hook, having learned the window, compacts it.
+REFUSED = "refused"
+
+
+@dataclass
+class Run:
+    history: list[Any] | None
+    error: BaseException | None
+
+
+@pytest.fixture(scope="module")
+def runs(proxies: Proxies) -> dict[str, Run]:
+    """Every loop, run at once: the hooked proxy serves them all concurrently, and the proxy
+    without the hook two of them."""
+    proxies.model.windows[REFUSED] = LIMIT // 2
+    work: dict[str, Callable[[], list[Any]]] = {
+        **{name: functools.partial(loop, proxies.hooked, name) for name, loop in LOOPS.items()},
+        REFUSED: lambda: openai_loop(
+            _openai(proxies.hooked),
+            REFUSED,
+            retry=True,
+            extra_headers={"x-litellm-session-id": REFUSED},
+        ),
+        **{
+            f"bare-{name}": functools.partial(LOOPS[name], proxies.bare, f"bare-{name}")
+            for name in ("chat", "messages")
+        },
+    }
+
+    def run(name: str) -> Run:
+        try:
+            return Run(work[name](), None)
+        except Exception as error:
+            return Run(None, error)
+
+    with ThreadPoolExecutor(len(work)) as pool:
+        return dict(zip(work, pool.map(run, work), strict=True))
+
+
+def _history(run: Run) -> list[Any]:
+    if run.error is not None:
+        raise run.error
+    assert run.history is not None
+    return run.history
 
 
 @pytest.mark.parametrize("loop", list(LOOPS))
-def test_a_40_step_loop_through_the_proxy_is_never_refused_and_nothing_is_lost(
-    proxies: Proxies, loop: str
+def test_a_tool_loop_through_the_proxy_is_never_refused_and_nothing_is_lost(
+    proxies: Proxies, runs: dict[str, Run], loop: str
 ) -> None:
-    history = LOOPS[loop](proxies.hooked, loop)
+    history = _history(runs[loop])
     bodies = proxies.model.bodies(loop)
-    assert len(bodies) == STEPS + 1
+    assert len(bodies) == SHORT.get(loop, STEPS) + 1
     assert proxies.model.refused(loop) == []
     assert proxies.stub.refusals == []  # the API's own rules (Messages)
     assert invalid(bodies) == []
@@ -347,45 +397,39 @@ def test_a_40_step_loop_through_the_proxy_is_never_refused_and_nothing_is_lost(
     assert {size(b) for b in bodies[first:]} <= observed(proxies.hooked, session)
 
 
-def test_two_concurrent_conversations_land_in_two_sessions(proxies: Proxies) -> None:
-    with ThreadPoolExecutor(2) as pool:
-        alpha = pool.submit(LOOPS["chat"], proxies.hooked, "alpha")
-        beta = pool.submit(LOOPS["messages"], proxies.hooked, "beta")
-        histories = alpha.result(), beta.result()
-    for name, history in zip(("alpha", "beta"), histories, strict=True):
-        other = "beta" if name == "alpha" else "alpha"
-        assert proxies.model.refused(name) == []
-        assert size(proxies.model.bodies(name)[-1]) < full(history) // 4
-        assert lost(proxies.hooked, name, name) == []
-        session = _session(proxies.hooked, name)
-        assert session.session_id == f"conv-{name}"
-        assert not session.recall(f"needle-{other}").text
+def test_conversations_served_at_once_land_in_sessions_of_their_own(
+    proxies: Proxies, runs: dict[str, Run]
+) -> None:
+    sessions = {name: _session(proxies.hooked, KEYS[name]) for name in LOOPS}
+    assert len({s.session_id for s in sessions.values()}) == len(LOOPS)
+    assert sessions["chat"].session_id == "conv-chat"
+    for name, session in sessions.items():
+        _history(runs[name])
+        others = [n for n in LOOPS if n != name]
+        assert session.recall(f"needle-{name}-000").text
+        assert [n for n in others if session.recall(f"needle-{n}-000").text] == []
 
 
-def test_a_refusal_is_recovered_by_the_conversations_next_request(proxies: Proxies) -> None:
-    # The stub's window is below the hook's limit: the first request over it is refused, the
-    # client sends it again, and the hook, having learned the window, sends it compacted.
-    name = "refused"
-    proxies.model.windows[name] = LIMIT // 2
-    client = _openai(proxies.hooked)
-    openai_loop(client, name, retry=True, extra_headers={"x-litellm-session-id": name})
-    bodies = proxies.model.bodies(name)
-    refused = proxies.model.refused(name)
+def test_a_refusal_is_recovered_by_the_conversations_next_request(
+    proxies: Proxies, runs: dict[str, Run]
+) -> None:
+    _history(runs[REFUSED])
+    bodies = proxies.model.bodies(REFUSED)
+    refused = proxies.model.refused(REFUSED)
     assert len(refused) == 1
-    assert size(bodies[refused[0] + 1]) <= LIMIT // 2
     assert max(size(b) for b in bodies[refused[0] + 1 :]) <= LIMIT // 2
     assert invalid(bodies) == []
-    assert lost(proxies.hooked, name, name) == []
+    assert lost(proxies.hooked, REFUSED, REFUSED) == []
 
 
 @pytest.mark.parametrize("loop", ["chat", "messages"])
 def test_without_the_hook_the_same_loop_is_refused_once_the_history_passes_the_window(
-    proxies: Proxies, loop: str
+    proxies: Proxies, runs: dict[str, Run], loop: str
 ) -> None:
     name = f"bare-{loop}"
     refusal = openai.BadRequestError if loop == "chat" else anthropic.BadRequestError
     with pytest.raises(refusal, match=r"context length|prompt is too long"):
-        LOOPS[loop](proxies.bare, name)
+        _history(runs[name])
     bodies = proxies.model.bodies(name)
     assert proxies.model.refused(name) == [len(bodies) - 1]
     assert 3 < len(bodies) < STEPS
