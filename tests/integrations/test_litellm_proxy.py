@@ -51,7 +51,16 @@ LIMIT = 8_000
 STEPS = 40
 # Loops that show one more thing (a route, a refusal) need not be as long: their history
 # passes the window after about 8 steps.
-SHORT = {"messages-to-openai": 16, "messages-to-vllm": 16, "refused": 16}
+SHORT = dict.fromkeys(
+    [
+        "messages-to-openai",
+        "messages-to-vllm",
+        "chat-to-anthropic",
+        "refused-chat",
+        "refused-messages",
+    ],
+    16,
+)
 SYSTEM = "You read logs."
 OPENAI_TOOLS = [
     {
@@ -239,7 +248,9 @@ def openai_loop(
             messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
 
 
-def anthropic_loop(client: Any, name: str, *, stream: bool = False, **extra: Any) -> list[Any]:
+def anthropic_loop(
+    client: Any, name: str, *, stream: bool = False, retry: bool = False, **extra: Any
+) -> list[Any]:
     messages: list[Any] = [{"role": "user", "content": f"read the log ({name})"}]
     options = {
         "model": "claude-test",
@@ -249,11 +260,17 @@ def anthropic_loop(client: Any, name: str, *, stream: bool = False, **extra: Any
         **extra,
     }
     while True:
-        if stream:
-            with client.messages.stream(messages=messages, **options) as events:
-                message = events.get_final_message()
-        else:
-            message = client.messages.create(messages=messages, **options)
+        try:
+            if stream:
+                with client.messages.stream(messages=messages, **options) as events:
+                    message = events.get_final_message()
+            else:
+                message = client.messages.create(messages=messages, **options)
+        except anthropic.BadRequestError:
+            if not retry:
+                raise
+            retry = False  # one retry: the hook sends the recovered view
+            continue
         dumped = {"exclude_none": True, "exclude": {"parsed_output"}}
         content = [b.model_dump(**dumped) for b in message.content]
         messages.append({"role": "assistant", "content": content})
@@ -327,11 +344,22 @@ LOOPS: dict[str, Callable[[Proxy, str], list[Any]]] = {
     "messages-to-vllm": lambda p, n: anthropic_loop(
         _anthropic(p), n, model="local-test", stream=True, extra_headers={"x-litellm-session-id": n}
     ),
+    # And the other way: chat completions to an Anthropic model.
+    "chat-to-anthropic": lambda p, n: openai_loop(
+        _openai(p), n, model="claude-test", extra_headers={"x-litellm-session-id": n}
+    ),
 }
 KEYS = {name: name for name in LOOPS} | {"messages-stream": "tool-call-messages-stream_000"}
-# The stub's window is below the hook's limit for this one: its first request over that window
-# is refused, the client sends it again, and the hook, having learned the window, compacts it.
-REFUSED = "refused"
+# The stub's window is below the hook's limit for these: the first request over that window is
+# refused, the client sends it again, and the hook, having learned the window, compacts it.
+REFUSED: dict[str, Callable[[Proxy, str], list[Any]]] = {
+    "refused-chat": lambda p, n: openai_loop(
+        _openai(p), n, retry=True, extra_headers={"x-litellm-session-id": n}
+    ),
+    "refused-messages": lambda p, n: anthropic_loop(
+        _anthropic(p), n, stream=True, retry=True, extra_headers={"x-litellm-session-id": n}
+    ),
+}
 
 
 @dataclass
@@ -344,19 +372,13 @@ class Run:
 def runs(proxies: Proxies) -> dict[str, Run]:
     """Every loop, run at once: the hooked proxy serves them all concurrently, and the proxy
     without the hook two of them."""
-    proxies.model.windows[REFUSED] = LIMIT // 2
+    proxies.model.windows.update(dict.fromkeys(REFUSED, LIMIT // 2))
     work: dict[str, Callable[[], list[Any]]] = {
-        **{name: functools.partial(loop, proxies.hooked, name) for name, loop in LOOPS.items()},
-        REFUSED: lambda: openai_loop(
-            _openai(proxies.hooked),
-            REFUSED,
-            retry=True,
-            extra_headers={"x-litellm-session-id": REFUSED},
-        ),
-        **{
-            f"bare-{name}": functools.partial(LOOPS[name], proxies.bare, f"bare-{name}")
-            for name in ("chat", "messages")
-        },
+        name: functools.partial(loop, proxies.hooked, name)
+        for name, loop in (LOOPS | REFUSED).items()
+    } | {
+        f"bare-{name}": functools.partial(LOOPS[name], proxies.bare, f"bare-{name}")
+        for name in ("chat", "messages")
     }
 
     def run(name: str) -> Run:
@@ -410,16 +432,17 @@ def test_conversations_served_at_once_land_in_sessions_of_their_own(
         assert [n for n in others if session.recall(f"needle-{n}-000").text] == []
 
 
+@pytest.mark.parametrize("loop", list(REFUSED))
 def test_a_refusal_is_recovered_by_the_conversations_next_request(
-    proxies: Proxies, runs: dict[str, Run]
+    proxies: Proxies, runs: dict[str, Run], loop: str
 ) -> None:
-    _history(runs[REFUSED])
-    bodies = proxies.model.bodies(REFUSED)
-    refused = proxies.model.refused(REFUSED)
+    _history(runs[loop])
+    bodies = proxies.model.bodies(loop)
+    refused = proxies.model.refused(loop)
     assert len(refused) == 1
     assert max(size(b) for b in bodies[refused[0] + 1 :]) <= LIMIT // 2
     assert invalid(bodies) == []
-    assert lost(proxies.hooked, REFUSED, REFUSED) == []
+    assert lost(proxies.hooked, loop, loop) == []
 
 
 @pytest.mark.parametrize("loop", ["chat", "messages"])
