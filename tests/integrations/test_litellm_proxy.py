@@ -31,7 +31,7 @@ import pytest
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
 
-from proxy_process import Proxy, ProxyUnavailable, launch, ready  # noqa: E402
+from proxy_process import STARTUP_SECONDS, Proxy, ProxyUnavailable, launch, ready  # noqa: E402
 
 from context_compact import Compactor, Policy, SqliteStore, check  # noqa: E402
 from context_compact.formats import openai_chat, openai_responses  # noqa: E402
@@ -178,32 +178,37 @@ class Proxies:
     model: Model
     hooked: Proxy
     bare: Proxy
+    deadline: float
+
+
+def _unavailable(error: ProxyUnavailable) -> None:
+    if os.environ.get("CC_REQUIRE_LITELLM_PROXY") == "1":
+        pytest.fail(f"CC_REQUIRE_LITELLM_PROXY=1 and {error}")
+    pytest.skip(str(error))
 
 
 @pytest.fixture(scope="module")
 def proxies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxies]:
+    """Both proxies, started at once; the one without the hook is waited for only by the
+    loops it serves (``bare``), which the hooked one's loops run beside."""
     model = Model()
     folder = tmp_path_factory.mktemp("litellm-proxy")
     with StubAPI(*[model] * 20_000) as stub:
-        started = [
+        hooked, bare = (
             launch(folder / name, stub.openai_url, stub.url, hooked=name == "hooked", limit=LIMIT)
             for name in ("hooked", "bare")
-        ]
+        )
+        deadline = time.monotonic() + STARTUP_SECONDS
         try:
-            deadline = time.monotonic() + 90
-            for proxy in started:
-                ready(proxy, deadline)
+            ready(hooked, deadline)
         except ProxyUnavailable as error:
-            for proxy in started:
-                proxy.stop()
-            if os.environ.get("CC_REQUIRE_LITELLM_PROXY") == "1":
-                pytest.fail(f"CC_REQUIRE_LITELLM_PROXY=1 and {error}")
-            pytest.skip(str(error))
+            bare.stop()
+            _unavailable(error)
         try:
-            yield Proxies(stub, model, *started)
+            yield Proxies(stub, model, hooked, bare, deadline)
         finally:
-            for proxy in started:
-                proxy.stop()
+            hooked.stop()
+            bare.stop()
 
 
 def _openai(proxy: Proxy) -> Any:
@@ -376,10 +381,7 @@ def runs(proxies: Proxies) -> dict[str, Run]:
     work: dict[str, Callable[[], list[Any]]] = {
         name: functools.partial(loop, proxies.hooked, name)
         for name, loop in (LOOPS | REFUSED).items()
-    } | {
-        f"bare-{name}": functools.partial(LOOPS[name], proxies.bare, f"bare-{name}")
-        for name in ("chat", "messages")
-    }
+    } | {f"bare-{name}": functools.partial(bare, proxies, name) for name in ("chat", "messages")}
 
     def run(name: str) -> Run:
         try:
@@ -389,6 +391,12 @@ def runs(proxies: Proxies) -> dict[str, Run]:
 
     with ThreadPoolExecutor(len(work)) as pool:
         return dict(zip(work, pool.map(run, work), strict=True))
+
+
+def bare(proxies: Proxies, loop: str) -> list[Any]:
+    """Loop ``loop`` through the proxy without the hook, once it is up."""
+    ready(proxies.bare, proxies.deadline)
+    return LOOPS[loop](proxies.bare, f"bare-{loop}")
 
 
 def _history(run: Run) -> list[Any]:
@@ -451,6 +459,8 @@ def test_without_the_hook_the_same_loop_is_refused_once_the_history_passes_the_w
 ) -> None:
     name = f"bare-{loop}"
     refusal = openai.BadRequestError if loop == "chat" else anthropic.BadRequestError
+    if isinstance(runs[name].error, ProxyUnavailable):
+        _unavailable(runs[name].error)
     with pytest.raises(refusal, match=r"context length|prompt is too long"):
         _history(runs[name])
     bodies = proxies.model.bodies(name)
