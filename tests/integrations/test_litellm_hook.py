@@ -24,6 +24,7 @@ import litellm
 from loop_helpers import MODES, TURNS, Gate, compactor, lost, replies, result, size
 
 from context_compact import Compactor, MemoryStore, Policy, check
+from context_compact.errors import ConfigError
 from context_compact.formats import openai_chat
 from context_compact.integrations.conversations import Conversations
 from context_compact.integrations.litellm import CompactionHook, conversation_key
@@ -383,3 +384,11 @@ def test_a_store_and_a_policy_are_enough_to_build_the_hook() -> None:
     assert cc.session_id == "conv-user-42" and cc.limit == 9_000 and cc.format == "openai-chat"
     with pytest.raises(TypeError, match="takes no settings"):
         CompactionHook(cc, policy=Policy.default())
+
+
+def test_one_conversation_sent_on_both_routes_is_refused_naming_it() -> None:
+    hook = CompactionHook(MemoryStore(), policy=Policy.default(context_limit=9_000))
+    assert hook.compactor_for("user-42", "anthropic").format == "anthropic"
+    assert hook.compactor_for("user-7").format == "openai-chat"
+    with pytest.raises(ConfigError, match="'user-42' holds 'anthropic' messages"):
+        hook.compactor_for("user-42")

@@ -13,29 +13,36 @@ and, on a proxy, ``litellm_settings: {callbacks: my_module.hook}`` in its ``conf
 
 Where it rewrites: ``async_pre_call_deployment_hook``, which LiteLLM runs for
 ``litellm.acompletion`` and for every request a proxy routes (after its own
-``async_pre_call_hook``, which this hook leaves alone: one rewrite per request). The request's
-``messages`` (OpenAI chat messages, dicts or LiteLLM's ``Message`` objects) become the
-compactor's view in the same format: assistant fields the view keeps (``thinking_blocks``,
+``async_pre_call_hook``, which this hook leaves alone: one rewrite per request). Two routes
+carry messages: chat completions (``completion``/``acompletion``: OpenAI chat messages, dicts
+or LiteLLM's ``Message`` objects) and the proxy's ``/v1/messages`` (``anthropic_messages``:
+Anthropic messages, their ``system`` and ``tools`` counted). The request's ``messages`` become
+the compactor's view in the same format: assistant fields the view keeps (``thinking_blocks``,
 ``reasoning_content``, ``provider_specific_fields``) pass through unchanged, and a tool call
-and its results stay together or leave together. The caller's list is never modified. No
+and its results stay together or leave together. A call LiteLLM makes inside another of the
+same request (``/v1/messages`` to a model it reaches by chat completions goes on as
+``acompletion``, its logging object still naming the outer route) passes through: the outer
+call, in the client's format, was compacted. The caller's list is never modified. No
 LiteLLM hook can rewrite what a sync ``litellm.completion`` sends, so that path is
 ``hook.wrap(litellm.completion)``; ``wrap`` works for ``acompletion`` too, and a wrapped
 call's request is not rewritten a second time by the hook.
 
-One session per conversation. The key is LiteLLM's own session id (``litellm_session_id``,
-the proxy's ``x-litellm-session-id`` header or ``metadata["session_id"]``); without one, the
-conversation's first tool-call id (unique per provider): conversations behind a proxy often
-open with the same messages, so the opening is never a key. A request with neither (no
-session id, no tool call yet) goes out untouched: it is the opening of a conversation, with
-nothing to compact. Given a ``Compactor``, the first conversation is its session and each
-other one a compactor of the same settings (``conversations.compactor_for``); given
-``Conversations``, ``conversations.get(key)``; given a store, ``Conversations(policy,
-store)``.
+One session per conversation, in one format (a key sent on both routes is refused). The key
+is LiteLLM's own session id (``litellm_session_id``, the proxy's ``x-litellm-session-id``
+header or ``metadata["session_id"]``); without one, the conversation's first tool-call id
+(OpenAI ``tool_calls`` or Anthropic ``tool_use``, unique per provider): conversations behind
+a proxy often open with the same messages, so the opening is never a key. A request with
+neither (no session id, no tool call yet) goes out untouched: it is the opening of a
+conversation, with nothing to compact. Given a ``Compactor``, the first conversation is its
+session and each other one a compactor of the same settings (``conversations.compactor_for``);
+given ``Conversations``, ``conversations.get(key)``; given a store, ``Conversations(policy,
+store)``, each conversation taking the format of its first request.
 
 Usage: the response as the deployment returns it (``async_post_call_success_deployment_hook``;
 a stream's last chunk, with ``stream_options={"include_usage": True}``, in
 ``async_post_call_streaming_deployment_hook``; ``wrap``'s own response or stream, and a
-proxy's stream in ``async_post_call_streaming_iterator_hook``), and the success
+proxy's stream in ``async_post_call_streaming_iterator_hook``: a ``/v1/messages`` stream is
+relayed as raw events, read by ``relayed.EventUsage``), and the success
 callbacks (``log_success_event``, the proxy's ``async_post_call_success_hook``) calibrate the
 compactor that prepared that call (by ``litellm_call_id``), only while it is the
 conversation's newest call: LiteLLM runs its logging callbacks in the background, and a late
@@ -49,10 +56,8 @@ conversation's next request is the recovered one (a client's retry, or the route
 from __future__ import annotations
 
 import asyncio
-import codecs
 import functools
 import inspect
-import json
 import threading
 import uuid
 import weakref
@@ -62,7 +67,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MissingExtra
+from ..errors import ConfigError, MissingExtra
 
 try:
     from litellm.integrations.custom_logger import CustomLogger
@@ -78,6 +83,7 @@ from ..store import Store
 from ..telemetry import integrations_log
 from .clients import latest_request
 from .conversations import Conversations, compactor_for, taken
+from .relayed import EventUsage
 from .streams import watch
 
 CHAT = "openai-chat"
@@ -204,7 +210,7 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
         if found.format == "auto":
             found.format = format
         elif found.format != format:
-            raise ValueError(
+            raise ConfigError(
                 f"CompactionHook: conversation {key!r} holds {found.format!r} messages and this "
                 f"request sends {format!r} ones: give each route a session id of its own"
             )
@@ -314,7 +320,7 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
         # The proxy's stream, chunk by chunk as its client reads it: a chat stream's last
         # chunk carries usage; a /v1/messages stream is relayed as the API's raw events.
         call_id = _field(request_data, "litellm_call_id")
-        events = _EventUsage()
+        events = EventUsage()
         async for chunk in response:
             usage = events.feed(chunk) if isinstance(chunk, bytes | str) else _field(chunk, "usage")
             if usage is not None:
@@ -404,46 +410,6 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
             call.state.newest = call_id
             self._calls[call_id] = call.compactor
         return view
-
-
-class _EventUsage:
-    """The usage of an Anthropic event stream read from its server-sent events as they pass:
-    ``message_start`` holds the input counts, ``message_delta`` the cumulative ones, and
-    ``feed`` returns them once, at ``message_stop``."""
-
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._pending = ""
-        self._usage: dict[str, int] = {}
-
-    def feed(self, chunk: bytes | str) -> dict[str, int] | None:
-        text = self._decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
-        *events, self._pending = (self._pending + text).replace("\r\n", "\n").split("\n\n")
-        found = None
-        for event in events:
-            for line in event.split("\n"):
-                if line.startswith("data:"):
-                    found = self._see(line[5:]) or found
-        return found
-
-    def _see(self, data: str) -> dict[str, int] | None:
-        try:
-            event = json.loads(data)
-        except ValueError:
-            return None
-        kind = event.get("type") if isinstance(event, dict) else None
-        if kind == "message_start":
-            self._merge(_field(event.get("message"), "usage"))
-        elif kind == "message_delta":
-            self._merge(event.get("usage"))
-        elif kind == "message_stop" and self._usage:
-            return dict(self._usage)
-        return None
-
-    def _merge(self, usage: Any) -> None:
-        for name, value in usage.items() if isinstance(usage, dict) else ():
-            if isinstance(value, int) and not isinstance(value, bool):
-                self._usage[name] = value
 
 
 def _with_call_id(kwargs: dict[str, Any]) -> dict[str, Any]:
