@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 # LiteLLM fetches its model price map from the internet at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -22,10 +24,13 @@ import litellm
 from loop_helpers import MODES, TURNS, Gate, compactor, lost, replies, result, size
 
 from context_compact import Compactor, MemoryStore, Policy, check
+from context_compact.errors import ConfigError
 from context_compact.formats import openai_chat
 from context_compact.integrations.conversations import Conversations
 from context_compact.integrations.litellm import CompactionHook, conversation_key
+from context_compact.sizing.request import prompt_tokens_of
 from stub_api import StubAPI, openai_context_length_exceeded
+from stub_sse import anthropic_events
 
 # LiteLLM's own types trip a pydantic warning when first built (not ours to fix).
 pytestmark = [
@@ -286,6 +291,73 @@ def test_a_conversation_without_a_session_id_is_keyed_by_its_first_tool_call() -
     assert conversation_key({"messages": later}) == "tool-call-call_abc"
     assert conversation_key({"messages": later, "metadata": {"session_id": "s-1"}}) == "s-1"
     assert conversation_key({"messages": later, "litellm_session_id": "s-2"}) == "s-2"
+    # A proxy's /v1/messages request: Anthropic ``tool_use`` blocks, metadata of its own.
+    use = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
+    blocks = [*opening, {"role": "assistant", "content": [{"type": "text", "text": "x"}, use]}]
+    assert conversation_key({"messages": blocks}) == "tool-call-toolu_1"
+    assert conversation_key({"messages": blocks, "litellm_metadata": {"session_id": "s-3"}}) == (
+        "s-3"
+    )
+
+
+def _anthropic_stream(input_tokens: int, cached: int) -> bytes:
+    """A Messages stream as the API sends it (and a proxy relays it): its raw events."""
+    usage = {
+        "input_tokens": input_tokens,
+        "output_tokens": 7,
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": 0,
+    }
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [{"type": "text", "text": "read \u2713 all parts"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return b"".join(anthropic_events(message))
+
+
+@given(cuts=st.lists(st.integers(min_value=0), max_size=12), cached=st.integers(0, 5_000))
+def test_a_relayed_messages_stream_calibrates_once_with_its_usage_however_it_is_cut(
+    cuts: list[int], cached: int
+) -> None:
+    cc = Compactor(Policy.default(context_limit=24_000), MemoryStore())
+    hook = CompactionHook(cc)
+    observed: list[Any] = []
+    original = cc.observe
+    cc.observe = lambda usage: (observed.append(usage), original(usage))[1]  # type: ignore[method-assign]
+    use = {"type": "tool_use", "id": "toolu_1", "name": "read_log", "input": {"part": 0}}
+    request = {
+        "model": "anthropic/claude-test",
+        "system": [{"type": "text", "text": "You read logs."}],
+        "litellm_call_id": "call-1",
+        "messages": [
+            {"role": "user", "content": "read the log"},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1"}]},
+        ],
+    }
+    raw = _anthropic_stream(1_234, cached)
+    at = sorted({cut % (len(raw) + 1) for cut in cuts})
+    chunks = [raw[a:b] for a, b in zip([0, *at], [*at, len(raw)], strict=True)]
+
+    async def relay() -> Any:
+        for chunk in chunks:
+            yield chunk
+
+    async def read() -> list[bytes]:
+        sent = await hook.async_pre_call_deployment_hook(request, "anthropic_messages")
+        assert sent is not None and sent["messages"] == request["messages"]
+        stream = hook.async_post_call_streaming_iterator_hook(None, relay(), request)
+        return [chunk async for chunk in stream]
+
+    assert asyncio.run(read()) == chunks  # passed on as they came
+    assert [prompt_tokens_of(u) for u in observed] == [1_234 + cached]
+    assert cc.format == "anthropic"
 
 
 def test_thinking_blocks_on_assistant_messages_pass_through_unchanged(hooked: list[Any]) -> None:
@@ -312,3 +384,11 @@ def test_a_store_and_a_policy_are_enough_to_build_the_hook() -> None:
     assert cc.session_id == "conv-user-42" and cc.limit == 9_000 and cc.format == "openai-chat"
     with pytest.raises(TypeError, match="takes no settings"):
         CompactionHook(cc, policy=Policy.default())
+
+
+def test_one_conversation_sent_on_both_routes_is_refused_naming_it() -> None:
+    hook = CompactionHook(MemoryStore(), policy=Policy.default(context_limit=9_000))
+    assert hook.compactor_for("user-42", "anthropic").format == "anthropic"
+    assert hook.compactor_for("user-7").format == "openai-chat"
+    with pytest.raises(ConfigError, match="'user-42' holds 'anthropic' messages"):
+        hook.compactor_for("user-42")

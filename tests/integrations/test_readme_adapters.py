@@ -53,16 +53,17 @@ def _tool_result_sent(body: Any) -> bool:
     return "They fish." in str(body["messages"][-1])
 
 
-def test_the_eight_snippets_are_on_the_frameworks_page() -> None:
+def test_the_nine_snippets_are_on_the_frameworks_page() -> None:
     found = snippets()
-    assert len(found) == 8
+    assert len(found) == 9
     assert ["CompactionMiddleware" in found[0], "CompactionCapability" in found[1]] == [True, True]
     assert "CompactingSession" in found[2]
     assert "CompactionHook" in found[3]
-    assert "compaction_callback" in found[4]
-    assert "CompactingFunctionAgent" in found[5]
-    assert "CompactionPlugin" in found[6]
-    assert "CompactionHooks" in found[7]
+    assert "compaction_hooks.py" in found[4]
+    assert "compaction_callback" in found[5]
+    assert "CompactingFunctionAgent" in found[6]
+    assert "CompactionPlugin" in found[7]
+    assert "CompactionHooks" in found[8]
 
 
 def test_the_langchain_snippet_runs_as_written(
@@ -119,6 +120,21 @@ def test_the_litellm_snippet_runs_as_written(
     assert _tool_result_sent(stub.bodies[1])
 
 
+@pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier")
+def test_the_proxy_module_builds_the_hook_its_config_names(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("litellm")
+    from context_compact.integrations.litellm import CompactionHook
+
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {"__name__": "compaction_hooks"}
+    exec(compile(snippets()[4], str(PAGE), "exec"), namespace)
+    assert isinstance(namespace["hook"], CompactionHook)
+    config = re.findall(r"```yaml\n(.*?)```", PAGE.read_text(), re.DOTALL)
+    assert [c for c in config if "callbacks: compaction_hooks.hook" in c] != []
+
+
 def test_the_smolagents_snippet_runs_as_written(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -133,7 +149,7 @@ def test_the_smolagents_snippet_runs_as_written(
         monkeypatch.setenv("OPENAI_API_KEY", "sk-stub")
         monkeypatch.setenv("OPENAI_BASE_URL", stub.openai_url)
         # smolagents reads a tool's source back from its file: the snippet runs from one.
-        (tmp_path / "snippet.py").write_text(snippets()[4])
+        (tmp_path / "snippet.py").write_text(snippets()[5])
         runpy.run_path(str(tmp_path / "snippet.py"), run_name="readme_snippet")
     assert capsys.readouterr().out.strip().splitlines()[-1] == "It is a README about pelicans."
     assert "They fish." in str(stub.bodies[1]["messages"])
@@ -147,7 +163,7 @@ def test_the_llamaindex_snippet_runs_as_written(
     pytest.importorskip("llama_index.core")
     pytest.importorskip("llama_index.llms.openai", reason="pip install llama-index-llms-openai")
     namespace: dict[str, Any] = {"__name__": "readme_snippet"}
-    exec(compile(snippets()[5], str(PAGE), "exec"), namespace)
+    exec(compile(snippets()[6], str(PAGE), "exec"), namespace)
     asyncio.run(namespace["main"]())
     assert capsys.readouterr().out.strip() == "It is a README about pelicans."
     assert _tool_result_sent({"messages": stub.bodies[1]["messages"]})
@@ -159,7 +175,7 @@ def test_the_adk_snippet_runs_as_written(
 ) -> None:
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     pytest.importorskip("google.adk", reason="the adk extra is not installed")
-    assert _run(snippets()[6], capsys).strip() == "It is a README about pelicans."
+    assert _run(snippets()[7], capsys).strip() == "It is a README about pelicans."
     assert [check(from_openai(b["messages"])[1]) for b in stub.bodies] == [[], []]
     assert _tool_result_sent(stub.bodies[1])
 
@@ -174,7 +190,7 @@ def test_the_crewai_snippet_runs_as_written(
     monkeypatch.setenv("CREWAI_TRACING_ENABLED", "false")
     namespace: dict[str, Any] = {"__name__": "readme_snippet"}
     try:
-        exec(compile(snippets()[7], str(PAGE), "exec"), namespace)
+        exec(compile(snippets()[8], str(PAGE), "exec"), namespace)
     finally:
         if "hooks" in namespace:
             namespace["hooks"].unregister()

@@ -13,29 +13,36 @@ and, on a proxy, ``litellm_settings: {callbacks: my_module.hook}`` in its ``conf
 
 Where it rewrites: ``async_pre_call_deployment_hook``, which LiteLLM runs for
 ``litellm.acompletion`` and for every request a proxy routes (after its own
-``async_pre_call_hook``, which this hook leaves alone: one rewrite per request). The request's
-``messages`` (OpenAI chat messages, dicts or LiteLLM's ``Message`` objects) become the
-compactor's view in the same format: assistant fields the view keeps (``thinking_blocks``,
+``async_pre_call_hook``, which this hook leaves alone: one rewrite per request). Two routes
+carry messages: chat completions (``completion``/``acompletion``: OpenAI chat messages, dicts
+or LiteLLM's ``Message`` objects) and the proxy's ``/v1/messages`` (``anthropic_messages``:
+Anthropic messages, their ``system`` and ``tools`` counted). The request's ``messages`` become
+the compactor's view in the same format: assistant fields the view keeps (``thinking_blocks``,
 ``reasoning_content``, ``provider_specific_fields``) pass through unchanged, and a tool call
-and its results stay together or leave together. The caller's list is never modified. No
+and its results stay together or leave together. A call LiteLLM makes inside another of the
+same request (``/v1/messages`` to a model it reaches by chat completions goes on as
+``acompletion``, its logging object still naming the outer route) passes through: the outer
+call, in the client's format, was compacted. The caller's list is never modified. No
 LiteLLM hook can rewrite what a sync ``litellm.completion`` sends, so that path is
 ``hook.wrap(litellm.completion)``; ``wrap`` works for ``acompletion`` too, and a wrapped
 call's request is not rewritten a second time by the hook.
 
-One session per conversation. The key is LiteLLM's own session id (``litellm_session_id``,
-the proxy's ``x-litellm-session-id`` header or ``metadata["session_id"]``); without one, the
-conversation's first tool-call id (unique per provider): conversations behind a proxy often
-open with the same messages, so the opening is never a key. A request with neither (no
-session id, no tool call yet) goes out untouched: it is the opening of a conversation, with
-nothing to compact. Given a ``Compactor``, the first conversation is its session and each
-other one a compactor of the same settings (``conversations.compactor_for``); given
-``Conversations``, ``conversations.get(key)``; given a store, ``Conversations(policy,
-store)``.
+One session per conversation, in one format (a key sent on both routes is refused). The key
+is LiteLLM's own session id (``litellm_session_id``, the proxy's ``x-litellm-session-id``
+header or ``metadata["session_id"]``); without one, the conversation's first tool-call id
+(OpenAI ``tool_calls`` or Anthropic ``tool_use``, unique per provider): conversations behind
+a proxy often open with the same messages, so the opening is never a key. A request with
+neither (no session id, no tool call yet) goes out untouched: it is the opening of a
+conversation, with nothing to compact. Given a ``Compactor``, the first conversation is its
+session and each other one a compactor of the same settings (``conversations.compactor_for``);
+given ``Conversations``, ``conversations.get(key)``; given a store, ``Conversations(policy,
+store)``, each conversation taking the format of its first request.
 
 Usage: the response as the deployment returns it (``async_post_call_success_deployment_hook``;
 a stream's last chunk, with ``stream_options={"include_usage": True}``, in
 ``async_post_call_streaming_deployment_hook``; ``wrap``'s own response or stream, and a
-proxy's stream in ``async_post_call_streaming_iterator_hook``), and the success
+proxy's stream in ``async_post_call_streaming_iterator_hook``: a ``/v1/messages`` stream is
+relayed as raw events, read by ``relayed.EventUsage``), and the success
 callbacks (``log_success_event``, the proxy's ``async_post_call_success_hook``) calibrate the
 compactor that prepared that call (by ``litellm_call_id``), only while it is the
 conversation's newest call: LiteLLM runs its logging callbacks in the background, and a late
@@ -60,7 +67,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MissingExtra
+from ..errors import ConfigError, MissingExtra
 
 try:
     from litellm.integrations.custom_logger import CustomLogger
@@ -76,10 +83,18 @@ from ..store import Store
 from ..telemetry import integrations_log
 from .clients import latest_request
 from .conversations import Conversations, compactor_for, taken
+from .relayed import EventUsage
 from .streams import watch
 
 CHAT = "openai-chat"
-_CHAT_CALLS = frozenset({"completion", "acompletion"})
+ANTHROPIC = "anthropic"
+# The call types whose ``messages`` the hook compacts, and the format they carry.
+_ROUTES = {
+    "completion": CHAT,
+    "acompletion": CHAT,
+    "anthropic_messages": ANTHROPIC,
+    "aanthropic_messages": ANTHROPIC,
+}
 # Set while ``wrap`` sends a request it compacted itself: the hook passes that one through.
 _WRAPPED: ContextVar[bool] = ContextVar("context_compact_litellm_wrapped", default=False)
 
@@ -104,11 +119,17 @@ def conversation_key(data: Mapping[str, Any]) -> str | None:
             return value
     messages = data.get("messages")
     for message in messages if isinstance(messages, list) else []:
-        calls = _field(message, "tool_calls")
-        if _field(message, "role") == "assistant" and calls:
-            call_id = _field(calls[0], "id")
-            if isinstance(call_id, str) and call_id:
-                return f"tool-call-{call_id}"
+        if _field(message, "role") != "assistant":
+            continue
+        content = _field(message, "content")
+        blocks = content if isinstance(content, list) else []
+        # OpenAI's ``tool_calls``, or the Anthropic ``tool_use`` blocks of /v1/messages.
+        calls = _field(message, "tool_calls") or [
+            b for b in blocks if _field(b, "type") == "tool_use"
+        ]
+        call_id = _field(calls[0], "id") if calls else None
+        if isinstance(call_id, str) and call_id:
+            return f"tool-call-{call_id}"
     return None
 
 
@@ -117,8 +138,24 @@ def _model_name(model: Any) -> str | None:
     return model.rsplit("/", 1)[-1] if isinstance(model, str) else None
 
 
+def _nested(data: Mapping[str, Any], format: str) -> bool:
+    """A call LiteLLM makes inside another one of the same request (a /v1/messages request
+    to a model served by chat completions goes on as ``acompletion``): the outer call, in
+    the client's own format, was the one compacted."""
+    outer = _field(data.get("litellm_logging_obj"), "call_type")
+    route = _ROUTES.get(str(getattr(outer, "value", outer)))
+    return route is not None and route != format
+
+
 def _tools(tools: Any) -> list[Any] | None:
     return [plain(t) for t in tools] if isinstance(tools, list) else None
+
+
+def _system(system: Any) -> str | None:
+    """An Anthropic request's ``system``, a string or text blocks, as the text it counts."""
+    if isinstance(system, list):
+        return "\n".join(str(_field(b, "text") or "") for b in system)
+    return system if isinstance(system, str) else None
 
 
 class _State:
@@ -156,40 +193,43 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
         self.compactor: Compactor | None
         self.conversations: Conversations | None
         self.compactor, self.conversations = taken(
-            compactor, policy, options, "CompactionHook", CHAT
+            compactor, policy, options, "CompactionHook", "auto"
         )
         self._states: weakref.WeakKeyDictionary[Compactor, _State] = weakref.WeakKeyDictionary()
         self._calls: OrderedDict[str, Compactor] = OrderedDict()
         self._lock = threading.Lock()
 
-    def compactor_for(self, key: str) -> Compactor:
-        """The compactor of conversation ``key`` (a session id, or ``tool-call-<id>``)."""
+    def compactor_for(self, key: str, format: str = CHAT) -> Compactor:
+        """The compactor of conversation ``key`` (a session id, or ``tool-call-<id>``), whose
+        requests carry ``format`` (OpenAI chat, or Anthropic on a proxy's /v1/messages)."""
         if self.conversations is not None:
             found = self.conversations.get(key)
         else:
             assert self.compactor is not None
             found = compactor_for(self.compactor, key)
         if found.format == "auto":
-            found.format = CHAT
-        elif found.format != CHAT:
-            raise ValueError(
-                f"CompactionHook: this compactor holds a {found.format!r} conversation; "
-                "LiteLLM sends OpenAI chat messages: give it a Compactor of its own"
+            found.format = format
+        elif found.format != format:
+            raise ConfigError(
+                f"CompactionHook: conversation {key!r} holds {found.format!r} messages and this "
+                f"request sends {format!r} ones: give each route a session id of its own"
             )
         return found
 
     # -- the steps ------------------------------------------------------------------------
-    def _plan(self, data: dict[str, Any]) -> _Call | None:
-        """The conversation of a chat request and what to compact, or None (pass it on)."""
+    def _plan(self, data: dict[str, Any], format: str = CHAT) -> _Call | None:
+        """The conversation of a request and what to compact, or None (pass it on)."""
         messages = data.get("messages")
         if not isinstance(messages, list) or not messages:
             return None
         key = conversation_key(data)
         if key is None:
             return None
-        compactor = self.compactor_for(key)
+        compactor = self.compactor_for(key, format)
         compactor.learn_model(_model_name(data.get("model")))
-        compactor.set_request(None, _tools(data.get("tools")))
+        # A chat list carries its system messages; an Anthropic request its ``system``.
+        system = _system(data.get("system")) if format == ANTHROPIC else None
+        compactor.set_request(system, _tools(data.get("tools")))
         call_id = data.get("litellm_call_id")
         with self._lock:
             state = self._states.setdefault(compactor, _State())
@@ -238,12 +278,13 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
     async def async_pre_call_deployment_hook(
         self, kwargs: dict[str, Any], call_type: Any
     ) -> dict[str, Any] | None:
-        if _WRAPPED.get() or getattr(call_type, "value", call_type) not in _CHAT_CALLS:
+        format = _ROUTES.get(str(getattr(call_type, "value", call_type)))
+        if _WRAPPED.get() or format is None or _nested(kwargs, format):
             return None
         # LiteLLM logs a finished stream from a task of its own: let a pending one (the
         # previous call's usage) run before this call becomes the conversation's newest.
         await asyncio.sleep(0)
-        call = self._plan(kwargs)
+        call = self._plan(kwargs, format)
         if call is None:
             return None
         view = await asyncio.to_thread(self._view, call)
@@ -276,10 +317,12 @@ class CompactionHook(CustomLogger):  # type: ignore[misc, unused-ignore]
     async def async_post_call_streaming_iterator_hook(
         self, user_api_key_dict: Any, response: Any, request_data: dict[str, Any]
     ) -> AsyncGenerator[Any, None]:
-        # The proxy's stream, chunk by chunk as its client reads it: the last carries usage.
+        # The proxy's stream, chunk by chunk as its client reads it: a chat stream's last
+        # chunk carries usage; a /v1/messages stream is relayed as the API's raw events.
         call_id = _field(request_data, "litellm_call_id")
+        events = EventUsage()
         async for chunk in response:
-            usage = _field(chunk, "usage")
+            usage = events.feed(chunk) if isinstance(chunk, bytes | str) else _field(chunk, "usage")
             if usage is not None:
                 self._observe_usage(call_id, usage)
             yield chunk
