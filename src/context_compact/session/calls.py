@@ -216,15 +216,6 @@ def patched(patch: str) -> tuple[str, ...]:
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
 
 
-def _words(line: str) -> list[str] | None:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:
-        return None
-
-
 def _shell(text: str, current: str | None) -> Call:
     command = clip(text, MAX_COMMAND)
     stripped = text.strip()
@@ -255,7 +246,7 @@ def _swe_agent(text: str, current: str | None) -> tuple[str, tuple[str, ...]] | 
 
 def _written(line: str) -> tuple[str, ...]:
     """The files the first line of a shell command plainly writes (see the docstring)."""
-    words = _words(line)
+    words = shell_reads.words(line)
     if not words:
         return ()
     out: list[str] = []

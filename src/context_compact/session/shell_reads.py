@@ -32,7 +32,9 @@ _NL_FLAGS = frozenset({"-ba", "-bt", "-nln", "-nrn", "-nrz"})
 _PAGER_FLAGS = frozenset({"-N", "-R", "-S", "-X"})
 
 
-def _words(line: str) -> list[str] | None:
+def words(line: str) -> list[str] | None:
+    """A shell line's words and operators as a POSIX shell splits them; None when its
+    quoting does not close."""
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
@@ -155,10 +157,10 @@ def reads(text: str) -> tuple[tuple[str, ...], Span | None] | None:
     whole file), or None when it is not such a command (see the module docstring)."""
     if "\n" in text.strip() or "<<" in text:
         return None
-    words = _words(text.strip())
-    if not words:
+    said = words(text.strip())
+    if not said:
         return None
-    split = _segments(words)
+    split = _segments(said)
     if split is None:
         return None
     segments, separators = split
