@@ -91,12 +91,21 @@ def proxies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxies]:
             bare.stop()
 
 
+# Every client the loops make, closed once they are done: an unclosed one's sockets would be
+# collected, and warned about, in whichever later test of this worker the collector runs.
+_CLIENTS: list[Any] = []
+
+
 def _openai(proxy: Proxy) -> Any:
-    return openai.OpenAI(base_url=f"{proxy.url}/v1", api_key=proxy.key, max_retries=0)
+    client = openai.OpenAI(base_url=f"{proxy.url}/v1", api_key=proxy.key, max_retries=0)
+    _CLIENTS.append(client)
+    return client
 
 
 def _anthropic(proxy: Proxy) -> Any:
-    return anthropic.Anthropic(base_url=proxy.url, api_key=proxy.key, max_retries=0)
+    client = anthropic.Anthropic(base_url=proxy.url, api_key=proxy.key, max_retries=0)
+    _CLIENTS.append(client)
+    return client
 
 
 # -- what the proxy's store and instrumented compactors hold ----------------------------------
@@ -199,8 +208,12 @@ def runs(proxies: Proxies) -> dict[str, Run]:
         except Exception as error:
             return Run(None, error)
 
-    with ThreadPoolExecutor(len(work)) as pool:
-        return dict(zip(work, pool.map(run, work), strict=True))
+    try:
+        with ThreadPoolExecutor(len(work)) as pool:
+            return dict(zip(work, pool.map(run, work), strict=True))
+    finally:
+        while _CLIENTS:
+            _CLIENTS.pop().close()
 
 
 def bare(proxies: Proxies, loop: str) -> list[Any]:
