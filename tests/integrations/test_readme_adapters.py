@@ -4,6 +4,7 @@ the SDKs' own environment variables: each calls its tool, prints the answer, sen
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,6 +185,8 @@ def test_the_adk_snippet_runs_as_written(
 def test_the_crewai_snippet_runs_as_written(
     stub: StubAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # crewai's import sets TOKENIZERS_PARALLELISM for the process: given back after the test.
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", os.environ.get("TOKENIZERS_PARALLELISM", "false"))
     pytest.importorskip("crewai", reason="crewai is not installed (not in [dev])")
     for name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED"):
         monkeypatch.setenv(name, "true")
