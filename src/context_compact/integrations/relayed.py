@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import codecs
 import json
-from typing import Any
+
+from .streams import merge_usage
 
 __all__ = ["EventUsage"]
 
@@ -43,14 +44,9 @@ class EventUsage:
         kind = event.get("type") if isinstance(event, dict) else None
         if kind == "message_start":
             message = event.get("message")
-            self._merge(message.get("usage") if isinstance(message, dict) else None)
+            merge_usage(self._usage, message.get("usage") if isinstance(message, dict) else None)
         elif kind == "message_delta":
-            self._merge(event.get("usage"))
+            merge_usage(self._usage, event.get("usage"))
         elif kind == "message_stop" and self._usage:
             return dict(self._usage)
         return None
-
-    def _merge(self, usage: Any) -> None:
-        for name, value in usage.items() if isinstance(usage, dict) else ():
-            if isinstance(value, int) and not isinstance(value, bool):
-                self._usage[name] = value

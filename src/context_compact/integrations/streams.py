@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol
 
-__all__ = ["AsyncStreamManager", "StreamManager", "watch"]
+__all__ = ["AsyncStreamManager", "StreamManager", "merge_usage", "watch"]
 
 ANTHROPIC = "anthropic"
 CHAT = "openai-chat"
@@ -82,11 +82,7 @@ class _Usage:
             self.deliver(message.usage if message is not None else dict(self._anthropic))
 
     def _merge(self, usage: Any) -> None:
-        # message_delta counts are cumulative and omit what does not apply: overwrite, keep.
-        for name in _USAGE_FIELDS:
-            value = getattr(usage, name, None)
-            if isinstance(value, int):
-                self._anthropic[name] = value
+        merge_usage(self._anthropic, usage)
 
     def deliver(self, usage: Any) -> None:
         if usage is None or self.seen or usage == {}:
@@ -98,6 +94,16 @@ class _Usage:
         """``result`` of a helper's ``get_final_*``: its usage is the stream's."""
         self.deliver(getattr(result, "usage", None))
         return result
+
+
+def merge_usage(counts: dict[str, int], usage: Any) -> None:
+    """An Anthropic stream's ``message_start`` or ``message_delta`` usage (an SDK object or the
+    event's JSON) into ``counts``: the delta's counts are cumulative and omit what does not
+    apply, so a count given overwrites and one omitted keeps its value."""
+    for name in _USAGE_FIELDS:
+        value = usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            counts[name] = value
 
 
 _FINAL = {ANTHROPIC: "get_final_message", CHAT: "get_final_completion"}
